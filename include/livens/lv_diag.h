@@ -1,0 +1,77 @@
+/** @file lv_diag.h
+ *  Diagnostics: energy, momentum maps, constraint residuals, per step and as
+ *  a run summary, plus a CSV writer.
+ *
+ *  Definitions (state from lv_state):
+ *  - energy:   H = 1/2 p . M^{-1} p + V(q) for schemes with momenta,
+ *              E = 1/2 v . M v + V(q) otherwise;
+ *  - momentum_k = p . xi_k(q) (p = M v where the scheme has no momenta);
+ *  - g_norm  = max_i |g_i(q)|;
+ *  - gv_norm = max_i |(G(q) v)_i|       (velocity constraint in the scheme's v);
+ *  - gp_norm = max_i |(G(q) M^{-1} p)_i| (momentum-level constraint; = gv_norm
+ *              when the scheme has no momenta).
+ */
+#ifndef LIVENS_LV_DIAG_H
+#define LIVENS_LV_DIAG_H
+
+#include <stdio.h>
+#include "lv_integrator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lv_diag lv_diag;
+
+typedef struct {
+  double t;
+  double energy;
+  double *momentum;   /**< nsym values, owned by the diag object */
+  double g_norm, gv_norm, gp_norm;
+} lv_diag_point;
+
+typedef struct {
+  long samples;
+  double energy0;
+  double max_rel_energy_error;   /**< max |E - E0| / max(|E0|, 1e-300) */
+  double max_abs_energy_error;
+  double max_energy_increment;   /**< max |E^{n+1} - E^n| */
+  double energy_drift_rate;      /**< least-squares slope of (E - E0)/|E0| vs t */
+  double max_momentum_error;     /**< max_k max_n |J_k - J_k(0)| */
+  double max_g, max_gv, max_gp;
+} lv_diag_summary;
+
+/** Create diagnostics for @p model; @p has_p tells whether the states have
+ *  independent momenta (see lv_scheme flags). */
+int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
+void lv_diag_free(lv_diag *d);
+
+/** Evaluate the diagnostics of one state.  pt->momentum points into @p d. */
+int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+/** Evaluate and accumulate into the summary (first call sets E0, J0). */
+int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum);
+void lv_diag_reset(lv_diag *d);
+
+/** Write the CSV header for @p it's model and scheme:
+ *  t, q1.., v1.., [p1..], lambda1.., [gamma1..], energy, momentum1..,
+ *  g_norm, gv_norm, [gp_norm], newton_iters. */
+int lv_diag_csv_header(FILE *f, const lv_integrator *it);
+/** Write one CSV row of the current state with its diagnostics @p pt. */
+int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt);
+
+/** Ready-made output callback: @p ctx is an lv_diag_writer; records the
+ *  summary and, if csv is not NULL, writes a row (flushed every step, so an
+ *  interrupted run keeps every accepted step). */
+typedef struct {
+  lv_diag *diag;
+  FILE *csv;
+  int every;         /**< write every n-th step (default 1) */
+  long count;
+} lv_diag_writer;
+int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

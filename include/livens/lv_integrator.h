@@ -1,0 +1,92 @@
+/** @file lv_integrator.h
+ *  The time loop: consistent initial values, steps, output, statistics.
+ */
+#ifndef LIVENS_LV_INTEGRATOR_H
+#define LIVENS_LV_INTEGRATOR_H
+
+#include "lv_scheme.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lv_integrator lv_integrator;
+
+/** How lv_integrator_init treats initial values that violate g(q) = 0 or
+ *  G(q) v = 0. */
+typedef enum {
+  LV_INIT_PROJECT = 0, /**< project q onto g = 0 (M-orthogonally) and v onto G v = 0 */
+  LV_INIT_CHECK = 1    /**< fail with LV_EINCONSISTENT beyond the tolerance */
+} lv_init_mode;
+
+typedef enum {
+  LV_OUTPUT_INIT = 0,
+  LV_OUTPUT_STEP = 1,
+  LV_OUTPUT_FINAL = 2
+} lv_output_event;
+
+/** Output callback: return non-zero to stop the run (LV_ESTOPPED). */
+typedef int (*lv_output_fn)(const lv_integrator *it, lv_output_event ev,
+                            void *ctx);
+
+typedef struct {
+  long steps;              /**< accepted steps */
+  long newton_iterations;  /**< over all solves, including failed ones */
+  long factorizations;     /**< Newton matrix factorisations */
+  long failed_solves;      /**< Newton failures (each followed by halving or stop) */
+  long halvings;           /**< step-size halvings after a failed solve */
+  long symbolic;           /**< symbolic analyses of the sparse solver */
+  double wall_time;        /**< seconds spent in init + steps */
+  double init_g_norm;      /**< |g(q0)| before projection */
+  double init_gv_norm;     /**< |G(q0) v0| before projection */
+  int projected;           /**< non-zero if the initial values were changed */
+} lv_integrator_stats;
+
+/** Create an integrator for @p model (not owned; must outlive the
+ *  integrator) with scheme @p scheme and step size @p h.
+ *  Status: LV_EUNKNOWN (scheme name), LV_EINPUT (h not positive and finite,
+ *  NULL model, model lacks a required callback, scheme needs a constant mass
+ *  matrix or a linear space the model does not have), LV_ENOMEM. */
+int lv_integrator_new(lv_integrator **out, const lv_model *model,
+                      const char *scheme, double h);
+void lv_integrator_free(lv_integrator *it);
+
+/** Scheme option by name (e.g. "theta", "0.5").  Before init.
+ *  Status: LV_EUNKNOWN for a name the scheme does not have. */
+int lv_integrator_set_option(lv_integrator *it, const char *key,
+                             const char *value);
+int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind,
+                             int threshold);
+int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *opt);
+int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode,
+                                double tol);
+/** One-step schemes: after a failed Newton solve retry with h/2, up to
+ *  @p max_halvings times (0 disables, the default). */
+int lv_integrator_set_halving(lv_integrator *it, int max_halvings);
+int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx);
+int lv_integrator_set_step(lv_integrator *it, double h);
+
+/** Set t0 and the initial values (NULL: the model's), make them consistent
+ *  (or check them), initialise the scheme and call the output with
+ *  LV_OUTPUT_INIT.  Status: LV_EINCONSISTENT, evaluation errors. */
+int lv_integrator_init(lv_integrator *it, double t0, const double *q0,
+                       const double *v0);
+/** One step of size h (or several smaller ones after halving).  On failure
+ *  the state is that of the last accepted step. */
+int lv_integrator_step(lv_integrator *it);
+/** Steps until t >= t_end - h/2 (the last step is not shortened), then the
+ *  output with LV_OUTPUT_FINAL. */
+int lv_integrator_run_until(lv_integrator *it, double t_end);
+
+const lv_state *lv_integrator_state(const lv_integrator *it);
+const lv_model *lv_integrator_model(const lv_integrator *it);
+const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it);
+double lv_integrator_step_size(const lv_integrator *it);
+/** Statistics of the last Newton solve. */
+const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it);
+void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,122 @@
+/** @file lv_linsol.h
+ *  Matrix assembly and linear solvers (dense LAPACK LU, sparse UMFPACK LU).
+ *
+ *  Every matrix livens builds -- Newton matrices of the schemes, mass
+ *  matrices, constraint Jacobians written by model callbacks -- goes through
+ *  an @ref lv_sink: a small value type whose add() accumulates one entry.
+ *  A sink may write into a dense array, into a linear solver's matrix, or be
+ *  a *view* of another sink (row/column offset, scale factor, transpose), so
+ *  the same model callback fills a block of a dense 9x9 Newton matrix or of a
+ *  sparse 10^6 x 10^6 one.
+ *
+ *  An @ref lv_linsol owns one square matrix.  Its sparsity pattern is the set
+ *  of (i, j) positions added during the first assembly; later assemblies that
+ *  add the same positions in the same order reuse it, so UMFPACK's symbolic
+ *  analysis runs once per pattern.  An assembly with a different sequence of
+ *  positions is accepted and triggers a new symbolic analysis (counted in the
+ *  statistics).
+ */
+#ifndef LIVENS_LV_LINSOL_H
+#define LIVENS_LV_LINSOL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Entry sink.  Fields are implementation details; use the constructors. */
+typedef struct lv_sink lv_sink;
+struct lv_sink {
+  int (*add)(lv_sink *s, int i, int j, double v); /**< accumulate v at (i, j) */
+  void *target;  /**< dense array, lv_linsol, or parent sink */
+  int row0, col0;  /**< offset added to (i, j) (after transposition) */
+  int nrows, ncols; /**< extent of the block, for bounds checks */
+  int ld;          /**< leading dimension of a dense column-major target */
+  int transpose;   /**< non-zero: (i, j) is written at (j, i) */
+  double scale;    /**< every value is multiplied by this */
+};
+
+/** Accumulate @p v at block position (@p i, @p j).  Returns 0 or LV_EINPUT
+ *  (index outside the block). */
+static inline int lv_sink_add(lv_sink *s, int i, int j, double v) {
+  return s->add(s, i, j, v);
+}
+
+/** Sink accumulating into a dense column-major nrows x ncols array with
+ *  leading dimension @p ld (entry (i,j) at a[i + j*ld]).  The array is not
+ *  zeroed. */
+lv_sink lv_sink_dense(double *a, int ld, int nrows, int ncols);
+
+/** View of @p parent: entry (i, j) of the view, 0 <= i < nrows, 0 <= j < ncols,
+ *  is added to parent entry (row0 + i, col0 + j) -- or (row0 + j, col0 + i)
+ *  if @p transpose -- multiplied by @p scale.  @p nrows, @p ncols are the
+ *  view's own extent (before transposition). */
+lv_sink lv_sink_view(lv_sink *parent, int row0, int col0, int nrows, int ncols,
+                     double scale, int transpose);
+
+/** Sink that discards everything (used to count or to skip a block). */
+lv_sink lv_sink_null(int nrows, int ncols);
+
+/** Back-end of a linear solver. */
+typedef enum {
+  LV_LINSOL_AUTO = 0,  /**< dense below the size threshold, UMFPACK above */
+  LV_LINSOL_DENSE = 1, /**< LAPACK dgetrf/dgetrs (OpenBLAS) */
+  LV_LINSOL_UMFPACK = 2 /**< SuiteSparse UMFPACK, symbolic analysis reused */
+} lv_linsol_kind;
+
+/** Default size at or above which LV_LINSOL_AUTO chooses UMFPACK. */
+#define LV_LINSOL_AUTO_THRESHOLD 200
+
+typedef struct lv_linsol lv_linsol;
+
+/** Counters since creation. */
+typedef struct {
+  long symbolic;   /**< symbolic analyses (UMFPACK) / pattern builds */
+  long numeric;    /**< numeric factorisations */
+  long solves;     /**< triangular solves */
+  long nnz;        /**< entries in the current pattern (n*n for dense) */
+} lv_linsol_stats;
+
+/** Create a solver for n x n matrices.  LV_LINSOL_AUTO resolves to DENSE if
+ *  n < @p threshold (pass 0 for LV_LINSOL_AUTO_THRESHOLD), UMFPACK otherwise.
+ *  Status: LV_EINPUT (n < 1 or unknown kind), LV_ENOMEM. */
+int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold);
+void lv_linsol_free(lv_linsol *ls);
+
+/** The back-end actually used (never LV_LINSOL_AUTO). */
+lv_linsol_kind lv_linsol_kind_of(const lv_linsol *ls);
+/** "dense" or "umfpack". */
+const char *lv_linsol_kind_name(lv_linsol_kind kind);
+int lv_linsol_size(const lv_linsol *ls);
+
+/** Start a new assembly: all values become zero.  The pattern is kept. */
+int lv_linsol_begin(lv_linsol *ls);
+/** Accumulate v at (i, j) of the matrix being assembled.  Returns LV_EINPUT
+ *  for an index out of range, LV_ENONFINITE for a NaN/Inf value. */
+int lv_linsol_add(lv_linsol *ls, int i, int j, double v);
+/** A sink adding into the whole matrix (offset 0, scale 1). */
+lv_sink lv_linsol_sink(lv_linsol *ls);
+
+/** Factorise the assembled matrix.  Status: LV_ESINGULAR (zero or
+ *  negligible pivot, reciprocal condition below machine epsilon),
+ *  LV_ENONFINITE (NaN/Inf entry), LV_ELINSOL, LV_ENOMEM. */
+int lv_linsol_factor(lv_linsol *ls);
+
+/** Solve A x = b with the last factorisation; @p b is overwritten by x.
+ *  Status: LV_EINPUT (not factorised), LV_ESINGULAR (non-finite solution). */
+int lv_linsol_solve(lv_linsol *ls, double *b);
+
+/** y = A x with the currently assembled values (for residual checks). */
+int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y);
+
+/** Estimated reciprocal condition number of the last factorisation (1-norm
+ *  for dense, UMFPACK's estimate for sparse); 0 if unknown. */
+double lv_linsol_rcond(const lv_linsol *ls);
+
+void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,221 @@
+/** @file lv_model.h
+ *  The mechanical system, described once and used by every scheme.
+ *
+ *  Equations of motion (left-trivialised on Lie groups, plain on R^d):
+ *
+ *      q' = v                       (q' = q o v~ on a Lie group)
+ *      M(q) v' = -dV(q) + f(t,q,v) - G(q)^T lambda
+ *      0 = g(q)                     (m constraints)
+ *
+ *  Sign convention: lambda enters with a minus sign on the right-hand side,
+ *  i.e. the constraint force is -G^T lambda (as in the GGL paper, seed 003).
+ *  The generalized-alpha papers' "M v' + g(q,v,t) + B^T lambda = 0" is the
+ *  same with g = dV - f and B = G.
+ *
+ *  Callbacks return 0 on success and non-zero to stop the step
+ *  (reported as LV_ECALLBACK).  Matrix-valued callbacks write their entries
+ *  through an lv_sink (see lv_linsol.h) so one callback serves dense and
+ *  sparse assembly; they must add the same positions in the same order on
+ *  every call (values may be zero) so sparse patterns stay fixed.
+ *
+ *  Every derivative a model does not supply is formed by finite differences
+ *  along the space's retraction q o exp(eps e_j).  lv_model_check_derivatives
+ *  compares the supplied ones against finite differences.
+ */
+#ifndef LIVENS_LV_MODEL_H
+#define LIVENS_LV_MODEL_H
+
+#include <stdio.h>
+#include "lv_linsol.h"
+#include "lv_space.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Scalar of q: V(q). */
+typedef int (*lv_scalar_fn)(const double *q, double *out, void *user);
+/** Vector of q: dV(q) (nv), g(q) (m). */
+typedef int (*lv_vector_fn)(const double *q, double *out, void *user);
+/** Matrix of q through a sink: M(q) (nv x nv), d2V(q) (nv x nv), G(q) (m x nv). */
+typedef int (*lv_matrix_fn)(const double *q, lv_sink *out, void *user);
+/** Matrix of q and a vector w through a sink:
+ *  constraint Hessian  H(q; gamma) = D_q (G(q)^T gamma)   (nv x nv, w = gamma in R^m);
+ *  constraint curvature Z(q; w)    = D_q (G(q) w)         (m x nv,  w in R^nv). */
+typedef int (*lv_matrix_w_fn)(const double *q, const double *w, lv_sink *out,
+                              void *user);
+/** Applied (non-potential) generalized force f(t, q, v) (nv). */
+typedef int (*lv_force_fn)(double t, const double *q, const double *v,
+                           double *out, void *user);
+/** Jacobian of the applied force w.r.t. q or v (nv x nv) through a sink. */
+typedef int (*lv_force_jac_fn)(double t, const double *q, const double *v,
+                               lv_sink *out, void *user);
+/** Symmetry generator k: xi_Q(q) in R^nv, so that the momentum map is
+ *  J_k = p . xi_Q(q). */
+typedef int (*lv_symmetry_fn)(int k, const double *q, double *xi_q, void *user);
+
+typedef struct lv_model lv_model;
+
+/** Create a model on @p space (ownership of the space passes to the model)
+ *  with @p nconstr holonomic constraints.  @p name is copied.
+ *  Status: LV_EINPUT, LV_ENOMEM. */
+int lv_model_new(lv_model **out, const char *name, lv_space *space,
+                 int nconstr);
+/** Free the model, its space and (if a destructor was given) the user data. */
+void lv_model_free(lv_model *m);
+
+/** User pointer passed to every callback, and an optional destructor. */
+int lv_model_set_user(lv_model *m, void *user, void (*free_user)(void *));
+
+/** Mass matrix.  @p constant non-zero means M does not depend on q (the
+ *  VI / EM / RATTLE schemes require it).  Required. */
+int lv_model_set_mass(lv_model *m, lv_matrix_fn mass, int constant);
+/** Potential energy V, its gradient dV (required if V is set) and Hessian
+ *  (optional: finite differences of dV otherwise).  Any may be NULL for a
+ *  system without potential. */
+int lv_model_set_potential(lv_model *m, lv_scalar_fn V, lv_vector_fn dV,
+                           lv_matrix_fn d2V);
+/** Applied force f(t,q,v) and its Jacobians (optional, finite differences
+ *  otherwise).  Gyroscopic terms of Lie group models go here
+ *  (f = -Omega x J Omega). */
+int lv_model_set_force(lv_model *m, lv_force_fn f, lv_force_jac_fn df_dq,
+                       lv_force_jac_fn df_dv);
+/** Constraints g (required if nconstr > 0), Jacobian G (optional, finite
+ *  differences of g otherwise), Hessian D_q(G^T gamma) and curvature
+ *  D_q(G w) (optional, finite differences of G otherwise). */
+int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G,
+                             lv_matrix_w_fn hessian, lv_matrix_w_fn curvature);
+/** @p n symmetry generators for momentum maps (J_k = p . xi_k(q)). */
+int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi);
+/** Initial configuration (nq) and velocity (nv), copied. */
+int lv_model_set_initial(lv_model *m, const double *q0, const double *v0);
+/** Optional: the potential written through quadratic invariants, for the
+ *  invariant-based discrete gradient of the energy-momentum schemes:
+ *  V(q) = sum_i Vt_i(pi_i(q)).  @p pi writes the n invariants,
+ *  @p dpi their gradients (n x nv through a sink), @p vt the values
+ *  Vt_i(pi_i) and derivatives Vt_i'(pi_i) (arrays of n). */
+typedef int (*lv_invariant_fn)(const double *q, double *pi, void *user);
+typedef int (*lv_invariant_pot_fn)(const double *pi, double *vt, double *dvt,
+                                   void *user);
+int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi,
+                            lv_matrix_fn dpi, lv_invariant_pot_fn vt);
+
+/* Queries. */
+const char *lv_model_name(const lv_model *m);
+const lv_space *lv_model_space(const lv_model *m);
+int lv_model_nq(const lv_model *m);
+int lv_model_nv(const lv_model *m);
+int lv_model_nc(const lv_model *m);     /**< number of constraints m */
+int lv_model_nsym(const lv_model *m);   /**< number of symmetry generators */
+int lv_model_mass_constant(const lv_model *m);
+const double *lv_model_q0(const lv_model *m);
+const double *lv_model_v0(const lv_model *m);
+void *lv_model_user(const lv_model *m);
+
+/* Evaluation (supplied callback or finite-difference fallback).  All check
+ * the results for NaN/Inf (LV_ENONFINITE) and map a non-zero callback return
+ * to LV_ECALLBACK.  Matrix results are added into the sink. */
+int lv_model_mass(const lv_model *m, const double *q, lv_sink *M);
+int lv_model_potential(const lv_model *m, const double *q, double *V);
+int lv_model_grad_potential(const lv_model *m, const double *q, double *dV);
+int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H);
+int lv_model_force(const lv_model *m, double t, const double *q,
+                   const double *v, double *f);
+int lv_model_force_dq(const lv_model *m, double t, const double *q,
+                      const double *v, lv_sink *K);
+int lv_model_force_dv(const lv_model *m, double t, const double *q,
+                      const double *v, lv_sink *C);
+int lv_model_has_force(const lv_model *m);
+int lv_model_constraints(const lv_model *m, const double *q, double *g);
+int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G);
+int lv_model_constraint_hessian(const lv_model *m, const double *q,
+                                const double *gamma, lv_sink *H);
+int lv_model_constraint_curvature(const lv_model *m, const double *q,
+                                  const double *w, lv_sink *Z);
+int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi);
+
+/** Dense conveniences (column-major, leading dimension = rows). */
+int lv_model_mass_dense(const lv_model *m, const double *q, double *M);
+int lv_model_constraint_jac_dense(const lv_model *m, const double *q,
+                                  double *G);
+/** y = G(q) x (m) and y = G(q)^T lambda (nv), via the Jacobian callback. */
+int lv_model_G_apply(const lv_model *m, const double *q, const double *x,
+                     double *y);
+int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda,
+                      double *y);
+/** y = M(q) x (nv), without forming M. */
+int lv_model_mass_apply(const lv_model *m, const double *q, const double *x,
+                        double *y);
+/** Sinks that apply a matrix to a vector instead of storing it: each
+ *  add(i, j, a) does y[i] += a x[j] (or y[j] += a x[i] when @p transposed).
+ *  The caller zeroes y.  Defined as a struct so it lives on the stack. */
+typedef struct {
+  lv_sink sink;
+  const double *x;
+  double *y;
+  int transposed;
+} lv_matvec_sink;
+lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols,
+                             const double *x, double *y, int transposed);
+
+/** Result of a derivative check: for each derivative the supplied callback
+ *  covers, the max relative deviation from central finite differences. */
+typedef struct {
+  int checked;        /**< number of derivatives compared */
+  int failed;         /**< number above the tolerance */
+  double err_dV, err_d2V, err_G, err_hessian, err_curvature, err_df_dq,
+      err_df_dv;      /**< max relative error, -1 if not supplied */
+} lv_check_result;
+
+/** Compare supplied derivatives (dV against V, d2V against dV, G against g,
+ *  hessian/curvature against G, force Jacobians against f) with central
+ *  finite differences at configuration @p q (NULL: the initial values),
+ *  relative tolerance @p tol (0: 1e-6).  Writes one line per derivative to
+ *  @p log if not NULL.  Returns 0 if all pass, LV_EINPUT if some failed
+ *  (details in @p res), or an evaluation error. */
+int lv_model_check_derivatives(const lv_model *m, const double *q,
+                               const double *v, double tol, FILE *log,
+                               lv_check_result *res);
+
+/* ---- Registry of named benchmark models (models/) ---- */
+
+/** A named model parameter with its default, as text. */
+typedef struct {
+  const char *name;
+  const char *default_value;
+  const char *doc;
+} lv_param_info;
+
+/** Key/value list of textual parameters or options ("N" -> "1000"). */
+typedef struct {
+  int n;
+  const char **keys;
+  const char **values;
+} lv_kv;
+
+typedef struct {
+  const char *name;         /**< name users type, e.g. "pendulum3d" */
+  const char *description;  /**< one line */
+  const lv_param_info *params; /**< terminated by {NULL} */
+  /** Build the model from parameter overrides.  Unknown keys give LV_EUNKNOWN. */
+  int (*create)(const lv_kv *params, lv_model **out);
+} lv_model_info;
+
+/** Registered models, terminated by a NULL entry. */
+const lv_model_info *const *lv_model_registry(void);
+/** Look a model up by name and create it.  Status: LV_EUNKNOWN. */
+int lv_model_create(const char *name, const lv_kv *params, lv_model **out);
+
+/** Parameter helpers for model constructors: parse @p key from @p kv as a
+ *  double (default @p def).  LV_EINPUT if the text is not a number. */
+int lv_kv_double(const lv_kv *kv, const char *key, double def, double *out);
+int lv_kv_int(const lv_kv *kv, const char *key, int def, int *out);
+const char *lv_kv_string(const lv_kv *kv, const char *key, const char *def);
+/** LV_EUNKNOWN if @p kv has a key not among @p info (NULL-terminated names);
+ *  *bad receives the offending key. */
+int lv_kv_check(const lv_kv *kv, const lv_param_info *info, const char **bad);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,93 @@
+/** @file lv_newton.h
+ *  Newton's method for the nonlinear system of one step.
+ *
+ *  The solver never sees the unknowns themselves: a scheme keeps its iterate
+ *  (which may live on a Lie group) and provides
+ *    residual(r)      -- r = F(x) at the current iterate,
+ *    jacobian(ls)     -- assemble dF/dx into the linear solver,
+ *    update(dx)       -- x <- x (+) dx  (addition or composition with exp),
+ *  and optionally a weight vector for the increment test.  The solver solves
+ *  J dx = -r, applies the update and stops when
+ *    ||r||_inf <= res_tol                 (residual test), or
+ *    ||dx / (atol + rtol |x|)||_rms <= 1  (increment test, needs weights)
+ *  whichever the options enable.  Full Newton refactorises every iteration;
+ *  modified Newton keeps the factorisation while the contraction rate of the
+ *  increments stays below @c reuse_rate, and refactorises otherwise.
+ */
+#ifndef LIVENS_LV_NEWTON_H
+#define LIVENS_LV_NEWTON_H
+
+#include "lv_linsol.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  /** r = F(x) at the current iterate (length n). */
+  int (*residual)(void *ctx, double *r);
+  /** Assemble the Newton matrix dF/dx at the current iterate.  Called
+   *  between lv_linsol_begin and lv_linsol_factor. */
+  int (*jacobian)(void *ctx, lv_linsol *ls);
+  /** Apply the correction dx (length n) to the iterate. */
+  int (*update)(void *ctx, const double *dx);
+  /** Optional: w_i = 1 / (atol + rtol |x_i|) for the increment test. */
+  int (*weights)(void *ctx, const double *atol_rtol, double *w);
+  void *ctx;
+  int n;
+} lv_newton_problem;
+
+typedef enum {
+  LV_NEWTON_FULL = 0,     /**< new Jacobian every iteration */
+  LV_NEWTON_MODIFIED = 1  /**< reuse the factorisation while convergence is fast */
+} lv_newton_kind;
+
+typedef struct {
+  lv_newton_kind kind;
+  int max_iter;        /**< iteration limit (default 40) */
+  double res_tol;      /**< residual max-norm tolerance (default 1e-12); <= 0 disables.
+                            A residual within 100x of it that stops decreasing is accepted
+                            as the round-off floor. */
+  double atol, rtol;   /**< increment test tolerances (default 1e-12, 1e-8); used if weights given */
+  double reuse_rate;   /**< modified Newton: refactor when ||dx_k||/||dx_{k-1}|| exceeds this (0.3) */
+  double divergence;   /**< stop with LV_EDIVERGE if ||r|| grows by this factor over its minimum (1e8) */
+  int damping;         /**< non-zero: halve the correction while the residual does not decrease (globalised Newton) */
+} lv_newton_options;
+
+/** Per-solve statistics (also accumulated by the integrator). */
+typedef struct {
+  int iterations;
+  int factorizations;
+  int residual_evals;
+  int damped;              /**< corrections shortened by damping */
+  double residual_norm;    /**< max-norm of the last residual */
+  double increment_norm;   /**< max-norm of the last increment */
+  double contraction;      /**< last ||dx_k|| / ||dx_{k-1}|| */
+} lv_newton_stats;
+
+/** Fill @p opt with the defaults listed above. */
+void lv_newton_options_default(lv_newton_options *opt);
+
+typedef struct lv_newton lv_newton;
+
+/** Create a solver for systems of size n using linear solver @p kind.
+ *  Status: LV_EINPUT, LV_ENOMEM. */
+int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind);
+void lv_newton_free(lv_newton *nw);
+lv_newton_options *lv_newton_opts(lv_newton *nw);
+lv_linsol *lv_newton_linsol(lv_newton *nw);
+
+/** Solve.  @p reuse non-zero allows modified Newton to start from the
+ *  factorisation left by the previous solve.  Status: 0, LV_ENEWTON
+ *  (iteration limit), LV_EDIVERGE, LV_ESINGULAR, LV_ENONFINITE (residual
+ *  not finite), or a callback's status. */
+int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse,
+                    lv_newton_stats *stats);
+
+/** Mark the kept factorisation stale (e.g. after a step-size change). */
+void lv_newton_invalidate(lv_newton *nw);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,75 @@
+/** @file lv_scheme.h
+ *  Time-stepping schemes: one table of function pointers per scheme (like
+ *  gsl_odeiv2_step_type), selected by name.  Users select schemes through
+ *  lv_integrator_new(); this header is for people who add a scheme.
+ */
+#ifndef LIVENS_LV_SCHEME_H
+#define LIVENS_LV_SCHEME_H
+
+#include "lv_model.h"
+#include "lv_newton.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The state shared between a scheme and the integrator / diagnostics.
+ *  Arrays not used by a scheme are still allocated (zero). */
+typedef struct {
+  double t;
+  double *q;       /**< configuration, nq */
+  double *v;       /**< velocity, nv */
+  double *p;       /**< momentum, nv (schemes with LV_SCHEME_HAS_P; else M v) */
+  double *lambda;  /**< position-constraint multiplier, m */
+  double *gamma;   /**< velocity-constraint multiplier, m (LV_SCHEME_HAS_GAMMA) */
+} lv_state;
+
+/** Scheme property flags. */
+enum {
+  LV_SCHEME_HAS_P = 1u << 0,         /**< carries momenta p independently of v */
+  LV_SCHEME_HAS_GAMMA = 1u << 1,     /**< carries a velocity-level multiplier */
+  LV_SCHEME_MULTISTEP = 1u << 2,     /**< keeps a history (no step halving) */
+  LV_SCHEME_CONSTANT_MASS = 1u << 3, /**< requires a constant mass matrix */
+  LV_SCHEME_LINEAR_SPACE = 1u << 4   /**< requires a linear configuration space */
+};
+
+/** One instance of a scheme attached to an integrator. */
+typedef struct {
+  const lv_model *model;
+  lv_state *state;
+  const lv_kv *options;          /**< scheme options given by the user */
+  lv_linsol_kind linsol_kind;    /**< back-end for the Newton matrices */
+  int linsol_threshold;          /**< size threshold for LV_LINSOL_AUTO */
+  lv_newton_options newton;      /**< tolerances and iteration limits */
+  void *priv;                    /**< the scheme's own data */
+  lv_linsol *linsol;             /**< set by the scheme: its main Newton
+                                      solver, for statistics (may be NULL) */
+} lv_stepper;
+
+typedef struct {
+  const char *name;          /**< name users type, e.g. "rattle" */
+  const char *description;   /**< one line */
+  const char *conserves;     /**< what it preserves, for `livens list` */
+  int order;                 /**< nominal order in q and v */
+  unsigned flags;            /**< LV_SCHEME_* */
+  const lv_param_info *options; /**< accepted options, terminated by {NULL} */
+  /** Allocate st->priv and parse st->options (LV_EUNKNOWN / LV_EINPUT). */
+  int (*create)(lv_stepper *st);
+  /** Called once the state holds consistent (t0, q0, v0): derive p,
+   *  multipliers, accelerations, start a history. */
+  int (*init)(lv_stepper *st);
+  /** Advance st->state by h.  On failure the state must be unchanged. */
+  int (*step)(lv_stepper *st, double h, lv_newton_stats *stats);
+  /** Release st->priv. */
+  void (*destroy)(lv_stepper *st);
+} lv_scheme_type;
+
+/** Registered schemes, terminated by NULL. */
+const lv_scheme_type *const *lv_scheme_registry(void);
+/** Look a scheme up by name; NULL if unknown. */
+const lv_scheme_type *lv_scheme_find(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,95 @@
+/** @file lv_space.h
+ *  Configuration spaces: products of R^k and matrix Lie groups.
+ *
+ *  A configuration q is stored as the concatenation of the factors' own
+ *  representations (nq doubles in all); a velocity / increment v is a vector
+ *  of the Lie algebra in left-trivialised coordinates (nv doubles).
+ *  Representations (row-major where a matrix is stored):
+ *  - R^k:        k numbers, nq = nv = k;
+ *  - SO(3):      rotation matrix R, 9 numbers row-major, nv = 3 (body angular velocity);
+ *  - S^3:        unit quaternion (w, x, y, z), 4 numbers, nv = 3 (body angular velocity);
+ *  - R^3 x SO(3): (x, R), 12 numbers, nv = 6 = (translation velocity, body angular velocity);
+ *  - SE(3):      (x, R), 12 numbers, nv = 6 = (body translational velocity U, body angular velocity);
+ *                composition (x1,R1)(x2,R2) = (x1 + R1 x2, R1 R2).
+ *
+ *  The fundamental operation of every scheme is the retraction
+ *  q_new = q o exp(h v~) (lv_space_compose_exp); on R^k it is q + h v, so the
+ *  Lie group schemes reduce to their linear-space forms there.
+ */
+#ifndef LIVENS_LV_SPACE_H
+#define LIVENS_LV_SPACE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  LV_FACTOR_RN = 0,   /**< R^k */
+  LV_FACTOR_SO3 = 1,  /**< rotation matrices */
+  LV_FACTOR_S3 = 2,   /**< unit quaternions */
+  LV_FACTOR_R3SO3 = 3,/**< direct product R^3 x SO(3) */
+  LV_FACTOR_SE3 = 4   /**< special Euclidean group */
+} lv_factor_kind;
+
+typedef struct lv_space lv_space;
+
+/** Empty space; add factors with lv_space_add.  Status: LV_ENOMEM. */
+int lv_space_new(lv_space **out);
+/** Convenience: the linear space R^n. */
+int lv_space_new_rn(lv_space **out, int n);
+void lv_space_free(lv_space *sp);
+
+/** Append a factor.  @p k is the dimension for LV_FACTOR_RN and ignored
+ *  otherwise.  Adjacent R^k factors are merged.  Status: LV_EINPUT, LV_ENOMEM. */
+int lv_space_add(lv_space *sp, lv_factor_kind kind, int k);
+
+int lv_space_nq(const lv_space *sp);        /**< doubles in a configuration */
+int lv_space_nv(const lv_space *sp);        /**< dimension of the tangent space */
+int lv_space_nfactors(const lv_space *sp);
+/** Kind, representation offset/size and tangent offset/size of factor i. */
+int lv_space_factor(const lv_space *sp, int i, lv_factor_kind *kind, int *q_off,
+                    int *nq, int *v_off, int *nv);
+/** True if every factor is R^k (the space is linear). */
+int lv_space_is_linear(const lv_space *sp);
+/** Short description, e.g. "R^3", "R^3xSO(3)", "(R^3xSO(3))^10". */
+const char *lv_space_name(const lv_space *sp);
+
+/** q_out = q o exp(h v~).  q_out may alias q. */
+int lv_space_compose_exp(const lv_space *sp, const double *q, double h,
+                         const double *v, double *q_out);
+/** v = log(q0^{-1} q1) (so that q1 = q0 o exp(v~)).  Status: LV_EINPUT if a
+ *  rotation angle is at pi (log not unique) -- the closest branch is used. */
+int lv_space_log(const lv_space *sp, const double *q0, const double *q1,
+                 double *v);
+/** The identity element. */
+int lv_space_identity(const lv_space *sp, double *q);
+/** Tangent operator T(v) (= dexp_{-v}), nv x nv block diagonal, added into
+ *  @p T through the sink (scaled by the sink's scale). */
+struct lv_sink;
+int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T);
+/** y = T(v) x and y = T(v)^{-1} x, without forming the matrix. */
+int lv_space_tangent_apply(const lv_space *sp, const double *v,
+                           const double *x, double *y);
+int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
+                               const double *x, double *y);
+/** y = ad_v x = [v~, x~] in vector form. */
+int lv_space_ad(const lv_space *sp, const double *v, const double *x,
+                double *y);
+/** Re-orthonormalise rotation parts / renormalise quaternions (round-off
+ *  drift over long runs). */
+int lv_space_normalize(const lv_space *sp, double *q);
+
+/* Per-factor primitives (3-vectors, 3x3 row-major matrices). */
+/** a~ : the skew matrix with a~ b = a x b. */
+void lv_hat3(const double a[3], double A[9]);
+/** Rodrigues: R = exp(psi~). */
+void lv_so3_exp(const double psi[3], double R[9]);
+/** psi = log(R). */
+void lv_so3_log(const double R[9], double psi[3]);
+/** T_SO(3)(psi), 3x3 row-major. */
+void lv_so3_tangent(const double psi[3], double T[9]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

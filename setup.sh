@@ -1,0 +1,60 @@
+#!/bin/sh
+# One command from a fresh Debian machine to a result:
+#   ./setup.sh demo   install dependencies, build, run the default demo
+#   ./setup.sh test   install dependencies, build, run the whole test suite
+#                     (make check, then the unit suites again under ASan+UBSan)
+set -eu
+mode=${1:-demo}
+case "$mode" in demo | test) ;; *) echo "usage: ./setup.sh demo|test" >&2; exit 2 ;; esac
+cd "$(dirname "$0")"
+top=$(pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# --- dependencies (Debian packages) -----------------------------------------
+pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check gnuplot-nox"
+missing=""
+for p in $pkgs; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+fi
+
+# --- build (out of tree, so the sanitizer build can share the sources) ------
+[ -x configure ] && [ configure -nt configure.ac ] && [ configure -nt Makefile.am ] || autoreconf -fi >/dev/null
+mkdir -p build
+cd build
+[ -f Makefile ] || ../configure -q
+make -s -j"$jobs" >/dev/null
+
+if [ "$mode" = demo ]; then
+  exec ./livens demo
+fi
+
+# --- tests ------------------------------------------------------------------
+if ! make -s -j"$jobs" check; then
+  cat test-suite.log
+  exit 1
+fi
+
+echo "setup: unit suites again under AddressSanitizer + UndefinedBehaviorSanitizer"
+mkdir -p "$top/build-san"
+cd "$top/build-san"
+[ -f Makefile ] || ../configure -q --disable-shared \
+  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+  LDFLAGS="-fsanitize=address,undefined"
+make -s -j"$jobs" >/dev/null
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if ! make -s -j"$jobs" check; then
+  cat test-suite.log
+  exit 1
+fi
+echo "setup: all tests passed (plain and sanitized builds)"
+# Check's own summary lines, and their total as a plain closing line.
+grep -h '^[0-9]*%: Checks:' "$top"/build/tests/*.log "$top"/build-san/tests/*.log |
+  awk -F'[:,]' '{ n += $3; f += $5 + $7; print } END { printf "%d passed, %d failed\n", n - f, f }'

@@ -1,0 +1,274 @@
+/* The time loop: owns the state, the scheme instance and the statistics. */
+#include "lv_internal.h"
+#include "integrator/integrator_impl.h"
+
+static void free_options(lv_integrator *it) {
+  for (int i = 0; i < it->opts.n; i++) {
+    free((char *)it->opts.keys[i]);
+    free((char *)it->opts.values[i]);
+  }
+  free(it->opts.keys);
+  free(it->opts.values);
+  it->opts.keys = it->opts.values = NULL;
+  it->opts.n = 0;
+}
+
+static int state_alloc(lv_state *s, int nq, int nv, int nc) {
+  s->t = 0.0;
+  s->q = lv_calloc((size_t)nq, sizeof(double));
+  s->v = lv_calloc((size_t)nv, sizeof(double));
+  s->p = lv_calloc((size_t)nv, sizeof(double));
+  s->lambda = lv_calloc((size_t)nc, sizeof(double));
+  s->gamma = lv_calloc((size_t)nc, sizeof(double));
+  return (s->q && s->v && s->p && s->lambda && s->gamma) ? 0 : LV_ENOMEM;
+}
+
+static void state_free(lv_state *s) {
+  free(s->q);
+  free(s->v);
+  free(s->p);
+  free(s->lambda);
+  free(s->gamma);
+}
+
+void lv_state_copy(lv_state *dst, const lv_state *src, int nq, int nv, int nc) {
+  dst->t = src->t;
+  memcpy(dst->q, src->q, (size_t)nq * sizeof(double));
+  memcpy(dst->v, src->v, (size_t)nv * sizeof(double));
+  memcpy(dst->p, src->p, (size_t)nv * sizeof(double));
+  if (nc) {
+    memcpy(dst->lambda, src->lambda, (size_t)nc * sizeof(double));
+    memcpy(dst->gamma, src->gamma, (size_t)nc * sizeof(double));
+  }
+}
+
+int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *scheme, double h) {
+  if (!out) return LV_EINPUT;
+  *out = NULL;
+  if (!model || !scheme) return LV_EINPUT;
+  const lv_scheme_type *type = lv_scheme_find(scheme);
+  if (!type) return LV_EUNKNOWN;
+  if (!(h > 0.0) || !isfinite(h)) return LV_EINPUT;
+  if (!model->mass) return LV_EINPUT;
+  if (model->nc > 0 && !model->g) return LV_EINPUT;
+  if ((type->flags & LV_SCHEME_CONSTANT_MASS) && !model->mass_constant) return LV_ENOTIMPL;
+  if ((type->flags & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(model->space)) return LV_ENOTIMPL;
+
+  lv_integrator *it = lv_calloc(1, sizeof *it);
+  if (!it) return LV_ENOMEM;
+  it->model = model;
+  it->type = type;
+  it->h = h;
+  it->linsol_kind = LV_LINSOL_AUTO;
+  it->init_mode = LV_INIT_PROJECT;
+  it->init_tol = 1e-10;
+  lv_newton_options_default(&it->newton);
+  int rc = state_alloc(&it->state, model->nq, model->nv, model->nc);
+  if (!rc) rc = state_alloc(&it->backup, model->nq, model->nv, model->nc);
+  if (rc) {
+    lv_integrator_free(it);
+    return rc;
+  }
+  *out = it;
+  return 0;
+}
+
+void lv_integrator_free(lv_integrator *it) {
+  if (!it) return;
+  if (it->created && it->type->destroy) it->type->destroy(&it->stepper);
+  state_free(&it->state);
+  state_free(&it->backup);
+  free_options(it);
+  free(it);
+}
+
+int lv_integrator_set_option(lv_integrator *it, const char *key, const char *value) {
+  if (!it || !key || !value) return LV_EINPUT;
+  if (it->created) return LV_EINPUT; /* options are read when the scheme is created */
+  int known = 0;
+  for (const lv_param_info *p = it->type->options; p && p->name; p++)
+    if (strcmp(p->name, key) == 0) known = 1;
+  if (!known) return LV_EUNKNOWN;
+  const char **k = realloc(it->opts.keys, (size_t)(it->opts.n + 1) * sizeof *k);
+  if (!k) return LV_ENOMEM;
+  it->opts.keys = k;
+  const char **v = realloc(it->opts.values, (size_t)(it->opts.n + 1) * sizeof *v);
+  if (!v) return LV_ENOMEM;
+  it->opts.values = v;
+  char *kc = malloc(strlen(key) + 1), *vc = malloc(strlen(value) + 1);
+  if (!kc || !vc) {
+    free(kc);
+    free(vc);
+    return LV_ENOMEM;
+  }
+  strcpy(kc, key);
+  strcpy(vc, value);
+  it->opts.keys[it->opts.n] = kc;
+  it->opts.values[it->opts.n] = vc;
+  it->opts.n++;
+  return 0;
+}
+
+int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind, int threshold) {
+  if (!it || kind < LV_LINSOL_AUTO || kind > LV_LINSOL_UMFPACK || threshold < 0 || it->created)
+    return LV_EINPUT;
+  it->linsol_kind = kind;
+  it->linsol_threshold = threshold;
+  return 0;
+}
+
+int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *o) {
+  if (!it || !o || o->max_iter < 1 || !(o->res_tol == o->res_tol) || o->atol < 0 || o->rtol < 0 ||
+      (o->res_tol <= 0 && o->atol <= 0 && o->rtol <= 0))
+    return LV_EINPUT;
+  it->newton = *o;
+  if (it->created) it->stepper.newton = *o;
+  return 0;
+}
+
+int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode, double tol) {
+  if (!it || (mode != LV_INIT_PROJECT && mode != LV_INIT_CHECK) || !(tol > 0) || !isfinite(tol))
+    return LV_EINPUT;
+  it->init_mode = mode;
+  it->init_tol = tol;
+  return 0;
+}
+
+int lv_integrator_set_halving(lv_integrator *it, int max_halvings) {
+  if (!it || max_halvings < 0 || max_halvings > 30) return LV_EINPUT;
+  if (max_halvings > 0 && (it->type->flags & LV_SCHEME_MULTISTEP)) return LV_ENOTIMPL;
+  it->max_halvings = max_halvings;
+  return 0;
+}
+
+int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx) {
+  if (!it) return LV_EINPUT;
+  it->output = fn;
+  it->output_ctx = ctx;
+  return 0;
+}
+
+int lv_integrator_set_step(lv_integrator *it, double h) {
+  if (!it || !(h > 0.0) || !isfinite(h)) return LV_EINPUT;
+  it->h = h;
+  it->t_base = it->state.t;
+  it->n_since_base = 0;
+  return 0;
+}
+
+int lv_integrator_init(lv_integrator *it, double t0, const double *q0, const double *v0) {
+  if (!it || !isfinite(t0)) return LV_EINPUT;
+  const lv_model *m = it->model;
+  double start = lv_wall_time();
+  if (!q0) q0 = m->q0;
+  if (!v0) v0 = m->v0;
+  if (!lv_all_finite(m->nq, q0) || !lv_all_finite(m->nv, v0)) return LV_EINPUT;
+  memset(&it->stats, 0, sizeof it->stats);
+  memset(&it->last, 0, sizeof it->last);
+  lv_state *s = &it->state;
+  s->t = t0;
+  memcpy(s->q, q0, (size_t)m->nq * sizeof(double));
+  memcpy(s->v, v0, (size_t)m->nv * sizeof(double));
+  memset(s->lambda, 0, (size_t)m->nc * sizeof(double));
+  memset(s->gamma, 0, (size_t)m->nc * sizeof(double));
+  it->t_base = t0;
+  it->n_since_base = 0;
+
+  int rc = lv_integrator_make_consistent(it);
+  if (rc) return rc;
+  LV_CHECK(lv_model_mass_apply(m, s->q, s->v, s->p));
+
+  if (it->created && it->type->destroy) it->type->destroy(&it->stepper);
+  it->created = 0;
+  it->stepper.model = m;
+  it->stepper.state = s;
+  it->stepper.options = &it->opts;
+  it->stepper.linsol_kind = it->linsol_kind;
+  it->stepper.linsol_threshold = it->linsol_threshold;
+  it->stepper.newton = it->newton;
+  it->stepper.priv = NULL;
+  it->stepper.linsol = NULL;
+  rc = it->type->create(&it->stepper);
+  if (rc) return rc;
+  it->created = 1;
+  rc = it->type->init ? it->type->init(&it->stepper) : 0;
+  if (rc) return rc;
+  it->initialized = 1;
+  it->stats.wall_time += lv_wall_time() - start;
+  if (it->output && it->output(it, LV_OUTPUT_INIT, it->output_ctx)) return LV_ESTOPPED;
+  return 0;
+}
+
+static void account(lv_integrator *it, const lv_newton_stats *ns) {
+  it->stats.newton_iterations += ns->iterations;
+  it->stats.factorizations += ns->factorizations;
+}
+
+/* Advance by h as 2^level sub-steps after failures; on failure the state is
+ * restored by the caller. */
+static int step_recursive(lv_integrator *it, double h, int level) {
+  lv_newton_stats ns;
+  memset(&ns, 0, sizeof ns);
+  double t_end = it->state.t + h;
+  int rc = it->type->step(&it->stepper, h, &ns);
+  account(it, &ns);
+  it->last = ns;
+  if (rc == 0) {
+    it->state.t = t_end;
+    return 0;
+  }
+  it->stats.failed_solves++;
+  int recoverable = rc == LV_ENEWTON || rc == LV_EDIVERGE || rc == LV_ESINGULAR || rc == LV_ENONFINITE;
+  if (!recoverable || level >= it->max_halvings) return rc;
+  it->stats.halvings++;
+  LV_CHECK(step_recursive(it, h / 2, level + 1));
+  return step_recursive(it, h / 2, level + 1);
+}
+
+int lv_integrator_step(lv_integrator *it) {
+  if (!it || !it->initialized) return LV_EINPUT;
+  const lv_model *m = it->model;
+  double start = lv_wall_time();
+  lv_state_copy(&it->backup, &it->state, m->nq, m->nv, m->nc);
+  int rc = step_recursive(it, it->h, 0);
+  if (rc) {
+    lv_state_copy(&it->state, &it->backup, m->nq, m->nv, m->nc);
+  } else {
+    /* Times from the step count, so 10^7 steps do not accumulate round-off. */
+    it->n_since_base++;
+    it->state.t = it->t_base + (double)it->n_since_base * it->h;
+    it->stats.steps++;
+  }
+  it->stats.wall_time += lv_wall_time() - start;
+  if (rc == 0 && it->output && it->output(it, LV_OUTPUT_STEP, it->output_ctx)) return LV_ESTOPPED;
+  return rc;
+}
+
+int lv_integrator_run_until(lv_integrator *it, double t_end) {
+  if (!it || !it->initialized || !isfinite(t_end)) return LV_EINPUT;
+  int rc = 0;
+  while (it->state.t < t_end - 0.5 * it->h) {
+    rc = lv_integrator_step(it);
+    if (rc) break;
+  }
+  /* The final event fires on failure too, so a writer can close its file
+   * with every accepted step in it. */
+  if (it->output && it->output(it, LV_OUTPUT_FINAL, it->output_ctx) && rc == 0) rc = LV_ESTOPPED;
+  return rc;
+}
+
+const lv_state *lv_integrator_state(const lv_integrator *it) { return &it->state; }
+const lv_model *lv_integrator_model(const lv_integrator *it) { return it->model; }
+const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it) { return it->type; }
+double lv_integrator_step_size(const lv_integrator *it) { return it->h; }
+const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it) { return &it->last; }
+
+void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s) {
+  *s = it->stats;
+  s->symbolic = 0;
+  if (it->created && it->stepper.linsol) {
+    lv_linsol_stats ls;
+    lv_linsol_get_stats(it->stepper.linsol, &ls);
+    s->symbolic = ls.symbolic;
+  }
+}

@@ -1,0 +1,33 @@
+/* Internal definition of the integrator, shared by integrator.c and
+ * consistent.c. */
+#ifndef LIVENS_INTEGRATOR_IMPL_H
+#define LIVENS_INTEGRATOR_IMPL_H
+
+#include "lv_internal.h"
+
+struct lv_integrator {
+  const lv_model *model;
+  const lv_scheme_type *type;
+  lv_stepper stepper;
+  int created, initialized;
+  lv_state state, backup;
+  double h;
+  double t_base;       /* time at which the current step size was set */
+  long n_since_base;   /* steps taken since then */
+  lv_kv opts;          /* owned copies of the scheme options */
+  lv_linsol_kind linsol_kind;
+  int linsol_threshold;
+  lv_newton_options newton;
+  lv_init_mode init_mode;
+  double init_tol;
+  int max_halvings;
+  lv_output_fn output;
+  void *output_ctx;
+  lv_integrator_stats stats;
+  lv_newton_stats last;
+};
+
+void lv_state_copy(lv_state *dst, const lv_state *src, int nq, int nv, int nc);
+int lv_integrator_make_consistent(lv_integrator *it);
+
+#endif

@@ -1,0 +1,123 @@
+/* Dense back-end: LAPACK LU with partial pivoting (OpenBLAS).
+ *
+ * The assembled matrix A and its factors LU are separate arrays: dgetrf
+ * overwrites its input, but matvec must see the assembled values, and a
+ * begin()/add() sequence must not destroy a factorisation that modified
+ * Newton is still solving with. */
+#include <float.h>
+#include <stdint.h>
+#include "linsol_impl.h"
+
+/* Fortran LAPACK prototypes.  The trailing size_t is the hidden length of a
+ * CHARACTER argument in the gfortran (and ifort) calling convention; reference
+ * LAPACK built with gfortran >= 8 may rely on it, and an extra argument is
+ * harmless for implementations written in C. */
+extern void dgetrf_(const int *m, const int *n, double *a, const int *lda,
+                    int *ipiv, int *info);
+extern void dgetrs_(const char *trans, const int *n, const int *nrhs,
+                    const double *a, const int *lda, const int *ipiv, double *b,
+                    const int *ldb, int *info, size_t trans_len);
+extern void dgecon_(const char *norm, const int *n, const double *a,
+                    const int *lda, const double *anorm, double *rcond,
+                    double *work, int *iwork, int *info, size_t norm_len);
+
+struct lv_dense_data {
+  double *A;   /* assembled matrix, column-major n x n */
+  double *LU;  /* dgetrf factors of the last successful factorisation */
+  int *ipiv;
+  double *work; /* 4n: dgecon workspace, and the solve's scratch vector */
+  int *iwork;   /* n: dgecon */
+};
+
+int lv_dense_create(lv_linsol *ls) {
+  size_t n = (size_t)ls->n;
+  if (n > SIZE_MAX / sizeof(double) / n) return LV_ENOMEM;
+  lv_dense_data *d = lv_calloc(1, sizeof *d);
+  if (d == NULL) return LV_ENOMEM;
+  d->A = lv_calloc(n * n, sizeof(double));
+  d->LU = lv_calloc(n * n, sizeof(double));
+  d->ipiv = lv_calloc(n, sizeof(int));
+  d->work = lv_calloc(4 * n, sizeof(double));
+  d->iwork = lv_calloc(n, sizeof(int));
+  ls->be.dense = d;
+  if (!d->A || !d->LU || !d->ipiv || !d->work || !d->iwork) {
+    lv_dense_destroy(ls);
+    return LV_ENOMEM;
+  }
+  ls->stats.nnz = (long)n * (long)n;
+  return 0;
+}
+
+void lv_dense_destroy(lv_linsol *ls) {
+  lv_dense_data *d = ls->be.dense;
+  if (d == NULL) return;
+  free(d->A);
+  free(d->LU);
+  free(d->ipiv);
+  free(d->work);
+  free(d->iwork);
+  free(d);
+  ls->be.dense = NULL;
+}
+
+void lv_dense_begin(lv_linsol *ls) {
+  size_t n = (size_t)ls->n;
+  memset(ls->be.dense->A, 0, n * n * sizeof(double));
+}
+
+int lv_dense_add(lv_linsol *ls, int i, int j, double v) {
+  ls->be.dense->A[(size_t)i + (size_t)j * (size_t)ls->n] += v;
+  return 0;
+}
+
+int lv_dense_factor(lv_linsol *ls) {
+  lv_dense_data *d = ls->be.dense;
+  const int n = ls->n;
+  const size_t nn = (size_t)n * (size_t)n;
+  int info = 0;
+
+  /* dgecon needs the 1-norm of the original matrix, which dgetrf destroys. */
+  double anorm = 0.0;
+  for (int j = 0; j < n; j++) {
+    const double *c = d->A + (size_t)j * (size_t)n;
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += fabs(c[i]);
+    if (s > anorm) anorm = s;
+  }
+  memcpy(d->LU, d->A, nn * sizeof(double));
+  ls->stats.numeric++;
+  dgetrf_(&n, &n, d->LU, &n, d->ipiv, &info);
+  if (info < 0) return LV_ELINSOL;
+  if (info > 0) return LV_ESINGULAR; /* exactly zero pivot */
+
+  double rcond = 0.0;
+  dgecon_("1", &n, d->LU, &n, &anorm, &rcond, d->work, d->iwork, &info, 1);
+  if (info != 0) return LV_ELINSOL;
+  ls->rcond = rcond;
+  /* A matrix that is singular in exact arithmetic usually leaves a pivot of
+   * rounding size rather than an exact zero; its estimated rcond is then
+   * O(eps) or less.  The factor n absorbs the growth of rounding errors in
+   * the LU of a nonsingular matrix, so that threshold does not reject
+   * genuinely (if poorly) conditioned systems.  The negated comparison also
+   * catches a NaN estimate. */
+  if (!(rcond >= (double)n * DBL_EPSILON)) return LV_ESINGULAR;
+  return 0;
+}
+
+int lv_dense_solve(lv_linsol *ls, double *b) {
+  lv_dense_data *d = ls->be.dense;
+  const int n = ls->n, one = 1;
+  int info = 0;
+  /* Solve in scratch so that b is only overwritten by a finite solution. */
+  memcpy(d->work, b, (size_t)n * sizeof(double));
+  dgetrs_("N", &n, &one, d->LU, &n, d->ipiv, d->work, &n, &info, 1);
+  ls->stats.solves++;
+  if (info != 0) return LV_ELINSOL;
+  if (!lv_all_finite(n, d->work)) return LV_ESINGULAR;
+  memcpy(b, d->work, (size_t)n * sizeof(double));
+  return 0;
+}
+
+void lv_dense_matvec_ls(const lv_linsol *ls, const double *x, double *y) {
+  lv_dense_matvec(ls->n, ls->n, ls->be.dense->A, x, y);
+}

@@ -1,0 +1,128 @@
+/* Linear solver front end: argument checks shared by both back-ends, then
+ * dispatch.  Keeping the checks here means dense and UMFPACK report the same
+ * status for the same mistake. */
+#include "linsol_impl.h"
+
+int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold) {
+  if (out == NULL) return LV_EINPUT;
+  *out = NULL;
+  if (n < 1 || threshold < 0) return LV_EINPUT;
+  if (kind == LV_LINSOL_AUTO) {
+    if (threshold == 0) threshold = LV_LINSOL_AUTO_THRESHOLD;
+    kind = n < threshold ? LV_LINSOL_DENSE : LV_LINSOL_UMFPACK;
+  }
+  if (kind != LV_LINSOL_DENSE && kind != LV_LINSOL_UMFPACK) return LV_EINPUT;
+
+  lv_linsol *ls = lv_calloc(1, sizeof *ls);
+  if (ls == NULL) return LV_ENOMEM;
+  ls->kind = kind;
+  ls->n = n;
+  int rc = kind == LV_LINSOL_DENSE ? lv_dense_create(ls) : lv_umf_create(ls);
+  if (rc != 0) {
+    free(ls);
+    return rc;
+  }
+  *out = ls;
+  return 0;
+}
+
+void lv_linsol_free(lv_linsol *ls) {
+  if (ls == NULL) return;
+  if (ls->kind == LV_LINSOL_DENSE)
+    lv_dense_destroy(ls);
+  else
+    lv_umf_destroy(ls);
+  free(ls);
+}
+
+lv_linsol_kind lv_linsol_kind_of(const lv_linsol *ls) { return ls->kind; }
+
+const char *lv_linsol_kind_name(lv_linsol_kind kind) {
+  switch (kind) {
+    case LV_LINSOL_AUTO: return "auto";
+    case LV_LINSOL_DENSE: return "dense";
+    case LV_LINSOL_UMFPACK: return "umfpack";
+  }
+  return "unknown";
+}
+
+int lv_linsol_size(const lv_linsol *ls) { return ls->n; }
+
+int lv_linsol_begin(lv_linsol *ls) {
+  if (ls == NULL) return LV_EINPUT;
+  ls->nonfinite = 0;
+  if (ls->kind == LV_LINSOL_DENSE)
+    lv_dense_begin(ls);
+  else
+    lv_umf_begin(ls);
+  return 0;
+}
+
+int lv_linsol_add(lv_linsol *ls, int i, int j, double v) {
+  if (ls == NULL || i < 0 || j < 0 || i >= ls->n || j >= ls->n) return LV_EINPUT;
+  /* The entry is still stored (the position belongs to the pattern, and
+   * matvec then shows the NaN honestly); the flag makes factor fail. */
+  int bad = !isfinite(v);
+  if (bad) ls->nonfinite = 1;
+  int rc = ls->kind == LV_LINSOL_DENSE ? lv_dense_add(ls, i, j, v)
+                                       : lv_umf_add(ls, i, j, v);
+  if (rc != 0) return rc;
+  return bad ? LV_ENONFINITE : 0;
+}
+
+/* Root sink of a solver.  It honours every field of the sink (not just the
+ * target) so that a caller who builds a sink by hand from this one still
+ * gets offset/scale/transpose semantics identical to lv_sink_dense. */
+static int linsol_sink_add(lv_sink *s, int i, int j, double v) {
+  if (s->transpose) { int t = i; i = j; j = t; }
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  return lv_linsol_add((lv_linsol *)s->target, s->row0 + i, s->col0 + j, s->scale * v);
+}
+
+lv_sink lv_linsol_sink(lv_linsol *ls) {
+  lv_sink s;
+  s.add = linsol_sink_add;
+  s.target = ls;
+  s.row0 = s.col0 = 0;
+  s.nrows = s.ncols = ls->n;
+  s.ld = 0;
+  s.transpose = 0;
+  s.scale = 1.0;
+  return s;
+}
+
+int lv_linsol_factor(lv_linsol *ls) {
+  if (ls == NULL) return LV_EINPUT;
+  /* Invalidate first: whatever happens below, a failed attempt must not
+   * leave an older factorisation usable by solve. */
+  ls->factored = 0;
+  ls->rcond = 0.0;
+  if (ls->nonfinite) return LV_ENONFINITE;
+  int rc = ls->kind == LV_LINSOL_DENSE ? lv_dense_factor(ls) : lv_umf_factor(ls);
+  if (rc == 0) ls->factored = 1;
+  return rc;
+}
+
+int lv_linsol_solve(lv_linsol *ls, double *b) {
+  if (ls == NULL || b == NULL || !ls->factored) return LV_EINPUT;
+  /* A non-finite right-hand side is the caller's data, not a property of the
+   * matrix, so it gets its own status instead of LV_ESINGULAR. */
+  if (!lv_all_finite(ls->n, b)) return LV_ENONFINITE;
+  return ls->kind == LV_LINSOL_DENSE ? lv_dense_solve(ls, b) : lv_umf_solve(ls, b);
+}
+
+int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y) {
+  if (ls == NULL || x == NULL || y == NULL) return LV_EINPUT;
+  if (ls->kind == LV_LINSOL_DENSE)
+    lv_dense_matvec_ls(ls, x, y);
+  else
+    lv_umf_matvec(ls, x, y);
+  return 0;
+}
+
+double lv_linsol_rcond(const lv_linsol *ls) { return ls->rcond; }
+
+void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats) {
+  if (ls == NULL || stats == NULL) return;
+  *stats = ls->stats;
+}

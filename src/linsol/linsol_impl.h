@@ -1,0 +1,50 @@
+/* Internal definition of lv_linsol, shared by the front end (linsol.c) and
+ * the back-ends (dense.c, umfpack.c).  Not installed. */
+#ifndef LIVENS_LINSOL_IMPL_H
+#define LIVENS_LINSOL_IMPL_H
+
+#include "lv_internal.h"
+
+typedef struct lv_dense_data lv_dense_data;
+typedef struct lv_umf_data lv_umf_data;
+
+struct lv_linsol {
+  lv_linsol_kind kind; /* resolved back-end, never LV_LINSOL_AUTO */
+  int n;
+  /* A NaN/Inf was added since the last begin.  Kept in the front end so that
+   * a caller ignoring the add() status still gets LV_ENONFINITE from factor
+   * instead of a factorisation of garbage. */
+  int nonfinite;
+  /* The last lv_linsol_factor succeeded; solve refuses to run otherwise, so a
+   * failed factorisation can never be used by accident.  A begin() does not
+   * clear it: modified Newton may keep solving with an older factorisation
+   * while the next matrix is being assembled. */
+  int factored;
+  double rcond; /* of the last factorisation attempt, 0 if unknown */
+  lv_linsol_stats stats;
+  union {
+    lv_dense_data *dense;
+    lv_umf_data *umf;
+  } be;
+};
+
+/* Back-end entry points.  The front end has already validated the indices,
+ * the finiteness of the value and the factored state; the back-ends update
+ * ls->rcond and ls->stats themselves. */
+int lv_dense_create(lv_linsol *ls);
+void lv_dense_destroy(lv_linsol *ls);
+void lv_dense_begin(lv_linsol *ls);
+int lv_dense_add(lv_linsol *ls, int i, int j, double v);
+int lv_dense_factor(lv_linsol *ls);
+int lv_dense_solve(lv_linsol *ls, double *b);
+void lv_dense_matvec_ls(const lv_linsol *ls, const double *x, double *y);
+
+int lv_umf_create(lv_linsol *ls);
+void lv_umf_destroy(lv_linsol *ls);
+void lv_umf_begin(lv_linsol *ls);
+int lv_umf_add(lv_linsol *ls, int i, int j, double v);
+int lv_umf_factor(lv_linsol *ls);
+int lv_umf_solve(lv_linsol *ls, double *b);
+void lv_umf_matvec(const lv_linsol *ls, const double *x, double *y);
+
+#endif

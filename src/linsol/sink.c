@@ -1,0 +1,63 @@
+/* Entry sinks: the one path by which every matrix in livens is written. */
+#include "lv_internal.h"
+
+static int dense_add(lv_sink *s, int i, int j, double v) {
+  if (s->transpose) { int t = i; i = j; j = t; }
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  ((double *)s->target)[(size_t)(s->row0 + i) + (size_t)(s->col0 + j) * (size_t)s->ld] += s->scale * v;
+  return 0;
+}
+
+lv_sink lv_sink_dense(double *a, int ld, int nrows, int ncols) {
+  lv_sink s;
+  s.add = dense_add;
+  s.target = a;
+  s.row0 = s.col0 = 0;
+  s.nrows = nrows;
+  s.ncols = ncols;
+  s.ld = ld;
+  s.transpose = 0;
+  s.scale = 1.0;
+  return s;
+}
+
+/* A view forwards to its parent; the bounds are the view's own (before
+ * transposition), so a callback writing an m x n block cannot spill into
+ * the neighbouring block of a larger matrix. */
+static int view_add(lv_sink *s, int i, int j, double v) {
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  lv_sink *p = (lv_sink *)s->target;
+  if (s->transpose) return p->add(p, s->row0 + j, s->col0 + i, s->scale * v);
+  return p->add(p, s->row0 + i, s->col0 + j, s->scale * v);
+}
+
+lv_sink lv_sink_view(lv_sink *parent, int row0, int col0, int nrows, int ncols,
+                     double scale, int transpose) {
+  lv_sink s;
+  s.add = view_add;
+  s.target = parent;
+  s.row0 = row0;
+  s.col0 = col0;
+  s.nrows = nrows;
+  s.ncols = ncols;
+  s.ld = 0;
+  s.transpose = transpose;
+  s.scale = scale;
+  return s;
+}
+
+static int null_add(lv_sink *s, int i, int j, double v) {
+  (void)v;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  return 0;
+}
+
+lv_sink lv_sink_null(int nrows, int ncols) {
+  lv_sink s;
+  memset(&s, 0, sizeof s);
+  s.add = null_add;
+  s.nrows = nrows;
+  s.ncols = ncols;
+  s.scale = 1.0;
+  return s;
+}

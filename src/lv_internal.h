@@ -1,0 +1,76 @@
+/* Internal helpers shared by the library's translation units.  Not installed. */
+#ifndef LIVENS_INTERNAL_H
+#define LIVENS_INTERNAL_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "livens/livens.h"
+
+#define LV_CHECK(expr)            \
+  do {                            \
+    int lv_rc_ = (expr);          \
+    if (lv_rc_ != 0) return lv_rc_; \
+  } while (0)
+
+/* calloc that returns NULL for n == 0 requests of a non-empty type as a
+ * 1-element allocation, so callers need not special-case empty arrays. */
+void *lv_calloc(size_t n, size_t size);
+double lv_wall_time(void);
+
+/* Small dense vector helpers. */
+double lv_vnorm_inf(int n, const double *x);
+double lv_vdot(int n, const double *x, const double *y);
+int lv_all_finite(int n, const double *x);
+/* y = A x for a column-major dense rows x cols matrix. */
+void lv_dense_matvec(int rows, int cols, const double *A, const double *x,
+                     double *y);
+/* y = A^T x. */
+void lv_dense_matvec_t(int rows, int cols, const double *A, const double *x,
+                       double *y);
+
+/* The model object.  Defined here so the finite-difference fallbacks and the
+ * derivative checker (separate files) can reach the callbacks directly. */
+struct lv_model {
+  char *name;
+  lv_space *space;
+  int nq, nv, nc;
+  void *user;
+  void (*free_user)(void *);
+  lv_matrix_fn mass;
+  int mass_constant;
+  lv_scalar_fn V;
+  lv_vector_fn dV;
+  lv_matrix_fn d2V;
+  lv_force_fn force;
+  lv_force_jac_fn force_dq, force_dv;
+  lv_vector_fn g;
+  lv_matrix_fn G;
+  lv_matrix_w_fn g_hessian, g_curvature;
+  int nsym;
+  lv_symmetry_fn sym;
+  int ninv;
+  lv_invariant_fn inv;
+  lv_matrix_fn dinv;
+  lv_invariant_pot_fn inv_pot;
+  double *q0, *v0;
+};
+
+/* Map a user callback's return value to a library status. */
+static inline int lv_cb_status(int rc) { return rc == 0 ? 0 : LV_ECALLBACK; }
+
+/* Finite-difference fallbacks (src/model/fd.c). */
+int lv_fd_hess_potential(const lv_model *m, const double *q, lv_sink *H);
+int lv_fd_constraint_jac(const lv_model *m, const double *q, lv_sink *G);
+int lv_fd_constraint_hessian(const lv_model *m, const double *q,
+                             const double *gamma, lv_sink *H);
+int lv_fd_constraint_curvature(const lv_model *m, const double *q,
+                               const double *w, lv_sink *Z);
+int lv_fd_force_dq(const lv_model *m, double t, const double *q,
+                   const double *v, lv_sink *K);
+int lv_fd_force_dv(const lv_model *m, double t, const double *q,
+                   const double *v, lv_sink *C);
+/* Step used for the finite difference in direction j at q. */
+double lv_fd_step(const double *q, int nq);
+
+#endif

@@ -1,0 +1,296 @@
+/* The model object: storage of callbacks, and evaluation with
+ * non-finite-value checks and finite-difference fallbacks. */
+#include "lv_internal.h"
+
+int lv_model_new(lv_model **out, const char *name, lv_space *space, int nconstr) {
+  if (!out) return LV_EINPUT;
+  *out = NULL;
+  if (!space || nconstr < 0 || lv_space_nv(space) < 1) return LV_EINPUT;
+  lv_model *m = lv_calloc(1, sizeof *m);
+  if (!m) return LV_ENOMEM;
+  const char *nm = name ? name : "model";
+  m->name = malloc(strlen(nm) + 1);
+  if (m->name) strcpy(m->name, nm);
+  m->space = space;
+  m->nq = lv_space_nq(space);
+  m->nv = lv_space_nv(space);
+  m->nc = nconstr;
+  m->q0 = lv_calloc((size_t)m->nq, sizeof(double));
+  m->v0 = lv_calloc((size_t)m->nv, sizeof(double));
+  if (!m->name || !m->q0 || !m->v0) {
+    m->space = NULL; /* ownership passes only on success */
+    lv_model_free(m);
+    return LV_ENOMEM;
+  }
+  lv_space_identity(space, m->q0);
+  *out = m;
+  return 0;
+}
+
+void lv_model_free(lv_model *m) {
+  if (!m) return;
+  if (m->free_user) m->free_user(m->user);
+  lv_space_free(m->space);
+  free(m->name);
+  free(m->q0);
+  free(m->v0);
+  free(m);
+}
+
+int lv_model_set_user(lv_model *m, void *user, void (*free_user)(void *)) {
+  if (!m) return LV_EINPUT;
+  m->user = user;
+  m->free_user = free_user;
+  return 0;
+}
+
+int lv_model_set_mass(lv_model *m, lv_matrix_fn mass, int constant) {
+  if (!m || !mass) return LV_EINPUT;
+  m->mass = mass;
+  m->mass_constant = constant != 0;
+  return 0;
+}
+
+int lv_model_set_potential(lv_model *m, lv_scalar_fn V, lv_vector_fn dV, lv_matrix_fn d2V) {
+  if (!m || (V && !dV) || (d2V && !dV)) return LV_EINPUT;
+  m->V = V;
+  m->dV = dV;
+  m->d2V = d2V;
+  return 0;
+}
+
+int lv_model_set_force(lv_model *m, lv_force_fn f, lv_force_jac_fn df_dq, lv_force_jac_fn df_dv) {
+  if (!m || (!f && (df_dq || df_dv))) return LV_EINPUT;
+  m->force = f;
+  m->force_dq = df_dq;
+  m->force_dv = df_dv;
+  return 0;
+}
+
+int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G, lv_matrix_w_fn hessian,
+                             lv_matrix_w_fn curvature) {
+  if (!m || (m->nc > 0 && !g)) return LV_EINPUT;
+  m->g = g;
+  m->G = G;
+  m->g_hessian = hessian;
+  m->g_curvature = curvature;
+  return 0;
+}
+
+int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi) {
+  if (!m || n < 0 || (n > 0 && !xi)) return LV_EINPUT;
+  m->nsym = n;
+  m->sym = xi;
+  return 0;
+}
+
+int lv_model_set_initial(lv_model *m, const double *q0, const double *v0) {
+  if (!m || !q0 || !v0) return LV_EINPUT;
+  if (!lv_all_finite(m->nq, q0) || !lv_all_finite(m->nv, v0)) return LV_EINPUT;
+  memcpy(m->q0, q0, (size_t)m->nq * sizeof(double));
+  memcpy(m->v0, v0, (size_t)m->nv * sizeof(double));
+  return 0;
+}
+
+int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi, lv_matrix_fn dpi,
+                            lv_invariant_pot_fn vt) {
+  if (!m || n < 0 || (n > 0 && (!pi || !dpi || !vt))) return LV_EINPUT;
+  m->ninv = n;
+  m->inv = pi;
+  m->dinv = dpi;
+  m->inv_pot = vt;
+  return 0;
+}
+
+const char *lv_model_name(const lv_model *m) { return m->name; }
+const lv_space *lv_model_space(const lv_model *m) { return m->space; }
+int lv_model_nq(const lv_model *m) { return m->nq; }
+int lv_model_nv(const lv_model *m) { return m->nv; }
+int lv_model_nc(const lv_model *m) { return m->nc; }
+int lv_model_nsym(const lv_model *m) { return m->nsym; }
+int lv_model_mass_constant(const lv_model *m) { return m->mass_constant; }
+const double *lv_model_q0(const lv_model *m) { return m->q0; }
+const double *lv_model_v0(const lv_model *m) { return m->v0; }
+void *lv_model_user(const lv_model *m) { return m->user; }
+int lv_model_has_force(const lv_model *m) { return m->force != NULL; }
+
+/* A sink wrapper that rejects non-finite entries before they reach a
+ * factorisation, so a NaN from a model becomes LV_ENONFINITE at its source. */
+typedef struct {
+  lv_sink sink;
+  lv_sink *inner;
+  int nonfinite;
+} finite_sink;
+
+static int finite_add(lv_sink *s, int i, int j, double v) {
+  finite_sink *f = (finite_sink *)s;
+  if (!isfinite(v)) {
+    f->nonfinite = 1;
+    return LV_ENONFINITE;
+  }
+  return f->inner->add(f->inner, i, j, v);
+}
+
+static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
+  f->sink = *inner;
+  f->sink.add = finite_add;
+  f->inner = inner;
+  f->nonfinite = 0;
+  return &f->sink;
+}
+
+static int finish_matrix(int rc, const finite_sink *f) {
+  if (f->nonfinite) return LV_ENONFINITE;
+  if (rc == LV_EINPUT) return LV_EINPUT; /* wrote outside its block */
+  return lv_cb_status(rc);
+}
+
+static int finish_vector(int rc, int n, const double *x) {
+  if (rc) return LV_ECALLBACK;
+  return lv_all_finite(n, x) ? 0 : LV_ENONFINITE;
+}
+
+int lv_model_mass(const lv_model *m, const double *q, lv_sink *M) {
+  if (!m->mass) return LV_EINPUT;
+  finite_sink f;
+  int rc = m->mass(q, finite_wrap(&f, M), m->user);
+  return finish_matrix(rc, &f);
+}
+
+int lv_model_potential(const lv_model *m, const double *q, double *V) {
+  *V = 0.0;
+  if (!m->V) return 0;
+  return finish_vector(m->V(q, V, m->user), 1, V);
+}
+
+int lv_model_grad_potential(const lv_model *m, const double *q, double *dV) {
+  if (!m->dV) {
+    memset(dV, 0, (size_t)m->nv * sizeof(double));
+    return 0;
+  }
+  return finish_vector(m->dV(q, dV, m->user), m->nv, dV);
+}
+
+int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H) {
+  if (!m->dV) return 0;
+  if (!m->d2V) return lv_fd_hess_potential(m, q, H);
+  finite_sink f;
+  int rc = m->d2V(q, finite_wrap(&f, H), m->user);
+  return finish_matrix(rc, &f);
+}
+
+int lv_model_force(const lv_model *m, double t, const double *q, const double *v, double *out) {
+  if (!m->force) {
+    memset(out, 0, (size_t)m->nv * sizeof(double));
+    return 0;
+  }
+  return finish_vector(m->force(t, q, v, out, m->user), m->nv, out);
+}
+
+int lv_model_force_dq(const lv_model *m, double t, const double *q, const double *v, lv_sink *K) {
+  if (!m->force) return 0;
+  if (!m->force_dq) return lv_fd_force_dq(m, t, q, v, K);
+  finite_sink f;
+  int rc = m->force_dq(t, q, v, finite_wrap(&f, K), m->user);
+  return finish_matrix(rc, &f);
+}
+
+int lv_model_force_dv(const lv_model *m, double t, const double *q, const double *v, lv_sink *C) {
+  if (!m->force) return 0;
+  if (!m->force_dv) return lv_fd_force_dv(m, t, q, v, C);
+  finite_sink f;
+  int rc = m->force_dv(t, q, v, finite_wrap(&f, C), m->user);
+  return finish_matrix(rc, &f);
+}
+
+int lv_model_constraints(const lv_model *m, const double *q, double *g) {
+  if (m->nc == 0) return 0;
+  return finish_vector(m->g(q, g, m->user), m->nc, g);
+}
+
+int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G) {
+  if (m->nc == 0) return 0;
+  if (!m->G) return lv_fd_constraint_jac(m, q, G);
+  finite_sink f;
+  int rc = m->G(q, finite_wrap(&f, G), m->user);
+  return finish_matrix(rc, &f);
+}
+
+int lv_model_constraint_hessian(const lv_model *m, const double *q, const double *gamma, lv_sink *H) {
+  if (m->nc == 0) return 0;
+  if (!m->g_hessian) return lv_fd_constraint_hessian(m, q, gamma, H);
+  finite_sink f;
+  int rc = m->g_hessian(q, gamma, finite_wrap(&f, H), m->user);
+  return finish_matrix(rc, &f);
+}
+
+int lv_model_constraint_curvature(const lv_model *m, const double *q, const double *w, lv_sink *Z) {
+  if (m->nc == 0) return 0;
+  if (!m->g_curvature) return lv_fd_constraint_curvature(m, q, w, Z);
+  finite_sink f;
+  int rc = m->g_curvature(q, w, finite_wrap(&f, Z), m->user);
+  return finish_matrix(rc, &f);
+}
+
+int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi) {
+  if (k < 0 || k >= m->nsym) return LV_EINPUT;
+  return finish_vector(m->sym(k, q, xi, m->user), m->nv, xi);
+}
+
+/* ---- matrix-free products ---- */
+
+static int matvec_add(lv_sink *s, int i, int j, double a) {
+  lv_matvec_sink *ms = (lv_matvec_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (ms->transposed)
+    ms->y[j] += s->scale * a * ms->x[i];
+  else
+    ms->y[i] += s->scale * a * ms->x[j];
+  return 0;
+}
+
+lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const double *x, double *y,
+                             int transposed) {
+  memset(ms, 0, sizeof *ms);
+  ms->sink.add = matvec_add;
+  ms->sink.nrows = nrows;
+  ms->sink.ncols = ncols;
+  ms->sink.scale = 1.0;
+  ms->x = x;
+  ms->y = y;
+  ms->transposed = transposed;
+  return &ms->sink;
+}
+
+int lv_model_G_apply(const lv_model *m, const double *q, const double *x, double *y) {
+  if (m->nc == 0) return 0;
+  memset(y, 0, (size_t)m->nc * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+}
+
+int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda, double *y) {
+  memset(y, 0, (size_t)m->nv * sizeof(double));
+  if (m->nc == 0) return 0;
+  lv_matvec_sink ms;
+  return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+}
+
+int lv_model_mass_apply(const lv_model *m, const double *q, const double *x, double *y) {
+  memset(y, 0, (size_t)m->nv * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_mass(m, q, lv_matvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+}
+
+int lv_model_mass_dense(const lv_model *m, const double *q, double *M) {
+  memset(M, 0, (size_t)m->nv * (size_t)m->nv * sizeof(double));
+  lv_sink s = lv_sink_dense(M, m->nv, m->nv, m->nv);
+  return lv_model_mass(m, q, &s);
+}
+
+int lv_model_constraint_jac_dense(const lv_model *m, const double *q, double *G) {
+  if (m->nc == 0) return 0;
+  memset(G, 0, (size_t)m->nc * (size_t)m->nv * sizeof(double));
+  lv_sink s = lv_sink_dense(G, m->nc, m->nc, m->nv);
+  return lv_model_constraint_jac(m, q, &s);
+}

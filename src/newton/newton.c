@@ -1,0 +1,153 @@
+/* Newton's method with full or modified (frozen-Jacobian) iteration and an
+ * optional residual-based damping for globalisation. */
+#include "lv_internal.h"
+
+struct lv_newton {
+  int n;
+  lv_linsol *ls;
+  lv_newton_options opt;
+  double *r, *dx, *w;
+  int have_factor;  /* a factorisation from an earlier iteration is usable */
+};
+
+void lv_newton_options_default(lv_newton_options *o) {
+  o->kind = LV_NEWTON_FULL;
+  o->max_iter = 40;
+  o->res_tol = 1e-12;
+  o->atol = 1e-12;
+  o->rtol = 1e-8;
+  o->reuse_rate = 0.3;
+  o->divergence = 1e8;
+  o->damping = 0;
+}
+
+int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind) {
+  if (!out) return LV_EINPUT;
+  *out = NULL;
+  if (n < 1) return LV_EINPUT;
+  lv_newton *nw = lv_calloc(1, sizeof *nw);
+  if (!nw) return LV_ENOMEM;
+  nw->n = n;
+  lv_newton_options_default(&nw->opt);
+  int rc = lv_linsol_new(&nw->ls, kind, n, 0);
+  nw->r = lv_calloc((size_t)n, sizeof(double));
+  nw->dx = lv_calloc((size_t)n, sizeof(double));
+  nw->w = lv_calloc((size_t)n, sizeof(double));
+  if (rc || !nw->r || !nw->dx || !nw->w) {
+    lv_newton_free(nw);
+    return rc ? rc : LV_ENOMEM;
+  }
+  *out = nw;
+  return 0;
+}
+
+void lv_newton_free(lv_newton *nw) {
+  if (!nw) return;
+  lv_linsol_free(nw->ls);
+  free(nw->r);
+  free(nw->dx);
+  free(nw->w);
+  free(nw);
+}
+
+lv_newton_options *lv_newton_opts(lv_newton *nw) { return &nw->opt; }
+lv_linsol *lv_newton_linsol(lv_newton *nw) { return nw->ls; }
+void lv_newton_invalidate(lv_newton *nw) { nw->have_factor = 0; }
+
+static int eval_residual(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st, double *norm) {
+  int rc = pb->residual(pb->ctx, nw->r);
+  st->residual_evals++;
+  if (rc) return rc;
+  if (!lv_all_finite(nw->n, nw->r)) return LV_ENONFINITE;
+  *norm = lv_vnorm_inf(nw->n, nw->r);
+  return 0;
+}
+
+static int factorize(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st) {
+  nw->have_factor = 0;
+  LV_CHECK(lv_linsol_begin(nw->ls));
+  LV_CHECK(pb->jacobian(pb->ctx, nw->ls));
+  LV_CHECK(lv_linsol_factor(nw->ls));
+  st->factorizations++;
+  nw->have_factor = 1;
+  return 0;
+}
+
+int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_newton_stats *stats) {
+  lv_newton_stats st;
+  memset(&st, 0, sizeof st);
+  if (!nw || !pb || pb->n != nw->n || !pb->residual || !pb->jacobian || !pb->update) return LV_EINPUT;
+  const lv_newton_options *o = &nw->opt;
+  int n = nw->n, rc = 0;
+  int full = o->kind == LV_NEWTON_FULL;
+  if (!reuse || full) nw->have_factor = 0;
+  double rnorm = 0.0, rmin = HUGE_VAL, dprev = 0.0, rprev = HUGE_VAL;
+  int refactor = !nw->have_factor;
+  double tol_pair[2] = {o->atol, o->rtol};
+
+  for (;;) {
+    rc = eval_residual(nw, pb, &st, &rnorm);
+    if (rc) break;
+    st.residual_norm = rnorm;
+    if (o->res_tol > 0 && rnorm <= o->res_tol) break; /* converged */
+    /* Round-off floor: a residual within 100x of the tolerance that no
+     * longer halves per iteration cannot be reduced further; accept it
+     * rather than report a failure that is only about the last digits. */
+    if (o->res_tol > 0 && st.iterations >= 2 && rnorm <= 100.0 * o->res_tol && rnorm > 0.5 * rprev) break;
+    rprev = rnorm;
+    if (rnorm < rmin) rmin = rnorm;
+    if (rnorm > o->divergence * rmin && rnorm > 1.0) { rc = LV_EDIVERGE; break; }
+    if (st.iterations >= o->max_iter) { rc = LV_ENEWTON; break; }
+
+    if (full || refactor || !nw->have_factor) {
+      rc = factorize(nw, pb, &st);
+      if (rc) break;
+      refactor = 0;
+    }
+    for (int i = 0; i < n; i++) nw->dx[i] = -nw->r[i];
+    rc = lv_linsol_solve(nw->ls, nw->dx);
+    if (rc) break;
+    /* The weights are taken at the iterate before the update, like the
+     * usual WRMS tests of implicit integrators. */
+    int have_w = pb->weights && pb->weights(pb->ctx, tol_pair, nw->w) == 0;
+    rc = pb->update(pb->ctx, nw->dx);
+    if (rc) break;
+    st.iterations++;
+
+    if (o->damping) {
+      /* Backtracking on the residual max-norm: shorten the correction by
+       * halves while it does not decrease.  Additive and exponential
+       * updates along one direction compose exactly, so stepping back by
+       * -alpha/2 dx realises the shortened correction. */
+      double alpha = 1.0, rnew = 0.0;
+      rc = eval_residual(nw, pb, &st, &rnew);
+      int tries = 0;
+      while ((rc == LV_ENONFINITE || (!rc && rnew > (1.0 - 1e-4 * alpha) * rnorm)) && tries < 12) {
+        alpha *= 0.5;
+        for (int i = 0; i < n; i++) nw->w[i] = -alpha * nw->dx[i];
+        rc = pb->update(pb->ctx, nw->w);
+        if (rc) break;
+        rc = eval_residual(nw, pb, &st, &rnew);
+        tries++;
+        st.damped++;
+      }
+      if (rc) break;
+      for (int i = 0; i < n; i++) nw->dx[i] *= alpha;
+      have_w = 0; /* weights were overwritten; fall back to the residual test */
+    }
+
+    double dnorm = lv_vnorm_inf(n, nw->dx);
+    st.increment_norm = dnorm;
+    st.contraction = dprev > 0 ? dnorm / dprev : 0.0;
+    if (!full && dprev > 0 && st.contraction > o->reuse_rate) refactor = 1;
+    dprev = dnorm;
+    if (have_w) {
+      double s = 0.0;
+      for (int i = 0; i < n; i++) s += (nw->dx[i] * nw->w[i]) * (nw->dx[i] * nw->w[i]);
+      if (sqrt(s / n) <= 1.0) break; /* converged on the increment */
+    }
+  }
+  if (rc == LV_ESINGULAR || rc == LV_ENONFINITE) nw->have_factor = 0;
+  if (stats) *stats = st;
+  return rc;
+}

@@ -1,0 +1,164 @@
+/* RATTLE (Andersen 1983; Hairer-Lubich-Wanner VII.1.4): the symmetric,
+ * symplectic, second-order baseline with constraints on both levels.
+ * Constant mass matrix, linear configuration space.
+ *
+ *   p_half = p_n - h/2 (dV(q_n) + G(q_n)^T lambda)
+ *   q_{n+1} = q_n + h M^{-1} p_half,         g(q_{n+1}) = 0
+ *   p_{n+1} = p_half - h/2 (dV(q_{n+1}) + G(q_{n+1})^T mu)
+ *   G(q_{n+1}) M^{-1} p_{n+1} = 0
+ *
+ * Stage 1 is solved by Newton in (q_{n+1}, s = h^2/2 lambda): scaling the
+ * multiplier by h^2/2 keeps the Newton matrix [M, G(q_n)^T; G(q_{n+1}), 0]
+ * O(1) as h -> 0.  Stage 2 is one linear saddle-point solve in
+ * (v_{n+1}, h/2 mu) with the matrix [M, G^T; G, 0] at q_{n+1}: same pattern,
+ * so a sparse back-end analyses it once.  The state's lambda is mu, the
+ * multiplier attached to the node t_{n+1}. */
+#include "lv_internal.h"
+
+typedef struct {
+  const lv_model *m;
+  lv_state *s;
+  double h;
+  lv_newton *nw;
+  lv_linsol *vel;     /* stage-2 saddle-point solver */
+  double *q1;         /* stage-1 iterate */
+  double *sl;         /* s = h^2/2 lambda */
+  double *c;          /* M q_n + h p_n - h^2/2 dV(q_n): the constant part of stage 1 */
+  double *tmp, *b;
+} rattle;
+
+static int stage1_residual(void *ctx, double *r) {
+  rattle *R = ctx;
+  const lv_model *m = R->m;
+  int d = m->nv;
+  /* r_q = M q1 - c + G(q_n)^T s */
+  LV_CHECK(lv_model_mass_apply(m, R->s->q, R->q1, r));
+  LV_CHECK(lv_model_GT_apply(m, R->s->q, R->sl, R->tmp));
+  for (int i = 0; i < d; i++) r[i] += R->tmp[i] - R->c[i];
+  return lv_model_constraints(m, R->q1, r + d);
+}
+
+static int saddle(const lv_model *m, const double *qT, const double *qG, lv_linsol *ls) {
+  int d = m->nv, k = m->nc;
+  lv_sink A = lv_linsol_sink(ls);
+  lv_sink b11 = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
+  LV_CHECK(lv_model_mass(m, qT, &b11));
+  lv_sink b12 = lv_sink_view(&A, 0, d, k, d, 1.0, 1);
+  LV_CHECK(lv_model_constraint_jac(m, qT, &b12));
+  lv_sink b21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0);
+  return lv_model_constraint_jac(m, qG, &b21);
+}
+
+static int stage1_jacobian(void *ctx, lv_linsol *ls) {
+  rattle *R = ctx;
+  return saddle(R->m, R->s->q, R->q1, ls);
+}
+
+static int stage1_update(void *ctx, const double *dx) {
+  rattle *R = ctx;
+  int d = R->m->nv;
+  for (int i = 0; i < d; i++) R->q1[i] += dx[i];
+  for (int i = 0; i < R->m->nc; i++) R->sl[i] += dx[d + i];
+  return 0;
+}
+
+static void rattle_destroy(lv_stepper *st) {
+  rattle *R = st->priv;
+  if (!R) return;
+  lv_newton_free(R->nw);
+  lv_linsol_free(R->vel);
+  free(R->q1);
+  free(R->sl);
+  free(R->c);
+  free(R->tmp);
+  free(R->b);
+  free(R);
+  st->priv = NULL;
+}
+
+static int rattle_create(lv_stepper *st) {
+  const lv_model *m = st->model;
+  const lv_param_info none[] = {{NULL, NULL, NULL}};
+  if (lv_kv_check(st->options, none, NULL)) return LV_EUNKNOWN;
+  rattle *R = lv_calloc(1, sizeof *R);
+  if (!R) return LV_ENOMEM;
+  st->priv = R;
+  R->m = m;
+  R->s = st->state;
+  int d = m->nv, k = m->nc, n = d + k;
+  R->q1 = lv_calloc((size_t)d, sizeof(double));
+  R->sl = lv_calloc((size_t)k, sizeof(double));
+  R->c = lv_calloc((size_t)d, sizeof(double));
+  R->tmp = lv_calloc((size_t)d, sizeof(double));
+  R->b = lv_calloc((size_t)n, sizeof(double));
+  if (!R->q1 || !R->sl || !R->c || !R->tmp || !R->b) return LV_ENOMEM;
+  LV_CHECK(lv_newton_new(&R->nw, n, st->linsol_kind));
+  *lv_newton_opts(R->nw) = st->newton;
+  LV_CHECK(lv_linsol_new(&R->vel, st->linsol_kind, n, st->linsol_threshold));
+  st->linsol = lv_newton_linsol(R->nw);
+  return 0;
+}
+
+static int rattle_init(lv_stepper *st) {
+  /* p = M v is set by the integrator; lambda starts at zero and is only a
+   * Newton guess. */
+  (void)st;
+  return 0;
+}
+
+static int rattle_step(lv_stepper *st, double h, lv_newton_stats *ns) {
+  rattle *R = st->priv;
+  const lv_model *m = R->m;
+  lv_state *s = st->state;
+  int d = m->nv, k = m->nc;
+  R->h = h;
+  /* Stage 1 constant part and explicit guess q1 = q + h v. */
+  LV_CHECK(lv_model_grad_potential(m, s->q, R->tmp));
+  LV_CHECK(lv_model_mass_apply(m, s->q, s->q, R->c));
+  for (int i = 0; i < d; i++) R->c[i] += h * s->p[i] - 0.5 * h * h * R->tmp[i];
+  for (int i = 0; i < d; i++) R->q1[i] = s->q[i] + h * s->v[i];
+  for (int i = 0; i < k; i++) R->sl[i] = 0.5 * h * h * s->lambda[i];
+
+  lv_newton_problem pb = {stage1_residual, stage1_jacobian, stage1_update, NULL, R, d + k};
+  *lv_newton_opts(R->nw) = st->newton;
+  int rc = lv_newton_solve(R->nw, &pb, 1, ns);
+  if (rc) return rc;
+
+  /* p_half = M (q1 - q) / h, exact from the converged stage-1 equations. */
+  double *phalf = R->b;
+  for (int i = 0; i < d; i++) R->tmp[i] = (R->q1[i] - s->q[i]) / h;
+  LV_CHECK(lv_model_mass_apply(m, s->q, R->tmp, phalf));
+  /* Stage 2: [M G^T; G 0] [v1; h/2 mu] = [p_half - h/2 dV(q1); 0]. */
+  LV_CHECK(lv_model_grad_potential(m, R->q1, R->tmp));
+  for (int i = 0; i < d; i++) R->b[i] = phalf[i] - 0.5 * h * R->tmp[i];
+  for (int i = 0; i < k; i++) R->b[d + i] = 0.0;
+  LV_CHECK(lv_linsol_begin(R->vel));
+  LV_CHECK(saddle(m, R->q1, R->q1, R->vel));
+  LV_CHECK(lv_linsol_factor(R->vel));
+  ns->factorizations++;
+  LV_CHECK(lv_linsol_solve(R->vel, R->b));
+  if (!lv_all_finite(d + k, R->b)) return LV_ENONFINITE;
+
+  /* Commit. */
+  memcpy(s->q, R->q1, (size_t)d * sizeof(double));
+  memcpy(s->v, R->b, (size_t)d * sizeof(double));
+  LV_CHECK(lv_model_mass_apply(m, s->q, s->v, s->p));
+  for (int i = 0; i < k; i++) s->lambda[i] = 2.0 * R->b[d + i] / h;
+  return 0;
+}
+
+static const lv_param_info rattle_options[] = {{NULL, NULL, NULL}};
+
+const lv_scheme_type lv_scheme_rattle = {
+    "rattle",
+    "RATTLE: symmetric, symplectic, order 2; constraints on position and velocity level",
+    "symplectic; momentum maps of linear symmetries; g(q) = 0 and G(q)M^-1 p = 0 at every node; "
+    "energy bounded (no drift)",
+    2,
+    LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    rattle_options,
+    rattle_create,
+    rattle_init,
+    rattle_step,
+    rattle_destroy,
+};

@@ -1,0 +1,18 @@
+/* The table of schemes selectable by name. */
+#include "lv_internal.h"
+
+extern const lv_scheme_type lv_scheme_rattle;
+
+static const lv_scheme_type *const schemes[] = {
+    &lv_scheme_rattle,
+    NULL,
+};
+
+const lv_scheme_type *const *lv_scheme_registry(void) { return schemes; }
+
+const lv_scheme_type *lv_scheme_find(const char *name) {
+  if (!name) return NULL;
+  for (int i = 0; schemes[i]; i++)
+    if (strcmp(schemes[i]->name, name) == 0) return schemes[i];
+  return NULL;
+}

@@ -1,0 +1,156 @@
+/* Status codes, parameter parsing, and bad input to the integrator:
+ * every case returns a named status, none crashes. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "livens/livens.h"
+#include "testutil.h"
+
+START_TEST(test_status_strings) {
+  int codes[] = {LV_SUCCESS, LV_EINPUT, LV_ENOMEM, LV_ESINGULAR, LV_ENEWTON, LV_EDIVERGE, LV_ECALLBACK,
+                 LV_ENONFINITE, LV_EINCONSISTENT, LV_EUNKNOWN, LV_ENOTIMPL, LV_ELINSOL, LV_ESTEPMIN, LV_EIO,
+                 LV_EPATTERN, LV_ESTOPPED};
+  int n = sizeof codes / sizeof codes[0];
+  for (int i = 0; i < n; i++) {
+    ck_assert_ptr_nonnull(lv_strerror(codes[i]));
+    ck_assert_int_gt((int)strlen(lv_strerror(codes[i])), 5);
+    ck_assert_str_ne(lv_status_name(codes[i]), "LV_E?");
+    for (int j = 0; j < i; j++) ck_assert_str_ne(lv_strerror(codes[i]), lv_strerror(codes[j]));
+  }
+  ck_assert_str_eq(lv_strerror(-999), "unknown status code");
+}
+END_TEST
+
+START_TEST(test_kv) {
+  const char *k[] = {"a", "b", "a", "n"}, *v[] = {"1.5", "x", "2.5e-3", "12"};
+  lv_kv kv = {4, k, v};
+  double x;
+  int i;
+  ck_assert_int_eq(lv_kv_double(&kv, "a", 0, &x), 0);
+  ck_assert_double_eq(x, 2.5e-3); /* last one wins */
+  ck_assert_int_eq(lv_kv_double(&kv, "b", 0, &x), LV_EINPUT);
+  ck_assert_int_eq(lv_kv_double(&kv, "zz", 7, &x), 0);
+  ck_assert_double_eq(x, 7);
+  ck_assert_int_eq(lv_kv_int(&kv, "n", 0, &i), 0);
+  ck_assert_int_eq(i, 12);
+  ck_assert_int_eq(lv_kv_int(&kv, "a", 0, &i), LV_EINPUT);
+  const lv_param_info info[] = {{"a", "0", ""}, {"b", "0", ""}, {NULL, NULL, NULL}};
+  const char *bad = NULL;
+  ck_assert_int_eq(lv_kv_check(&kv, info, &bad), LV_EUNKNOWN);
+  ck_assert_str_eq(bad, "n");
+  const char *kn[] = {"x"}, *vn[] = {"nan"};
+  lv_kv nan_kv = {1, kn, vn};
+  ck_assert_int_eq(lv_kv_double(&nan_kv, "x", 0, &x), LV_EINPUT);
+}
+END_TEST
+
+START_TEST(test_integrator_bad_input) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("pendulum3d", NULL, &m), 0);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.0), LV_EINPUT);
+  ck_assert_ptr_null(it);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", -0.1), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", NAN), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", INFINITY), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "no-such-scheme", 0.1), LV_EUNKNOWN);
+  ck_assert_int_eq(lv_integrator_new(&it, NULL, "rattle", 0.1), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_new(&it, m, NULL, 0.1), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.1), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "no-such-option", "1"), LV_EUNKNOWN);
+  ck_assert_int_eq(lv_integrator_step(it), LV_EINPUT); /* not initialised */
+  ck_assert_int_eq(lv_integrator_set_step(it, -1), LV_EINPUT);
+  double qnan[3] = {NAN, 0, 0}, v0[3] = {0, 1, 0};
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, qnan, v0), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_set_linsol(it, (lv_linsol_kind)7, 0), LV_EINPUT);
+  lv_integrator_free(it);
+  lv_model_free(m);
+
+  /* required callbacks */
+  lv_space *sp;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 2), 0);
+  ck_assert_int_eq(lv_model_new(&m, "empty", sp, 1), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, NULL, 1), LV_EINPUT);
+  ck_assert_int_eq(lv_model_set_constraints(m, NULL, NULL, NULL, NULL), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.1), LV_EINPUT); /* no mass, no g */
+  ck_assert_int_eq(lv_model_new(&(lv_model *){NULL}, "x", NULL, 0), LV_EINPUT);
+  lv_model_free(m);
+}
+END_TEST
+
+/* A pendulum whose gradient callback returns NaN (or an error) on its
+ * 37th call. */
+typedef struct {
+  int calls, bad_at, mode;
+} faulty;
+static int f_mass(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  for (int i = 0; i < 3; i++) lv_sink_add(M, i, i, 1.0);
+  return 0;
+}
+static int f_V(const double *q, double *V, void *u) {
+  (void)u;
+  *V = 9.81 * q[2];
+  return 0;
+}
+static int f_dV(const double *q, double *g, void *u) {
+  faulty *f = u;
+  (void)q;
+  g[0] = g[1] = 0;
+  g[2] = 9.81;
+  if (++f->calls == f->bad_at) {
+    if (f->mode == 0) g[1] = NAN;
+    else return 1;
+  }
+  return 0;
+}
+static int f_g(const double *q, double *g, void *u) {
+  (void)u;
+  g[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] - 1);
+  return 0;
+}
+
+START_TEST(test_callback_faults) {
+  for (int mode = 0; mode < 2; mode++) {
+    lv_space *sp;
+    lv_model *m;
+    ck_assert_int_eq(lv_space_new_rn(&sp, 3), 0);
+    ck_assert_int_eq(lv_model_new(&m, "faulty", sp, 1), 0);
+    faulty f = {0, 37, mode};
+    lv_model_set_user(m, &f, NULL);
+    lv_model_set_mass(m, f_mass, 1);
+    lv_model_set_potential(m, f_V, f_dV, NULL);
+    lv_model_set_constraints(m, f_g, NULL, NULL, NULL);
+    double q0[3] = {1, 0, 0}, v0[3] = {0, 1, 0};
+    lv_model_set_initial(m, q0, v0);
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    int rc = lv_integrator_run_until(it, 10.0);
+    ck_assert_int_eq(rc, mode == 0 ? LV_ENONFINITE : LV_ECALLBACK);
+    const lv_state *s = lv_integrator_state(it);
+    /* the state is the last accepted one: finite and on the constraint */
+    ck_assert(isfinite(s->q[0]) && isfinite(s->q[1]) && isfinite(s->q[2]));
+    ck_assert_double_gt(s->t, 0.1);
+    ck_assert_double_lt(s->t, 0.3);
+    lv_integrator_free(it);
+    lv_model_free(m);
+  }
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("core");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_status_strings);
+  tcase_add_test(tc, test_kv);
+  tcase_add_test(tc, test_integrator_bad_input);
+  tcase_add_test(tc, test_callback_faults);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

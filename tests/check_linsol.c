@@ -1,0 +1,724 @@
+/* Check suite of the linear-solver layer: dense and UMFPACK back-ends, the
+ * assembly interface (pattern reuse) and the entry sinks. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "livens/livens.h"
+#include "testutil.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+/* A matrix as the sequence of add calls that assembles it. */
+typedef struct {
+  int n, cnt, cap;
+  int *i, *j;
+  double *v;
+} trip;
+
+static void trip_init(trip *t, int n) {
+  t->n = n;
+  t->cnt = 0;
+  t->cap = 16;
+  t->i = malloc((size_t)t->cap * sizeof(int));
+  t->j = malloc((size_t)t->cap * sizeof(int));
+  t->v = malloc((size_t)t->cap * sizeof(double));
+  ck_assert(t->i && t->j && t->v);
+}
+
+static void trip_add(trip *t, int i, int j, double v) {
+  if (t->cnt == t->cap) {
+    t->cap *= 2;
+    t->i = realloc(t->i, (size_t)t->cap * sizeof(int));
+    t->j = realloc(t->j, (size_t)t->cap * sizeof(int));
+    t->v = realloc(t->v, (size_t)t->cap * sizeof(double));
+    ck_assert(t->i && t->j && t->v);
+  }
+  t->i[t->cnt] = i;
+  t->j[t->cnt] = j;
+  t->v[t->cnt] = v;
+  t->cnt++;
+}
+
+static void trip_free(trip *t) {
+  free(t->i);
+  free(t->j);
+  free(t->v);
+}
+
+/* y = A x computed straight from the add sequence: the reference that
+ * lv_linsol_matvec is checked against. */
+static void trip_matvec(const trip *t, const double *x, double *y) {
+  for (int r = 0; r < t->n; r++) y[r] = 0.0;
+  for (int k = 0; k < t->cnt; k++) y[t->i[k]] += t->v[k] * x[t->j[k]];
+}
+
+enum {
+  SADDLE_DUP_ROW = 1, /* constraint row 1 := constraint row 0 */
+  SADDLE_COMB_ROW = 2 /* constraint row 2 := row 0 - 0.75 row 1 (N >= 9) */
+};
+
+/* Saddle-point matrix [[A, B^T], [B, 0]] of total size N with m = N/3
+ * constraints.  A is symmetric, strictly diagonally dominant with diagonal
+ * >= 1 + off-diagonal row sum (so SPD with eigenvalues >= 1); row r of B has
+ * an entry of magnitude >= 2 in a column of its own and two entries of
+ * magnitude <= 0.4 elsewhere, so the square submatrix of B on those columns
+ * is diagonally dominant and B has full rank.  The structure depends on
+ * @p sseed only and the values on @p vseed only, so two calls with the same
+ * sseed produce the same add sequence with different values.  Diagonal
+ * entries of A are added in two halves to exercise duplicate summation. */
+static trip saddle(int N, unsigned long long sseed, unsigned long long vseed,
+                   int flags) {
+  unsigned long long s = tu_seed(sseed), r = tu_seed(vseed);
+  int m = N / 3, nx = N - m;
+  trip t;
+  trip_init(&t, N);
+  double *rowsum = calloc((size_t)nx, sizeof(double));
+  int *col = malloc((size_t)nx * sizeof(int));
+  ck_assert(rowsum && col);
+
+  for (int i = 0; i < nx; i++) {
+    for (int e = 0; e < 2; e++) {
+      int j = tu_randint(&s, nx);
+      if (j == i) continue;
+      double v = 0.5 * tu_rand(&r);
+      trip_add(&t, i, j, v);
+      trip_add(&t, j, i, v);
+      rowsum[i] += fabs(v);
+      rowsum[j] += fabs(v);
+    }
+  }
+  for (int i = 0; i < nx; i++) {
+    double d = rowsum[i] + 1.0 + fabs(tu_rand(&r));
+    trip_add(&t, i, i, 0.5 * d);
+    trip_add(&t, i, i, 0.5 * d);
+  }
+
+  for (int i = 0; i < nx; i++) col[i] = i;
+  for (int i = nx - 1; i > 0; i--) {
+    int k = tu_randint(&s, i + 1), tmp = col[i];
+    col[i] = col[k];
+    col[k] = tmp;
+  }
+  int c0[3], c1[3];
+  double v0[3], v1[3];
+  for (int q = 0; q < m; q++) {
+    int c[3];
+    double v[3];
+    if ((flags & SADDLE_DUP_ROW) && q == 1) {
+      memcpy(c, c0, sizeof c);
+      memcpy(v, v0, sizeof v);
+    } else {
+      double d = 2.0 + fabs(tu_rand(&r));
+      c[0] = col[q];
+      v[0] = tu_rand(&r) < 0 ? -d : d;
+      for (int e = 1; e < 3; e++) {
+        c[e] = tu_randint(&s, nx);
+        v[e] = 0.4 * tu_rand(&r);
+      }
+    }
+    if (q == 0) {
+      memcpy(c0, c, sizeof c);
+      memcpy(v0, v, sizeof v);
+    }
+    if (q == 1) {
+      memcpy(c1, c, sizeof c);
+      memcpy(v1, v, sizeof v);
+    }
+    if ((flags & SADDLE_COMB_ROW) && q == 2) {
+      /* Added entry by entry, so coinciding columns are summed with
+       * rounding: the matrix is singular only up to O(eps), which is what
+       * a dependent constraint looks like in floating point. */
+      for (int e = 0; e < 3; e++) {
+        trip_add(&t, nx + q, c0[e], v0[e]);
+        trip_add(&t, c0[e], nx + q, v0[e]);
+        trip_add(&t, nx + q, c1[e], -0.75 * v1[e]);
+        trip_add(&t, c1[e], nx + q, -0.75 * v1[e]);
+      }
+      continue;
+    }
+    for (int e = 0; e < 3; e++) {
+      trip_add(&t, nx + q, c[e], v[e]);
+      trip_add(&t, c[e], nx + q, v[e]);
+    }
+  }
+  free(rowsum);
+  free(col);
+  return t;
+}
+
+static void assemble(lv_linsol *ls, const trip *t) {
+  ck_assert_int_eq(lv_linsol_begin(ls), 0);
+  for (int k = 0; k < t->cnt; k++)
+    ck_assert_int_eq(lv_linsol_add(ls, t->i[k], t->j[k], t->v[k]), 0);
+}
+
+static double *rand_vec(int n, unsigned long long seed) {
+  unsigned long long s = tu_seed(seed);
+  double *x = malloc((size_t)n * sizeof(double));
+  ck_assert_ptr_nonnull(x);
+  for (int i = 0; i < n; i++) x[i] = tu_rand(&s);
+  return x;
+}
+
+static lv_linsol *new_solver(lv_linsol_kind kind, int n) {
+  lv_linsol *ls = NULL;
+  ck_assert_int_eq(lv_linsol_new(&ls, kind, n, 0), 0);
+  ck_assert_ptr_nonnull(ls);
+  return ls;
+}
+
+/* Assemble t into a fresh solver of the given kind, factor and solve for b;
+ * returns x (caller frees). */
+static double *solve_with(lv_linsol_kind kind, const trip *t, const double *b) {
+  lv_linsol *ls = new_solver(kind, t->n);
+  assemble(ls, t);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  double *x = malloc((size_t)t->n * sizeof(double));
+  ck_assert_ptr_nonnull(x);
+  memcpy(x, b, (size_t)t->n * sizeof(double));
+  ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+  lv_linsol_free(ls);
+  return x;
+}
+
+static const lv_linsol_kind kinds[2] = {LV_LINSOL_DENSE, LV_LINSOL_UMFPACK};
+
+/* ------------------------------------------- 1. dense and UMFPACK agree */
+
+static const int agree_sizes[] = {5, 10, 50, 200, 1000, 2000};
+
+START_TEST(test_dense_umfpack_agree) {
+  const int N = agree_sizes[_i];
+  trip t = saddle(N, 1000 + (unsigned)N, 2000 + (unsigned)N, 0);
+  double *b = rand_vec(N, 77 + (unsigned)N);
+  double *y = malloc((size_t)N * sizeof(double));
+  double *yref = malloc((size_t)N * sizeof(double));
+  double *x[2];
+  ck_assert(y && yref);
+
+  for (int s = 0; s < 2; s++) {
+    lv_linsol *ls = new_solver(kinds[s], N);
+    ck_assert_int_eq(lv_linsol_kind_of(ls), kinds[s]);
+    assemble(ls, &t);
+    ck_assert_int_eq(lv_linsol_factor(ls), 0);
+    ck_assert(lv_linsol_rcond(ls) > 0.0);
+    x[s] = malloc((size_t)N * sizeof(double));
+    ck_assert_ptr_nonnull(x[s]);
+    memcpy(x[s], b, (size_t)N * sizeof(double));
+    ck_assert_int_eq(lv_linsol_solve(ls, x[s]), 0);
+
+    /* matvec must reproduce the assembled matrix (duplicates summed) ... */
+    ck_assert_int_eq(lv_linsol_matvec(ls, x[s], y), 0);
+    trip_matvec(&t, x[s], yref);
+    ck_assert_double_le(tu_rel_err(N, y, yref), 1e-14);
+    /* ... and then the residual of the solution is meaningful. */
+    double res = tu_rel_err(N, y, b);
+    ck_assert_msg(res < 1e-10, "%s N=%d: residual %g", lv_linsol_kind_name(kinds[s]), N, res);
+
+    lv_linsol_stats st;
+    lv_linsol_get_stats(ls, &st);
+    ck_assert_int_eq(st.numeric, 1);
+    ck_assert_int_eq(st.solves, 1);
+    lv_linsol_free(ls);
+  }
+  double d = tu_rel_err(N, x[1], x[0]);
+  ck_assert_msg(d < 1e-12, "N=%d: dense vs umfpack %g", N, d);
+
+  free(x[0]);
+  free(x[1]);
+  free(y);
+  free(yref);
+  free(b);
+  trip_free(&t);
+}
+END_TEST
+
+/* ----------------------------------------------------- 2. singular matrices */
+
+/* 6x6 matrix whose row 3 is zero: either absent from the pattern or present
+ * with explicit zero values (a numerically, not structurally, zero row). */
+static trip zero_row(int explicit_zeros) {
+  trip t;
+  trip_init(&t, 6);
+  for (int i = 0; i < 6; i++) {
+    if (i == 3) {
+      if (explicit_zeros) {
+        trip_add(&t, 3, 3, 0.0);
+        trip_add(&t, 3, 1, 0.0);
+      }
+      continue;
+    }
+    trip_add(&t, i, i, 2.0 + i);
+    trip_add(&t, i, (i + 1) % 6, 0.5);
+  }
+  return t;
+}
+
+/* Factor must fail with LV_ESINGULAR, and solve must then refuse without
+ * touching b -- even though an older, valid factorisation exists. */
+static void check_singular(lv_linsol_kind kind, const trip *bad) {
+  const int N = bad->n;
+  trip good = saddle(N, 5, 6, 0);
+  lv_linsol *ls = new_solver(kind, N);
+  assemble(ls, &good);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+
+  assemble(ls, bad);
+  int rc = lv_linsol_factor(ls);
+  ck_assert_msg(rc == LV_ESINGULAR, "%s: factor returned %s", lv_linsol_kind_name(kind),
+                lv_status_name(rc));
+  ck_assert(lv_linsol_rcond(ls) < 1e-15);
+
+  double *b = rand_vec(N, 9);
+  double *b0 = malloc((size_t)N * sizeof(double));
+  ck_assert_ptr_nonnull(b0);
+  memcpy(b0, b, (size_t)N * sizeof(double));
+  ck_assert_int_ne(lv_linsol_solve(ls, b), 0);
+  ck_assert_int_eq(memcmp(b, b0, (size_t)N * sizeof(double)), 0);
+  /* a second failed factor and solve: still refused */
+  ck_assert_int_eq(lv_linsol_factor(ls), LV_ESINGULAR);
+  ck_assert_int_ne(lv_linsol_solve(ls, b), 0);
+  ck_assert_int_eq(memcmp(b, b0, (size_t)N * sizeof(double)), 0);
+
+  /* recovery: a good matrix factorises again on the same object */
+  assemble(ls, &good);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  ck_assert_int_eq(lv_linsol_solve(ls, b), 0);
+  ck_assert(tu_norm_inf(N, b) > 0.0);
+
+  free(b);
+  free(b0);
+  lv_linsol_free(ls);
+  trip_free(&good);
+}
+
+/* Two identical constraint rows usually cancel exactly (zero pivot); a
+ * combination of two rows leaves pivots of rounding size, caught only by the
+ * rcond threshold. */
+START_TEST(test_singular_dependent_constraints) {
+  const int flags[2] = {SADDLE_DUP_ROW, SADDLE_COMB_ROW};
+  for (int s = 0; s < 2; s++)
+    for (int f = 0; f < 2; f++)
+      for (int N = 9; N <= 500; N *= 7) {
+        trip t = saddle(N, 31 + (unsigned)N, 32, flags[f]);
+        check_singular(kinds[s], &t);
+        trip_free(&t);
+      }
+}
+END_TEST
+
+START_TEST(test_singular_zero_row) {
+  for (int s = 0; s < 2; s++)
+    for (int e = 0; e < 2; e++) {
+      trip t = zero_row(e);
+      check_singular(kinds[s], &t);
+      trip_free(&t);
+    }
+}
+END_TEST
+
+START_TEST(test_solve_before_factor) {
+  for (int s = 0; s < 2; s++) {
+    lv_linsol *ls = new_solver(kinds[s], 4);
+    double b[4] = {1, 2, 3, 4};
+    ck_assert_int_eq(lv_linsol_solve(ls, b), LV_EINPUT);
+    ck_assert_int_eq(lv_linsol_add(ls, 0, 0, 1.0), 0);
+    ck_assert_int_eq(lv_linsol_solve(ls, b), LV_EINPUT);
+    ck_assert_double_eq(b[3], 4.0);
+    /* an empty pattern is singular, not an error of the back-end */
+    ck_assert_int_eq(lv_linsol_begin(ls), 0);
+    ck_assert_int_eq(lv_linsol_factor(ls), LV_ESINGULAR);
+    lv_linsol_free(ls);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------- 3. non-finite data */
+
+/* Policy: lv_linsol_add reports a NaN/Inf value at once with LV_ENONFINITE,
+ * and -- for callers that ignore add's status -- lv_linsol_factor also
+ * returns LV_ENONFINITE until the next lv_linsol_begin.  A non-finite
+ * right-hand side makes solve return LV_ENONFINITE and leave b alone. */
+START_TEST(test_nonfinite) {
+  const double bad[2] = {NAN, INFINITY};
+  const int N = 12;
+  trip t = saddle(N, 41, 42, 0);
+  double *b = rand_vec(N, 43);
+  double *x = malloc((size_t)N * sizeof(double));
+  ck_assert_ptr_nonnull(x);
+  for (int s = 0; s < 2; s++)
+    for (int q = 0; q < 2; q++) {
+      lv_linsol *ls = new_solver(kinds[s], N);
+      assemble(ls, &t);
+      ck_assert_int_eq(lv_linsol_factor(ls), 0);
+      assemble(ls, &t);
+      ck_assert_int_eq(lv_linsol_add(ls, 2, 2, bad[q]), LV_ENONFINITE);
+      ck_assert_int_eq(lv_linsol_factor(ls), LV_ENONFINITE);
+      memcpy(x, b, (size_t)N * sizeof(double));
+      ck_assert_int_ne(lv_linsol_solve(ls, x), 0);
+      ck_assert_int_eq(memcmp(x, b, (size_t)N * sizeof(double)), 0);
+
+      /* through a sink too */
+      lv_sink root = lv_linsol_sink(ls);
+      assemble(ls, &t);
+      ck_assert_int_eq(lv_sink_add(&root, 0, 1, bad[q]), LV_ENONFINITE);
+      ck_assert_int_eq(lv_linsol_factor(ls), LV_ENONFINITE);
+
+      /* begin clears the condition */
+      assemble(ls, &t);
+      ck_assert_int_eq(lv_linsol_factor(ls), 0);
+      memcpy(x, b, (size_t)N * sizeof(double));
+      x[3] = bad[q];
+      ck_assert_int_eq(lv_linsol_solve(ls, x), LV_ENONFINITE);
+      ck_assert(x[3] != x[3] || isinf(x[3]));
+      ck_assert_double_eq(x[4], b[4]);
+      memcpy(x, b, (size_t)N * sizeof(double));
+      ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+      for (int i = 0; i < N; i++) ck_assert(isfinite(x[i]));
+      lv_linsol_free(ls);
+    }
+  free(x);
+  free(b);
+  trip_free(&t);
+}
+END_TEST
+
+/* --------------------------------------------------------- 4. pattern reuse */
+
+static void check_solution(lv_linsol *ls, const trip *t, const double *b) {
+  const int N = t->n;
+  double *x = malloc((size_t)N * sizeof(double));
+  double *y = malloc((size_t)N * sizeof(double));
+  ck_assert(x && y);
+  memcpy(x, b, (size_t)N * sizeof(double));
+  ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+  double *xd = solve_with(LV_LINSOL_DENSE, t, b);
+  ck_assert_double_le(tu_rel_err(N, x, xd), 1e-12);
+  trip_matvec(t, x, y);
+  ck_assert_double_le(tu_rel_err(N, y, b), 1e-12);
+  free(xd);
+  free(x);
+  free(y);
+}
+
+START_TEST(test_pattern_reuse) {
+  const int N = 60;
+  trip t1 = saddle(N, 51, 1, 0);
+  trip t2 = saddle(N, 51, 2, 0); /* same positions, new values */
+  trip t3 = saddle(N, 52, 3, 0); /* different positions */
+  trip t4 = saddle(N, 52, 4, 0);
+  double *b = rand_vec(N, 50);
+  lv_linsol_stats st;
+
+  lv_linsol *ls = new_solver(LV_LINSOL_UMFPACK, N);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 0);
+  ck_assert_int_eq(st.numeric, 0);
+
+  assemble(ls, &t1);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  check_solution(ls, &t1, b);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 1);
+  ck_assert_int_eq(st.numeric, 1);
+  long nnz1 = st.nnz;
+  ck_assert_int_lt(nnz1, t1.cnt); /* the split diagonals were merged */
+
+  assemble(ls, &t2);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  check_solution(ls, &t2, b);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 1);
+  ck_assert_int_eq(st.numeric, 2);
+  ck_assert_int_eq(st.solves, 2);
+  ck_assert_int_eq(st.nnz, nnz1);
+
+  assemble(ls, &t3);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  check_solution(ls, &t3, b);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 2);
+  ck_assert_int_eq(st.numeric, 3);
+  long nnz3 = st.nnz;
+
+  assemble(ls, &t4); /* the new pattern is now the reference */
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  check_solution(ls, &t4, b);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 2);
+  ck_assert_int_eq(st.numeric, 4);
+
+  /* the same add sequence with one extra add at the end: a new pattern, in
+   * which the explicit zero is kept (the (2,2) block of a saddle matrix has
+   * no entries, so (N-1, N-1) is new) */
+  assemble(ls, &t4);
+  ck_assert_int_eq(lv_linsol_add(ls, N - 1, N - 1, 0.0), 0);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  check_solution(ls, &t4, b);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 3);
+  ck_assert_int_eq(st.nnz, nnz3 + 1);
+
+  /* a prefix of the recorded sequence (one add fewer): also a new pattern */
+  assemble(ls, &t4);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 4);
+  ck_assert_int_eq(st.nnz, nnz3);
+  check_solution(ls, &t4, b);
+
+  /* factoring twice without a new assembly does not re-analyse */
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  lv_linsol_get_stats(ls, &st);
+  ck_assert_int_eq(st.symbolic, 4);
+
+  lv_linsol_free(ls);
+  free(b);
+  trip_free(&t1);
+  trip_free(&t2);
+  trip_free(&t3);
+  trip_free(&t4);
+}
+END_TEST
+
+/* Positions, not values, define the pattern: an entry added as 0.0 stays,
+ * and a later assembly may give it a non-zero value without re-analysis. */
+START_TEST(test_pattern_explicit_zero) {
+  lv_linsol *ls = new_solver(LV_LINSOL_UMFPACK, 3);
+  lv_linsol_stats st;
+  double b[3];
+  for (int pass = 0; pass < 2; pass++) {
+    ck_assert_int_eq(lv_linsol_begin(ls), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, 0, 0, 2.0), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, 1, 1, 4.0), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, 2, 2, 8.0), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, 0, 2, pass ? 1.0 : 0.0), 0);
+    ck_assert_int_eq(lv_linsol_factor(ls), 0);
+    lv_linsol_get_stats(ls, &st);
+    ck_assert_int_eq(st.nnz, 4);
+    ck_assert_int_eq(st.symbolic, 1);
+    b[0] = 2.0 + (pass ? 1.0 : 0.0);
+    b[1] = 4.0;
+    b[2] = 8.0;
+    ck_assert_int_eq(lv_linsol_solve(ls, b), 0);
+    for (int i = 0; i < 3; i++) ck_assert_double_eq_tol(b[i], 1.0, 1e-15);
+  }
+  lv_linsol_free(ls);
+}
+END_TEST
+
+/* A begin/add sequence does not disturb the last factorisation (modified
+ * Newton solves with it while the next matrix is assembled); only the next
+ * factor replaces it. */
+START_TEST(test_factor_survives_assembly) {
+  const int N = 40;
+  trip t1 = saddle(N, 61, 1, 0), t2 = saddle(N, 61, 2, 0), t3 = saddle(N, 62, 3, 0);
+  double *b = rand_vec(N, 60);
+  for (int s = 0; s < 2; s++) {
+    lv_linsol *ls = new_solver(kinds[s], N);
+    assemble(ls, &t1);
+    ck_assert_int_eq(lv_linsol_factor(ls), 0);
+    assemble(ls, &t2);
+    check_solution(ls, &t1, b);
+    assemble(ls, &t3); /* even a different pattern */
+    check_solution(ls, &t1, b);
+    ck_assert_int_eq(lv_linsol_factor(ls), 0);
+    check_solution(ls, &t3, b);
+    lv_linsol_free(ls);
+  }
+  free(b);
+  trip_free(&t1);
+  trip_free(&t2);
+  trip_free(&t3);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ 5. sinks */
+
+/* Column c of the assembled matrix, through matvec with e_c. */
+static void get_dense(lv_linsol *ls, int n, double *A) {
+  double *e = calloc((size_t)n, sizeof(double));
+  ck_assert_ptr_nonnull(e);
+  for (int c = 0; c < n; c++) {
+    e[c] = 1.0;
+    ck_assert_int_eq(lv_linsol_matvec(ls, e, A + (size_t)c * n), 0);
+    e[c] = 0.0;
+  }
+  free(e);
+}
+
+START_TEST(test_sink_views) {
+  enum { N = 7 };
+  for (int s = 0; s < 2; s++) {
+    double ref[N * N] = {0}, got[N * N];
+    lv_linsol *ls = new_solver(kinds[s], N);
+    ck_assert_int_eq(lv_linsol_begin(ls), 0);
+    lv_sink root = lv_linsol_sink(ls);
+    /* 3x4 block at (2,1), scaled by 2 */
+    lv_sink v1 = lv_sink_view(&root, 2, 1, 3, 4, 2.0, 0);
+    /* 2x3 block written transposed at (1,3), scaled by -0.5:
+     * view (i,j) -> matrix (1+j, 3+i) */
+    lv_sink v2 = lv_sink_view(&root, 1, 3, 2, 3, -0.5, 1);
+    /* view of a view: 2x2, transposed, at (1,1) of v1, scaled by 3 */
+    lv_sink v3 = lv_sink_view(&v1, 1, 1, 2, 2, 3.0, 1);
+
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 4; j++) {
+        double v = 1 + i + 10 * j;
+        ck_assert_int_eq(lv_sink_add(&v1, i, j, v), 0);
+        ref[(2 + i) + (1 + j) * N] += 2.0 * v;
+      }
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 3; j++) {
+        double v = 100 + i + 10 * j;
+        ck_assert_int_eq(lv_sink_add(&v2, i, j, v), 0);
+        ref[(1 + j) + (3 + i) * N] += -0.5 * v;
+      }
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < 2; j++) {
+        double v = 1000 + i + 10 * j;
+        ck_assert_int_eq(lv_sink_add(&v3, i, j, v), 0);
+        /* v3 (i,j) -> v1 (1+j, 1+i) scaled 3 -> matrix (2+1+j, 1+1+i) scaled 6 */
+        ref[(3 + j) + (2 + i) * N] += 6.0 * v;
+      }
+    ck_assert_int_eq(lv_sink_add(&root, 6, 0, 0.25), 0);
+    ref[6] += 0.25;
+
+    /* out of range through views: rejected, nothing written */
+    ck_assert_int_eq(lv_sink_add(&v1, 3, 0, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_sink_add(&v1, 0, 4, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_sink_add(&v1, -1, 0, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_sink_add(&v2, 2, 0, 1.0), LV_EINPUT); /* i >= nrows */
+    ck_assert_int_eq(lv_sink_add(&v2, 0, 3, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_sink_add(&v3, 2, 0, 1.0), LV_EINPUT);
+    /* a view reaching past the matrix: caught by the solver's own check */
+    lv_sink v4 = lv_sink_view(&root, 5, 5, 4, 4, 1.0, 0);
+    ck_assert_int_eq(lv_sink_add(&v4, 1, 1, 1.0), 0);
+    ref[6 + 6 * N] += 1.0;
+    ck_assert_int_eq(lv_sink_add(&v4, 2, 0, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_sink_add(&v4, 0, 3, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_sink_add(&root, N, 0, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_sink_add(&root, 0, -1, 1.0), LV_EINPUT);
+
+    get_dense(ls, N, got);
+    for (int k = 0; k < N * N; k++)
+      ck_assert_msg(got[k] == ref[k], "%s: entry (%d,%d) = %g, expected %g",
+                    lv_linsol_kind_name(kinds[s]), k % N, k / N, got[k], ref[k]);
+    lv_linsol_free(ls);
+  }
+}
+END_TEST
+
+/* --------------------------------------------------- 6. arguments and AUTO */
+
+START_TEST(test_add_out_of_range) {
+  for (int s = 0; s < 2; s++) {
+    lv_linsol *ls = new_solver(kinds[s], 3);
+    ck_assert_int_eq(lv_linsol_size(ls), 3);
+    ck_assert_int_eq(lv_linsol_begin(ls), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, 3, 0, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_linsol_add(ls, 0, 3, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_linsol_add(ls, -1, 0, 1.0), LV_EINPUT);
+    ck_assert_int_eq(lv_linsol_add(ls, 0, -1, 1.0), LV_EINPUT);
+    for (int i = 0; i < 3; i++) ck_assert_int_eq(lv_linsol_add(ls, i, i, 1.0), 0);
+    /* the rejected adds left no trace: the matrix is the identity */
+    double A[9];
+    get_dense(ls, 3, A);
+    for (int k = 0; k < 9; k++) ck_assert_double_eq(A[k], k % 4 == 0 ? 1.0 : 0.0);
+    ck_assert_int_eq(lv_linsol_factor(ls), 0);
+    ck_assert_double_eq_tol(lv_linsol_rcond(ls), 1.0, 1e-12);
+    lv_linsol_free(ls);
+  }
+}
+END_TEST
+
+START_TEST(test_new_arguments) {
+  lv_linsol *ls = (lv_linsol *)&ls; /* must be reset to NULL on failure */
+  ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, 0, 0), LV_EINPUT);
+  ck_assert_ptr_null(ls);
+  ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_UMFPACK, -4, 0), LV_EINPUT);
+  ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_AUTO, 0, 0), LV_EINPUT);
+  ck_assert_int_eq(lv_linsol_new(&ls, (lv_linsol_kind)7, 5, 0), LV_EINPUT);
+  ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_AUTO, 5, -1), LV_EINPUT);
+  ck_assert_int_eq(lv_linsol_new(NULL, LV_LINSOL_DENSE, 5, 0), LV_EINPUT);
+  ck_assert_ptr_null(ls);
+  lv_linsol_free(NULL);
+
+  ck_assert_str_eq(lv_linsol_kind_name(LV_LINSOL_DENSE), "dense");
+  ck_assert_str_eq(lv_linsol_kind_name(LV_LINSOL_UMFPACK), "umfpack");
+}
+END_TEST
+
+START_TEST(test_auto_threshold) {
+  struct { int n, threshold; lv_linsol_kind want; } c[] = {
+      {1, 0, LV_LINSOL_DENSE},
+      {LV_LINSOL_AUTO_THRESHOLD - 1, 0, LV_LINSOL_DENSE},
+      {LV_LINSOL_AUTO_THRESHOLD, 0, LV_LINSOL_UMFPACK},
+      {LV_LINSOL_AUTO_THRESHOLD + 1, 0, LV_LINSOL_UMFPACK},
+      {9, 10, LV_LINSOL_DENSE},
+      {10, 10, LV_LINSOL_UMFPACK},
+      {500, 1000, LV_LINSOL_DENSE},
+      {1, 1, LV_LINSOL_UMFPACK},
+  };
+  for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+    lv_linsol *ls = NULL;
+    ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_AUTO, c[k].n, c[k].threshold), 0);
+    ck_assert_msg(lv_linsol_kind_of(ls) == c[k].want, "n=%d threshold=%d: got %s", c[k].n,
+                  c[k].threshold, lv_linsol_kind_name(lv_linsol_kind_of(ls)));
+    ck_assert_int_eq(lv_linsol_size(ls), c[k].n);
+    lv_linsol_free(ls);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------------------- suite */
+
+static Suite *linsol_suite(void) {
+  Suite *s = suite_create("linsol");
+  TCase *tc;
+
+  tc = tcase_create("agree");
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, test_dense_umfpack_agree, 0,
+                      (int)(sizeof agree_sizes / sizeof agree_sizes[0]));
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("singular");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_singular_dependent_constraints);
+  tcase_add_test(tc, test_singular_zero_row);
+  tcase_add_test(tc, test_solve_before_factor);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("nonfinite");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_nonfinite);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("pattern");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_pattern_reuse);
+  tcase_add_test(tc, test_pattern_explicit_zero);
+  tcase_add_test(tc, test_factor_survives_assembly);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("sink");
+  tcase_add_test(tc, test_sink_views);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("args");
+  tcase_add_test(tc, test_add_out_of_range);
+  tcase_add_test(tc, test_new_arguments);
+  tcase_add_test(tc, test_auto_threshold);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(linsol_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

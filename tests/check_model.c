@@ -1,0 +1,233 @@
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include <string.h>
+/* Model interface: derivative checker, finite-difference fallbacks,
+ * registry parameters, consistent initialisation, diagnostics. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include "livens/livens.h"
+#include "testutil.h"
+
+/* A particle on the sphere |q| = 1 in a quadratic potential with a cubic
+ * term, so every derivative is non-trivial.  wrong_G scales the Jacobian by
+ * 1.01 to play a buggy model. */
+typedef struct {
+  int wrong_G;
+} sph;
+
+static int mass(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  for (int i = 0; i < 3; i++) lv_sink_add(M, i, i, 2.0);
+  return 0;
+}
+static int V(const double *q, double *out, void *u) {
+  (void)u;
+  *out = 0.5 * (q[0] * q[0] + 2 * q[1] * q[1]) + q[0] * q[1] * q[2];
+  return 0;
+}
+static int dV(const double *q, double *g, void *u) {
+  (void)u;
+  g[0] = q[0] + q[1] * q[2];
+  g[1] = 2 * q[1] + q[0] * q[2];
+  g[2] = q[0] * q[1];
+  return 0;
+}
+static int d2V(const double *q, lv_sink *H, void *u) {
+  (void)u;
+  double h[9] = {1, q[2], q[1], q[2], 2, q[0], q[1], q[0], 0};
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) lv_sink_add(H, i, j, h[3 * i + j]);
+  return 0;
+}
+static int g(const double *q, double *r, void *u) {
+  (void)u;
+  r[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] - 1.0);
+  r[1] = q[0] * q[1] - 0.1; /* a second, non-linear constraint */
+  return 0;
+}
+static int G(const double *q, lv_sink *J, void *u) {
+  const sph *s = u;
+  double f = s->wrong_G ? 1.01 : 1.0;
+  for (int j = 0; j < 3; j++) lv_sink_add(J, 0, j, f * q[j]);
+  lv_sink_add(J, 1, 0, q[1]);
+  lv_sink_add(J, 1, 1, q[0]);
+  lv_sink_add(J, 1, 2, 0.0);
+  return 0;
+}
+static int Hg(const double *q, const double *gam, lv_sink *H, void *u) {
+  (void)q, (void)u;
+  for (int i = 0; i < 3; i++) lv_sink_add(H, i, i, gam[0]);
+  lv_sink_add(H, 0, 1, gam[1]);
+  lv_sink_add(H, 1, 0, gam[1]);
+  return 0;
+}
+static int Zg(const double *q, const double *w, lv_sink *Z, void *u) {
+  (void)q, (void)u;
+  for (int j = 0; j < 3; j++) lv_sink_add(Z, 0, j, w[j]);
+  lv_sink_add(Z, 1, 0, w[1]);
+  lv_sink_add(Z, 1, 1, w[0]);
+  return 0;
+}
+
+/* analytic: 1 every derivative supplied, 0 none (all by finite
+ * differences), 2 only G supplied (Hessian/curvature by differences of it). */
+static lv_model *make(int analytic, int wrong_G) {
+  lv_space *sp;
+  lv_model *m;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 3), 0);
+  ck_assert_int_eq(lv_model_new(&m, "sphere", sp, 2), 0);
+  sph *s = calloc(1, sizeof *s);
+  s->wrong_G = wrong_G;
+  lv_model_set_user(m, s, free);
+  lv_model_set_mass(m, mass, 1);
+  ck_assert_int_eq(lv_model_set_potential(m, V, dV, analytic == 1 ? d2V : NULL), 0);
+  ck_assert_int_eq(lv_model_set_constraints(m, g, analytic ? G : NULL, analytic == 1 ? Hg : NULL,
+                                            analytic == 1 ? Zg : NULL),
+                   0);
+  double q0[3] = {0.6, 0.3, 0.7}, v0[3] = {0.1, -0.2, 0.3};
+  lv_model_set_initial(m, q0, v0);
+  return m;
+}
+
+START_TEST(test_checker) {
+  lv_model *good = make(1, 0), *bad = make(1, 1);
+  lv_check_result r;
+  ck_assert_int_eq(lv_model_check_derivatives(good, NULL, NULL, 1e-6, NULL, &r), 0);
+  ck_assert_int_eq(r.checked, 5); /* dV, d2V, G, hessian, curvature */
+  ck_assert_int_eq(r.failed, 0);
+  ck_assert_double_lt(r.err_G, 1e-8);
+  ck_assert_double_lt(r.err_d2V, 1e-8);
+  ck_assert_int_eq(lv_model_check_derivatives(bad, NULL, NULL, 1e-6, NULL, &r), LV_EINPUT);
+  ck_assert_int_ge(r.failed, 1);
+  ck_assert_double_gt(r.err_G, 1e-3);
+  lv_model_free(good);
+  lv_model_free(bad);
+}
+END_TEST
+
+/* Finite-difference fallbacks agree with the analytic derivatives. */
+START_TEST(test_fd_fallback) {
+  lv_model *a = make(1, 0), *f = make(0, 0), *f2 = make(2, 0);
+  double q[3] = {0.3, -0.5, 0.8}, w[3] = {0.2, 0.7, -0.4}, gam[2] = {1.5, -0.5};
+  double A[9], B[9];
+  lv_sink sa, sb;
+#define CMP(rows, call_a, call_b)                         \
+  memset(A, 0, sizeof A);                                 \
+  memset(B, 0, sizeof B);                                 \
+  sa = lv_sink_dense(A, rows, rows, 3);                   \
+  sb = lv_sink_dense(B, rows, rows, 3);                   \
+  ck_assert_int_eq(call_a, 0);                            \
+  ck_assert_int_eq(call_b, 0);                            \
+  ck_assert_double_lt(tu_max_abs_diff(rows * 3, A, B), 1e-8);
+  CMP(3, lv_model_hess_potential(a, q, &sa), lv_model_hess_potential(f, q, &sb));
+  CMP(2, lv_model_constraint_jac(a, q, &sa), lv_model_constraint_jac(f, q, &sb));
+  CMP(3, lv_model_constraint_hessian(a, q, gam, &sa), lv_model_constraint_hessian(f2, q, gam, &sb));
+  CMP(2, lv_model_constraint_curvature(a, q, w, &sa), lv_model_constraint_curvature(f2, q, w, &sb));
+  lv_model_free(f2);
+  lv_model_free(a);
+  lv_model_free(f);
+}
+END_TEST
+
+START_TEST(test_registry_params) {
+  lv_model *m = NULL;
+  const char *k1[] = {"l"}, *v1[] = {"2.5"};
+  lv_kv kv = {1, k1, v1};
+  ck_assert_int_eq(lv_model_create("pendulum3d", &kv, &m), 0);
+  double g0[1];
+  double q[3] = {2.5, 0, 0};
+  ck_assert_int_eq(lv_model_constraints(m, q, g0), 0);
+  ck_assert_double_lt(fabs(g0[0]), 1e-15);
+  lv_model_free(m);
+  const char *k2[] = {"lenght"}, *v2[] = {"2"};
+  lv_kv bad = {1, k2, v2};
+  ck_assert_int_eq(lv_model_create("pendulum3d", &bad, &m), LV_EUNKNOWN);
+  ck_assert_ptr_null(m);
+  const char *v3[] = {"two"};
+  lv_kv badv = {1, k1, v3};
+  ck_assert_int_eq(lv_model_create("pendulum3d", &badv, &m), LV_EINPUT);
+  ck_assert_int_eq(lv_model_create("no-such-model", NULL, &m), LV_EUNKNOWN);
+  lv_check_result r;
+  ck_assert_int_eq(lv_model_create("pendulum3d", NULL, &m), 0);
+  ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &r), 0);
+  ck_assert_int_eq(r.failed, 0);
+  lv_model_free(m);
+}
+END_TEST
+
+/* Inconsistent initial values: projected onto both constraint levels, or
+ * reported with LV_EINCONSISTENT in check mode. */
+START_TEST(test_consistent_init) {
+  lv_model *m = make(1, 0);
+  double q0[3] = {0.5, 0.3, 0.9}, v0[3] = {1, 1, 1};
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_set_init_mode(it, LV_INIT_CHECK, 1e-10), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, q0, v0), LV_EINCONSISTENT);
+  ck_assert_int_eq(lv_integrator_set_init_mode(it, LV_INIT_PROJECT, 1e-10), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, q0, v0), 0);
+  lv_integrator_stats st;
+  lv_integrator_get_stats(it, &st);
+  ck_assert_int_eq(st.projected, 1);
+  ck_assert_double_gt(st.init_g_norm, 1e-3);
+  const lv_state *s = lv_integrator_state(it);
+  double r[2];
+  lv_model_constraints(m, s->q, r);
+  ck_assert_double_lt(tu_norm_inf(2, r), 1e-13);
+  lv_model_G_apply(m, s->q, s->v, r);
+  ck_assert_double_lt(tu_norm_inf(2, r), 1e-13);
+  /* the projected point is the M-closest: q - q0 is in the range of G^T, so
+   * it is orthogonal to the constraint's tangent (the cross product of the
+   * two rows of G at the projected point, to first order) */
+  ck_assert_double_lt(fabs(s->q[0] - q0[0]), 0.5);
+  ck_assert_int_eq(lv_integrator_set_init_mode(it, LV_INIT_PROJECT, -1), LV_EINPUT);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+/* Diagnostics: energy and momentum of a known state; CSV header columns. */
+START_TEST(test_diag) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("pendulum3d", NULL, &m), 0);
+  lv_diag *d;
+  ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
+  double q[3] = {0, 0.6, -0.8}, v[3] = {0.3, 0, 0}, p[3] = {0.3, 0, 0}, lam[1] = {0}, gam[1] = {0};
+  lv_state s = {0.0, q, v, p, lam, gam};
+  lv_diag_point pt;
+  ck_assert_int_eq(lv_diag_eval(d, &s, &pt), 0);
+  ck_assert_double_eq_tol(pt.energy, 0.5 * 0.09 + 9.81 * -0.8, 1e-14);
+  ck_assert_double_eq_tol(pt.momentum[0], -0.6 * 0.3, 1e-15); /* e3.(q x p) */
+  ck_assert_double_lt(pt.g_norm, 1e-15);
+  ck_assert_double_lt(pt.gv_norm, 1e-15);
+  lv_diag_free(d);
+
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.1), 0);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  ck_assert_int_eq(lv_diag_csv_header(f, it), 0);
+  fclose(f);
+  ck_assert_str_eq(buf, "t,q1,q2,q3,v1,v2,v3,lambda1,energy,momentum1,g_norm,gv_norm,newton_iters\n");
+  free(buf);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("model");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_checker);
+  tcase_add_test(tc, test_fd_fallback);
+  tcase_add_test(tc, test_registry_params);
+  tcase_add_test(tc, test_consistent_init);
+  tcase_add_test(tc, test_diag);
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

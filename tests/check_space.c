@@ -1,0 +1,1181 @@
+/* Tests of the configuration-space layer: R^k, SO(3), S^3, R^3 x SO(3),
+ * SE(3) and their products.  References are independent of the library's
+ * closed forms: matrix series summed in long double, 4x4 homogeneous
+ * matrices, finite differences of exp.
+ *
+ * Set LV_TEST_VERBOSE=1 to print the largest error of each identity. */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "livens/livens.h"
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* ------------------------------------------------------------ helpers */
+
+typedef struct {
+  uint64_t s;
+} rng_t;
+
+static double rnd(rng_t *r) { /* uniform in [-1, 1) */
+  r->s ^= r->s << 13;
+  r->s ^= r->s >> 7;
+  r->s ^= r->s << 17;
+  return 2.0 * ((double)(r->s >> 11) * (1.0 / 9007199254740992.0)) - 1.0;
+}
+
+static void rnd_vec(rng_t *r, int n, double *x) {
+  for (int i = 0; i < n; i++) x[i] = rnd(r);
+}
+
+/* Random 3-vector of the given length. */
+static void rnd_len3(rng_t *r, double len, double v[3]) {
+  double n;
+  do {
+    rnd_vec(r, 3, v);
+    n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  } while (n < 0.1 || n > 1.0);
+  for (int i = 0; i < 3; i++) v[i] *= len / n;
+}
+
+static double norm(int n, const double *x) {
+  double s = 0.0;
+  for (int i = 0; i < n; i++) s += x[i] * x[i];
+  return sqrt(s);
+}
+
+static double maxdiff(int n, const double *a, const double *b) {
+  double m = 0.0;
+  for (int i = 0; i < n; i++)
+    if (fabs(a[i] - b[i]) > m || a[i] != a[i] || b[i] != b[i]) m = fabs(a[i] - b[i]);
+  return m;
+}
+
+static int verbose(void) {
+  const char *e = getenv("LV_TEST_VERBOSE");
+  return e && *e && *e != '0';
+}
+
+static void report(const char *what, double err) {
+  if (verbose()) fprintf(stderr, "  %-58s %.3e\n", what, err);
+}
+
+/* C = A B for n x n row-major long double matrices. */
+static void lmatmul(int n, const long double *A, const long double *B, long double *C) {
+  long double t[36];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      long double s = 0.0L;
+      for (int k = 0; k < n; k++) s += A[n * i + k] * B[n * k + j];
+      t[n * i + j] = s;
+    }
+  memcpy(C, t, (size_t)(n * n) * sizeof *C);
+}
+
+/* sum_{j>=0} c_j A^j with c_j = s^j / (j + shift)! summed to convergence
+ * (shift 0: exp(sA); shift 1 and s = -1: dexp_{-A}). */
+static void lseries(int n, const double *A, int sign, int shift, long double *S) {
+  long double term[36], LA[36];
+  for (int i = 0; i < n * n; i++) {
+    LA[i] = sign * (long double)A[i];
+    term[i] = 0.0L;
+  }
+  for (int i = 0; i < n; i++) term[n * i + i] = 1.0L;
+  /* term_0 = I / shift! */
+  long double f0 = 1.0L;
+  for (int k = 2; k <= shift; k++) f0 *= k;
+  for (int i = 0; i < n * n; i++) {
+    term[i] /= f0;
+    S[i] = term[i];
+  }
+  for (int j = 1; j < 400; j++) {
+    lmatmul(n, term, LA, term);
+    long double mt = 0.0L, ms = 0.0L;
+    for (int i = 0; i < n * n; i++) {
+      term[i] /= (long double)(j + shift);
+      S[i] += term[i];
+      if (fabsl(term[i]) > mt) mt = fabsl(term[i]);
+      if (fabsl(S[i]) > ms) ms = fabsl(S[i]);
+    }
+    if (j > 5 && mt < 1e-30L * (ms > 1 ? ms : 1)) break;
+  }
+}
+
+static void hat(const double a[3], double A[9]) { lv_hat3(a, A); }
+
+/* Dense nv x nv matrix (row-major out) of lv_space_tangent. */
+static void tangent_dense(const lv_space *sp, const double *v, double *Trow) {
+  int n = lv_space_nv(sp);
+  double *cm = calloc((size_t)(n * n), sizeof *cm);
+  ck_assert_ptr_nonnull(cm);
+  lv_sink s = lv_sink_dense(cm, n, n, n);
+  ck_assert_int_eq(lv_space_tangent(sp, v, &s), 0);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) Trow[n * i + j] = cm[i + (size_t)j * n];
+  free(cm);
+}
+
+static lv_space *single(lv_factor_kind kind, int k) {
+  lv_space *sp = NULL;
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  ck_assert_int_eq(lv_space_add(sp, kind, k), 0);
+  return sp;
+}
+
+/* 4x4 homogeneous matrix of an SE(3) configuration (x, R). */
+static void se3_H(const double *q, double H[16]) {
+  memset(H, 0, 16 * sizeof *H);
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) H[4 * i + j] = q[3 + 3 * i + j];
+    H[4 * i + 3] = q[i];
+  }
+  H[15] = 1.0;
+}
+
+/* w~ = [[psi~, U], [0, 0]] */
+static void se3_tilde(const double w[6], double W[16]) {
+  double P[9];
+  hat(w + 3, P);
+  memset(W, 0, 16 * sizeof *W);
+  for (int i = 0; i < 3; i++) {
+    for (int j = 0; j < 3; j++) W[4 * i + j] = P[3 * i + j];
+    W[4 * i + 3] = w[i];
+  }
+}
+
+static void matmul(int n, const double *A, const double *B, double *C) {
+  double t[36];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double s = 0.0;
+      for (int k = 0; k < n; k++) s += A[n * i + k] * B[n * k + j];
+      t[n * i + j] = s;
+    }
+  memcpy(C, t, (size_t)(n * n) * sizeof *C);
+}
+
+/* Random rotation configuration for the space's factors. */
+static void rnd_config(rng_t *r, const lv_space *sp, double *q) {
+  int nv = lv_space_nv(sp);
+  double *v = malloc((size_t)(nv ? nv : 1) * sizeof *v);
+  ck_assert_ptr_nonnull(v);
+  rnd_vec(r, nv, v);
+  for (int i = 0; i < nv; i++) v[i] *= 1.5;
+  lv_space_identity(sp, q);
+  for (int i = 0; i < lv_space_nfactors(sp); i++) {
+    lv_factor_kind k;
+    int qo, nqi;
+    lv_space_factor(sp, i, &k, &qo, &nqi, NULL, NULL);
+    if (k == LV_FACTOR_RN)
+      for (int j = 0; j < nqi; j++) q[qo + j] = rnd(r);
+  }
+  ck_assert_int_eq(lv_space_compose_exp(sp, q, 1.0, v, q), 0);
+  free(v);
+}
+
+static const double NORMS[] = {1e-12, 1e-8, 1e-4, 1e-2, 0.5, 0.999999, 1.0,
+                               1.000001, 2.0, 3.0, M_PI - 1e-6, M_PI - 1e-10};
+#define NNORMS ((int)(sizeof NORMS / sizeof NORMS[0]))
+
+/* ------------------------------------------------------------ R^k */
+
+START_TEST(test_rn) {
+  lv_space *sp = NULL;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 5), 0);
+  ck_assert_int_eq(lv_space_nq(sp), 5);
+  ck_assert_int_eq(lv_space_nv(sp), 5);
+  ck_assert_int_eq(lv_space_nfactors(sp), 1);
+  ck_assert(lv_space_is_linear(sp));
+  ck_assert_str_eq(lv_space_name(sp), "R^5");
+
+  double q[5] = {1, 2, 3, 4, 5}, v[5] = {0.5, -1, 2, 0, 3}, qo[5], d[5];
+  ck_assert_int_eq(lv_space_compose_exp(sp, q, 0.1, v, qo), 0);
+  for (int i = 0; i < 5; i++) ck_assert_double_eq(qo[i], q[i] + 0.1 * v[i]);
+  double qa[5];
+  memcpy(qa, q, sizeof q);
+  ck_assert_int_eq(lv_space_compose_exp(sp, qa, 0.1, v, qa), 0); /* aliasing */
+  ck_assert(maxdiff(5, qa, qo) == 0.0);
+  ck_assert_int_eq(lv_space_log(sp, q, qo, d), 0);
+  for (int i = 0; i < 5; i++) ck_assert_double_eq(d[i], qo[i] - q[i]);
+  ck_assert_int_eq(lv_space_identity(sp, d), 0);
+  for (int i = 0; i < 5; i++) ck_assert_double_eq(d[i], 0.0);
+
+  double T[25], y[5];
+  tangent_dense(sp, v, T);
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 5; j++) ck_assert_double_eq(T[5 * i + j], i == j ? 1.0 : 0.0);
+  ck_assert_int_eq(lv_space_tangent_apply(sp, v, q, y), 0);
+  ck_assert(maxdiff(5, y, q) == 0.0);
+  ck_assert_int_eq(lv_space_tangent_inv_apply(sp, v, q, y), 0);
+  ck_assert(maxdiff(5, y, q) == 0.0);
+  ck_assert_int_eq(lv_space_ad(sp, v, q, y), 0);
+  for (int i = 0; i < 5; i++) ck_assert_double_eq(y[i], 0.0);
+  ck_assert_int_eq(lv_space_normalize(sp, qo), 0);
+
+  /* adjacent R^k factors merge */
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_RN, 2), 0);
+  ck_assert_int_eq(lv_space_nfactors(sp), 1);
+  ck_assert_str_eq(lv_space_name(sp), "R^7");
+  ck_assert_int_eq(lv_space_nq(sp), 7);
+  lv_space_free(sp);
+
+  ck_assert_int_eq(lv_space_new_rn(&sp, 0), 0);
+  ck_assert_int_eq(lv_space_nq(sp), 0);
+  ck_assert_str_eq(lv_space_name(sp), "R^0");
+  lv_space_free(sp);
+}
+END_TEST
+
+START_TEST(test_bad_input) {
+  lv_space *sp = NULL;
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  ck_assert_int_eq(lv_space_add(sp, (lv_factor_kind)7, 0), LV_EINPUT);
+  ck_assert_int_eq(lv_space_add(sp, (lv_factor_kind)-1, 3), LV_EINPUT);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_RN, -2), LV_EINPUT);
+  ck_assert_int_eq(lv_space_nfactors(sp), 0);
+  ck_assert_int_eq(lv_space_nq(sp), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_SO3, 0), 0);
+  ck_assert_int_eq(lv_space_add(sp, (lv_factor_kind)5, 0), LV_EINPUT);
+  ck_assert_int_eq(lv_space_nfactors(sp), 1);
+  ck_assert_str_eq(lv_space_name(sp), "SO(3)");
+  lv_factor_kind k;
+  ck_assert_int_eq(lv_space_factor(sp, 1, &k, NULL, NULL, NULL, NULL), LV_EINPUT);
+  ck_assert_int_eq(lv_space_factor(sp, -1, &k, NULL, NULL, NULL, NULL), LV_EINPUT);
+  ck_assert_int_eq(lv_space_add(NULL, LV_FACTOR_SO3, 0), LV_EINPUT);
+  lv_space_free(sp);
+  ck_assert_int_eq(lv_space_new_rn(&sp, -1), LV_EINPUT);
+  ck_assert_ptr_null(sp);
+  lv_space_free(NULL);
+  ck_assert_int_eq(lv_space_new(NULL), LV_EINPUT);
+}
+END_TEST
+
+/* ------------------------------------------------------------ products */
+
+START_TEST(test_product_layout) {
+  lv_space *sp = NULL;
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_RN, 2), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_SO3, 0), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_RN, 1), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_SE3, 0), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_S3, 0), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_R3SO3, 0), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_R3SO3, 0), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_RN, 3), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_RN, 4), 0);
+  ck_assert_str_eq(lv_space_name(sp), "R^2xSO(3)xR^1xSE(3)xS^3x(R^3xSO(3))^2xR^7");
+  ck_assert_int_eq(lv_space_nfactors(sp), 8);
+  ck_assert_int_eq(lv_space_nq(sp), 59);
+  ck_assert_int_eq(lv_space_nv(sp), 34);
+  ck_assert(!lv_space_is_linear(sp));
+  static const lv_factor_kind kinds[8] = {LV_FACTOR_RN, LV_FACTOR_SO3, LV_FACTOR_RN,
+                                          LV_FACTOR_SE3, LV_FACTOR_S3, LV_FACTOR_R3SO3,
+                                          LV_FACTOR_R3SO3, LV_FACTOR_RN};
+  static const int qoff[8] = {0, 2, 11, 12, 24, 28, 40, 52}, nqs[8] = {2, 9, 1, 12, 4, 12, 12, 7};
+  static const int voff[8] = {0, 2, 5, 6, 12, 15, 21, 27}, nvs[8] = {2, 3, 1, 6, 3, 6, 6, 7};
+  for (int i = 0; i < 8; i++) {
+    lv_factor_kind k;
+    int a, b, c, d;
+    ck_assert_int_eq(lv_space_factor(sp, i, &k, &a, &b, &c, &d), 0);
+    ck_assert_int_eq(k, kinds[i]);
+    ck_assert_int_eq(a, qoff[i]);
+    ck_assert_int_eq(b, nqs[i]);
+    ck_assert_int_eq(c, voff[i]);
+    ck_assert_int_eq(d, nvs[i]);
+  }
+  lv_space_free(sp);
+
+  /* names of repeated factors */
+  static const struct {
+    lv_factor_kind k;
+    int n;
+    const char *name;
+  } cases[] = {{LV_FACTOR_R3SO3, 10, "(R^3xSO(3))^10"}, {LV_FACTOR_SO3, 3, "SO(3)^3"},
+               {LV_FACTOR_SE3, 2, "SE(3)^2"},          {LV_FACTOR_S3, 4, "(S^3)^4"},
+               {LV_FACTOR_R3SO3, 1, "R^3xSO(3)"},      {LV_FACTOR_SE3, 1, "SE(3)"}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    ck_assert_int_eq(lv_space_new(&sp), 0);
+    for (int i = 0; i < cases[c].n; i++) ck_assert_int_eq(lv_space_add(sp, cases[c].k, 0), 0);
+    ck_assert_str_eq(lv_space_name(sp), cases[c].name);
+    lv_space_free(sp);
+  }
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  lv_space_add(sp, LV_FACTOR_RN, 3);
+  lv_space_add(sp, LV_FACTOR_SO3, 0);
+  ck_assert_str_eq(lv_space_name(sp), "R^3xSO(3)");
+  lv_space_add(sp, LV_FACTOR_SO3, 0);
+  lv_space_add(sp, LV_FACTOR_RN, 1);
+  lv_space_add(sp, LV_FACTOR_SO3, 0);
+  ck_assert_str_eq(lv_space_name(sp), "R^3xSO(3)^2xR^1xSO(3)");
+  lv_space_free(sp);
+}
+END_TEST
+
+static lv_space *mixed_space(void) {
+  lv_space *sp = NULL;
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  lv_space_add(sp, LV_FACTOR_RN, 2);
+  lv_space_add(sp, LV_FACTOR_SO3, 0);
+  lv_space_add(sp, LV_FACTOR_RN, 1);
+  lv_space_add(sp, LV_FACTOR_SE3, 0);
+  lv_space_add(sp, LV_FACTOR_S3, 0);
+  lv_space_add(sp, LV_FACTOR_R3SO3, 0);
+  lv_space_add(sp, LV_FACTOR_R3SO3, 0);
+  lv_space_add(sp, LV_FACTOR_RN, 3);
+  return sp;
+}
+
+/* Every product operation equals the factor-wise operation. */
+START_TEST(test_product_ops) {
+  rng_t r = {0x9e3779b97f4a7c15ULL};
+  lv_space *sp = mixed_space();
+  int nq = lv_space_nq(sp), nv = lv_space_nv(sp), nf = lv_space_nfactors(sp);
+  double q[64], q1[64], qo[64], qa[64], v[40], x[40], y[40], z[40], w[40], e[40];
+  double *T = malloc(sizeof(double) * (size_t)(nv * nv));
+  ck_assert_ptr_nonnull(T);
+  double err_inv = 0.0, err_apply = 0.0;
+  for (int trial = 0; trial < 20; trial++) {
+    rnd_config(&r, sp, q);
+    rnd_config(&r, sp, q1);
+    rnd_vec(&r, nv, v);
+    rnd_vec(&r, nv, x);
+    double h = 0.3 + trial * 0.1;
+    ck_assert_int_eq(lv_space_compose_exp(sp, q, h, v, qo), 0);
+    memcpy(qa, q, sizeof(double) * (size_t)nq);
+    ck_assert_int_eq(lv_space_compose_exp(sp, qa, h, v, qa), 0);
+    ck_assert(maxdiff(nq, qa, qo) == 0.0);
+    ck_assert_int_eq(lv_space_log(sp, q, q1, w), 0);
+    ck_assert_int_eq(lv_space_tangent_apply(sp, v, x, y), 0);
+    ck_assert_int_eq(lv_space_tangent_inv_apply(sp, v, x, z), 0);
+    ck_assert_int_eq(lv_space_ad(sp, v, x, e), 0);
+    tangent_dense(sp, v, T);
+    for (int f = 0; f < nf; f++) {
+      lv_factor_kind k;
+      int qf, nqf, vf, nvf;
+      lv_space_factor(sp, f, &k, &qf, &nqf, &vf, &nvf);
+      lv_space *s1 = single(k, nvf);
+      double o1[12], w1[6], y1[6], T1[36];
+      ck_assert_int_eq(lv_space_compose_exp(s1, q + qf, h, v + vf, o1), 0);
+      ck_assert(maxdiff(nqf, o1, qo + qf) == 0.0);
+      ck_assert_int_eq(lv_space_log(s1, q + qf, q1 + qf, w1), 0);
+      ck_assert(maxdiff(nvf, w1, w + vf) == 0.0);
+      lv_space_tangent_apply(s1, v + vf, x + vf, y1);
+      ck_assert(maxdiff(nvf, y1, y + vf) == 0.0);
+      lv_space_tangent_inv_apply(s1, v + vf, x + vf, y1);
+      ck_assert(maxdiff(nvf, y1, z + vf) == 0.0);
+      lv_space_ad(s1, v + vf, x + vf, y1);
+      ck_assert(maxdiff(nvf, y1, e + vf) == 0.0);
+      tangent_dense(s1, v + vf, T1);
+      for (int i = 0; i < nv; i++)
+        for (int j = vf; j < vf + nvf; j++) {
+          double ref = (i >= vf && i < vf + nvf) ? T1[nvf * (i - vf) + (j - vf)] : 0.0;
+          ck_assert_double_eq(T[nv * i + j], ref);
+        }
+      lv_space_free(s1);
+    }
+    /* T (T^{-1} x) = x and the dense matrix agrees with tangent_apply */
+    double t[40];
+    ck_assert_int_eq(lv_space_tangent_apply(sp, v, z, t), 0);
+    double d = maxdiff(nv, t, x) / norm(nv, x);
+    if (d > err_inv) err_inv = d;
+    for (int i = 0; i < nv; i++) {
+      t[i] = 0.0;
+      for (int j = 0; j < nv; j++) t[i] += T[nv * i + j] * x[j];
+    }
+    d = maxdiff(nv, t, y) / norm(nv, x);
+    if (d > err_apply) err_apply = d;
+    /* aliasing of y and x in the applies */
+    memcpy(t, x, sizeof(double) * (size_t)nv);
+    lv_space_tangent_apply(sp, v, t, t);
+    ck_assert(maxdiff(nv, t, y) == 0.0);
+    memcpy(t, x, sizeof(double) * (size_t)nv);
+    lv_space_tangent_inv_apply(sp, v, t, t);
+    ck_assert(maxdiff(nv, t, z) == 0.0);
+    memcpy(t, x, sizeof(double) * (size_t)nv);
+    lv_space_ad(sp, v, t, t);
+    ck_assert(maxdiff(nv, t, e) == 0.0);
+  }
+  report("product: T T^{-1} x = x (rel)", err_inv);
+  report("product: dense T x = tangent_apply (rel)", err_apply);
+  ck_assert(err_inv < 1e-14);
+  ck_assert(err_apply < 1e-14);
+
+  /* identity and log round trip over the product */
+  double id[64], ww[40];
+  ck_assert_int_eq(lv_space_identity(sp, id), 0);
+  rnd_vec(&r, nv, v);
+  ck_assert_int_eq(lv_space_compose_exp(sp, id, 1.0, v, q), 0);
+  ck_assert_int_eq(lv_space_log(sp, id, q, ww), 0);
+  report("product: log(exp(v)) = v (abs)", maxdiff(nv, ww, v));
+  ck_assert(maxdiff(nv, ww, v) < 1e-14);
+  ck_assert_int_eq(lv_space_log(sp, q, q, ww), 0);
+  for (int i = 0; i < nv; i++) ck_assert(fabs(ww[i]) < 1e-15);
+  free(T);
+  lv_space_free(sp);
+}
+END_TEST
+
+/* Recording sink: the positions every call adds must not depend on v. */
+typedef struct {
+  lv_sink base;
+  int n, cap;
+  int *ij;
+} rec_sink;
+
+static int rec_add(lv_sink *s, int i, int j, double v) {
+  (void)v;
+  rec_sink *r = (rec_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (r->n < r->cap) {
+    r->ij[2 * r->n] = i;
+    r->ij[2 * r->n + 1] = j;
+  }
+  r->n++;
+  return 0;
+}
+
+static rec_sink rec_new(int n, int cap) {
+  rec_sink r;
+  memset(&r, 0, sizeof r);
+  r.base.add = rec_add;
+  r.base.nrows = r.base.ncols = n;
+  r.base.scale = 1.0;
+  r.cap = cap;
+  r.ij = malloc(sizeof(int) * 2 * (size_t)cap);
+  ck_assert_ptr_nonnull(r.ij);
+  return r;
+}
+
+START_TEST(test_tangent_pattern) {
+  lv_space *sp = mixed_space();
+  int nv = lv_space_nv(sp);
+  double v0[40] = {0}, v1[40];
+  rng_t r = {12345};
+  rnd_vec(&r, nv, v1);
+  rec_sink a = rec_new(nv, 1000), b = rec_new(nv, 1000);
+  ck_assert_int_eq(lv_space_tangent(sp, v0, &a.base), 0);
+  ck_assert_int_eq(lv_space_tangent(sp, v1, &b.base), 0);
+  /* R^2 + 9 + 1 + 27 + 9 + 2 * (3 + 9) + 3 */
+  ck_assert_int_eq(a.n, 2 + 9 + 1 + 27 + 9 + 24 + 3);
+  ck_assert_int_eq(a.n, b.n);
+  ck_assert(memcmp(a.ij, b.ij, sizeof(int) * 2 * (size_t)a.n) == 0);
+  /* no position twice */
+  for (int k = 0; k < a.n; k++)
+    for (int l = k + 1; l < a.n; l++)
+      ck_assert(!(a.ij[2 * k] == a.ij[2 * l] && a.ij[2 * k + 1] == a.ij[2 * l + 1]));
+  free(a.ij);
+  free(b.ij);
+
+  /* sink errors propagate */
+  lv_sink small = lv_sink_null(3, 3);
+  ck_assert_int_eq(lv_space_tangent(sp, v1, &small), LV_EINPUT);
+
+  /* the sink's scale applies */
+  double *M = calloc((size_t)(nv * nv), sizeof *M), *Mr = malloc(sizeof(double) * (size_t)(nv * nv));
+  ck_assert_ptr_nonnull(M);
+  ck_assert_ptr_nonnull(Mr);
+  lv_sink dn = lv_sink_dense(M, nv, nv, nv);
+  lv_sink view = lv_sink_view(&dn, 0, 0, nv, nv, -2.0, 0);
+  ck_assert_int_eq(lv_space_tangent(sp, v1, &view), 0);
+  tangent_dense(sp, v1, Mr);
+  for (int i = 0; i < nv; i++)
+    for (int j = 0; j < nv; j++) ck_assert_double_eq(M[i + j * nv], -2.0 * Mr[nv * i + j]);
+  free(M);
+  free(Mr);
+  lv_space_free(sp);
+}
+END_TEST
+
+/* ------------------------------------------------------------ SO(3) */
+
+START_TEST(test_so3_exp_log) {
+  rng_t r = {0x1234567887654321ULL};
+  double e_log = 0.0, e_exp = 0.0, e_orth = 0.0, e_det = 0.0, e_rodr = 0.0;
+  for (int k = 0; k < NNORMS; k++) {
+    for (int t = 0; t < 50; t++) {
+      double psi[3], R[9], p2[3], R2[9], RtR[9];
+      rnd_len3(&r, NORMS[k], psi);
+      lv_so3_exp(psi, R);
+      /* log(exp(psi)) = psi */
+      lv_so3_log(R, p2);
+      double d = maxdiff(3, p2, psi) / NORMS[k];
+      if (d > e_log) e_log = d;
+      /* exp(log(R)) = R */
+      lv_so3_exp(p2, R2);
+      d = maxdiff(9, R2, R);
+      if (d > e_exp) e_exp = d;
+      /* R^T R = I, det R = 1 */
+      double Rt[9];
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) Rt[3 * i + j] = R[3 * j + i];
+      matmul(3, Rt, R, RtR);
+      for (int i = 0; i < 3; i++) RtR[4 * i] -= 1.0;
+      d = maxdiff(9, RtR, (double[9]){0});
+      if (d > e_orth) e_orth = d;
+      double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+                   R[2] * (R[3] * R[7] - R[4] * R[6]);
+      if (fabs(det - 1.0) > e_det) e_det = fabs(det - 1.0);
+      /* against the matrix exponential series */
+      double P[9];
+      long double E[9];
+      hat(psi, P);
+      lseries(3, P, 1, 0, E);
+      for (int i = 0; i < 9; i++)
+        if (fabsl(E[i] - R[i]) > e_rodr) e_rodr = (double)fabsl(E[i] - R[i]);
+    }
+  }
+  report("SO(3): log(exp(psi)) = psi (rel), |psi| 1e-12..pi-1e-10", e_log);
+  report("SO(3): exp(log(R)) = R (abs)", e_exp);
+  report("SO(3): R^T R = I (abs)", e_orth);
+  report("SO(3): det R = 1", e_det);
+  report("SO(3): Rodrigues = series of exp (abs)", e_rodr);
+  ck_assert(e_log < 1e-14);
+  ck_assert(e_exp < 1e-14);
+  ck_assert(e_orth < 4e-15);
+  ck_assert(e_det < 4e-15);
+  ck_assert(e_rodr < 1e-15);
+
+  /* exp(log(R)) = R for rotations not built by lv_so3_exp: products */
+  double ex = 0.0;
+  for (int t = 0; t < 200; t++) {
+    double a[3], b[3], Ra[9], Rb[9], R[9], p[3], R2[9];
+    rnd_len3(&r, 3.0 * fabs(rnd(&r)) + 0.01, a);
+    rnd_len3(&r, 3.0 * fabs(rnd(&r)) + 0.01, b);
+    lv_so3_exp(a, Ra);
+    lv_so3_exp(b, Rb);
+    matmul(3, Ra, Rb, R);
+    lv_so3_log(R, p);
+    ck_assert(norm(3, p) <= M_PI + 1e-15);
+    lv_so3_exp(p, R2);
+    if (maxdiff(9, R2, R) > ex) ex = maxdiff(9, R2, R);
+  }
+  report("SO(3): exp(log(R1 R2)) = R1 R2 (abs)", ex);
+  ck_assert(ex < 1e-14);
+
+  /* exact zero */
+  double z[3] = {0, 0, 0}, I[9], p[3];
+  lv_so3_exp(z, I);
+  for (int i = 0; i < 9; i++) ck_assert_double_eq(I[i], (i % 4 == 0) ? 1.0 : 0.0);
+  lv_so3_log(I, p);
+  for (int i = 0; i < 3; i++) ck_assert_double_eq(p[i], 0.0);
+}
+END_TEST
+
+START_TEST(test_so3_near_pi) {
+  rng_t r = {42};
+  double e = 0.0;
+  static const double gaps[] = {1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-12, 1e-14};
+  for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++)
+    for (int t = 0; t < 50; t++) {
+      double psi[3], R[9], p[3];
+      rnd_len3(&r, M_PI - gaps[g], psi);
+      lv_so3_exp(psi, R);
+      lv_so3_log(R, p);
+      double d = maxdiff(3, p, psi) / M_PI;
+      if (d > e) e = d;
+    }
+  report("SO(3): log(exp(psi)) = psi, pi - |psi| in 1e-2..1e-14 (rel)", e);
+  ck_assert(e < 1e-14);
+
+  /* exactly at pi: the space reports LV_EINPUT and returns a valid branch */
+  lv_space *sp = single(LV_FACTOR_SO3, 0);
+  double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Rpi[9] = {1, 0, 0, 0, -1, 0, 0, 0, -1}, v[3];
+  ck_assert_int_eq(lv_space_log(sp, I, Rpi, v), LV_EINPUT);
+  ck_assert(fabs(fabs(v[0]) - M_PI) < 1e-15);
+  ck_assert(fabs(v[1]) < 1e-15 && fabs(v[2]) < 1e-15);
+  double ax[3] = {2.0 / 3, -1.0 / 3, 2.0 / 3}, Rq[9], R2[9];
+  for (int i = 0; i < 3; i++) ax[i] *= M_PI;
+  lv_so3_exp(ax, Rq);
+  ck_assert_int_eq(lv_space_log(sp, I, Rq, v), LV_EINPUT);
+  lv_so3_exp(v, R2);
+  ck_assert(maxdiff(9, R2, Rq) < 1e-15);
+  ck_assert(fabs(norm(3, v) - M_PI) < 1e-15);
+  /* just below pi: no status */
+  for (int i = 0; i < 3; i++) ax[i] *= (1.0 - 1e-9);
+  lv_so3_exp(ax, Rq);
+  ck_assert_int_eq(lv_space_log(sp, I, Rq, v), 0);
+  ck_assert(maxdiff(3, v, ax) < 1e-15);
+  lv_space_free(sp);
+}
+END_TEST
+
+START_TEST(test_so3_tangent) {
+  rng_t r = {777};
+  lv_space *sp = single(LV_FACTOR_SO3, 0);
+  double e_ser = 0.0, e_fix = 0.0, e_inv = 0.0, e_sink = 0.0;
+  for (int k = 0; k < NNORMS; k++)
+    for (int t = 0; t < 30; t++) {
+      double psi[3], T[9], Ts[9], P[9], x[3], y[3], z[3];
+      long double S[9];
+      rnd_len3(&r, NORMS[k], psi);
+      lv_so3_tangent(psi, T);
+      hat(psi, P);
+      lseries(3, P, -1, 1, S);
+      for (int i = 0; i < 9; i++)
+        if (fabsl(S[i] - T[i]) > e_ser) e_ser = (double)fabsl(S[i] - T[i]);
+      /* T(v) v = v */
+      lv_space_tangent_apply(sp, psi, psi, y);
+      double d = maxdiff(3, y, psi) / NORMS[k];
+      if (d > e_fix) e_fix = d;
+      for (int i = 0; i < 3; i++) y[i] = T[3 * i] * psi[0] + T[3 * i + 1] * psi[1] + T[3 * i + 2] * psi[2];
+      d = maxdiff(3, y, psi) / NORMS[k];
+      if (d > e_fix) e_fix = d;
+      /* T T^{-1} x = x */
+      rnd_vec(&r, 3, x);
+      lv_space_tangent_inv_apply(sp, psi, x, z);
+      lv_space_tangent_apply(sp, psi, z, y);
+      d = maxdiff(3, y, x) / norm(3, x);
+      if (d > e_inv) e_inv = d;
+      /* sink matrix = lv_so3_tangent */
+      tangent_dense(sp, psi, Ts);
+      d = maxdiff(9, Ts, T);
+      if (d > e_sink) e_sink = d;
+    }
+  report("SO(3): T closed form = sum (-ad)^j/(j+1)! (abs)", e_ser);
+  report("SO(3): T(v) v = v (rel)", e_fix);
+  report("SO(3): T T^{-1} x = x (rel)", e_inv);
+  report("SO(3): sink T = lv_so3_tangent", e_sink);
+  ck_assert(e_ser < 1e-14);
+  ck_assert(e_fix < 1e-15);
+  ck_assert(e_inv < 1e-14);
+  ck_assert(e_sink == 0.0);
+
+  /* small angle: T = I - psi~/2 + psi~^2/6 to 1e-16 */
+  double et = 0.0, eo = 0.0;
+  for (int t = 0; t < 100; t++) {
+    double psi[3], T[9], P[9], P2[9];
+    rnd_len3(&r, 1e-9, psi);
+    lv_so3_tangent(psi, T);
+    hat(psi, P);
+    matmul(3, P, P, P2);
+    for (int i = 0; i < 9; i++) {
+      long double ref = (i % 4 == 0 ? 1.0L : 0.0L) - P[i] / 2.0L + P2[i] / 6.0L;
+      double d = (double)fabsl(T[i] - ref);
+      if (d > et) et = d;
+      if (i % 4 && d / fabs(P[i] / 2.0) > eo) eo = d / fabs(P[i] / 2.0);
+    }
+  }
+  report("SO(3): T at |psi|=1e-9 vs I - psi~/2 + psi~^2/6 (abs)", et);
+  report("SO(3): same, off-diagonal (rel)", eo);
+  ck_assert(et <= 1e-16);
+  ck_assert(eo < 4e-16);
+
+  /* continuity across the series / closed-form switch at phi = 1 */
+  double a[3] = {0.6, 0.0, 0.8}, b[3], Ta[9], Tb[9];
+  for (int i = 0; i < 3; i++) b[i] = a[i] * (1.0 + 2e-16);
+  for (int i = 0; i < 3; i++) a[i] *= (1.0 - 2e-16);
+  lv_so3_tangent(a, Ta);
+  lv_so3_tangent(b, Tb);
+  ck_assert(maxdiff(9, Ta, Tb) < 2e-15);
+  lv_space_free(sp);
+}
+END_TEST
+
+/* d/de exp((w + e dw)~) at e = 0 equals exp(w~) (T(w) dw)~, checked for each
+ * kind by central differences of lv_space_compose_exp from the identity. */
+START_TEST(test_dexp_fd) {
+  rng_t r = {2024};
+  static const lv_factor_kind kinds[4] = {LV_FACTOR_SO3, LV_FACTOR_S3, LV_FACTOR_R3SO3,
+                                          LV_FACTOR_SE3};
+  static const char *names[4] = {"SO(3)", "S^3", "R^3xSO(3)", "SE(3)"};
+  static const double lens[] = {1e-6, 1e-3, 0.3, 1.0, 2.0, 3.0};
+  for (int kk = 0; kk < 4; kk++) {
+    lv_space *sp = single(kinds[kk], 0);
+    int nv = lv_space_nv(sp);
+    double emax = 0.0;
+    for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+      for (int t = 0; t < 10; t++) {
+        double w[6], dw[6], id[12], qp[12], qm[12], q0[12], wp[6], wm[6], Tdw[6];
+        rnd_vec(&r, nv, w);
+        rnd_len3(&r, lens[l], w + nv - 3);
+        rnd_vec(&r, nv, dw);
+        lv_space_identity(sp, id);
+        double eps = 1e-5;
+        for (int i = 0; i < nv; i++) {
+          wp[i] = w[i] + eps * dw[i];
+          wm[i] = w[i] - eps * dw[i];
+        }
+        lv_space_compose_exp(sp, id, 1.0, wp, qp);
+        lv_space_compose_exp(sp, id, 1.0, wm, qm);
+        lv_space_compose_exp(sp, id, 1.0, w, q0);
+        lv_space_tangent_apply(sp, w, dw, Tdw);
+        double fd[16], dref[16];
+        int n = 0;
+        if (kinds[kk] == LV_FACTOR_SO3) {
+          double P[9];
+          for (int i = 0; i < 9; i++) fd[i] = (qp[i] - qm[i]) / (2 * eps);
+          hat(Tdw, P);
+          matmul(3, q0, P, dref);
+          n = 9;
+        } else if (kinds[kk] == LV_FACTOR_S3) {
+          /* dq = q (0, T dw / 2) */
+          double a[4] = {0, 0.5 * Tdw[0], 0.5 * Tdw[1], 0.5 * Tdw[2]}, *p = q0;
+          for (int i = 0; i < 4; i++) fd[i] = (qp[i] - qm[i]) / (2 * eps);
+          dref[0] = p[0] * a[0] - p[1] * a[1] - p[2] * a[2] - p[3] * a[3];
+          dref[1] = p[0] * a[1] + p[1] * a[0] + p[2] * a[3] - p[3] * a[2];
+          dref[2] = p[0] * a[2] - p[1] * a[3] + p[2] * a[0] + p[3] * a[1];
+          dref[3] = p[0] * a[3] + p[1] * a[2] - p[2] * a[1] + p[3] * a[0];
+          n = 4;
+        } else if (kinds[kk] == LV_FACTOR_R3SO3) {
+          double P[9];
+          for (int i = 0; i < 12; i++) fd[i] = (qp[i] - qm[i]) / (2 * eps);
+          for (int i = 0; i < 3; i++) dref[i] = Tdw[i];
+          hat(Tdw + 3, P);
+          matmul(3, q0 + 3, P, dref + 3);
+          n = 12;
+        } else {
+          double Hp[16], Hm[16], H0[16], W[16];
+          se3_H(qp, Hp);
+          se3_H(qm, Hm);
+          se3_H(q0, H0);
+          for (int i = 0; i < 16; i++) fd[i] = (Hp[i] - Hm[i]) / (2 * eps);
+          se3_tilde(Tdw, W);
+          matmul(4, H0, W, dref);
+          n = 16;
+        }
+        double sc = norm(n, dref) + 1e-300;
+        double d = maxdiff(n, fd, dref) / sc;
+        if (d > emax) emax = d;
+      }
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s: FD d/de exp((w+e dw)~) = exp(w~)(T dw)~ (rel)", names[kk]);
+    report(buf, emax);
+    ck_assert_msg(emax < 1e-8, "%s: %g", names[kk], emax);
+    lv_space_free(sp);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------------ S^3 */
+
+static void quat_to_rot(const double *q, double R[9]) {
+  double w = q[0], x = q[1], y = q[2], z = q[3];
+  double R0[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
+                  2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                  2 * (x * z - w * y),     2 * (y * z + w * x),     1 - 2 * (x * x + y * y)};
+  memcpy(R, R0, sizeof R0);
+}
+
+START_TEST(test_s3_vs_so3) {
+  rng_t r = {99};
+  lv_space *s3 = single(LV_FACTOR_S3, 0), *so3 = single(LV_FACTOR_SO3, 0);
+  ck_assert_int_eq(lv_space_nq(s3), 4);
+  ck_assert_int_eq(lv_space_nv(s3), 3);
+  ck_assert_str_eq(lv_space_name(s3), "S^3");
+  double e_comp = 0.0, e_log = 0.0, e_log0 = 0.0, e_unit = 0.0, e_T = 0.0;
+  for (int k = 0; k < NNORMS; k++)
+    for (int t = 0; t < 20; t++) {
+      double q[4], w[3], qn[4], R[9], Rn[9], Rq[9], v[3], v2[3];
+      rnd_vec(&r, 4, q);
+      double nn = norm(4, q);
+      for (int i = 0; i < 4; i++) q[i] /= nn;
+      rnd_len3(&r, NORMS[k], w);
+      double h = 0.9;
+      for (int i = 0; i < 3; i++) w[i] /= h;
+      ck_assert_int_eq(lv_space_compose_exp(s3, q, h, w, qn), 0);
+      quat_to_rot(q, R);
+      ck_assert_int_eq(lv_space_compose_exp(so3, R, h, w, Rn), 0);
+      quat_to_rot(qn, Rq);
+      double d = maxdiff(9, Rq, Rn);
+      if (d > e_comp) e_comp = d;
+      if (fabs(norm(4, qn) - 1.0) > e_unit) e_unit = fabs(norm(4, qn) - 1.0);
+      /* log(q0^{-1} q1) recovers h w: relative accuracy from the identity,
+       * absolute (the storage of qn is) from a general q0 */
+      ck_assert_int_eq(lv_space_log(s3, q, qn, v), 0);
+      for (int i = 0; i < 3; i++) v2[i] = h * w[i];
+      d = maxdiff(3, v, v2);
+      if (d > e_log) e_log = d;
+      double id[4] = {1, 0, 0, 0}, e1[4], v0[3];
+      lv_space_compose_exp(s3, id, h, w, e1);
+      ck_assert_int_eq(lv_space_log(s3, id, e1, v0), 0);
+      d = maxdiff(3, v0, v2) / NORMS[k];
+      if (d > e_log0) e_log0 = d;
+      /* and agrees with the SO(3) log */
+      double so3v[3];
+      ck_assert_int_eq(lv_space_log(so3, R, Rn, so3v), 0);
+      ck_assert(maxdiff(3, so3v, v) < 1e-14);
+      /* independent of the sign of q1 */
+      double qneg[4] = {-qn[0], -qn[1], -qn[2], -qn[3]};
+      ck_assert_int_eq(lv_space_log(s3, q, qneg, v2), 0);
+      ck_assert(maxdiff(3, v, v2) == 0.0);
+      double T1[9], T2[9];
+      tangent_dense(s3, w, T1);
+      tangent_dense(so3, w, T2);
+      if (maxdiff(9, T1, T2) > e_T) e_T = maxdiff(9, T1, T2);
+      /* ad = cross product */
+      double x[3], y[3], c[3];
+      rnd_vec(&r, 3, x);
+      lv_space_ad(s3, w, x, y);
+      c[0] = w[1] * x[2] - w[2] * x[1];
+      c[1] = w[2] * x[0] - w[0] * x[2];
+      c[2] = w[0] * x[1] - w[1] * x[0];
+      ck_assert(maxdiff(3, y, c) == 0.0);
+    }
+  report("S^3: rot(q o exp) = R o exp (abs)", e_comp);
+  report("S^3: |q| = 1 after compose", e_unit);
+  report("S^3: log(q0^{-1} q1) = h w (abs)", e_log);
+  report("S^3: log(exp(h w)) = h w (rel)", e_log0);
+  ck_assert(e_comp < 1e-14);
+  ck_assert(e_unit < 1e-15);
+  ck_assert(e_log < 1e-14);
+  ck_assert(e_log0 < 1e-14);
+  ck_assert(e_T == 0.0);
+
+  /* half turn */
+  double q0[4] = {1, 0, 0, 0}, q1[4] = {0, 0, 1, 0}, v[3];
+  ck_assert_int_eq(lv_space_log(s3, q0, q1, v), LV_EINPUT);
+  ck_assert(fabs(norm(3, v) - M_PI) < 1e-15);
+  ck_assert(fabs(fabs(v[1]) - M_PI) < 1e-15);
+  /* identity */
+  ck_assert_int_eq(lv_space_identity(s3, q0), 0);
+  ck_assert(q0[0] == 1.0 && q0[1] == 0.0 && q0[2] == 0.0 && q0[3] == 0.0);
+  lv_space_free(s3);
+  lv_space_free(so3);
+}
+END_TEST
+
+/* ------------------------------------------------------------ SE(3) */
+
+START_TEST(test_se3_homogeneous) {
+  rng_t r = {31337};
+  lv_space *sp = single(LV_FACTOR_SE3, 0);
+  ck_assert_int_eq(lv_space_nq(sp), 12);
+  ck_assert_int_eq(lv_space_nv(sp), 6);
+  ck_assert_str_eq(lv_space_name(sp), "SE(3)");
+  double e_exp = 0.0, e_comp = 0.0, e_log = 0.0, e_rt = 0.0;
+  for (int k = 0; k < NNORMS; k++)
+    for (int t = 0; t < 20; t++) {
+      double w[6], id[12], q0[12], q[12], qn[12], H[16], Hq[16], Hn[16], W[16], ref[16];
+      long double E[16];
+      rnd_vec(&r, 3, w);
+      rnd_len3(&r, NORMS[k], w + 3);
+      lv_space_identity(sp, id);
+      /* closed-form exp against the series of the 4x4 matrix */
+      ck_assert_int_eq(lv_space_compose_exp(sp, id, 1.0, w, q0), 0);
+      se3_tilde(w, W);
+      lseries(4, W, 1, 0, E);
+      se3_H(q0, H);
+      for (int i = 0; i < 16; i++)
+        if (fabsl(E[i] - H[i]) > e_exp) e_exp = (double)fabsl(E[i] - H[i]);
+      /* composition = product of homogeneous matrices */
+      rnd_config(&r, sp, q);
+      double h = 0.7;
+      for (int i = 0; i < 6; i++) w[i] /= h;
+      ck_assert_int_eq(lv_space_compose_exp(sp, q, h, w, qn), 0);
+      se3_H(q, Hq);
+      se3_H(qn, Hn);
+      matmul(4, Hq, H, ref);
+      double d = maxdiff(16, Hn, ref);
+      if (d > e_comp) e_comp = d;
+      /* log(q^{-1} qn) = h w */
+      double v[6], hw[6];
+      ck_assert_int_eq(lv_space_log(sp, q, qn, v), 0);
+      for (int i = 0; i < 6; i++) hw[i] = h * w[i];
+      d = maxdiff(6, v, hw) / norm(6, hw);
+      if (d > e_log) e_log = d;
+      /* q o exp(log(q^{-1} q1)) = q1 for unrelated q, q1 */
+      double q1[12], q2[12];
+      rnd_config(&r, sp, q1);
+      ck_assert_int_eq(lv_space_log(sp, q, q1, v), 0);
+      lv_space_compose_exp(sp, q, 1.0, v, q2);
+      d = maxdiff(12, q2, q1);
+      if (d > e_rt) e_rt = d;
+    }
+  report("SE(3): closed-form exp = series of 4x4 exp (abs)", e_exp);
+  report("SE(3): H(q o exp(h w~)) = H(q) exp(h w~) (abs)", e_comp);
+  report("SE(3): log(q^{-1} q o exp(h w)) = h w (rel)", e_log);
+  report("SE(3): q o exp(log(q^{-1} q1)) = q1 (abs)", e_rt);
+  ck_assert(e_exp < 1e-14);
+  ck_assert(e_comp < 1e-14);
+  ck_assert(e_log < 1e-14);
+  ck_assert(e_rt < 1e-14);
+  lv_space_free(sp);
+}
+END_TEST
+
+START_TEST(test_se3_tangent) {
+  rng_t r = {5150};
+  lv_space *sp = single(LV_FACTOR_SE3, 0);
+  double e_ser = 0.0, e_fix = 0.0, e_inv = 0.0, e_ad = 0.0;
+  for (int k = 0; k < NNORMS; k++)
+    for (int t = 0; t < 30; t++) {
+      double w[6], T[36], A[36], P[9], Uh[9], x[6], y[6], z[6];
+      long double S[36];
+      rnd_vec(&r, 3, w);
+      rnd_len3(&r, NORMS[k], w + 3);
+      tangent_dense(sp, w, T);
+      hat(w + 3, P);
+      hat(w, Uh);
+      memset(A, 0, sizeof A);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+          A[6 * i + j] = P[3 * i + j];
+          A[6 * (i + 3) + j + 3] = P[3 * i + j];
+          A[6 * i + j + 3] = Uh[3 * i + j];
+        }
+      lseries(6, A, -1, 1, S);
+      for (int i = 0; i < 36; i++)
+        if (fabsl(S[i] - T[i]) > e_ser) e_ser = (double)fabsl(S[i] - T[i]);
+      /* T(w) w = w */
+      lv_space_tangent_apply(sp, w, w, y);
+      double d = maxdiff(6, y, w) / norm(6, w);
+      if (d > e_fix) e_fix = d;
+      /* T T^{-1} x = x */
+      rnd_vec(&r, 6, x);
+      lv_space_tangent_inv_apply(sp, w, x, z);
+      lv_space_tangent_apply(sp, w, z, y);
+      d = maxdiff(6, y, x) / norm(6, x);
+      if (d > e_inv) e_inv = d;
+      /* (ad_w x)~ = [w~, x~] */
+      double Wm[16], Xm[16], C1[16], C2[16], Y[16];
+      lv_space_ad(sp, w, x, y);
+      se3_tilde(w, Wm);
+      se3_tilde(x, Xm);
+      matmul(4, Wm, Xm, C1);
+      matmul(4, Xm, Wm, C2);
+      for (int i = 0; i < 16; i++) C1[i] -= C2[i];
+      se3_tilde(y, Y);
+      d = maxdiff(16, Y, C1);
+      if (d > e_ad) e_ad = d;
+    }
+  report("SE(3): T closed form = sum (-ad)^j/(j+1)! (abs, |U|<=1.7)", e_ser);
+  report("SE(3): T(w) w = w (rel)", e_fix);
+  report("SE(3): T T^{-1} x = x (rel)", e_inv);
+  report("SE(3): (ad_w x)~ = [w~, x~] (abs)", e_ad);
+  ck_assert(e_ser < 1e-14);
+  ck_assert(e_fix < 1e-15);
+  ck_assert(e_inv < 1e-14);
+  ck_assert(e_ad < 1e-15);
+  lv_space_free(sp);
+}
+END_TEST
+
+/* ------------------------------------------------------------ R^3 x SO(3) */
+
+START_TEST(test_r3so3) {
+  rng_t r = {8080};
+  lv_space *sp = single(LV_FACTOR_R3SO3, 0), *r3 = NULL, *so3 = single(LV_FACTOR_SO3, 0);
+  ck_assert_int_eq(lv_space_new_rn(&r3, 3), 0);
+  ck_assert_str_eq(lv_space_name(sp), "R^3xSO(3)");
+  ck_assert_int_eq(lv_space_nq(sp), 12);
+  ck_assert_int_eq(lv_space_nv(sp), 6);
+  for (int t = 0; t < 100; t++) {
+    double q[12], q1[12], qn[12], w[6], x[3], R[9], v[6], v1[3], v2[3];
+    rnd_config(&r, sp, q);
+    rnd_config(&r, sp, q1);
+    rnd_vec(&r, 6, w);
+    for (int i = 0; i < 6; i++) w[i] *= 2.0;
+    ck_assert_int_eq(lv_space_compose_exp(sp, q, 0.8, w, qn), 0);
+    lv_space_compose_exp(r3, q, 0.8, w, x);
+    lv_space_compose_exp(so3, q + 3, 0.8, w + 3, R);
+    ck_assert(maxdiff(3, qn, x) == 0.0);
+    ck_assert(maxdiff(9, qn + 3, R) == 0.0);
+    ck_assert_int_eq(lv_space_log(sp, q, q1, v), 0);
+    lv_space_log(r3, q, q1, v1);
+    lv_space_log(so3, q + 3, q1 + 3, v2);
+    ck_assert(maxdiff(3, v, v1) == 0.0);
+    ck_assert(maxdiff(3, v + 3, v2) == 0.0);
+    double T[36], T3[9], y[6], xx[6];
+    tangent_dense(sp, w, T);
+    lv_so3_tangent(w + 3, T3);
+    for (int i = 0; i < 6; i++)
+      for (int j = 0; j < 6; j++) {
+        double ref = (i < 3 || j < 3) ? (i == j ? 1.0 : 0.0) : T3[3 * (i - 3) + j - 3];
+        ck_assert_double_eq(T[6 * i + j], ref);
+      }
+    rnd_vec(&r, 6, xx);
+    lv_space_ad(sp, w, xx, y);
+    ck_assert(y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0);
+    ck_assert(fabs(y[3] - (w[4] * xx[5] - w[5] * xx[4])) < 1e-15);
+    ck_assert(fabs(y[4] - (w[5] * xx[3] - w[3] * xx[5])) < 1e-15);
+    ck_assert(fabs(y[5] - (w[3] * xx[4] - w[4] * xx[3])) < 1e-15);
+  }
+  lv_space_free(sp);
+  lv_space_free(r3);
+  lv_space_free(so3);
+}
+END_TEST
+
+/* ------------------------------------------------------------ normalize */
+
+static double orth_err(const double *R) {
+  double m = 0.0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double s = R[i] * R[j] + R[3 + i] * R[3 + j] + R[6 + i] * R[6 + j] - (i == j);
+      if (fabs(s) > m) m = fabs(s);
+    }
+  return m;
+}
+
+START_TEST(test_normalize) {
+  rng_t r = {271828};
+  lv_space *sp = mixed_space();
+  int nq = lv_space_nq(sp);
+  double q[64], qp[64], e_orth = 0.0, e_dist = 0.0;
+  for (int t = 0; t < 20; t++) {
+    rnd_config(&r, sp, q);
+    memcpy(qp, q, sizeof(double) * (size_t)nq);
+    for (int i = 0; i < nq; i++) qp[i] += 1e-7 * rnd(&r);
+    ck_assert_int_eq(lv_space_normalize(sp, qp), 0);
+    for (int f = 0; f < lv_space_nfactors(sp); f++) {
+      lv_factor_kind k;
+      int qo;
+      lv_space_factor(sp, f, &k, &qo, NULL, NULL, NULL);
+      if (k == LV_FACTOR_SO3 || k == LV_FACTOR_R3SO3 || k == LV_FACTOR_SE3) {
+        int o = qo + (k == LV_FACTOR_SO3 ? 0 : 3);
+        double e = orth_err(qp + o);
+        if (e > e_orth) e_orth = e;
+      } else if (k == LV_FACTOR_S3) {
+        double e = fabs(norm(4, qp + qo) - 1.0);
+        if (e > e_orth) e_orth = e;
+      }
+    }
+    double d = maxdiff(nq, qp, q);
+    if (d > e_dist) e_dist = d;
+    /* an exact configuration is left (nearly) untouched */
+    memcpy(qp, q, sizeof(double) * (size_t)nq);
+    ck_assert_int_eq(lv_space_normalize(sp, qp), 0);
+    ck_assert(maxdiff(nq, qp, q) < 1e-15);
+  }
+  report("normalize: orthogonality after 1e-7 perturbation", e_orth);
+  ck_assert(e_orth < 1e-15);
+  ck_assert(e_dist < 1e-6);
+
+  /* far from orthogonal: R = Q S with S symmetric positive definite gives Q */
+  lv_space *so3 = single(LV_FACTOR_SO3, 0);
+  double e_polar = 0.0;
+  for (int t = 0; t < 50; t++) {
+    double Q[9], S[9], R[9], psi[3], B[9];
+    rnd_len3(&r, 3.0 * fabs(rnd(&r)), psi);
+    lv_so3_exp(psi, Q);
+    rnd_vec(&r, 9, B);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) S[3 * i + j] = 0.45 * (B[3 * i + j] + B[3 * j + i]) / 2;
+    double sc = 0.1 + 5.0 * fabs(rnd(&r));
+    for (int i = 0; i < 3; i++) S[4 * i] += 1.0;
+    for (int i = 0; i < 9; i++) S[i] *= sc;
+    matmul(3, Q, S, R);
+    ck_assert_int_eq(lv_space_normalize(so3, R), 0);
+    if (maxdiff(9, R, Q) > e_polar) e_polar = maxdiff(9, R, Q);
+  }
+  report("normalize: polar factor of Q S (abs)", e_polar);
+  ck_assert(e_polar < 1e-13);
+  double refl[9] = {1, 0, 0, 0, 1, 0, 0, 0, -1};
+  ck_assert_int_eq(lv_space_normalize(so3, refl), LV_EINPUT);
+  double nanR[9] = {NAN, 0, 0, 0, 1, 0, 0, 0, 1};
+  ck_assert_int_eq(lv_space_normalize(so3, nanR), LV_EINPUT);
+  lv_space_free(so3);
+
+  lv_space *s3 = single(LV_FACTOR_S3, 0);
+  double qq[4] = {3, 0, 4, 0}, z4[4] = {0, 0, 0, 0};
+  ck_assert_int_eq(lv_space_normalize(s3, qq), 0);
+  ck_assert(fabs(qq[0] - 0.6) < 1e-16 && fabs(qq[2] - 0.8) < 1e-16);
+  ck_assert_int_eq(lv_space_normalize(s3, z4), LV_EINPUT);
+  lv_space_free(s3);
+  lv_space_free(sp);
+}
+END_TEST
+
+/* ------------------------------------------------------------ scale */
+
+static int count_add(lv_sink *s, int i, int j, double v) {
+  (void)v;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  (*(long *)s->target)++;
+  return 0;
+}
+
+START_TEST(test_large_chain) {
+  const int N = 100000;
+  lv_space *sp = NULL;
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  for (int i = 0; i < N; i++) ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_R3SO3, 0), 0);
+  ck_assert_str_eq(lv_space_name(sp), "(R^3xSO(3))^100000");
+  ck_assert_int_eq(lv_space_nfactors(sp), N);
+  ck_assert_int_eq(lv_space_nq(sp), 12 * N);
+  ck_assert_int_eq(lv_space_nv(sp), 6 * N);
+  int qo, vo;
+  ck_assert_int_eq(lv_space_factor(sp, N - 1, NULL, &qo, NULL, &vo, NULL), 0);
+  ck_assert_int_eq(qo, 12 * (N - 1));
+  ck_assert_int_eq(vo, 6 * (N - 1));
+
+  int nq = lv_space_nq(sp), nv = lv_space_nv(sp);
+  double *q = malloc(sizeof(double) * (size_t)nq), *q1 = malloc(sizeof(double) * (size_t)nq);
+  double *v = malloc(sizeof(double) * (size_t)nv), *w = malloc(sizeof(double) * (size_t)nv);
+  ck_assert(q && q1 && v && w);
+  rng_t r = {1};
+  rnd_vec(&r, nv, v);
+  ck_assert_int_eq(lv_space_identity(sp, q), 0);
+  ck_assert_int_eq(lv_space_compose_exp(sp, q, 1.0, v, q1), 0);
+  ck_assert_int_eq(lv_space_log(sp, q, q1, w), 0);
+  ck_assert(maxdiff(nv, v, w) < 1e-14);
+  long count = 0;
+  lv_sink cs;
+  memset(&cs, 0, sizeof cs);
+  cs.add = count_add;
+  cs.target = &count;
+  cs.nrows = cs.ncols = nv;
+  cs.scale = 1.0;
+  ck_assert_int_eq(lv_space_tangent(sp, v, &cs), 0);
+  ck_assert_int_eq(count, 12L * N);
+  ck_assert_int_eq(lv_space_tangent_inv_apply(sp, v, v, w), 0);
+  ck_assert_int_eq(lv_space_tangent_apply(sp, v, w, w), 0);
+  ck_assert(maxdiff(nv, v, w) < 1e-14);
+  ck_assert_int_eq(lv_space_normalize(sp, q1), 0);
+
+  /* alternating factors keep the name linear in N */
+  lv_space *alt = NULL;
+  ck_assert_int_eq(lv_space_new(&alt), 0);
+  for (int i = 0; i < N; i++) {
+    ck_assert_int_eq(lv_space_add(alt, LV_FACTOR_RN, 1), 0);
+    ck_assert_int_eq(lv_space_add(alt, LV_FACTOR_SO3, 0), 0);
+  }
+  ck_assert_int_eq(lv_space_nfactors(alt), 2 * N);
+  ck_assert_int_eq((int)strlen(lv_space_name(alt)), N * 10 - 1); /* "R^1xSO(3)x" */
+  lv_space_free(alt);
+  free(q);
+  free(q1);
+  free(v);
+  free(w);
+  lv_space_free(sp);
+}
+END_TEST
+
+static Suite *space_suite(void) {
+  Suite *s = suite_create("space");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_rn);
+  tcase_add_test(tc, test_bad_input);
+  tcase_add_test(tc, test_product_layout);
+  tcase_add_test(tc, test_product_ops);
+  tcase_add_test(tc, test_tangent_pattern);
+  tcase_add_test(tc, test_so3_exp_log);
+  tcase_add_test(tc, test_so3_near_pi);
+  tcase_add_test(tc, test_so3_tangent);
+  tcase_add_test(tc, test_dexp_fd);
+  tcase_add_test(tc, test_s3_vs_so3);
+  tcase_add_test(tc, test_se3_homogeneous);
+  tcase_add_test(tc, test_se3_tangent);
+  tcase_add_test(tc, test_r3so3);
+  tcase_add_test(tc, test_normalize);
+  tcase_add_test(tc, test_large_chain);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(space_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
