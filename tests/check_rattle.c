@@ -134,6 +134,44 @@ START_TEST(test_dense_vs_umfpack) {
 }
 END_TEST
 
+/* Step halving: at h = 0.25 with at most 4 Newton iterations RATTLE's
+ * solve fails on the pendulum; with halving the integrator recovers by
+ * sub-steps and still lands on the output grid t = n h. */
+START_TEST(test_halving) {
+  lv_model *m = pendulum();
+  for (int halve = 0; halve < 2; halve++) {
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.25), 0);
+    lv_newton_options o;
+    lv_newton_options_default(&o);
+    o.max_iter = 4;
+    ck_assert_int_eq(lv_integrator_set_newton(it, &o), 0);
+    if (halve) ck_assert_int_eq(lv_integrator_set_halving(it, 4), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    int rc = lv_integrator_run_until(it, 5.0);
+    lv_integrator_stats st;
+    lv_integrator_get_stats(it, &st);
+    const lv_state *s = lv_integrator_state(it);
+    double g[1];
+    lv_model_constraints(m, s->q, g);
+    ck_assert_double_lt(fabs(g[0]), 1e-10); /* the last accepted state */
+    if (!halve) {
+      ck_assert_int_eq(rc, LV_ENEWTON);
+      ck_assert_int_eq(st.halvings, 0);
+      ck_assert_int_ge(st.failed_solves, 1);
+      ck_assert_double_lt(s->t, 5.0);
+    } else {
+      ck_assert_int_eq(rc, 0);
+      ck_assert_int_gt(st.halvings, 0);
+      ck_assert_int_eq(st.steps, 20);
+      ck_assert_double_eq_tol(s->t, 5.0, 1e-14);
+    }
+    lv_integrator_free(it);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("rattle");
   TCase *tc = tcase_create("pendulum");
@@ -141,6 +179,7 @@ int main(void) {
   tcase_add_test(tc, test_order);
   tcase_add_test(tc, test_long_run);
   tcase_add_test(tc, test_dense_vs_umfpack);
+  tcase_add_test(tc, test_halving);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
