@@ -39,8 +39,9 @@ int lv_space_new(lv_space **out);
 int lv_space_new_rn(lv_space **out, int n);
 void lv_space_free(lv_space *sp);
 
-/** Append a factor.  @p k is the dimension for LV_FACTOR_RN and ignored
- *  otherwise.  Adjacent R^k factors are merged.  Status: LV_EINPUT, LV_ENOMEM. */
+/** Append a factor.  @p k is the dimension for LV_FACTOR_RN (k = 0 adds
+ *  nothing) and ignored otherwise.  Adjacent R^k factors are merged.
+ *  Status: LV_EINPUT (k < 0, unknown kind), LV_ENOMEM. */
 int lv_space_add(lv_space *sp, lv_factor_kind kind, int k);
 
 int lv_space_nq(const lv_space *sp);        /**< doubles in a configuration */
@@ -58,16 +59,19 @@ const char *lv_space_name(const lv_space *sp);
 int lv_space_compose_exp(const lv_space *sp, const double *q, double h,
                          const double *v, double *q_out);
 /** v = log(q0^{-1} q1) (so that q1 = q0 o exp(v~)).  Status: LV_EINPUT if a
- *  rotation angle is at pi (log not unique) -- the closest branch is used. */
+ *  rotation angle is within 8 DBL_EPSILON of pi (log not unique); a valid v
+ *  with |psi| = pi is written anyway. */
 int lv_space_log(const lv_space *sp, const double *q0, const double *q1,
                  double *v);
 /** The identity element. */
 int lv_space_identity(const lv_space *sp, double *q);
 /** Tangent operator T(v) (= dexp_{-v}), nv x nv block diagonal, added into
- *  @p T through the sink (scaled by the sink's scale). */
+ *  @p T through the sink (scaled by the sink's scale).  The positions
+ *  written do not depend on v (whole blocks, zeros included; SE(3) without
+ *  its zero lower-left block), so a fixed sparsity pattern holds. */
 struct lv_sink;
 int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T);
-/** y = T(v) x and y = T(v)^{-1} x, without forming the matrix. */
+/** y = T(v) x and y = T(v)^{-1} x, without forming the matrix (y may alias x). */
 int lv_space_tangent_apply(const lv_space *sp, const double *v,
                            const double *x, double *y);
 int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
@@ -75,8 +79,10 @@ int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
 /** y = ad_v x = [v~, x~] in vector form. */
 int lv_space_ad(const lv_space *sp, const double *v, const double *x,
                 double *y);
-/** Re-orthonormalise rotation parts / renormalise quaternions (round-off
- *  drift over long runs). */
+/** Re-orthonormalise rotation parts (nearest rotation, polar factor) and
+ *  renormalise quaternions (round-off drift over long runs).  LV_EINPUT for
+ *  a singular, reflecting or non-finite rotation or a zero quaternion (the
+ *  other factors are still normalised). */
 int lv_space_normalize(const lv_space *sp, double *q);
 
 /* Per-factor primitives (3-vectors, 3x3 row-major matrices). */
