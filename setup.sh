@@ -11,7 +11,7 @@ top=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # --- dependencies (Debian packages) -----------------------------------------
-pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check gnuplot-nox"
+pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check libinih-dev gnuplot-nox"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -1,227 +1,565 @@
 /* livens: the command-line program.
- *   livens [demo]                         default demonstration
- *   livens list                           models and schemes
- *   livens run MODEL --scheme S --step H --t-end T [--param k=v]... [--opt k=v]... [--out F.csv]
- * Wrong input: one sentence on stderr, exit status 2.  A failed run: exit 1. */
+ *
+ *   livens [demo]                                   default demonstration
+ *   livens list                                     models and schemes
+ *   livens run MODEL [options] | livens run FILE.ini
+ *   livens compare MODEL --schemes S1,S2,... [options]
+ *   livens converge MODEL --scheme S --steps H1,H2,... [options]
+ *   livens plot FILE.csv [--png OUT.png]
+ *   livens check MODEL [--param k=v]...
+ *
+ * Wrong input: one sentence on stderr, exit status 2.  A failed
+ * computation: exit status 1 (every accepted step is in the output). */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <getopt.h>
-#include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "livens/livens.h"
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
 
-#define MAXKV 64
+static const char usage_text[] =
+    "usage: livens [demo]\n"
+    "       livens list\n"
+    "       livens run MODEL [--scheme S] [--step H] [--t-end T] [--param K=V]... [--opt K=V]...\n"
+    "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack]\n"
+    "                        [--newton-tol TOL]\n"
+    "       livens run FILE.ini\n"
+    "       livens compare MODEL --schemes S1,S2,... [run options]\n"
+    "       livens converge MODEL --scheme S --steps H1,H2,... [--ref-step H] [--out FILE.csv] [run options]\n"
+    "       livens plot FILE.csv [--png OUT.png]\n"
+    "       livens check MODEL [--param K=V]...\n";
 
-typedef struct {
-  const char *keys[MAXKV];
-  const char *values[MAXKV];
-  char *buf[MAXKV];
-  int n;
-} kvlist;
-
-static void die_usage(const char *msg, const char *arg) {
-  fprintf(stderr, "livens: ");
-  fprintf(stderr, msg, arg ? arg : "");
-  fputc('\n', stderr);
-  exit(2);
-}
-
-static void kv_push(kvlist *l, const char *text, const char *what) {
-  const char *eq = strchr(text, '=');
-  if (!eq || eq == text) die_usage("expected NAME=VALUE after %s.", what);
-  if (l->n >= MAXKV) die_usage("too many %s arguments.", what);
-  char *b = strdup(text);
-  if (!b) die_usage("out of memory.", NULL);
-  b[eq - text] = '\0';
-  l->buf[l->n] = b;
-  l->keys[l->n] = b;
-  l->values[l->n] = b + (eq - text) + 1;
-  l->n++;
-}
-
-static void kv_free(kvlist *l) {
-  for (int i = 0; i < l->n; i++) free(l->buf[i]);
-  l->n = 0;
-}
-
-static double parse_pos(const char *s, const char *what) {
+static int parse_positive(const char *s, const char *what, double *x) {
   char *end;
-  double x = strtod(s, &end);
-  if (end == s || *end || !(x > 0) || x != x || x > 1e300) die_usage("%s must be a positive number.", what);
-  return x;
+  errno = 0;
+  *x = strtod(s, &end);
+  if (end == s || *end || errno || !(*x > 0) || !isfinite(*x)) {
+    cli_error("%s must be a positive number, got '%s'.", what, s);
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
+static int parse_count(const char *s, const char *what, int lo, int hi, int *x) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || errno || v < lo || v > hi) {
+    cli_error("%s must be an integer in [%d, %d], got '%s'.", what, lo, hi, s);
+    return CLI_USAGE;
+  }
+  *x = (int)v;
+  return CLI_OK;
+}
+
+/* Comma-separated list; returns count or -1 on a malformed list. */
+static int split_list(char *s, char **items, int max) {
+  int n = 0;
+  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+    if (n >= max || !*tok) return -1;
+    items[n++] = tok;
+  }
+  return n;
 }
 
 typedef struct {
-  int status;
-  lv_diag_summary sum;
-  lv_integrator_stats st;
-} run_result;
+  cli_run run;
+  char schemes[512];   /* --schemes */
+  char steps[512];     /* --steps */
+  double ref_step;
+  char png[1024];
+  int scheme_given;
+} cli_args;
 
-static int run_one(lv_model *model, const char *scheme, double h, double t_end, const kvlist *opts,
-                   FILE *csv, run_result *res) {
-  lv_integrator *it = NULL;
-  lv_diag *diag = NULL;
-  int rc = lv_integrator_new(&it, model, scheme, h);
-  if (rc == LV_EUNKNOWN) {
-    fprintf(stderr, "livens: unknown scheme '%s' (see 'livens list').\n", scheme);
-    return 2;
-  }
-  if (rc) {
-    fprintf(stderr, "livens: scheme '%s' cannot run model '%s': %s.\n", scheme, lv_model_name(model),
-            lv_strerror(rc));
-    return 2;
-  }
-  for (int i = 0; i < opts->n; i++) {
-    rc = lv_integrator_set_option(it, opts->keys[i], opts->values[i]);
-    if (rc) {
-      fprintf(stderr, "livens: scheme '%s' has no option '%s'.\n", scheme, opts->keys[i]);
-      lv_integrator_free(it);
-      return 2;
-    }
-  }
-  rc = lv_diag_new(&diag, model, (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0);
-  lv_diag_writer w = {diag, csv, 1, 0};
-  if (!rc) rc = lv_integrator_set_output(it, lv_diag_output, &w);
-  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
-  if (!rc) rc = lv_integrator_run_until(it, t_end);
-  res->status = rc;
-  lv_diag_get_summary(diag, &res->sum);
-  lv_integrator_get_stats(it, &res->st);
-  if (rc) {
-    const lv_state *s = lv_integrator_state(it);
-    fprintf(stderr, "livens: %s stopped at t = %.6g: %s.\n", scheme, s->t, lv_strerror(rc));
-  }
-  lv_diag_free(diag);
-  lv_integrator_free(it);
-  return rc ? 1 : 0;
-}
+enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
+       O_NTOL, O_REF, O_PNG };
 
-static void print_summary_header(void) {
-  printf("%-10s %12s %12s %12s %12s %12s %12s %9s %9s\n", "scheme", "max|dE|/E0", "drift/time",
-         "max|dJ|", "max|g|", "max|Gv|", "max|GM^-1p|", "newton/st", "steps/s");
-}
-
-static void print_summary_row(const char *scheme, const run_result *r) {
-  double nps = r->st.steps ? (double)r->st.newton_iterations / (double)r->st.steps : 0.0;
-  double sps = r->st.wall_time > 0 ? (double)r->st.steps / r->st.wall_time : 0.0;
-  printf("%-10s %12.3e %12.3e %12.3e %12.3e %12.3e %12.3e %9.2f %9.3g\n", scheme, r->sum.max_rel_energy_error,
-         r->sum.energy_drift_rate, r->sum.max_momentum_error, r->sum.max_g, r->sum.max_gv, r->sum.max_gp, nps,
-         sps);
-}
-
-static int cmd_list(void) {
-  printf("Models:\n");
-  for (const lv_model_info *const *m = lv_model_registry(); *m; m++) {
-    printf("  %-14s %s\n", (*m)->name, (*m)->description);
-    for (const lv_param_info *p = (*m)->params; p->name; p++)
-      printf("      --param %s=%s  (%s)\n", p->name, p->default_value, p->doc);
-  }
-  printf("Schemes:\n");
-  for (const lv_scheme_type *const *s = lv_scheme_registry(); *s; s++) {
-    printf("  %-14s %s\n", (*s)->name, (*s)->description);
-    printf("      conserves: %s\n", (*s)->conserves);
-    for (const lv_param_info *p = (*s)->options; p && p->name; p++)
-      printf("      --opt %s=%s  (%s)\n", p->name, p->default_value, p->doc);
-  }
-  return 0;
-}
-
-static lv_model *make_model(const char *name, const kvlist *params) {
-  lv_kv kv = {params->n, (const char **)params->keys, (const char **)params->values};
-  lv_model *m = NULL;
-  int rc = lv_model_create(name, &kv, &m);
-  if (rc == LV_EUNKNOWN) {
-    int known = 0;
-    for (const lv_model_info *const *r = lv_model_registry(); *r; r++)
-      if (strcmp((*r)->name, name) == 0) known = 1;
-    if (known)
-      fprintf(stderr, "livens: model '%s' does not have one of the given parameters (see 'livens list').\n", name);
-    else
-      fprintf(stderr, "livens: unknown model '%s' (see 'livens list').\n", name);
-    exit(2);
-  }
-  if (rc) {
-    fprintf(stderr, "livens: invalid parameter value for model '%s': %s.\n", name, lv_strerror(rc));
-    exit(2);
-  }
-  return m;
-}
-
-static int cmd_run(int argc, char **argv) {
-  static const struct option lo[] = {{"scheme", required_argument, 0, 's'},
-                                     {"step", required_argument, 0, 'h'},
-                                     {"t-end", required_argument, 0, 'T'},
-                                     {"param", required_argument, 0, 'p'},
-                                     {"opt", required_argument, 0, 'o'},
-                                     {"out", required_argument, 0, 'O'},
-                                     {0, 0, 0, 0}};
-  const char *scheme = "rattle", *out = NULL;
-  double h = 0.01, T = 1.0;
-  kvlist params = {0}, opts = {0};
-  int c;
+/* Parses the options shared by run/compare/converge/check/plot; leaves the
+ * positional arguments in argv[optind..]. */
+static int parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
+  static const struct option lo[] = {
+      {"scheme", required_argument, 0, O_SCHEME}, {"schemes", required_argument, 0, O_SCHEMES},
+      {"step", required_argument, 0, O_STEP},     {"steps", required_argument, 0, O_STEPS},
+      {"t-end", required_argument, 0, O_TEND},    {"param", required_argument, 0, O_PARAM},
+      {"opt", required_argument, 0, O_OPT},       {"out", required_argument, 0, O_OUT},
+      {"every", required_argument, 0, O_EVERY},   {"halving", required_argument, 0, O_HALVING},
+      {"linsol", required_argument, 0, O_LINSOL}, {"newton-tol", required_argument, 0, O_NTOL},
+      {"ref-step", required_argument, 0, O_REF},  {"png", required_argument, 0, O_PNG},
+      {0, 0, 0, 0}};
+  int c, rc = CLI_OK;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+  while (rc == CLI_OK && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    cli_run *r = &a->run;
     switch (c) {
-      case 's': scheme = optarg; break;
-      case 'h': h = parse_pos(optarg, "--step"); break;
-      case 'T': T = parse_pos(optarg, "--t-end"); break;
-      case 'p': kv_push(&params, optarg, "--param"); break;
-      case 'o': kv_push(&opts, optarg, "--opt"); break;
-      case 'O': out = optarg; break;
-      default: die_usage("unknown or incomplete option '%s' for 'run'.", argv[optind - 1]);
+      case O_SCHEME:
+        if (strlen(optarg) >= sizeof r->scheme) return cli_error("scheme name too long."), CLI_USAGE;
+        strcpy(r->scheme, optarg);
+        a->scheme_given = 1;
+        break;
+      case O_SCHEMES:
+        if (strlen(optarg) >= sizeof a->schemes) return cli_error("--schemes list too long."), CLI_USAGE;
+        strcpy(a->schemes, optarg);
+        break;
+      case O_STEP: rc = parse_positive(optarg, "--step", &r->h); break;
+      case O_STEPS:
+        if (strlen(optarg) >= sizeof a->steps) return cli_error("--steps list too long."), CLI_USAGE;
+        strcpy(a->steps, optarg);
+        break;
+      case O_TEND: rc = parse_positive(optarg, "--t-end", &r->t_end); break;
+      case O_PARAM: rc = cli_kv_push(&r->params, optarg, "--param"); break;
+      case O_OPT: rc = cli_kv_push(&r->opts, optarg, "--opt"); break;
+      case O_OUT:
+        if (strlen(optarg) >= sizeof r->out) return cli_error("output path too long."), CLI_USAGE;
+        strcpy(r->out, optarg);
+        break;
+      case O_EVERY: rc = parse_count(optarg, "--every", 1, 1000000000, &r->every); break;
+      case O_HALVING: rc = parse_count(optarg, "--halving", 0, 30, &r->halving); break;
+      case O_LINSOL:
+        if (strcmp(optarg, "auto") == 0) r->linsol = LV_LINSOL_AUTO;
+        else if (strcmp(optarg, "dense") == 0) r->linsol = LV_LINSOL_DENSE;
+        else if (strcmp(optarg, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
+        else return cli_error("--linsol must be auto, dense or umfpack, got '%s'.", optarg), CLI_USAGE;
+        break;
+      case O_NTOL: rc = parse_positive(optarg, "--newton-tol", &r->newton_tol); break;
+      case O_REF: rc = parse_positive(optarg, "--ref-step", &a->ref_step); break;
+      case O_PNG:
+        if (strlen(optarg) >= sizeof a->png) return cli_error("--png path too long."), CLI_USAGE;
+        strcpy(a->png, optarg);
+        break;
+      default:
+        cli_error("unknown or incomplete option '%s' for '%s' (see 'livens --help').", argv[optind - 1], cmd);
+        return CLI_USAGE;
     }
   }
-  if (optind != argc - 1) die_usage("'run' needs exactly one MODEL name.", NULL);
-  lv_model *model = make_model(argv[optind], &params);
-  FILE *csv = NULL;
-  if (out && !(csv = fopen(out, "w"))) {
-    fprintf(stderr, "livens: cannot write '%s'.\n", out);
-    lv_model_free(model);
-    return 2;
-  }
-  run_result r;
-  memset(&r, 0, sizeof r);
-  int rc = run_one(model, scheme, h, T, &opts, csv, &r);
-  if (csv) fclose(csv);
-  if (rc != 2) {
-    print_summary_header();
-    print_summary_row(scheme, &r);
-  }
-  lv_model_free(model);
-  kv_free(&params);
-  kv_free(&opts);
   return rc;
 }
 
-static int cmd_demo(void) {
-  const char *model_name = "pendulum3d";
-  const char *schemes[] = {"rattle"};
-  double h = 0.01, T = 100.0;
-  printf("livens %s demo: %s, h = %g, T = %g\n\n", lv_version(), model_name, h, T);
-  print_summary_header();
-  kvlist none = {0};
-  int status = 0;
-  for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
-    lv_model *m = make_model(model_name, &none);
-    run_result r;
-    memset(&r, 0, sizeof r);
-    int rc = run_one(m, schemes[i], h, T, &none, NULL, &r);
-    if (rc == 0) print_summary_row(schemes[i], &r);
-    else status = 1;
-    lv_model_free(m);
+static void summary_header(FILE *o) {
+  fprintf(o, "%-12s %11s %11s %11s %11s %11s %11s %9s %10s %9s\n", "scheme", "max|dE|/E0", "drift/t",
+          "max|dJ|", "max|g|", "max|Gv|", "max|GM-1p|", "newton/st", "steps/s", "status");
+}
+
+static void summary_row(FILE *o, const char *scheme, const cli_result *r) {
+  double nps = r->st.steps ? (double)r->st.newton_iterations / (double)r->st.steps : 0.0;
+  double sps = r->st.wall_time > 0 ? (double)r->st.steps / r->st.wall_time : 0.0;
+  fprintf(o, "%-12s %11.3e %11.3e %11.3e %11.3e %11.3e %11.3e %9.2f %10.4g %9s\n", scheme,
+          r->sum.max_rel_energy_error, r->sum.energy_drift_rate, r->sum.max_momentum_error, r->sum.max_g,
+          r->sum.max_gv, r->sum.max_gp, nps, sps, r->status ? lv_status_name(r->status) : "ok");
+}
+
+static int cmd_list(void) {
+  printf("Models (livens run MODEL --param NAME=VALUE):\n");
+  for (const lv_model_info *const *m = lv_model_registry(); *m; m++) {
+    printf("  %-16s %s\n", (*m)->name, (*m)->description);
+    for (const lv_param_info *p = (*m)->params; p->name; p++)
+      printf("      %-14s = %-10s %s\n", p->name, p->default_value, p->doc);
   }
+  printf("\nSchemes (--scheme NAME --opt NAME=VALUE):\n");
+  for (const lv_scheme_type *const *s = lv_scheme_registry(); *s; s++) {
+    printf("  %-16s %s\n", (*s)->name, (*s)->description);
+    printf("      conserves: %s\n", (*s)->conserves);
+    for (const lv_param_info *p = (*s)->options; p && p->name; p++)
+      printf("      %-14s = %-10s %s\n", p->name, p->default_value, p->doc);
+  }
+  return CLI_OK;
+}
+
+static int open_out(const char *path, FILE **f) {
+  *f = NULL;
+  if (!path[0]) return CLI_OK;
+  *f = fopen(path, "w");
+  if (!*f) {
+    cli_error("cannot write '%s'.", path);
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
+static int do_run(cli_run *r) {
+  lv_model *model = NULL;
+  int rc = cli_make_model(r, &model);
+  if (rc) return rc;
+  FILE *csv = NULL;
+  rc = open_out(r->out, &csv);
+  cli_result res;
+  memset(&res, 0, sizeof res);
+  if (!rc) rc = cli_execute(r, model, csv, isatty(2), &res);
+  if (csv) fclose(csv);
+  if (rc != CLI_USAGE) {
+    printf("%s on %s, h = %g, t = [0, %g]%s%s\n", r->scheme, r->model, r->h, r->t_end, r->out[0] ? ", CSV: " : "",
+           r->out);
+    summary_header(stdout);
+    summary_row(stdout, r->scheme, &res);
+    printf("steps %ld, Newton iterations %ld, factorizations %ld, failed solves %ld, halvings %ld, wall time %.3f s\n",
+           res.st.steps, res.st.newton_iterations, res.st.factorizations, res.st.failed_solves, res.st.halvings,
+           res.st.wall_time);
+    if (res.st.projected)
+      printf("initial values were projected onto the constraints (|g| was %.3e, |Gv| %.3e)\n", res.st.init_g_norm,
+             res.st.init_gv_norm);
+  }
+  cli_result_free(&res);
+  lv_model_free(model);
+  return rc;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int cmd_run(int argc, char **argv) {
+  cli_args a;
+  memset(&a, 0, sizeof a);
+  cli_run_defaults(&a.run);
+  int rc = parse_args(argc, argv, &a, "run");
+  if (!rc && optind != argc - 1) {
+    cli_error("'run' needs exactly one MODEL name or run file.");
+    rc = CLI_USAGE;
+  }
+  if (!rc) {
+    const char *arg = argv[optind];
+    if (ends_with(arg, ".ini")) {
+      /* the file first, then command-line options override it */
+      cli_run file;
+      cli_run_defaults(&file);
+      rc = cli_load_runfile(arg, &file);
+      if (!rc) {
+        cli_args b;
+        memset(&b, 0, sizeof b);
+        b.run = file;
+        rc = parse_args(argc, argv, &b, "run");
+        if (!rc) rc = do_run(&b.run);
+        cli_kv_free(&b.run.params);
+        cli_kv_free(&b.run.opts);
+      }
+    } else {
+      if (strlen(arg) >= sizeof a.run.model) {
+        cli_error("model name too long.");
+        rc = CLI_USAGE;
+      } else {
+        strcpy(a.run.model, arg);
+        rc = do_run(&a.run);
+      }
+    }
+  }
+  cli_kv_free(&a.run.params);
+  cli_kv_free(&a.run.opts);
+  return rc;
+}
+
+static int cmd_compare(int argc, char **argv) {
+  cli_args a;
+  memset(&a, 0, sizeof a);
+  cli_run_defaults(&a.run);
+  int rc = parse_args(argc, argv, &a, "compare");
+  char *items[CLI_MAXSCHEMES];
+  int n = 0;
+  if (!rc && optind != argc - 1) {
+    cli_error("'compare' needs exactly one MODEL name.");
+    rc = CLI_USAGE;
+  }
+  if (!rc && !a.schemes[0]) {
+    cli_error("'compare' needs --schemes S1,S2,...");
+    rc = CLI_USAGE;
+  }
+  if (!rc && (n = split_list(a.schemes, items, CLI_MAXSCHEMES)) < 1) {
+    cli_error("--schemes must be a comma-separated list of at most %d names.", CLI_MAXSCHEMES);
+    rc = CLI_USAGE;
+  }
+  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) rc = CLI_USAGE;
+  if (!rc) strcpy(a.run.model, argv[optind]);
+  for (int i = 0; i < n && !rc; i++)
+    if (!lv_scheme_find(items[i])) {
+      cli_error("unknown scheme '%s' (see 'livens list').", items[i]);
+      rc = CLI_USAGE;
+    }
+  if (!rc) {
+    printf("%s, h = %g, t = [0, %g]\n", a.run.model, a.run.h, a.run.t_end);
+    summary_header(stdout);
+  }
+  int failed = 0;
+  for (int i = 0; i < n && !rc; i++) {
+    cli_run r = a.run;
+    strcpy(r.scheme, items[i]);
+    /* scheme options apply to the schemes that have them */
+    r.opts.n = 0;
+    for (int k = 0; k < a.run.opts.n; k++) {
+      const lv_scheme_type *t = lv_scheme_find(items[i]);
+      for (const lv_param_info *p = t->options; p && p->name; p++)
+        if (strcmp(p->name, a.run.opts.keys[k]) == 0) {
+          r.opts.keys[r.opts.n] = a.run.opts.keys[k];
+          r.opts.values[r.opts.n] = a.run.opts.values[k];
+          r.opts.buf[r.opts.n++] = NULL;
+        }
+    }
+    r.out[0] = '\0';
+    lv_model *model = NULL;
+    rc = cli_make_model(&r, &model);
+    if (rc) break;
+    cli_result res;
+    int erc = cli_execute(&r, model, NULL, isatty(2), &res);
+    if (erc == CLI_USAGE) rc = CLI_USAGE;
+    else {
+      summary_row(stdout, items[i], &res);
+      if (erc) failed = 1;
+    }
+    cli_result_free(&res);
+    lv_model_free(model);
+  }
+  cli_kv_free(&a.run.params);
+  cli_kv_free(&a.run.opts);
+  return rc ? rc : (failed ? CLI_FAILED : CLI_OK);
+}
+
+/* Distance of two configurations: max-norm of log(q_ref^{-1} q) (the plain
+ * difference on R^d). */
+static double config_error(const lv_space *sp, const double *q, const double *qref, int nv) {
+  double *w = malloc(sizeof(double) * (size_t)nv);
+  if (!w) return NAN;
+  lv_space_log(sp, qref, q, w);
+  double e = 0;
+  for (int i = 0; i < nv; i++) e = fmax(e, fabs(w[i]));
+  free(w);
+  return e;
+}
+
+static double vec_error(const double *x, const double *y, int n) {
+  double e = 0;
+  for (int i = 0; i < n; i++) e = fmax(e, fabs(x[i] - y[i]));
+  return e;
+}
+
+static int cmd_converge(int argc, char **argv) {
+  cli_args a;
+  memset(&a, 0, sizeof a);
+  cli_run_defaults(&a.run);
+  a.run.t_end = 1.0;
+  int rc = parse_args(argc, argv, &a, "converge");
+  char *items[32];
+  double hs[32];
+  int n = 0;
+  if (!rc && optind != argc - 1) {
+    cli_error("'converge' needs exactly one MODEL name.");
+    rc = CLI_USAGE;
+  }
+  if (!rc && !a.steps[0]) {
+    cli_error("'converge' needs --steps H1,H2,... (at least two step sizes).");
+    rc = CLI_USAGE;
+  }
+  if (!rc && (n = split_list(a.steps, items, 32)) < 2) {
+    cli_error("--steps needs at least two comma-separated step sizes.");
+    rc = CLI_USAGE;
+  }
+  for (int i = 0; i < n && !rc; i++) rc = parse_positive(items[i], "each step in --steps", &hs[i]);
+  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) rc = CLI_USAGE;
+  if (!rc) strcpy(a.run.model, argv[optind]);
+  if (rc) {
+    cli_kv_free(&a.run.params);
+    cli_kv_free(&a.run.opts);
+    return rc;
+  }
+  double hmin = hs[0];
+  for (int i = 1; i < n; i++) hmin = fmin(hmin, hs[i]);
+  double href = a.ref_step > 0 ? a.ref_step : hmin / 16.0;
+  lv_model *model = NULL;
+  rc = cli_make_model(&a.run, &model);
+  cli_result ref;
+  memset(&ref, 0, sizeof ref);
+  FILE *csv = NULL;
+  if (!rc) rc = open_out(a.run.out, &csv);
+  if (!rc) {
+    cli_run r = a.run;
+    r.h = href;
+    r.out[0] = '\0';
+    rc = cli_execute(&r, model, NULL, isatty(2), &ref);
+    if (rc == CLI_FAILED) cli_error("the reference run (h = %g) failed.", href);
+  }
+  if (!rc) {
+    printf("%s on %s: errors at t = %g against the same scheme with h = %g\n", a.run.scheme, a.run.model,
+           ref.t_final, href);
+    printf("%12s %12s %7s %12s %7s %12s %7s\n", "h", "err q", "order", "err v", "order", "err lambda", "order");
+    if (csv) fprintf(csv, "h,err_q,err_v%s\n", ref.nc ? ",err_lambda" : "");
+  }
+  double eq[32], ev[32], el[32];
+  for (int i = 0; i < n && !rc; i++) {
+    cli_run r = a.run;
+    r.h = hs[i];
+    r.out[0] = '\0';
+    cli_result res;
+    rc = cli_execute(&r, model, NULL, isatty(2), &res);
+    if (!rc && fabs(res.t_final - ref.t_final) > 1e-9 * fmax(1.0, ref.t_final)) {
+      cli_error("t-end %g is not a multiple of step %g (ends at %g).", a.run.t_end, hs[i], res.t_final);
+      rc = CLI_USAGE;
+    }
+    if (!rc) {
+      eq[i] = config_error(ref.space, res.q, ref.q, res.nv);
+      ev[i] = vec_error(res.v, ref.v, res.nv);
+      el[i] = vec_error(res.lambda, ref.lambda, res.nc);
+      if (i == 0) printf("%12.4g %12.4e %7s %12.4e %7s %12.4e %7s\n", hs[i], eq[i], "", ev[i], "", el[i], "");
+      else {
+        double lh = log(hs[i] / hs[i - 1]);
+        printf("%12.4g %12.4e %7.3f %12.4e %7.3f %12.4e %7.3f\n", hs[i], eq[i], log(eq[i] / eq[i - 1]) / lh,
+               ev[i], log(ev[i] / ev[i - 1]) / lh, el[i], log(el[i] / el[i - 1]) / lh);
+      }
+      if (csv) {
+        fprintf(csv, "%.17g,%.17g,%.17g", hs[i], eq[i], ev[i]);
+        if (res.nc) fprintf(csv, ",%.17g", el[i]);
+        fputc('\n', csv);
+      }
+    }
+    cli_result_free(&res);
+  }
+  if (!rc) {
+    /* least-squares slopes over all step sizes */
+    double fit[3];
+    double *errs[3] = {eq, ev, el};
+    for (int c = 0; c < 3; c++) {
+      double sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (int i = 0; i < n; i++) {
+        double x = log(hs[i]), y = log(fmax(errs[c][i], 1e-300));
+        sx += x, sy += y, sxx += x * x, sxy += x * y;
+      }
+      fit[c] = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    }
+    printf("fitted order: q %.3f, v %.3f%s", fit[0], fit[1], ref.nc ? "" : "\n");
+    if (ref.nc) printf(", lambda %.3f\n", fit[2]);
+  }
+  if (csv) fclose(csv);
+  cli_result_free(&ref);
+  lv_model_free(model);
+  cli_kv_free(&a.run.params);
+  cli_kv_free(&a.run.opts);
+  return rc;
+}
+
+static int cmd_plot(int argc, char **argv) {
+  cli_args a;
+  memset(&a, 0, sizeof a);
+  cli_run_defaults(&a.run);
+  int rc = parse_args(argc, argv, &a, "plot");
+  if (!rc && optind != argc - 1) {
+    cli_error("'plot' needs exactly one CSV file.");
+    rc = CLI_USAGE;
+  }
+  if (!rc) {
+    char png[1100];
+    if (a.png[0]) snprintf(png, sizeof png, "%s", a.png);
+    else {
+      snprintf(png, sizeof png, "%s", argv[optind]);
+      char *dot = strrchr(png, '.');
+      if (dot && strcmp(dot, ".csv") == 0) *dot = '\0';
+      strcat(png, ".png");
+    }
+    rc = cli_plot(argv[optind], png);
+    if (!rc) printf("wrote %s\n", png);
+  }
+  cli_kv_free(&a.run.params);
+  cli_kv_free(&a.run.opts);
+  return rc;
+}
+
+static int cmd_check(int argc, char **argv) {
+  cli_args a;
+  memset(&a, 0, sizeof a);
+  cli_run_defaults(&a.run);
+  int rc = parse_args(argc, argv, &a, "check");
+  if (!rc && optind != argc - 1) {
+    cli_error("'check' needs exactly one MODEL name.");
+    rc = CLI_USAGE;
+  }
+  lv_model *model = NULL;
+  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) rc = CLI_USAGE;
+  if (!rc) strcpy(a.run.model, argv[optind]);
+  if (!rc) rc = cli_make_model(&a.run, &model);
+  if (!rc) {
+    printf("derivative check of '%s' against central finite differences (initial state)\n", a.run.model);
+    lv_check_result res;
+    int st = lv_model_check_derivatives(model, NULL, NULL, 1e-6, stdout, &res);
+    if (st == 0) printf("%d supplied derivatives agree with finite differences\n", res.checked);
+    else if (st == LV_EINPUT) {
+      printf("%d of %d supplied derivatives disagree with finite differences\n", res.failed, res.checked);
+      rc = CLI_FAILED;
+    } else {
+      cli_error("evaluating the model failed: %s.", lv_strerror(st));
+      rc = CLI_FAILED;
+    }
+  }
+  lv_model_free(model);
+  cli_kv_free(&a.run.params);
+  cli_kv_free(&a.run.opts);
+  return rc;
+}
+
+/* The default demonstration: a long four-particle run under every family
+ * that exists in this build, side by side, with plots when gnuplot is
+ * there. */
+static int cmd_demo(void) {
+  const char *wanted[] = {"vi-a", "em", "genalpha", "bliedf2", "rattle"};
+  cli_run r;
+  cli_run_defaults(&r);
+  int has4p = 0;
+  for (const lv_model_info *const *m = lv_model_registry(); *m; m++)
+    if (strcmp((*m)->name, "four-particle") == 0) has4p = 1;
+  strcpy(r.model, has4p ? "four-particle" : "pendulum3d");
+  r.h = 0.01;
+  r.t_end = 1000.0;
+  r.every = 100;
+  int plots = cli_have_gnuplot();
+  const char *dir = "livens-demo";
+  if (plots && mkdir(dir, 0777) != 0 && errno != EEXIST) plots = 0;
+  printf("livens %s demo: %s, h = %g, t = [0, %g] (%.0f steps per scheme)\n\n", lv_version(), r.model, r.h,
+         r.t_end, r.t_end / r.h);
+  summary_header(stdout);
+  int status = CLI_OK;
+  for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+    if (!lv_scheme_find(wanted[i])) continue;
+    strcpy(r.scheme, wanted[i]);
+    lv_model *model = NULL;
+    if (cli_make_model(&r, &model)) return CLI_FAILED;
+    char path[512];
+    FILE *csv = NULL;
+    if (plots) {
+      snprintf(path, sizeof path, "%s/%s.csv", dir, wanted[i]);
+      csv = fopen(path, "w");
+    }
+    cli_result res;
+    int rc = cli_execute(&r, model, csv, isatty(2), &res);
+    if (csv) fclose(csv);
+    if (rc != CLI_USAGE) summary_row(stdout, wanted[i], &res);
+    if (rc) status = CLI_FAILED;
+    if (csv && rc == CLI_OK) {
+      char png[600];
+      snprintf(png, sizeof png, "%s/%s.png", dir, wanted[i]);
+      if (cli_plot(path, png) == CLI_OK) printf("%12s plots: %s\n", "", png);
+    }
+    cli_result_free(&res);
+    lv_model_free(model);
+  }
+  if (!plots) printf("\n(gnuplot not found: no plots written)\n");
   return status;
 }
 
 int main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "demo") == 0) return cmd_demo();
-  if (strcmp(argv[1], "list") == 0) return cmd_list();
-  if (strcmp(argv[1], "run") == 0) return cmd_run(argc - 1, argv + 1);
-  if (strcmp(argv[1], "--version") == 0) {
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "list") == 0) return cmd_list();
+  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
+  if (strcmp(cmd, "converge") == 0) return cmd_converge(argc - 1, argv + 1);
+  if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
+  if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
+  if (strcmp(cmd, "--version") == 0) {
     printf("livens %s\n", lv_version());
-    return 0;
+    return CLI_OK;
   }
-  die_usage("unknown command '%s' (commands: demo, list, run).", argv[1]);
-  return 2;
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    fputs(usage_text, stdout);
+    return CLI_OK;
+  }
+  cli_error("unknown command '%s' (commands: demo, list, run, compare, converge, plot, check).", cmd);
+  return CLI_USAGE;
 }

@@ -1,0 +1,72 @@
+/* Shared declarations of the livens program (src/cli). */
+#ifndef LIVENS_CLI_H
+#define LIVENS_CLI_H
+
+#include <stdio.h>
+#include "livens/livens.h"
+
+#define CLI_MAXKV 64
+#define CLI_MAXSCHEMES 16
+
+/* Exit statuses: 0 success, 1 the computation failed, 2 wrong input. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+/* Owned NAME=VALUE list, convertible to lv_kv. */
+typedef struct {
+  const char *keys[CLI_MAXKV];
+  const char *values[CLI_MAXKV];
+  char *buf[CLI_MAXKV];
+  int n;
+} cli_kv;
+
+/* Everything that defines one simulation. */
+typedef struct {
+  char model[64];
+  char scheme[64];
+  double h, t_end;
+  cli_kv params, opts;
+  char out[1024];       /* CSV path, empty for none */
+  int every;            /* write every n-th step */
+  int halving;          /* max step halvings (0: off) */
+  double newton_tol;    /* 0: library default */
+  lv_linsol_kind linsol;
+} cli_run;
+
+typedef struct {
+  int status;           /* library status of the run */
+  lv_diag_summary sum;
+  lv_integrator_stats st;
+  double t_final;
+  int nq, nv, nc;
+  double *q, *v, *lambda; /* final state (owned; free with cli_result_free) */
+  const lv_space *space;  /* of the model, valid while the model lives */
+} cli_result;
+
+/* Print "livens: <message>" on stderr (printf-style, one sentence). */
+void cli_error(const char *fmt, ...);
+/* Add NAME=VALUE; returns CLI_USAGE with a message on malformed input. */
+int cli_kv_push(cli_kv *l, const char *text, const char *what);
+int cli_kv_set(cli_kv *l, const char *key, const char *value);
+void cli_kv_free(cli_kv *l);
+lv_kv cli_kv_view(const cli_kv *l);
+
+void cli_run_defaults(cli_run *r);
+/* Create the model of a run; prints the reason and returns CLI_USAGE on
+ * bad names/values. */
+int cli_make_model(const cli_run *r, lv_model **out);
+/* Run one simulation; csv may be NULL.  Returns CLI_OK, CLI_FAILED (status
+ * in res) or CLI_USAGE (message printed). */
+int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res);
+void cli_result_free(cli_result *res);
+
+/* Run description files (INI, parsed by inih). */
+int cli_load_runfile(const char *path, cli_run *r);
+
+/* gnuplot output of a run CSV or a convergence CSV. */
+int cli_plot(const char *csv, const char *png);
+int cli_have_gnuplot(void);
+
+/* Set by SIGINT; the output callback stops the run cleanly. */
+extern volatile int cli_interrupted;
+
+#endif

@@ -1,0 +1,110 @@
+#!/bin/sh
+# The livens program, as a user meets it: every subcommand on a small case,
+# wrong input (exit 2, one sentence on stderr), plots, run files, Ctrl-C.
+set -u
+L="$(pwd)/livens"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fails=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+# expect_usage "description" args...: exit status 2 and exactly one line on stderr
+expect_usage() {
+  d=$1; shift
+  "$L" "$@" >out.txt 2>err.txt; st=$?
+  n=$(wc -l <err.txt)
+  if [ "$st" -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^livens: .*[.)]$' err.txt; then ok "$d: $(cat err.txt)"
+  else bad "$d (status $st, stderr: $(cat err.txt))"; fi
+}
+
+# --- run: CSV columns and a parsable summary
+if "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 --out run.csv >out.txt 2>err.txt; then
+  head -n 1 run.csv | grep -q '^t,q1,q2,q3,v1,v2,v3,lambda1,energy,momentum1,g_norm,gv_norm,newton_iters$' &&
+    [ "$(wc -l <run.csv)" -eq 102 ] && ok "run writes header + 101 rows" || bad "run CSV shape"
+  awk -F, 'NR > 1 && NF != 13 { exit 1 }' run.csv && ok "every CSV row complete" || bad "CSV row width"
+  # the summary row: every numeric field parses as a number
+  awk '$1 == "rattle" && $NF == "ok" { for (i = 2; i <= 9; i++) if ($i + 0 != $i + 0 || $i !~ /^[-+0-9.eE]+$/) exit 1; found = 1 }
+       END { exit !found }' out.txt && ok "run summary numbers parse" || bad "run summary: $(cat out.txt)"
+else bad "run exits non-zero: $(cat err.txt)"; fi
+
+# --- list
+"$L" list >out.txt 2>&1 && grep -q '^  pendulum3d' out.txt && grep -q '^  rattle' out.txt &&
+  ok "list names models and schemes" || bad "list"
+
+# --- compare
+"$L" compare pendulum3d --schemes rattle --t-end 0.5 >out.txt 2>err.txt &&
+  grep -q '^rattle ' out.txt && ok "compare prints a row per scheme" || bad "compare: $(cat err.txt)"
+
+# --- converge: fitted order of RATTLE in q is 2
+if "$L" converge pendulum3d --scheme rattle --steps 0.04,0.02,0.01,0.005 --t-end 1 --out conv.csv >out.txt 2>err.txt; then
+  p=$(sed -n 's/^fitted order: q \([0-9.]*\).*/\1/p' out.txt)
+  awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' && ok "converge: RATTLE order in q = $p" || bad "converge order '$p'"
+  head -n 1 conv.csv | grep -q '^h,err_q,err_v,err_lambda$' && ok "converge CSV header" || bad "converge CSV"
+else bad "converge exits non-zero: $(cat err.txt)"; fi
+
+# --- check
+"$L" check pendulum3d >out.txt 2>&1 && grep -q 'agree with finite differences' out.txt &&
+  ok "check passes the pendulum's derivatives" || bad "check: $(cat out.txt)"
+
+# --- run file (inih), with a command-line override
+cat >study.ini <<'INI'
+; a saved study
+[run]
+model = pendulum3d
+scheme = rattle
+step = 0.02
+t-end = 0.4
+out = study.csv
+[param]
+l = 2
+x0 = 2
+INI
+"$L" run study.ini >out.txt 2>err.txt && [ "$(wc -l <study.csv)" -eq 22 ] && ok "run file" || bad "run file: $(cat err.txt)"
+"$L" run study.ini --t-end 0.2 >out.txt 2>err.txt && [ "$(wc -l <study.csv)" -eq 12 ] &&
+  ok "command line overrides run file" || bad "override: $(cat err.txt)"
+printf '[run]\nmodel = pendulum3d\nstpe = 0.1\n' >typo.ini
+expect_usage "run file with a typo" run typo.ini
+printf '[run]\nstep = -1\n' >neg.ini
+expect_usage "run file with a bad value" run neg.ini
+
+# --- plot: a valid PNG when gnuplot is there
+if command -v gnuplot >/dev/null 2>&1; then
+  "$L" plot run.csv --png run.png >out.txt 2>err.txt &&
+    [ "$(head -c 8 run.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] &&
+    [ "$(wc -c <run.png)" -gt 10000 ] && ok "plot writes a PNG" || bad "plot: $(cat err.txt)"
+  "$L" plot conv.csv --png conv.png >/dev/null 2>&1 &&
+    [ "$(head -c 4 conv.png | od -An -tx1 | tr -d ' \n')" = "89504e47" ] && ok "plot of a convergence CSV" || bad "plot conv"
+else
+  echo "skip plot tests: gnuplot is not installed"
+fi
+
+# --- wrong input
+expect_usage "unknown command" frobnicate
+expect_usage "unknown model" run no-such-model
+expect_usage "unknown scheme" run pendulum3d --scheme no-such-scheme
+expect_usage "unknown parameter" run pendulum3d --param lenght=2
+expect_usage "bad parameter value" run pendulum3d --param l=two
+expect_usage "unknown scheme option" run pendulum3d --scheme rattle --opt theta=0.5
+expect_usage "negative step" run pendulum3d --step -0.1
+expect_usage "non-numeric t-end" run pendulum3d --t-end soon
+expect_usage "unknown option" run pendulum3d --colour
+expect_usage "param without =" run pendulum3d --param l
+expect_usage "converge without steps" converge pendulum3d
+expect_usage "compare with unknown scheme" compare pendulum3d --schemes rattle,nope
+expect_usage "plot of a missing file" plot missing.csv
+expect_usage "check of an unknown model" check nope
+
+# --- Ctrl-C: the run stops cleanly with every accepted step in the CSV
+"$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --out long.csv >out.txt 2>err.txt &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid; st=$?
+rows=$(($(wc -l <long.csv) - 1))
+if [ "$st" -eq 1 ] && [ "$rows" -gt 10 ] && awk -F, 'NR > 1 && NF != 13 { exit 1 }' long.csv &&
+   grep -q 'interrupted at t = ' err.txt; then ok "Ctrl-C after $rows steps: CSV complete, exit 1"
+else bad "Ctrl-C (status $st, $rows rows, $(cat err.txt))"; fi
+
+[ "$fails" -eq 0 ] || { echo "$fails CLI check(s) failed"; exit 1; }
