@@ -54,7 +54,19 @@ struct lv_model {
   lv_matrix_fn dinv;
   lv_invariant_pot_fn inv_pot;
   double *q0, *v0;
+  struct {
+    const char *callback; /* name of the callback that failed last */
+    int status, row, col; /* its status and the first bad component */
+  } err;
 };
+
+/* Forget the last evaluation failure (before a new step). */
+static inline void lv_model_clear_error(const lv_model *m) {
+  lv_model *mm = (lv_model *)m;
+  mm->err.callback = NULL;
+  mm->err.status = 0;
+  mm->err.row = mm->err.col = -1;
+}
 
 /* Map a user callback's return value to a library status. */
 static inline int lv_cb_status(int rc) { return rc == 0 ? 0 : LV_ECALLBACK; }

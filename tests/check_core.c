@@ -105,6 +105,12 @@ static int f_dV(const double *q, double *g, void *u) {
   }
   return 0;
 }
+static int f_dV_plain(const double *q, double *g, void *u) {
+  (void)q, (void)u;
+  g[0] = g[1] = 0;
+  g[2] = 9.81;
+  return 0;
+}
 static int f_g(const double *q, double *g, void *u) {
   (void)u;
   g[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] - 1);
@@ -129,6 +135,14 @@ START_TEST(test_callback_faults) {
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     int rc = lv_integrator_run_until(it, 10.0);
     ck_assert_int_eq(rc, mode == 0 ? LV_ENONFINITE : LV_ECALLBACK);
+    char detail[256];
+    ck_assert_int_eq(lv_integrator_error_detail(it, detail, sizeof detail), rc);
+    ck_assert_msg(strstr(detail, "dV callback") != NULL, "detail: %s", detail);
+    if (mode == 0) ck_assert_msg(strstr(detail, "component 2") != NULL, "detail: %s", detail);
+    const char *cb;
+    int row;
+    ck_assert_int_eq(lv_model_last_error(m, &cb, &row, NULL), rc);
+    ck_assert_str_eq(cb, "dV");
     const lv_state *s = lv_integrator_state(it);
     /* the state is the last accepted one: finite and on the constraint */
     ck_assert(isfinite(s->q[0]) && isfinite(s->q[1]) && isfinite(s->q[2]));
@@ -140,6 +154,78 @@ START_TEST(test_callback_faults) {
 }
 END_TEST
 
+/* Degenerate models: redundant constraints, a mass matrix with a zero
+ * block.  Both make the Newton matrix singular: a named status with a
+ * hint, never NaN results. */
+typedef struct {
+  int redundant, zero_block;
+} degen;
+static int d_mass(const double *q, lv_sink *M, void *u) {
+  const degen *d = u;
+  (void)q;
+  for (int i = 0; i < 3; i++) lv_sink_add(M, i, i, d->zero_block && i == 2 ? 0.0 : 1.0);
+  return 0;
+}
+static int d_g(const double *q, double *g, void *u) {
+  const degen *d = u;
+  g[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] - 1);
+  if (d->redundant) g[1] = 2.0 * g[0]; /* a multiple of g1 */
+  return 0;
+}
+static int d_G(const double *q, lv_sink *G, void *u) {
+  const degen *d = u;
+  for (int j = 0; j < 3; j++) lv_sink_add(G, 0, j, q[j]);
+  for (int j = 0; j < 3 && d->redundant; j++) lv_sink_add(G, 1, j, 2.0 * q[j]);
+  return 0;
+}
+
+START_TEST(test_singular_models) {
+  for (int kind = 0; kind < 2; kind++) {
+    lv_space *sp;
+    lv_model *m;
+    ck_assert_int_eq(lv_space_new_rn(&sp, 3), 0);
+    ck_assert_int_eq(lv_model_new(&m, "degenerate", sp, kind == 0 ? 2 : 1), 0);
+    degen d = {kind == 0, kind == 1};
+    lv_model_set_user(m, &d, NULL);
+    lv_model_set_mass(m, d_mass, 1);
+    lv_model_set_potential(m, f_V, f_dV_plain, NULL);
+    lv_model_set_constraints(m, d_g, d_G, NULL, NULL);
+    double q0[3] = {1, 0, 0}, v0[3] = {0, 1, 0};
+    lv_model_set_initial(m, q0, v0);
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
+    int rc = lv_integrator_init(it, 0.0, NULL, NULL);
+    if (rc == 0) rc = lv_integrator_step(it);
+    ck_assert_int_eq(rc, LV_ESINGULAR);
+    char detail[256];
+    lv_integrator_error_detail(it, detail, sizeof detail);
+    ck_assert_msg(strstr(detail, "redundant constraints") && strstr(detail, "zero mass"), "%s", detail);
+    const lv_state *s = lv_integrator_state(it);
+    ck_assert(isfinite(s->q[0]) && isfinite(s->v[1]));
+    lv_integrator_free(it);
+    lv_model_free(m);
+  }
+}
+END_TEST
+
+/* Initial values off the constraint in check mode: the detail gives the
+ * figures. */
+START_TEST(test_inconsistent_detail) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("pendulum3d", NULL, &m), 0);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_set_init_mode(it, LV_INIT_CHECK, 1e-8), 0);
+  double q0[3] = {1.1, 0, 0}, v0[3] = {0, 1, 0};
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, q0, v0), LV_EINCONSISTENT);
+  char detail[256];
+  lv_integrator_error_detail(it, detail, sizeof detail);
+  ck_assert_msg(strstr(detail, "max|g(q0)| = 1.050e-01") && strstr(detail, "check mode"), "%s", detail);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("core");
@@ -147,6 +233,8 @@ int main(void) {
   tcase_add_test(tc, test_kv);
   tcase_add_test(tc, test_integrator_bad_input);
   tcase_add_test(tc, test_callback_faults);
+  tcase_add_test(tc, test_singular_models);
+  tcase_add_test(tc, test_inconsistent_detail);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

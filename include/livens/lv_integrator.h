@@ -4,6 +4,7 @@
 #ifndef LIVENS_LV_INTEGRATOR_H
 #define LIVENS_LV_INTEGRATOR_H
 
+#include <stddef.h>
 #include "lv_scheme.h"
 
 #ifdef __cplusplus
@@ -77,6 +78,13 @@ int lv_integrator_step(lv_integrator *it);
 /** Steps until t >= t_end - h/2 (the last step is not shortened), then the
  *  output with LV_OUTPUT_FINAL. */
 int lv_integrator_run_until(lv_integrator *it, double t_end);
+
+/** One sentence saying why the last init or step failed, with the
+ *  figures: which callback produced NaN/Inf and in which component, the
+ *  Newton iteration count and residual, how far the initial values were
+ *  off.  Writes at most @p n bytes (NUL-terminated) to @p buf; returns the
+ *  status of that failure (0 if the last call succeeded). */
+int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n);
 
 const lv_state *lv_integrator_state(const lv_integrator *it);
 const lv_model *lv_integrator_model(const lv_integrator *it);

@@ -134,6 +134,12 @@ int lv_model_constraint_curvature(const lv_model *m, const double *q,
                                   const double *w, lv_sink *Z);
 int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi);
 
+/** The last evaluation failure: its status (0 if none), the name of the
+ *  callback ("dV", "G", "mass", ...) and the first offending component
+ *  (row, and column for a matrix; -1 where not applicable). */
+int lv_model_last_error(const lv_model *m, const char **callback, int *row,
+                        int *col);
+
 /** Dense conveniences (column-major, leading dimension = rows). */
 int lv_model_mass_dense(const lv_model *m, const double *q, double *M);
 int lv_model_constraint_jac_dense(const lv_model *m, const double *q,

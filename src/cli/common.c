@@ -196,15 +196,12 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     memcpy(res->v, s->v, sizeof(double) * (size_t)res->nv);
     memcpy(res->lambda, s->lambda, sizeof(double) * (size_t)res->nc);
   }
-  if (rc == LV_ESTOPPED && cli_interrupted)
+  if (rc == LV_ESTOPPED && cli_interrupted) {
     cli_error("%s interrupted at t = %.6g; every step up to there is in the output.", r->scheme, s->t);
-  else if (rc) {
-    const lv_newton_stats *ns = lv_integrator_last_newton(it);
-    if (rc == LV_ENEWTON || rc == LV_EDIVERGE)
-      cli_error("%s stopped at t = %.6g: %s (%d iterations, residual %.3g).", r->scheme, s->t, lv_strerror(rc),
-                ns->iterations, ns->residual_norm);
-    else
-      cli_error("%s stopped at t = %.6g: %s.", r->scheme, s->t, lv_strerror(rc));
+  } else if (rc) {
+    char detail[512];
+    lv_integrator_error_detail(it, detail, sizeof detail);
+    cli_error("%s stopped: %s.", r->scheme, detail);
   }
   lv_diag_free(diag);
   lv_integrator_free(it);

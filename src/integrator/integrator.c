@@ -1,4 +1,5 @@
 /* The time loop: owns the state, the scheme instance and the statistics. */
+#include <stdio.h>
 #include "lv_internal.h"
 #include "integrator/integrator_impl.h"
 
@@ -156,15 +157,26 @@ int lv_integrator_set_step(lv_integrator *it, double h) {
   return 0;
 }
 
+static int init_body(lv_integrator *it, double t0, const double *q0, const double *v0);
+
 int lv_integrator_init(lv_integrator *it, double t0, const double *q0, const double *v0) {
-  if (!it || !isfinite(t0)) return LV_EINPUT;
+  if (!it) return LV_EINPUT;
+  lv_model_clear_error(it->model);
+  memset(&it->last, 0, sizeof it->last);
+  int rc = init_body(it, t0, q0, v0);
+  it->last_status = rc;
+  it->fail_in_init = rc != 0;
+  return rc;
+}
+
+static int init_body(lv_integrator *it, double t0, const double *q0, const double *v0) {
+  if (!isfinite(t0)) return LV_EINPUT;
   const lv_model *m = it->model;
   double start = lv_wall_time();
   if (!q0) q0 = m->q0;
   if (!v0) v0 = m->v0;
   if (!lv_all_finite(m->nq, q0) || !lv_all_finite(m->nv, v0)) return LV_EINPUT;
   memset(&it->stats, 0, sizeof it->stats);
-  memset(&it->last, 0, sizeof it->last);
   lv_state *s = &it->state;
   s->t = t0;
   memcpy(s->q, q0, (size_t)m->nq * sizeof(double));
@@ -230,7 +242,10 @@ int lv_integrator_step(lv_integrator *it) {
   const lv_model *m = it->model;
   double start = lv_wall_time();
   lv_state_copy(&it->backup, &it->state, m->nq, m->nv, m->nc);
+  lv_model_clear_error(m);
   int rc = step_recursive(it, it->h, 0);
+  it->last_status = rc;
+  it->fail_in_init = 0;
   if (rc) {
     lv_state_copy(&it->state, &it->backup, m->nq, m->nv, m->nc);
   } else {
@@ -271,4 +286,51 @@ void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s) {
     lv_linsol_get_stats(it->stepper.linsol, &ls);
     s->symbolic = ls.symbolic;
   }
+}
+
+int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
+  if (!it || !buf || n == 0) return LV_EINPUT;
+  int rc = it->last_status;
+  const char *cb = NULL;
+  int row = -1, col = -1;
+  int mrc = lv_model_last_error(it->model, &cb, &row, &col);
+  const lv_newton_stats *ns = &it->last;
+  const char *where = it->fail_in_init ? "initialisation" : "step";
+  if (rc == 0) {
+    snprintf(buf, n, "no failure");
+  } else if ((rc == LV_ENONFINITE || rc == LV_ECALLBACK || rc == LV_EINPUT) && mrc && cb) {
+    if (mrc == LV_ENONFINITE && col >= 0)
+      snprintf(buf, n, "the model's %s callback produced NaN or Inf in entry (%d, %d) during the %s at t = %.9g",
+               cb, row + 1, col + 1, where, it->state.t);
+    else if (mrc == LV_ENONFINITE)
+      snprintf(buf, n, "the model's %s callback produced NaN or Inf in component %d during the %s at t = %.9g", cb,
+               row + 1, where, it->state.t);
+    else if (mrc == LV_EINPUT)
+      snprintf(buf, n, "the model's %s callback wrote an entry outside its matrix block during the %s at t = %.9g",
+               cb, where, it->state.t);
+    else
+      snprintf(buf, n, "the model's %s callback returned an error during the %s at t = %.9g", cb, where,
+               it->state.t);
+  } else if (rc == LV_ENONFINITE) {
+    snprintf(buf, n, "the Newton residual became NaN or Inf after %d iterations during the %s at t = %.9g",
+             ns->iterations, where, it->state.t);
+  } else if (rc == LV_ENEWTON || rc == LV_EDIVERGE) {
+    snprintf(buf, n, "Newton %s after %d iterations with residual max-norm %.3e (last increment %.3e) in the step "
+             "from t = %.9g; a smaller step or step halving may help",
+             rc == LV_ENEWTON ? "did not converge" : "diverged", ns->iterations, ns->residual_norm,
+             ns->increment_norm, it->state.t);
+  } else if (rc == LV_ESINGULAR) {
+    snprintf(buf, n, "the Newton matrix is singular in the %s at t = %.9g: check for redundant constraints "
+             "(rank-deficient G) or a zero mass",
+             where, it->state.t);
+  } else if (rc == LV_EINCONSISTENT) {
+    snprintf(buf, n, "the initial values violate the constraints: max|g(q0)| = %.3e, max|G(q0) v0| = %.3e "
+             "(tolerance %.1e); %s",
+             it->stats.init_g_norm, it->stats.init_gv_norm, it->init_tol,
+             it->init_mode == LV_INIT_CHECK ? "projection was not allowed (check mode)"
+                                            : "projecting them onto the constraints failed");
+  } else {
+    snprintf(buf, n, "%s during the %s at t = %.9g", lv_strerror(rc), where, it->state.t);
+  }
+  return rc;
 }

@@ -25,6 +25,8 @@ struct lv_integrator {
   void *output_ctx;
   lv_integrator_stats stats;
   lv_newton_stats last;
+  int last_status;     /* status of the last init/step, for error_detail */
+  int fail_in_init;    /* the last failure happened in init */
 };
 
 void lv_state_copy(lv_state *dst, const lv_state *src, int nq, int nv, int nc);

@@ -120,11 +120,13 @@ typedef struct {
   lv_sink sink;
   lv_sink *inner;
   int nonfinite;
+  int row, col; /* first non-finite entry */
 } finite_sink;
 
 static int finite_add(lv_sink *s, int i, int j, double v) {
   finite_sink *f = (finite_sink *)s;
   if (!isfinite(v)) {
+    if (!f->nonfinite) f->row = i, f->col = j;
     f->nonfinite = 1;
     return LV_ENONFINITE;
   }
@@ -139,28 +141,50 @@ static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
   return &f->sink;
 }
 
-static int finish_matrix(int rc, const finite_sink *f) {
-  if (f->nonfinite) return LV_ENONFINITE;
-  if (rc == LV_EINPUT) return LV_EINPUT; /* wrote outside its block */
-  return lv_cb_status(rc);
+/* The model remembers which callback failed and where, so the integrator
+ * and the program can say more than "NaN somewhere".  It is the only state
+ * an evaluation writes; with a model shared between threads the detail may
+ * come from either thread, the results never do. */
+static int record(const lv_model *m, const char *cb, int status, int row, int col) {
+  lv_model *mm = (lv_model *)m;
+  mm->err.callback = cb;
+  mm->err.status = status;
+  mm->err.row = row;
+  mm->err.col = col;
+  return status;
 }
 
-static int finish_vector(int rc, int n, const double *x) {
-  if (rc) return LV_ECALLBACK;
-  return lv_all_finite(n, x) ? 0 : LV_ENONFINITE;
+static int finish_matrix(const lv_model *m, const char *cb, int rc, const finite_sink *f) {
+  if (f->nonfinite) return record(m, cb, LV_ENONFINITE, f->row, f->col);
+  if (rc == LV_EINPUT) return record(m, cb, LV_EINPUT, -1, -1); /* wrote outside its block */
+  return rc ? record(m, cb, LV_ECALLBACK, -1, -1) : 0;
+}
+
+static int finish_vector(const lv_model *m, const char *cb, int rc, int n, const double *x) {
+  if (rc) return record(m, cb, LV_ECALLBACK, -1, -1);
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return record(m, cb, LV_ENONFINITE, i, -1);
+  return 0;
+}
+
+int lv_model_last_error(const lv_model *m, const char **callback, int *row, int *col) {
+  if (callback) *callback = m->err.callback;
+  if (row) *row = m->err.row;
+  if (col) *col = m->err.col;
+  return m->err.status;
 }
 
 int lv_model_mass(const lv_model *m, const double *q, lv_sink *M) {
   if (!m->mass) return LV_EINPUT;
   finite_sink f;
   int rc = m->mass(q, finite_wrap(&f, M), m->user);
-  return finish_matrix(rc, &f);
+  return finish_matrix(m, "mass", rc, &f);
 }
 
 int lv_model_potential(const lv_model *m, const double *q, double *V) {
   *V = 0.0;
   if (!m->V) return 0;
-  return finish_vector(m->V(q, V, m->user), 1, V);
+  return finish_vector(m, "V", m->V(q, V, m->user), 1, V);
 }
 
 int lv_model_grad_potential(const lv_model *m, const double *q, double *dV) {
@@ -168,7 +192,7 @@ int lv_model_grad_potential(const lv_model *m, const double *q, double *dV) {
     memset(dV, 0, (size_t)m->nv * sizeof(double));
     return 0;
   }
-  return finish_vector(m->dV(q, dV, m->user), m->nv, dV);
+  return finish_vector(m, "dV", m->dV(q, dV, m->user), m->nv, dV);
 }
 
 int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H) {
@@ -176,7 +200,7 @@ int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H) {
   if (!m->d2V) return lv_fd_hess_potential(m, q, H);
   finite_sink f;
   int rc = m->d2V(q, finite_wrap(&f, H), m->user);
-  return finish_matrix(rc, &f);
+  return finish_matrix(m, "d2V", rc, &f);
 }
 
 int lv_model_force(const lv_model *m, double t, const double *q, const double *v, double *out) {
@@ -184,7 +208,7 @@ int lv_model_force(const lv_model *m, double t, const double *q, const double *v
     memset(out, 0, (size_t)m->nv * sizeof(double));
     return 0;
   }
-  return finish_vector(m->force(t, q, v, out, m->user), m->nv, out);
+  return finish_vector(m, "force", m->force(t, q, v, out, m->user), m->nv, out);
 }
 
 int lv_model_force_dq(const lv_model *m, double t, const double *q, const double *v, lv_sink *K) {
@@ -192,7 +216,7 @@ int lv_model_force_dq(const lv_model *m, double t, const double *q, const double
   if (!m->force_dq) return lv_fd_force_dq(m, t, q, v, K);
   finite_sink f;
   int rc = m->force_dq(t, q, v, finite_wrap(&f, K), m->user);
-  return finish_matrix(rc, &f);
+  return finish_matrix(m, "df/dq", rc, &f);
 }
 
 int lv_model_force_dv(const lv_model *m, double t, const double *q, const double *v, lv_sink *C) {
@@ -200,12 +224,12 @@ int lv_model_force_dv(const lv_model *m, double t, const double *q, const double
   if (!m->force_dv) return lv_fd_force_dv(m, t, q, v, C);
   finite_sink f;
   int rc = m->force_dv(t, q, v, finite_wrap(&f, C), m->user);
-  return finish_matrix(rc, &f);
+  return finish_matrix(m, "df/dv", rc, &f);
 }
 
 int lv_model_constraints(const lv_model *m, const double *q, double *g) {
   if (m->nc == 0) return 0;
-  return finish_vector(m->g(q, g, m->user), m->nc, g);
+  return finish_vector(m, "g", m->g(q, g, m->user), m->nc, g);
 }
 
 int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G) {
@@ -213,7 +237,7 @@ int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G) {
   if (!m->G) return lv_fd_constraint_jac(m, q, G);
   finite_sink f;
   int rc = m->G(q, finite_wrap(&f, G), m->user);
-  return finish_matrix(rc, &f);
+  return finish_matrix(m, "G", rc, &f);
 }
 
 int lv_model_constraint_hessian(const lv_model *m, const double *q, const double *gamma, lv_sink *H) {
@@ -221,7 +245,7 @@ int lv_model_constraint_hessian(const lv_model *m, const double *q, const double
   if (!m->g_hessian) return lv_fd_constraint_hessian(m, q, gamma, H);
   finite_sink f;
   int rc = m->g_hessian(q, gamma, finite_wrap(&f, H), m->user);
-  return finish_matrix(rc, &f);
+  return finish_matrix(m, "constraint Hessian", rc, &f);
 }
 
 int lv_model_constraint_curvature(const lv_model *m, const double *q, const double *w, lv_sink *Z) {
@@ -229,12 +253,12 @@ int lv_model_constraint_curvature(const lv_model *m, const double *q, const doub
   if (!m->g_curvature) return lv_fd_constraint_curvature(m, q, w, Z);
   finite_sink f;
   int rc = m->g_curvature(q, w, finite_wrap(&f, Z), m->user);
-  return finish_matrix(rc, &f);
+  return finish_matrix(m, "constraint curvature", rc, &f);
 }
 
 int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi) {
   if (k < 0 || k >= m->nsym) return LV_EINPUT;
-  return finish_vector(m->sym(k, q, xi, m->user), m->nv, xi);
+  return finish_vector(m, "symmetry", m->sym(k, q, xi, m->user), m->nv, xi);
 }
 
 /* ---- matrix-free products ---- */
