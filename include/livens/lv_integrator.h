@@ -36,7 +36,9 @@ typedef struct {
   long factorizations;     /**< Newton matrix factorisations */
   long failed_solves;      /**< Newton failures (each followed by halving or stop) */
   long halvings;           /**< step-size halvings after a failed solve */
-  long symbolic;           /**< symbolic analyses of the sparse solver */
+  long symbolic;           /**< symbolic analyses of the scheme's Newton solver (sparse) */
+  lv_linsol_kind linsol;   /**< back-end chosen at init (LV_LINSOL_DENSE or
+                                LV_LINSOL_UMFPACK; LV_LINSOL_AUTO before init) */
   double wall_time;        /**< seconds spent in init + steps */
   double init_g_norm;      /**< |g(q0)| before projection */
   double init_gv_norm;     /**< |G(q0) v0| before projection */
@@ -56,6 +58,12 @@ void lv_integrator_free(lv_integrator *it);
  *  Status: LV_EUNKNOWN for a name the scheme does not have. */
 int lv_integrator_set_option(lv_integrator *it, const char *key,
                              const char *value);
+/** Linear-solver back-end for every matrix of the run (projection of the
+ *  initial values and the scheme's Newton and saddle-point solvers).
+ *  LV_LINSOL_AUTO is resolved once, at init, on the size n = nv + nc of the
+ *  saddle-point matrix [M G^T; G 0]: dense if n < @p threshold (0: the
+ *  default LV_LINSOL_AUTO_THRESHOLD), UMFPACK otherwise; the choice is
+ *  reported in lv_integrator_stats.linsol.  Before init.  Status: LV_EINPUT. */
 int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind,
                              int threshold);
 int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *opt);

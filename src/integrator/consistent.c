@@ -59,7 +59,7 @@ static int project_positions(lv_integrator *it) {
   c.tmp = lv_calloc((size_t)m->nv, sizeof(double));
   lv_newton *nw = NULL;
   rc = (!q0 || !c.delta || !c.mu || !c.tmp) ? LV_ENOMEM : 0;
-  if (!rc) rc = lv_newton_new(&nw, n, it->linsol_kind);
+  if (!rc) rc = lv_newton_new(&nw, n, it->resolved_kind);
   if (!rc) {
     memcpy(q0, it->state.q, (size_t)m->nq * sizeof(double));
     c.q0 = q0;
@@ -88,7 +88,7 @@ static int project_velocities(lv_integrator *it) {
   int n = m->nv + m->nc;
   lv_linsol *ls = NULL;
   double *b = lv_calloc((size_t)n, sizeof(double));
-  int rc = b ? lv_linsol_new(&ls, it->linsol_kind, n, it->linsol_threshold) : LV_ENOMEM;
+  int rc = b ? lv_linsol_new(&ls, it->resolved_kind, n, it->linsol_threshold) : LV_ENOMEM;
   if (!rc) rc = lv_linsol_begin(ls);
   if (!rc) rc = assemble_saddle(m, it->state.q, it->state.q, ls);
   if (!rc) rc = lv_linsol_factor(ls);

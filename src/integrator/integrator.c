@@ -185,6 +185,16 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   memset(s->gamma, 0, (size_t)m->nc * sizeof(double));
   it->t_base = t0;
   it->n_since_base = 0;
+  /* One decision per run, on the size of the saddle-point matrix
+   * [M G^T; G 0]: the projection, every solver the scheme creates (whatever
+   * its own system size) and the reported back-end then agree, and a scheme
+   * that creates its Newton solver without a threshold still honours the
+   * user's. */
+  it->resolved_kind = it->linsol_kind;
+  if (it->resolved_kind == LV_LINSOL_AUTO) {
+    int thr = it->linsol_threshold > 0 ? it->linsol_threshold : LV_LINSOL_AUTO_THRESHOLD;
+    it->resolved_kind = m->nv + m->nc < thr ? LV_LINSOL_DENSE : LV_LINSOL_UMFPACK;
+  }
 
   int rc = lv_integrator_make_consistent(it);
   if (rc) return rc;
@@ -195,7 +205,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->stepper.model = m;
   it->stepper.state = s;
   it->stepper.options = &it->opts;
-  it->stepper.linsol_kind = it->linsol_kind;
+  it->stepper.linsol_kind = it->resolved_kind;
   it->stepper.linsol_threshold = it->linsol_threshold;
   it->stepper.newton = it->newton;
   it->stepper.priv = NULL;
@@ -280,6 +290,7 @@ const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it) { retu
 
 void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s) {
   *s = it->stats;
+  s->linsol = it->resolved_kind;
   s->symbolic = 0;
   if (it->created && it->stepper.linsol) {
     lv_linsol_stats ls;

@@ -15,7 +15,8 @@ struct lv_integrator {
   double t_base;       /* time at which the current step size was set */
   long n_since_base;   /* steps taken since then */
   lv_kv opts;          /* owned copies of the scheme options */
-  lv_linsol_kind linsol_kind;
+  lv_linsol_kind linsol_kind;    /* as requested (may be LV_LINSOL_AUTO) */
+  lv_linsol_kind resolved_kind;  /* chosen at init: DENSE or UMFPACK */
   int linsol_threshold;
   lv_newton_options newton;
   lv_init_mode init_mode;
