@@ -12,6 +12,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # --- dependencies (Debian packages) -----------------------------------------
 pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check libinih-dev gnuplot-nox"
+# the test path also builds the libFuzzer harnesses
+[ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -54,6 +56,12 @@ if ! make -s -j"$jobs" check; then
   cat test-suite.log
   exit 1
 fi
+echo "setup: fuzz smoke run (tests/fuzz/run.sh; longer runs: tests/fuzz/run.sh 600)"
+set +e
+FUZZ_OUT="$top/build-fuzz" "$top/tests/fuzz/run.sh" 10
+fz=$?
+set -e
+if [ "$fz" -eq 77 ]; then echo "setup: fuzzing skipped (no clang)"; elif [ "$fz" -ne 0 ]; then exit 1; fi
 echo "setup: all tests passed (plain and sanitized builds)"
 # Check's own summary lines, and their total as a plain closing line.
 grep -h '^[0-9]*%: Checks:' "$top"/build/tests/*.log "$top"/build-san/tests/*.log |

@@ -59,8 +59,27 @@ int cli_make_model(const cli_run *r, lv_model **out);
 int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res);
 void cli_result_free(cli_result *res);
 
+/* Parsed command line of run/compare/converge/plot/check. */
+typedef struct {
+  cli_run run;
+  char schemes[512];   /* --schemes */
+  char steps[512];     /* --steps */
+  double ref_step;
+  char png[1024];
+  int scheme_given;
+} cli_args;
+
+/* Parse the options (GNU long options, permuted); positional arguments are
+ * left in argv[optind..].  Returns CLI_OK or CLI_USAGE (message printed). */
+int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd);
+int cli_parse_positive(const char *s, const char *what, double *x);
+/* Split a comma-separated list in place; -1 if malformed or too long. */
+int cli_split_list(char *s, char **items, int max);
+
 /* Run description files (INI, parsed by inih). */
 int cli_load_runfile(const char *path, cli_run *r);
+/* The same from text in memory; @p name is used in messages. */
+int cli_parse_runfile_string(const char *text, const char *name, cli_run *r);
 
 /* gnuplot output of a run CSV or a convergence CSV. */
 int cli_plot(const char *csv, const char *png);

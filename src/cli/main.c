@@ -32,112 +32,6 @@ static const char usage_text[] =
     "       livens plot FILE.csv [--png OUT.png]\n"
     "       livens check MODEL [--param K=V]...\n";
 
-static int parse_positive(const char *s, const char *what, double *x) {
-  char *end;
-  errno = 0;
-  *x = strtod(s, &end);
-  if (end == s || *end || errno || !(*x > 0) || !isfinite(*x)) {
-    cli_error("%s must be a positive number, got '%s'.", what, s);
-    return CLI_USAGE;
-  }
-  return CLI_OK;
-}
-
-static int parse_count(const char *s, const char *what, int lo, int hi, int *x) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (end == s || *end || errno || v < lo || v > hi) {
-    cli_error("%s must be an integer in [%d, %d], got '%s'.", what, lo, hi, s);
-    return CLI_USAGE;
-  }
-  *x = (int)v;
-  return CLI_OK;
-}
-
-/* Comma-separated list; returns count or -1 on a malformed list. */
-static int split_list(char *s, char **items, int max) {
-  int n = 0;
-  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
-    if (n >= max || !*tok) return -1;
-    items[n++] = tok;
-  }
-  return n;
-}
-
-typedef struct {
-  cli_run run;
-  char schemes[512];   /* --schemes */
-  char steps[512];     /* --steps */
-  double ref_step;
-  char png[1024];
-  int scheme_given;
-} cli_args;
-
-enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
-       O_NTOL, O_REF, O_PNG };
-
-/* Parses the options shared by run/compare/converge/check/plot; leaves the
- * positional arguments in argv[optind..]. */
-static int parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
-  static const struct option lo[] = {
-      {"scheme", required_argument, 0, O_SCHEME}, {"schemes", required_argument, 0, O_SCHEMES},
-      {"step", required_argument, 0, O_STEP},     {"steps", required_argument, 0, O_STEPS},
-      {"t-end", required_argument, 0, O_TEND},    {"param", required_argument, 0, O_PARAM},
-      {"opt", required_argument, 0, O_OPT},       {"out", required_argument, 0, O_OUT},
-      {"every", required_argument, 0, O_EVERY},   {"halving", required_argument, 0, O_HALVING},
-      {"linsol", required_argument, 0, O_LINSOL}, {"newton-tol", required_argument, 0, O_NTOL},
-      {"ref-step", required_argument, 0, O_REF},  {"png", required_argument, 0, O_PNG},
-      {0, 0, 0, 0}};
-  int c, rc = CLI_OK;
-  opterr = 0;
-  optind = 1;
-  while (rc == CLI_OK && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-    cli_run *r = &a->run;
-    switch (c) {
-      case O_SCHEME:
-        if (strlen(optarg) >= sizeof r->scheme) return cli_error("scheme name too long."), CLI_USAGE;
-        strcpy(r->scheme, optarg);
-        a->scheme_given = 1;
-        break;
-      case O_SCHEMES:
-        if (strlen(optarg) >= sizeof a->schemes) return cli_error("--schemes list too long."), CLI_USAGE;
-        strcpy(a->schemes, optarg);
-        break;
-      case O_STEP: rc = parse_positive(optarg, "--step", &r->h); break;
-      case O_STEPS:
-        if (strlen(optarg) >= sizeof a->steps) return cli_error("--steps list too long."), CLI_USAGE;
-        strcpy(a->steps, optarg);
-        break;
-      case O_TEND: rc = parse_positive(optarg, "--t-end", &r->t_end); break;
-      case O_PARAM: rc = cli_kv_push(&r->params, optarg, "--param"); break;
-      case O_OPT: rc = cli_kv_push(&r->opts, optarg, "--opt"); break;
-      case O_OUT:
-        if (strlen(optarg) >= sizeof r->out) return cli_error("output path too long."), CLI_USAGE;
-        strcpy(r->out, optarg);
-        break;
-      case O_EVERY: rc = parse_count(optarg, "--every", 1, 1000000000, &r->every); break;
-      case O_HALVING: rc = parse_count(optarg, "--halving", 0, 30, &r->halving); break;
-      case O_LINSOL:
-        if (strcmp(optarg, "auto") == 0) r->linsol = LV_LINSOL_AUTO;
-        else if (strcmp(optarg, "dense") == 0) r->linsol = LV_LINSOL_DENSE;
-        else if (strcmp(optarg, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
-        else return cli_error("--linsol must be auto, dense or umfpack, got '%s'.", optarg), CLI_USAGE;
-        break;
-      case O_NTOL: rc = parse_positive(optarg, "--newton-tol", &r->newton_tol); break;
-      case O_REF: rc = parse_positive(optarg, "--ref-step", &a->ref_step); break;
-      case O_PNG:
-        if (strlen(optarg) >= sizeof a->png) return cli_error("--png path too long."), CLI_USAGE;
-        strcpy(a->png, optarg);
-        break;
-      default:
-        cli_error("unknown or incomplete option '%s' for '%s' (see 'livens --help').", argv[optind - 1], cmd);
-        return CLI_USAGE;
-    }
-  }
-  return rc;
-}
-
 static void summary_header(FILE *o) {
   fprintf(o, "%-12s %11s %11s %11s %11s %11s %11s %9s %10s %9s\n", "scheme", "max|dE|/E0", "drift/t",
           "max|dJ|", "max|g|", "max|Gv|", "max|GM-1p|", "newton/st", "steps/s", "status");
@@ -215,7 +109,7 @@ static int cmd_run(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
-  int rc = parse_args(argc, argv, &a, "run");
+  int rc = cli_parse_args(argc, argv, &a, "run");
   if (!rc && optind != argc - 1) {
     cli_error("'run' needs exactly one MODEL name or run file.");
     rc = CLI_USAGE;
@@ -231,7 +125,7 @@ static int cmd_run(int argc, char **argv) {
         cli_args b;
         memset(&b, 0, sizeof b);
         b.run = file;
-        rc = parse_args(argc, argv, &b, "run");
+        rc = cli_parse_args(argc, argv, &b, "run");
         if (!rc) rc = do_run(&b.run);
         cli_kv_free(&b.run.params);
         cli_kv_free(&b.run.opts);
@@ -255,7 +149,7 @@ static int cmd_compare(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
-  int rc = parse_args(argc, argv, &a, "compare");
+  int rc = cli_parse_args(argc, argv, &a, "compare");
   char *items[CLI_MAXSCHEMES];
   int n = 0;
   if (!rc && optind != argc - 1) {
@@ -266,7 +160,7 @@ static int cmd_compare(int argc, char **argv) {
     cli_error("'compare' needs --schemes S1,S2,...");
     rc = CLI_USAGE;
   }
-  if (!rc && (n = split_list(a.schemes, items, CLI_MAXSCHEMES)) < 1) {
+  if (!rc && (n = cli_split_list(a.schemes, items, CLI_MAXSCHEMES)) < 1) {
     cli_error("--schemes must be a comma-separated list of at most %d names.", CLI_MAXSCHEMES);
     rc = CLI_USAGE;
   }
@@ -338,7 +232,7 @@ static int cmd_converge(int argc, char **argv) {
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
   a.run.t_end = 1.0;
-  int rc = parse_args(argc, argv, &a, "converge");
+  int rc = cli_parse_args(argc, argv, &a, "converge");
   char *items[32];
   double hs[32];
   int n = 0;
@@ -350,11 +244,11 @@ static int cmd_converge(int argc, char **argv) {
     cli_error("'converge' needs --steps H1,H2,... (at least two step sizes).");
     rc = CLI_USAGE;
   }
-  if (!rc && (n = split_list(a.steps, items, 32)) < 2) {
+  if (!rc && (n = cli_split_list(a.steps, items, 32)) < 2) {
     cli_error("--steps needs at least two comma-separated step sizes.");
     rc = CLI_USAGE;
   }
-  for (int i = 0; i < n && !rc; i++) rc = parse_positive(items[i], "each step in --steps", &hs[i]);
+  for (int i = 0; i < n && !rc; i++) rc = cli_parse_positive(items[i], "each step in --steps", &hs[i]);
   if (!rc && strlen(argv[optind]) >= sizeof a.run.model) rc = CLI_USAGE;
   if (!rc) strcpy(a.run.model, argv[optind]);
   if (rc) {
@@ -440,7 +334,7 @@ static int cmd_plot(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
-  int rc = parse_args(argc, argv, &a, "plot");
+  int rc = cli_parse_args(argc, argv, &a, "plot");
   if (!rc && optind != argc - 1) {
     cli_error("'plot' needs exactly one CSV file.");
     rc = CLI_USAGE;
@@ -466,7 +360,7 @@ static int cmd_check(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
-  int rc = parse_args(argc, argv, &a, "check");
+  int rc = cli_parse_args(argc, argv, &a, "check");
   if (!rc && optind != argc - 1) {
     cli_error("'check' needs exactly one MODEL name.");
     rc = CLI_USAGE;

@@ -88,16 +88,29 @@ bad:
 }
 
 /* inih calls the handler without a line number unless built with
- * INI_HANDLER_LINENO; track lines ourselves through a reader. */
+ * INI_HANDLER_LINENO; track lines ourselves through a reader that reads
+ * either a file or a string. */
 typedef struct {
   FILE *f;
+  const char *text; /* when f is NULL */
   int line;
   ctx *c;
 } reader;
 
 static char *read_line(char *str, int num, void *stream) {
   reader *rd = stream;
-  char *s = fgets(str, num, rd->f);
+  char *s = NULL;
+  if (rd->f) {
+    s = fgets(str, num, rd->f);
+  } else if (*rd->text && num > 1) {
+    int k = 0;
+    while (rd->text[k] && rd->text[k] != '\n' && k < num - 2) k++;
+    if (rd->text[k] == '\n') k++;
+    memcpy(str, rd->text, (size_t)k);
+    str[k] = '\0';
+    rd->text += k;
+    s = str;
+  }
   if (s) rd->line++;
   return s;
 }
@@ -107,6 +120,20 @@ static int handler_noline(void *user, const char *section, const char *name, con
   return handler(rd->c, section, name, value, rd->line);
 }
 
+static int parse(reader *rd, const char *name) {
+  int rc = ini_parse_stream(read_line, rd, handler_noline, rd);
+  if (rd->c->failed) return CLI_USAGE;
+  if (rc > 0) {
+    cli_error("%s:%d: syntax error.", name, rc);
+    return CLI_USAGE;
+  }
+  if (rc < 0) {
+    cli_error("cannot parse run file '%s'.", name);
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
 int cli_load_runfile(const char *path, cli_run *r) {
   FILE *f = fopen(path, "r");
   if (!f) {
@@ -114,17 +141,14 @@ int cli_load_runfile(const char *path, cli_run *r) {
     return CLI_USAGE;
   }
   ctx c = {r, path, 0};
-  reader rd = {f, 0, &c};
-  int rc = ini_parse_stream(read_line, &rd, handler_noline, &rd);
+  reader rd = {f, NULL, 0, &c};
+  int rc = parse(&rd, path);
   fclose(f);
-  if (c.failed) return CLI_USAGE;
-  if (rc > 0) {
-    cli_error("%s:%d: syntax error.", path, rc);
-    return CLI_USAGE;
-  }
-  if (rc < 0) {
-    cli_error("cannot parse run file '%s'.", path);
-    return CLI_USAGE;
-  }
-  return CLI_OK;
+  return rc;
+}
+
+int cli_parse_runfile_string(const char *text, const char *name, cli_run *r) {
+  ctx c = {r, name, 0};
+  reader rd = {NULL, text, 0, &c};
+  return parse(&rd, name);
 }

@@ -1,0 +1,108 @@
+/* Option parsing of the livens program (shared by the subcommands and
+ * exercised by the fuzz harness tests/fuzz/fuzz_options.c). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+int cli_parse_positive(const char *s, const char *what, double *x) {
+  char *end;
+  errno = 0;
+  *x = strtod(s, &end);
+  if (end == s || *end || errno || !(*x > 0) || !isfinite(*x)) {
+    cli_error("%s must be a positive number, got '%s'.", what, s);
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
+static int parse_count(const char *s, const char *what, int lo, int hi, int *x) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (end == s || *end || errno || v < lo || v > hi) {
+    cli_error("%s must be an integer in [%d, %d], got '%s'.", what, lo, hi, s);
+    return CLI_USAGE;
+  }
+  *x = (int)v;
+  return CLI_OK;
+}
+
+/* Comma-separated list; returns count or -1 on a malformed list. */
+int cli_split_list(char *s, char **items, int max) {
+  int n = 0;
+  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+    if (n >= max || !*tok) return -1;
+    items[n++] = tok;
+  }
+  return n;
+}
+
+
+enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
+       O_NTOL, O_REF, O_PNG };
+
+/* Parses the options shared by run/compare/converge/check/plot; leaves the
+ * positional arguments in argv[optind..]. */
+int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
+  static const struct option lo[] = {
+      {"scheme", required_argument, 0, O_SCHEME}, {"schemes", required_argument, 0, O_SCHEMES},
+      {"step", required_argument, 0, O_STEP},     {"steps", required_argument, 0, O_STEPS},
+      {"t-end", required_argument, 0, O_TEND},    {"param", required_argument, 0, O_PARAM},
+      {"opt", required_argument, 0, O_OPT},       {"out", required_argument, 0, O_OUT},
+      {"every", required_argument, 0, O_EVERY},   {"halving", required_argument, 0, O_HALVING},
+      {"linsol", required_argument, 0, O_LINSOL}, {"newton-tol", required_argument, 0, O_NTOL},
+      {"ref-step", required_argument, 0, O_REF},  {"png", required_argument, 0, O_PNG},
+      {0, 0, 0, 0}};
+  int c, rc = CLI_OK;
+  opterr = 0;
+  optind = 1;
+  while (rc == CLI_OK && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+    cli_run *r = &a->run;
+    switch (c) {
+      case O_SCHEME:
+        if (strlen(optarg) >= sizeof r->scheme) return cli_error("scheme name too long."), CLI_USAGE;
+        strcpy(r->scheme, optarg);
+        a->scheme_given = 1;
+        break;
+      case O_SCHEMES:
+        if (strlen(optarg) >= sizeof a->schemes) return cli_error("--schemes list too long."), CLI_USAGE;
+        strcpy(a->schemes, optarg);
+        break;
+      case O_STEP: rc = cli_parse_positive(optarg, "--step", &r->h); break;
+      case O_STEPS:
+        if (strlen(optarg) >= sizeof a->steps) return cli_error("--steps list too long."), CLI_USAGE;
+        strcpy(a->steps, optarg);
+        break;
+      case O_TEND: rc = cli_parse_positive(optarg, "--t-end", &r->t_end); break;
+      case O_PARAM: rc = cli_kv_push(&r->params, optarg, "--param"); break;
+      case O_OPT: rc = cli_kv_push(&r->opts, optarg, "--opt"); break;
+      case O_OUT:
+        if (strlen(optarg) >= sizeof r->out) return cli_error("output path too long."), CLI_USAGE;
+        strcpy(r->out, optarg);
+        break;
+      case O_EVERY: rc = parse_count(optarg, "--every", 1, 1000000000, &r->every); break;
+      case O_HALVING: rc = parse_count(optarg, "--halving", 0, 30, &r->halving); break;
+      case O_LINSOL:
+        if (strcmp(optarg, "auto") == 0) r->linsol = LV_LINSOL_AUTO;
+        else if (strcmp(optarg, "dense") == 0) r->linsol = LV_LINSOL_DENSE;
+        else if (strcmp(optarg, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
+        else return cli_error("--linsol must be auto, dense or umfpack, got '%s'.", optarg), CLI_USAGE;
+        break;
+      case O_NTOL: rc = cli_parse_positive(optarg, "--newton-tol", &r->newton_tol); break;
+      case O_REF: rc = cli_parse_positive(optarg, "--ref-step", &a->ref_step); break;
+      case O_PNG:
+        if (strlen(optarg) >= sizeof a->png) return cli_error("--png path too long."), CLI_USAGE;
+        strcpy(a->png, optarg);
+        break;
+      default:
+        cli_error("unknown or incomplete option '%s' for '%s' (see 'livens --help').", argv[optind - 1], cmd);
+        return CLI_USAGE;
+    }
+  }
+  return rc;
+}
+
