@@ -26,9 +26,10 @@ for h in runfile options; do
   corpus="$out/corpus_$h"
   mkdir -p "$corpus"
   cp "$top"/tests/fuzz/seeds_$h/* "$corpus"/ 2>/dev/null || true
-  reg="$top/tests/fuzz/regressions/$h"
-  if [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
-    "$out/fuzz_$h" "$reg"/* 2>/dev/null >/dev/null   # replay past crashes
+  # replay inputs that crashed once (any file there, hidden ones included)
+  past=$(find "$top/tests/fuzz/regressions/$h" -type f 2>/dev/null || true)
+  if [ -n "$past" ] && ! "$out/fuzz_$h" $past >"$out/replay_$h.log" 2>&1; then
+    tail -30 "$out/replay_$h.log"; echo "fuzz: a kept regression input crashes $h again"; exit 1
   fi
   echo "fuzz: $h for $secs s"
   "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -artifact_prefix="$out/crash_$h-" "$corpus" 2>"$out/fuzz_$h.log" ||
