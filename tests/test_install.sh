@@ -13,11 +13,17 @@ cflags=$(pkg-config --cflags livens)
 so=$(find "$stage" -name 'liblivens.so' | head -n 1)
 if [ -n "$so" ]; then libs=$(pkg-config --libs livens); else libs=$(pkg-config --static --libs livens); fi
 # CFLAGS/LDFLAGS are the build's own (e.g. the sanitizer flags of build-san).
-${CC:-cc} -std=c11 ${CFLAGS:-} $cflags "$srcdir/examples/pendulum.c" -o "$stage/pendulum" ${LDFLAGS:-} $libs -lm
 libdir=$(dirname "${so:-$stage/x}")
-out=$(LD_LIBRARY_PATH="$libdir" "$stage/pendulum")
-echo "$out"
-# The example prints its summary; a run that conserves J3 and g is a pass.
-echo "$out" | grep -q '^max rel. energy error'
+for ex in pendulum own_model compare; do
+  ${CC:-cc} -std=c11 ${CFLAGS:-} $cflags "$srcdir/examples/$ex.c" -o "$stage/$ex" ${LDFLAGS:-} $libs -lm
+  out=$(LD_LIBRARY_PATH="$libdir" "$stage/$ex")
+  echo "$out"
+done
+# Each example prints its summary; check the figures are there and sane.
+LD_LIBRARY_PATH="$libdir" "$stage/pendulum" | grep -q '^max rel. energy error'
+LD_LIBRARY_PATH="$libdir" "$stage/own_model" | grep -q '^paraboloid: max rel. energy error'
+LD_LIBRARY_PATH="$libdir" "$stage/compare" | grep -q '^rattle '
 test -n "$(find "$stage" -path '*/include/livens/livens.h')"
+test -n "$(find "$stage" -path '*/man1/livens.1')"
+test -n "$(find "$stage" -name guide.md)"
 rm -rf "$stage"
