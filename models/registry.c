@@ -3,10 +3,13 @@
 #include "models/models.h"
 
 extern const lv_model_info lv_model_pendulum3d;
+extern const lv_model_info lv_model_gyro_top, lv_model_four_particle;
 extern const lv_model_info lv_model_chain, lv_model_rigid_chain;
 
 static const lv_model_info *const models[] = {
     &lv_model_pendulum3d,
+    &lv_model_gyro_top,
+    &lv_model_four_particle,
     &lv_model_chain,
     &lv_model_rigid_chain,
     NULL,

@@ -2,9 +2,13 @@
 #include "lv_internal.h"
 
 extern const lv_scheme_type lv_scheme_rattle;
+extern const lv_scheme_type lv_scheme_vi_s, lv_scheme_vi_a, lv_scheme_vi_b;
 
 static const lv_scheme_type *const schemes[] = {
     &lv_scheme_rattle,
+    &lv_scheme_vi_s,
+    &lv_scheme_vi_a,
+    &lv_scheme_vi_b,
     NULL,
 };
 

@@ -1,0 +1,937 @@
+/* Lie group generalized-alpha (Brüls-Cardona 2010; analysis Arnold-Brüls-
+ * Cardona 2015 = seed 000, velocity projection seed 001).  Spec:
+ * spec/000_001_genalpha.md, equation numbers (9), (56)-(58) are the papers'.
+ *
+ * Model convention (lv_model.h): M v' = -dV + f - G^T lambda, so the papers'
+ * force vector is g = dV - f and B = G.  One step t_n -> t_{n+1}:
+ *
+ *   q_{n+1} = q_n o exp(h Dq~)
+ *   Dq      = v_n - [G(q_n)^T eta] + (1/2 - beta) h a_n + beta h a_{n+1}
+ *   v_{n+1} = v_n + (1 - gamma) h a_n + gamma h a_{n+1}
+ *   (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) vd_{n+1} + alpha_f vd_n
+ *   M vd_{n+1} + dV - f + G^T lambda_{n+1} = 0,   g(q_{n+1}) = 0
+ *   [index 2 only:  G(q_{n+1}) v_{n+1} = 0]
+ *
+ * Newton runs in (Dx, [zeta,] dlambda^) with Dx = h d(Dq), zeta = h d(eta),
+ * dlambda = beta' dlambda^.  The iteration matrix is the spec's S_t (§2.6)
+ * with its first block row divided by beta', so that block stays O(1) as
+ * h -> 0 (unscaled, cond grows like h^-4).  The index-2 velocity row G v = 0
+ * is left unscaled, unlike the spec's division by gamma': row scaling does
+ * not change the Newton steps, only what the solver's residual test means,
+ * and unscaled it bounds |G v| itself (scaled by 1/gamma', |G v| ~ 2e-9
+ * passed the test at h = 2.5e-4).  The price is a condition number growing
+ * like 1/h (rcond ~ h/13 on the heavy top), harmless down to h = 1e-7.  The
+ * residual test thus reads |r|/beta' (a position-increment size), |g(q)|,
+ * |G v| <= res_tol; the increment test is the spec's weighted RMS of
+ * (Dx, zeta, dlambda) against (h Dq, h eta, lambda).
+ *
+ * K_t T and G T are products with the block-diagonal tangent operator
+ * T(h Dq).  They are formed entry by entry through product sinks and an
+ * assembly cache, so the same code fills a dense or a sparse (UMFPACK)
+ * matrix, and the pattern stays what the model's callbacks write.
+ *
+ * Pseudo-acceleration a and vd = v' are private; the state carries q, v,
+ * lambda and (index 2) eta in state->gamma (zero for index 3). */
+#include <float.h>
+#include "lv_internal.h"
+
+/* ------------------------------------------------------------------ */
+/* A sparse right factor recorded from a callback: the entries (i, j, v) a
+ * callback writes, grouped by one index ("key") so that a product sink can
+ * expand an entry A(r, key) into A(r, key) * F(key, other) for all others.
+ * The pattern is recorded on the first fill and replayed afterwards (callbacks
+ * must write the same positions in the same order); a changed pattern is
+ * re-recorded. */
+typedef struct {
+  int nkey, by_col;   /* key = column index (by_col) or row index of the callback's matrix */
+  int n, cap;         /* recorded entries, capacity */
+  int *rk, *ro;       /* key and other index of each call, in call order */
+  double *rv;         /* value of each call */
+  int *ptr;           /* nkey + 1 */
+  int *idx, *pos;     /* other index grouped by key; call -> grouped slot */
+  double *val;        /* values grouped by key */
+  int built, bad, count;
+  int err;
+} rfac;
+
+typedef struct {
+  lv_sink sink;
+  rfac *F;
+} rfac_sink;
+
+static int rfac_init(rfac *F, int nkey, int by_col, int cap) {
+  memset(F, 0, sizeof *F);
+  F->nkey = nkey;
+  F->by_col = by_col;
+  F->cap = cap > 0 ? cap : 16;
+  F->rk = lv_calloc((size_t)F->cap, sizeof(int));
+  F->ro = lv_calloc((size_t)F->cap, sizeof(int));
+  F->rv = lv_calloc((size_t)F->cap, sizeof(double));
+  F->idx = lv_calloc((size_t)F->cap, sizeof(int));
+  F->pos = lv_calloc((size_t)F->cap, sizeof(int));
+  F->val = lv_calloc((size_t)F->cap, sizeof(double));
+  F->ptr = lv_calloc((size_t)nkey + 1, sizeof(int));
+  return (F->rk && F->ro && F->rv && F->idx && F->pos && F->val && F->ptr) ? 0 : LV_ENOMEM;
+}
+
+static void rfac_free(rfac *F) {
+  free(F->rk);
+  free(F->ro);
+  free(F->rv);
+  free(F->idx);
+  free(F->pos);
+  free(F->val);
+  free(F->ptr);
+}
+
+static int grow_int(int **p, int n) {
+  int *q = realloc(*p, (size_t)n * sizeof **p);
+  if (!q) return LV_ENOMEM;
+  *p = q;
+  return 0;
+}
+
+static int grow_dbl(double **p, int n) {
+  double *q = realloc(*p, (size_t)n * sizeof **p);
+  if (!q) return LV_ENOMEM;
+  *p = q;
+  return 0;
+}
+
+static int rfac_add(lv_sink *s, int i, int j, double v) {
+  rfac *F = ((rfac_sink *)s)->F;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  int k = F->by_col ? j : i, o = F->by_col ? i : j;
+  int c = F->count++;
+  if (F->built) {
+    if (c >= F->n || F->rk[c] != k || F->ro[c] != o) {
+      F->bad = 1;
+      return 0;
+    }
+  } else {
+    if (c >= F->cap) {
+      /* only while recording a pattern, i.e. not in the steady state */
+      int cap = 2 * F->cap;
+      if (grow_int(&F->rk, cap) || grow_int(&F->ro, cap) || grow_dbl(&F->rv, cap) ||
+          grow_int(&F->idx, cap) || grow_int(&F->pos, cap) || grow_dbl(&F->val, cap)) {
+        F->err = LV_ENOMEM;
+        return LV_ENOMEM;
+      }
+      F->cap = cap;
+    }
+    F->rk[c] = k;
+    F->ro[c] = o;
+  }
+  F->rv[c] = s->scale * v;
+  return 0;
+}
+
+/* Group the recorded calls by key: counting sort, stable in call order. */
+static void rfac_build(rfac *F) {
+  F->n = F->count;
+  for (int k = 0; k <= F->nkey; k++) F->ptr[k] = 0;
+  for (int c = 0; c < F->n; c++) F->ptr[F->rk[c] + 1]++;
+  for (int k = 0; k < F->nkey; k++) F->ptr[k + 1] += F->ptr[k];
+  /* ptr[k + 1] is the end of key k; filling backwards leaves it at the start */
+  for (int c = F->n - 1; c >= 0; c--) {
+    int slot = --F->ptr[F->rk[c] + 1];
+    F->pos[c] = slot;
+    F->idx[slot] = F->ro[c];
+  }
+  for (int k = 0; k < F->nkey; k++) F->ptr[k] = F->ptr[k + 1];
+  F->ptr[F->nkey] = F->n;
+  F->built = 1;
+}
+
+typedef int (*rfac_fill_fn)(void *ctx, lv_sink *s);
+
+/* Run @p fn into the factor (nrows x ncols as the callback sees it) and
+ * gather the values. */
+static int rfac_fill(rfac *F, int nrows, int ncols, rfac_fill_fn fn, void *ctx) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    rfac_sink rs;
+    memset(&rs, 0, sizeof rs);
+    rs.sink.add = rfac_add;
+    rs.sink.nrows = nrows;
+    rs.sink.ncols = ncols;
+    rs.sink.scale = 1.0;
+    rs.F = F;
+    F->count = 0;
+    F->bad = 0;
+    F->err = 0;
+    int rc = fn(ctx, &rs.sink);
+    if (F->err) return F->err;
+    if (rc) return rc;
+    if (F->built && (F->bad || F->count != F->n)) {
+      F->built = 0; /* the callback changed its pattern: record it again */
+      continue;
+    }
+    if (!F->built) rfac_build(F);
+    for (int t = 0; t < F->n; t++) F->val[t] = 0.0;
+    for (int c = 0; c < F->n; c++) F->val[F->pos[c]] += F->rv[c];
+    return 0;
+  }
+  return LV_EPATTERN;
+}
+
+/* Cached assembly of the Newton matrix.  Every entry, whatever callback or
+ * cached factor it comes from, is accumulated here first: the first assembly
+ * records the sequence of positions and merges duplicates into a list of
+ * unique entries; later assemblies replay that sequence with one indexed
+ * add per entry and hand the unique entries to the linear solver in a fixed
+ * order (so a sparse back-end keeps its pattern).  This removes the layers
+ * of views between the model callbacks and the solver, which cost as much
+ * as the 9x9 LU itself on the heavy top. */
+typedef struct {
+  int n, cap;          /* recorded calls */
+  int *ci, *cj;        /* position of each call */
+  double *cv;          /* value of each call (recording pass only) */
+  int *slot;           /* call -> unique entry */
+  int nu;              /* unique entries */
+  int *ui, *uj;
+  double *uv;          /* accumulated values */
+  int count, built, bad, err;
+} acache;
+
+static int acache_init(acache *A, int cap) {
+  memset(A, 0, sizeof *A);
+  A->cap = cap > 0 ? cap : 64;
+  A->ci = lv_calloc((size_t)A->cap, sizeof(int));
+  A->cj = lv_calloc((size_t)A->cap, sizeof(int));
+  A->cv = lv_calloc((size_t)A->cap, sizeof(double));
+  A->slot = lv_calloc((size_t)A->cap, sizeof(int));
+  A->ui = lv_calloc((size_t)A->cap, sizeof(int));
+  A->uj = lv_calloc((size_t)A->cap, sizeof(int));
+  A->uv = lv_calloc((size_t)A->cap, sizeof(double));
+  return (A->ci && A->cj && A->cv && A->slot && A->ui && A->uj && A->uv) ? 0 : LV_ENOMEM;
+}
+
+static void acache_free(acache *A) {
+  free(A->ci);
+  free(A->cj);
+  free(A->cv);
+  free(A->slot);
+  free(A->ui);
+  free(A->uj);
+  free(A->uv);
+}
+
+static inline void emit(acache *A, int i, int j, double v) {
+  int c = A->count++;
+  if (A->built) {
+    if (c < A->n && A->ci[c] == i && A->cj[c] == j)
+      A->uv[A->slot[c]] += v;
+    else
+      A->bad = 1;
+    return;
+  }
+  if (A->err) return;
+  if (c >= A->cap) {
+    int cap = 2 * A->cap;
+    if (grow_int(&A->ci, cap) || grow_int(&A->cj, cap) || grow_dbl(&A->cv, cap) || grow_int(&A->slot, cap) ||
+        grow_int(&A->ui, cap) || grow_int(&A->uj, cap) || grow_dbl(&A->uv, cap)) {
+      A->err = LV_ENOMEM;
+      return;
+    }
+    A->cap = cap;
+  }
+  A->ci[c] = i;
+  A->cj[c] = j;
+  A->cv[c] = v;
+}
+
+typedef struct {
+  long long key; /* i * N + j */
+  int c;         /* call index: keeps the sort stable */
+} call_key;
+
+static int cmp_call(const void *x, const void *y) {
+  const call_key *a = x, *b = y;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
+  return (a->c > b->c) - (a->c < b->c);
+}
+
+/* After a recording pass: unique entries in row-major order, call -> slot,
+ * and the values of this pass.  @p N is the matrix size. */
+static int acache_build(acache *A, int N) {
+  A->n = A->count;
+  call_key *o = lv_calloc((size_t)A->n, sizeof *o);
+  if (!o) return LV_ENOMEM;
+  for (int c = 0; c < A->n; c++) {
+    o[c].key = (long long)A->ci[c] * N + A->cj[c];
+    o[c].c = c;
+  }
+  qsort(o, (size_t)A->n, sizeof *o, cmp_call);
+  A->nu = 0;
+  for (int t = 0; t < A->n; t++) {
+    int c = o[t].c;
+    if (t == 0 || o[t].key != o[t - 1].key) {
+      A->ui[A->nu] = A->ci[c];
+      A->uj[A->nu] = A->cj[c];
+      A->uv[A->nu] = 0.0;
+      A->nu++;
+    }
+    A->slot[c] = A->nu - 1;
+  }
+  free(o);
+  for (int c = 0; c < A->n; c++) A->uv[A->slot[c]] += A->cv[c];
+  A->built = 1;
+  return 0;
+}
+
+/* Sink for one block of the Newton matrix: entry (i, j, v) of the block
+ * becomes scale * v at (r0 + i, c0 + j) (transposed: (r0 + j, c0 + i)), or,
+ * with a right factor F, the entries scale * v * F(j, l) at (r0 + i, c0 + l):
+ * the product of the block with F (the tangent operator, or B_n^T). */
+typedef struct {
+  lv_sink sink;
+  acache *A;
+  int r0, c0, transpose;
+  double scale;
+  const rfac *F;
+} blk_sink;
+
+static inline void blk_put(acache *A, int r0, int c0, double scale, int transpose, const rfac *F, int i, int j,
+                    double v) {
+  v *= scale;
+  if (F) {
+    for (int t = F->ptr[j]; t < F->ptr[j + 1]; t++) emit(A, r0 + i, c0 + F->idx[t], v * F->val[t]);
+  } else if (transpose) {
+    emit(A, r0 + j, c0 + i, v);
+  } else {
+    emit(A, r0 + i, c0 + j, v);
+  }
+}
+
+static int blk_add(lv_sink *s, int i, int j, double v) {
+  blk_sink *b = (blk_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
+  return 0;
+}
+
+/* A block sink for a callback writing an nrows x ncols matrix. */
+static lv_sink *blk(blk_sink *b, acache *A, int r0, int c0, int nrows, int ncols, double scale, int transpose,
+                    const rfac *F) {
+  memset(b, 0, sizeof *b);
+  b->sink.add = blk_add;
+  b->sink.nrows = nrows;
+  b->sink.ncols = ncols;
+  b->sink.scale = 1.0;
+  b->A = A;
+  b->r0 = r0;
+  b->c0 = c0;
+  b->scale = scale;
+  b->transpose = transpose;
+  b->F = F;
+  return &b->sink;
+}
+
+/* The same for a matrix already recorded in an rfac (no callback). */
+static void blk_rfac(acache *A, const rfac *M, int r0, int c0, double scale, int transpose, const rfac *F) {
+  for (int c = 0; c < M->n; c++) {
+    int i = M->by_col ? M->ro[c] : M->rk[c], j = M->by_col ? M->rk[c] : M->ro[c];
+    blk_put(A, r0, c0, scale, transpose, F, i, j, M->rv[c]);
+  }
+}
+
+/* y += M x (transposed: y += M^T x) for a recorded matrix. */
+static void rfac_matvec(const rfac *M, const double *x, double *y, int transposed) {
+  for (int c = 0; c < M->n; c++) {
+    int i = M->by_col ? M->ro[c] : M->rk[c], j = M->by_col ? M->rk[c] : M->ro[c];
+    if (transposed)
+      y[j] += M->rv[c] * x[i];
+    else
+      y[i] += M->rv[c] * x[j];
+  }
+}
+
+/* ------------------------------------------------------------------ */
+
+typedef enum { START_STANDARD = 0, START_PERTURBED = 1 } start_kind;
+
+typedef struct {
+  const lv_model *m;
+  lv_state *s;
+  int nv, nq, nc, index, N;   /* N = Newton system size */
+  /* method parameters */
+  double am, af, beta, gam;
+  start_kind start;
+  int project_every;
+  int nproj, next_proj;       /* projection times (sorted) and the next pending one */
+  double *proj_t;
+  /* private state */
+  double *a, *vd;             /* pseudo-acceleration, v' */
+  int start_pending;          /* perturbed start not yet applied (needs h) */
+  /* the step being solved */
+  double h, t1, bp, gp;       /* step, t_{n+1}, beta', gamma' */
+  double s3;                  /* scale of the index-2 velocity-constraint row (1, see top) */
+  const double *vn, *an;      /* v_n, a_n used by this step (perturbed start may replace them) */
+  double *q1, *v1, *vd1, *a1, *lam1, *eta, *dq;
+  double *hdq, *tmp, *tmp2;   /* scratch, nv */
+  double *bnz;                /* B_n^T zeta, nv */
+  double *vstart, *astart;    /* perturbed starting values */
+  double *fdq, *fdy1, *fdy2;  /* finite differences of M(q) vd: nq, nv, nv */
+  rfac T;                     /* tangent operator T(h Dq) */
+  rfac Bn;                    /* G(q_n), keyed by column: rows of B_n^T */
+  rfac G1;                    /* G(q_{n+1}) at the current iterate */
+  rfac Mc;                    /* M (recorded once if constant, else per iterate) */
+  int g1_valid, mc_valid;
+  acache asmb;                /* Newton matrix assembly */
+  lv_newton *nw;
+  lv_linsol *kkt;             /* [M G^T; G 0]: (7), the start, projections */
+  double *kb;                 /* its right-hand side, nv + nc */
+  double h_last;              /* step of the last factorisation (modified Newton) */
+} genalpha;
+
+/* ---- small fills for rfac ---- */
+typedef struct {
+  const lv_space *sp;
+  const double *w;
+} tan_ctx;
+static int fill_tangent(void *ctx, lv_sink *s) {
+  tan_ctx *c = ctx;
+  return lv_space_tangent(c->sp, c->w, s);
+}
+typedef struct {
+  const lv_model *m;
+  const double *q;
+} jac_ctx;
+static int fill_jac(void *ctx, lv_sink *s) {
+  jac_ctx *c = ctx;
+  return lv_model_constraint_jac(c->m, c->q, s);
+}
+static int fill_mass(void *ctx, lv_sink *s) {
+  jac_ctx *c = ctx;
+  return lv_model_mass(c->m, c->q, s);
+}
+
+/* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */
+static int iterate_matrices(genalpha *g) {
+  if (!g->mc_valid) {
+    jac_ctx jc = {g->m, g->q1};
+    LV_CHECK(rfac_fill(&g->Mc, g->nv, g->nv, fill_mass, &jc));
+    g->mc_valid = g->m->mass_constant;
+  }
+  if (!g->g1_valid && g->nc > 0) {
+    jac_ctx jc = {g->m, g->q1};
+    LV_CHECK(rfac_fill(&g->G1, g->nc, g->nv, fill_jac, &jc));
+    g->g1_valid = 1;
+  }
+  return 0;
+}
+
+/* ---- the saddle-point solver [M G^T; G 0] at q ---- */
+static int kkt_factor(genalpha *g, const double *q) {
+  const lv_model *m = g->m;
+  int d = g->nv, k = g->nc;
+  LV_CHECK(lv_linsol_begin(g->kkt));
+  lv_sink A = lv_linsol_sink(g->kkt);
+  lv_sink b11 = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
+  LV_CHECK(lv_model_mass(m, q, &b11));
+  if (k > 0) {
+    lv_sink b12 = lv_sink_view(&A, 0, d, k, d, 1.0, 1);
+    LV_CHECK(lv_model_constraint_jac(m, q, &b12));
+    lv_sink b21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0);
+    LV_CHECK(lv_model_constraint_jac(m, q, &b21));
+  }
+  return lv_linsol_factor(g->kkt);
+}
+
+/* (7): consistent v' and lambda at (t, q, v):
+ *   [M G^T; G 0] [vd; lambda] = [f - dV; -Z(q; v) v]. */
+static int accelerations(genalpha *g, double t, const double *q, const double *v, double *vd,
+                         double *lam) {
+  const lv_model *m = g->m;
+  int d = g->nv, k = g->nc;
+  LV_CHECK(kkt_factor(g, q));
+  LV_CHECK(lv_model_force(m, t, q, v, g->kb));
+  LV_CHECK(lv_model_grad_potential(m, q, g->tmp));
+  for (int i = 0; i < d; i++) g->kb[i] -= g->tmp[i];
+  if (k > 0) {
+    memset(g->kb + d, 0, (size_t)k * sizeof(double));
+    lv_matvec_sink ms;
+    LV_CHECK(lv_model_constraint_curvature(m, q, v, lv_matvec_sink_init(&ms, k, d, v, g->kb + d, 0)));
+    for (int i = 0; i < k; i++) g->kb[d + i] = -g->kb[d + i];
+  }
+  LV_CHECK(lv_linsol_solve(g->kkt, g->kb));
+  memcpy(vd, g->kb, (size_t)d * sizeof(double));
+  if (lam && k > 0) memcpy(lam, g->kb + d, (size_t)k * sizeof(double));
+  return 0;
+}
+
+/* M-orthogonal projection of v onto ker G(q) (seed 001 (7)):
+ *   [M G^T; G 0] [v*; mu] = [M v; 0]. */
+static int project_velocity(genalpha *g, const double *q, double *v) {
+  int d = g->nv, k = g->nc;
+  if (k == 0) return 0;
+  LV_CHECK(kkt_factor(g, q));
+  LV_CHECK(lv_model_mass_apply(g->m, q, v, g->kb));
+  memset(g->kb + d, 0, (size_t)k * sizeof(double));
+  LV_CHECK(lv_linsol_solve(g->kkt, g->kb));
+  memcpy(v, g->kb, (size_t)d * sizeof(double));
+  return 0;
+}
+
+/* ---- Newton problem ---- */
+
+static int ga_residual(void *ctx, double *r) {
+  genalpha *g = ctx;
+  const lv_model *m = g->m;
+  int d = g->nv, k = g->nc;
+  LV_CHECK(iterate_matrices(g));
+  memset(r, 0, (size_t)d * sizeof(double));
+  rfac_matvec(&g->Mc, g->vd1, r, 0);
+  if (m->dV) {
+    LV_CHECK(lv_model_grad_potential(m, g->q1, g->tmp));
+    for (int i = 0; i < d; i++) r[i] += g->tmp[i];
+  }
+  if (m->force) {
+    LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
+    for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
+  }
+  if (k > 0) rfac_matvec(&g->G1, g->lam1, r, 1);
+  double sb = 1.0 / g->bp;
+  for (int i = 0; i < d; i++) r[i] *= sb;
+  if (k > 0) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
+  if (g->index == 2 && k > 0) {
+    double *rv = r + d + k;
+    memset(rv, 0, (size_t)k * sizeof(double));
+    rfac_matvec(&g->G1, g->v1, rv, 0);
+    for (int i = 0; i < k; i++) rv[i] *= g->s3;
+  }
+  return 0;
+}
+
+/* D_q (M(q) vd) along q o exp(eps e_j): only for configuration-dependent
+ * mass matrices, which have no derivative callback.  Writes a dense block. */
+static int mass_fd(genalpha *g, lv_sink *K) {
+  const lv_model *m = g->m;
+  int d = g->nv;
+  double eps = lv_fd_step(g->q1, g->nq);
+  memset(g->tmp2, 0, (size_t)d * sizeof(double));
+  for (int j = 0; j < d; j++) {
+    g->tmp2[j] = 1.0;
+    LV_CHECK(lv_space_compose_exp(m->space, g->q1, eps, g->tmp2, g->fdq));
+    LV_CHECK(lv_model_mass_apply(m, g->fdq, g->vd1, g->fdy1));
+    LV_CHECK(lv_space_compose_exp(m->space, g->q1, -eps, g->tmp2, g->fdq));
+    LV_CHECK(lv_model_mass_apply(m, g->fdq, g->vd1, g->fdy2));
+    g->tmp2[j] = 0.0;
+    for (int i = 0; i < d; i++) LV_CHECK(lv_sink_add(K, i, j, (g->fdy1[i] - g->fdy2[i]) / (2.0 * eps)));
+  }
+  return 0;
+}
+
+/* Every block of the scaled iteration matrix into the assembly cache. */
+static int assemble(genalpha *g) {
+  const lv_model *m = g->m;
+  acache *A = &g->asmb;
+  int d = g->nv, k = g->nc;
+  double sb = 1.0 / g->bp, cg = g->gp / g->bp;
+  blk_sink b;
+  /* (1,1): M + (gamma'/beta') C_t + (1/beta') K_t T,  C_t = -df/dv,
+   * K_t = D_q(M vd) + d2V - df/dq + D_q(G^T lambda). */
+  blk_rfac(A, &g->Mc, 0, 0, 1.0, 0, NULL);
+  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
+  if (m->dV) LV_CHECK(lv_model_hess_potential(m, g->q1, blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (m->force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
+  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (!m->mass_constant) LV_CHECK(mass_fd(g, blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (k == 0) return 0;
+  int cl = g->index == 2 ? d + k : d; /* column of the lambda block */
+  blk_rfac(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
+  blk_rfac(A, &g->G1, d, 0, 1.0, 0, &g->T); /* G T */
+  if (g->index != 2) return 0;
+  /* (1,zeta): (M + (gamma'/beta') C_t) B_n^T */
+  blk_rfac(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
+  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, blk(&b, A, 0, d, d, d, -cg, 0, &g->Bn)));
+  /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
+  double s3 = g->s3, sgp = g->s3 * g->gp;
+  blk_rfac(A, &g->G1, d + k, 0, sgp, 0, NULL);
+  LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
+  blk_rfac(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
+  return 0;
+}
+
+static int ga_jacobian(void *ctx, lv_linsol *ls) {
+  genalpha *g = ctx;
+  acache *A = &g->asmb;
+  for (int i = 0; i < g->nv; i++) g->hdq[i] = g->h * g->dq[i];
+  tan_ctx tc = {g->m->space, g->hdq};
+  LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
+  LV_CHECK(iterate_matrices(g));
+  for (int attempt = 0; attempt < 2; attempt++) {
+    A->count = 0;
+    A->bad = 0;
+    A->err = 0;
+    if (A->built)
+      for (int u = 0; u < A->nu; u++) A->uv[u] = 0.0;
+    LV_CHECK(assemble(g));
+    if (A->err) return A->err;
+    if (A->built && (A->bad || A->count != A->n)) {
+      A->built = 0; /* some callback changed its pattern: record again */
+      continue;
+    }
+    if (!A->built) LV_CHECK(acache_build(A, g->N));
+    for (int u = 0; u < A->nu; u++) LV_CHECK(lv_linsol_add(ls, A->ui[u], A->uj[u], A->uv[u]));
+    return 0;
+  }
+  return LV_EPATTERN;
+}
+
+/* y += B_n^T z from the recorded G(q_n). */
+static void bn_t_apply(const genalpha *g, const double *z, double *y) {
+  const rfac *F = &g->Bn;
+  for (int c = 0; c < F->nkey; c++)
+    for (int t = F->ptr[c]; t < F->ptr[c + 1]; t++) y[c] += F->val[t] * z[F->idx[t]];
+}
+
+static int ga_update(void *ctx, const double *dx) {
+  genalpha *g = ctx;
+  int d = g->nv, k = g->nc;
+  const double *y = dx;
+  if (g->index == 2 && k > 0) {
+    /* the velocity-level correction is Dx + B_n^T zeta */
+    memcpy(g->bnz, dx, (size_t)d * sizeof(double));
+    bn_t_apply(g, dx + d, g->bnz);
+    y = g->bnz;
+    for (int i = 0; i < k; i++) g->eta[i] += dx[d + i] / g->h;
+  }
+  double ih = 1.0 / g->h;
+  for (int i = 0; i < d; i++) {
+    g->dq[i] += dx[i] * ih;
+    g->v1[i] += g->gp * y[i];
+    g->vd1[i] += g->bp * y[i];
+  }
+  const double *dl = dx + (g->index == 2 ? d + k : d);
+  for (int i = 0; i < k; i++) g->lam1[i] += g->bp * dl[i];
+  g->g1_valid = 0;
+  g->mc_valid = g->mc_valid && g->m->mass_constant;
+  return lv_space_compose_exp(g->m->space, g->s->q, g->h, g->dq, g->q1);
+}
+
+/* WRMS weights of the spec (§2.6): Dx against h Dq, zeta against h eta,
+ * dlambda = beta' dlambda^ against lambda. */
+static int ga_weights(void *ctx, const double *tol, double *w) {
+  genalpha *g = ctx;
+  int d = g->nv, k = g->nc;
+  double at = tol[0], rt = tol[1];
+  for (int i = 0; i < d; i++) w[i] = 1.0 / (at + rt * fabs(g->h * g->dq[i]));
+  int o = d;
+  if (g->index == 2 && k > 0) {
+    for (int i = 0; i < k; i++) w[o + i] = 1.0 / (at + rt * fabs(g->h * g->eta[i]));
+    o += k;
+  }
+  for (int i = 0; i < k; i++) w[o + i] = g->bp / (at + rt * fabs(g->lam1[i]));
+  return 0;
+}
+
+/* ---- options ---- */
+
+static const lv_param_info ga_options[] = {
+    {"index", "3", "3: index-3 formulation (9); 2: stabilised index-2 (GGL) formulation (58)"},
+    {"rho-inf", "0.9", "spectral radius at infinity, in [0, 1]: Chung-Hulbert parameters (52)"},
+    {"alpha-m", "", "override alpha_m (default from rho-inf)"},
+    {"alpha-f", "", "override alpha_f (default from rho-inf)"},
+    {"beta", "", "override beta (default from rho-inf)"},
+    {"gamma", "", "override gamma (default from rho-inf)"},
+    {"start", "perturbed",
+     "standard: v0 = v(t0), a0 = v'(t0); perturbed: (56)+(57) for index 3 (removes the first-order "
+     "transient in lambda), (57) only for index 2"},
+    {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
+    {"projection-times", "", "comma-separated times t* after which v is projected (seed 001)"},
+    {"sigma", "0", "sigma-modification (issue 6); only 0, the original method, is implemented"},
+    {NULL, NULL, NULL},
+};
+
+static int parse_times(const char *s, double **out, int *n) {
+  *out = NULL;
+  *n = 0;
+  if (!s || !*s) return 0;
+  int cnt = 1;
+  for (const char *p = s; *p; p++)
+    if (*p == ',') cnt++;
+  double *t = lv_calloc((size_t)cnt, sizeof(double));
+  if (!t) return LV_ENOMEM;
+  const char *p = s;
+  for (int i = 0; i < cnt; i++) {
+    char *end = NULL;
+    t[i] = strtod(p, &end);
+    if (end == p || !isfinite(t[i]) || (*end != ',' && *end != '\0')) {
+      free(t);
+      return LV_EINPUT;
+    }
+    p = end + (*end == ',');
+  }
+  /* insertion sort: a handful of times */
+  for (int i = 1; i < cnt; i++)
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  *out = t;
+  *n = cnt;
+  return 0;
+}
+
+static int parse_options(genalpha *g, const lv_kv *kv) {
+  LV_CHECK(lv_kv_check(kv, ga_options, NULL));
+  LV_CHECK(lv_kv_int(kv, "index", 3, &g->index));
+  if (g->index != 3 && g->index != 2) return LV_EINPUT;
+  const char *sig = lv_kv_string(kv, "sigma", "0");
+  if (strcmp(sig, "optimal") == 0) return LV_ENOTIMPL;
+  double sigma;
+  LV_CHECK(lv_kv_double(kv, "sigma", 0.0, &sigma));
+  if (sigma != 0.0) return LV_ENOTIMPL;
+
+  double rho;
+  LV_CHECK(lv_kv_double(kv, "rho-inf", 0.9, &rho));
+  if (!(rho >= 0.0 && rho <= 1.0)) return LV_EINPUT;
+  /* Chung-Hulbert (52) */
+  g->am = (2.0 * rho - 1.0) / (rho + 1.0);
+  g->af = rho / (rho + 1.0);
+  g->gam = 0.5 + g->af - g->am;
+  g->beta = 0.25 * (g->gam + 0.5) * (g->gam + 0.5);
+  LV_CHECK(lv_kv_double(kv, "alpha-m", g->am, &g->am));
+  LV_CHECK(lv_kv_double(kv, "alpha-f", g->af, &g->af));
+  LV_CHECK(lv_kv_double(kv, "beta", g->beta, &g->beta));
+  LV_CHECK(lv_kv_double(kv, "gamma", g->gam, &g->gam));
+  /* the step equations divide by these */
+  if (g->am == 1.0 || g->af == 1.0 || g->beta == 0.0 || g->gam == 0.0) return LV_EINPUT;
+
+  const char *st = lv_kv_string(kv, "start", "perturbed");
+  if (strcmp(st, "standard") == 0)
+    g->start = START_STANDARD;
+  else if (strcmp(st, "perturbed") == 0)
+    g->start = START_PERTURBED;
+  else
+    return LV_EINPUT;
+
+  const char *pr = lv_kv_string(kv, "projection", NULL);
+  if (pr && strcmp(pr, "on") != 0 && strcmp(pr, "off") != 0) return LV_EINPUT;
+  g->project_every = pr && strcmp(pr, "on") == 0;
+  LV_CHECK(parse_times(lv_kv_string(kv, "projection-times", NULL), &g->proj_t, &g->nproj));
+  /* an explicit "projection" contradicts a list of times */
+  if (pr && g->nproj > 0) return LV_EINPUT;
+  return 0;
+}
+
+/* ---- scheme table functions ---- */
+
+static void ga_destroy(lv_stepper *st) {
+  genalpha *g = st->priv;
+  if (!g) return;
+  lv_newton_free(g->nw);
+  lv_linsol_free(g->kkt);
+  rfac_free(&g->T);
+  rfac_free(&g->Bn);
+  rfac_free(&g->G1);
+  rfac_free(&g->Mc);
+  acache_free(&g->asmb);
+  double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
+                    g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart, g->fdq,
+                    g->fdy1, g->fdy2, g->kb, g->proj_t};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+  free(g);
+  st->priv = NULL;
+}
+
+static int create_body(lv_stepper *st, genalpha *g) {
+  const lv_model *m = st->model;
+  g->m = m;
+  g->s = st->state;
+  g->nv = m->nv;
+  g->nq = m->nq;
+  g->nc = m->nc;
+  LV_CHECK(parse_options(g, st->options));
+  int d = g->nv, k = g->nc;
+  g->N = d + (g->index == 2 ? 2 * k : k);
+  size_t sd = (size_t)d, sk = (size_t)k;
+  g->a = lv_calloc(sd, sizeof(double));
+  g->vd = lv_calloc(sd, sizeof(double));
+  g->q1 = lv_calloc((size_t)g->nq, sizeof(double));
+  g->v1 = lv_calloc(sd, sizeof(double));
+  g->vd1 = lv_calloc(sd, sizeof(double));
+  g->a1 = lv_calloc(sd, sizeof(double));
+  g->lam1 = lv_calloc(sk, sizeof(double));
+  g->eta = lv_calloc(sk, sizeof(double));
+  g->dq = lv_calloc(sd, sizeof(double));
+  g->hdq = lv_calloc(sd, sizeof(double));
+  g->tmp = lv_calloc(sd, sizeof(double));
+  g->tmp2 = lv_calloc(sd, sizeof(double));
+  g->bnz = lv_calloc(sd, sizeof(double));
+  g->vstart = lv_calloc(sd, sizeof(double));
+  g->astart = lv_calloc(sd, sizeof(double));
+  g->fdq = lv_calloc((size_t)g->nq, sizeof(double));
+  g->fdy1 = lv_calloc(sd, sizeof(double));
+  g->fdy2 = lv_calloc(sd, sizeof(double));
+  g->kb = lv_calloc(sd + sk, sizeof(double));
+  if (!g->a || !g->vd || !g->q1 || !g->v1 || !g->vd1 || !g->a1 || !g->lam1 || !g->eta || !g->dq ||
+      !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->fdq || !g->fdy1 ||
+      !g->fdy2 || !g->kb)
+    return LV_ENOMEM;
+  LV_CHECK(rfac_init(&g->T, d, 0, 6 * d));
+  LV_CHECK(rfac_init(&g->Bn, d, 1, 4 * d));
+  LV_CHECK(rfac_init(&g->G1, k, 0, 4 * d));
+  LV_CHECK(rfac_init(&g->Mc, d, 0, 4 * d));
+  LV_CHECK(acache_init(&g->asmb, 16 * d));
+  LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
+  *lv_newton_opts(g->nw) = st->newton;
+  LV_CHECK(lv_linsol_new(&g->kkt, st->linsol_kind, d + k, st->linsol_threshold));
+  st->linsol = lv_newton_linsol(g->nw);
+  return 0;
+}
+
+static int ga_create(lv_stepper *st) {
+  genalpha *g = lv_calloc(1, sizeof *g);
+  if (!g) return LV_ENOMEM;
+  st->priv = g;
+  int rc = create_body(st, g);
+  if (rc) ga_destroy(st); /* the integrator only destroys what was created */
+  return rc;
+}
+
+static int ga_init(lv_stepper *st) {
+  genalpha *g = st->priv;
+  lv_state *s = st->state;
+  /* (7); a0 = v'(t0) until the first step knows h (perturbed start). */
+  LV_CHECK(accelerations(g, s->t, s->q, s->v, g->vd, s->lambda));
+  memcpy(g->a, g->vd, (size_t)g->nv * sizeof(double));
+  memset(s->gamma, 0, (size_t)g->nc * sizeof(double));
+  g->start_pending = g->start == START_PERTURBED;
+  g->next_proj = 0;
+  g->h_last = 0.0;
+  g->mc_valid = g->g1_valid = 0;
+  return 0;
+}
+
+/* Perturbed starting values [P1 §4.2] for step h:
+ *   v''(t0) by central differences with s = 1 from (7) at
+ *     q_+- = q0 o exp(+-h v0 + h^2/2 v'0),  v_+- = v0 +- h v'0,  t0 +- h;
+ *   a0 = v'0 + (alpha_m - alpha_f) h v''0                                (57)
+ *   index 3: l0 = h^3/12 (2 C_q v''0 + ad_{v0} v'0),
+ *            v0 += Dv with [M G^T; G 0][Dv; .] = [0; G l0 / h]           (56)
+ * The index-2 method keeps v0 (it must start on G v = 0, spec §3.7). */
+static int perturbed_start(genalpha *g, double h) {
+  const lv_model *m = g->m;
+  const lv_state *s = g->s;
+  int d = g->nv, k = g->nc;
+  double *vdd = g->astart; /* v''0, turned into a0 below */
+  double *w = g->hdq, *vp = g->v1, *qp = g->q1, *vdp = g->vd1, *vdm = g->tmp2;
+  for (int sgn = -1; sgn <= 1; sgn += 2) {
+    for (int i = 0; i < d; i++) {
+      w[i] = sgn * h * s->v[i] + 0.5 * h * h * g->vd[i];
+      vp[i] = s->v[i] + sgn * h * g->vd[i];
+    }
+    LV_CHECK(lv_space_compose_exp(m->space, s->q, 1.0, w, qp));
+    LV_CHECK(accelerations(g, s->t + sgn * h, qp, vp, sgn < 0 ? vdm : vdp, NULL));
+  }
+  for (int i = 0; i < d; i++) vdd[i] = (vdp[i] - vdm[i]) / (2.0 * h);
+  memcpy(g->vstart, s->v, (size_t)d * sizeof(double));
+  if (g->index == 3 && k > 0) {
+    double cq = 1.0 - 6.0 * g->beta - 3.0 * (g->am - g->af);
+    LV_CHECK(lv_space_ad(m->space, s->v, g->vd, g->tmp));
+    for (int i = 0; i < d; i++) g->tmp[i] = h * h / 12.0 * (2.0 * cq * vdd[i] + g->tmp[i]); /* l0 / h */
+    LV_CHECK(kkt_factor(g, s->q));
+    memset(g->kb, 0, (size_t)d * sizeof(double));
+    LV_CHECK(lv_model_G_apply(m, s->q, g->tmp, g->kb + d));
+    LV_CHECK(lv_linsol_solve(g->kkt, g->kb));
+    for (int i = 0; i < d; i++) g->vstart[i] += g->kb[i];
+  }
+  for (int i = 0; i < d; i++) g->astart[i] = g->vd[i] + (g->am - g->af) * h * vdd[i];
+  return 0;
+}
+
+static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
+  genalpha *g = st->priv;
+  const lv_model *m = g->m;
+  lv_state *s = st->state;
+  int d = g->nv, k = g->nc;
+  double am = g->am, af = g->af, be = g->beta, ga = g->gam;
+  g->h = h;
+  g->t1 = s->t + h;
+  g->bp = (1.0 - am) / (be * h * h * (1.0 - af));
+  g->gp = ga / (be * h);
+  g->s3 = 1.0;
+  g->vn = s->v;
+  g->an = g->a;
+  if (g->start_pending) {
+    LV_CHECK(perturbed_start(g, h));
+    g->vn = g->vstart;
+    g->an = g->astart;
+  }
+  const double *vn = g->vn, *an = g->an;
+
+  /* Predictor: v'_{n+1} = v'_n (constant acceleration), lambda_{n+1} =
+   * lambda_n, eta = eta_{n-1}; the rest from the linear relations, so that
+   * every Newton iterate satisfies (9b)-(9d) exactly. */
+  for (int i = 0; i < d; i++) {
+    g->vd1[i] = g->vd[i];
+    g->a1[i] = (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd1[i]) / (1.0 - am);
+    g->v1[i] = vn[i] + h * (1.0 - ga) * an[i] + ga * h * g->a1[i];
+    g->dq[i] = vn[i] + (0.5 - be) * h * an[i] + be * h * g->a1[i];
+  }
+  memcpy(g->lam1, s->lambda, (size_t)k * sizeof(double));
+  if (g->index == 2 && k > 0) {
+    jac_ctx jc = {m, s->q};
+    LV_CHECK(rfac_fill(&g->Bn, k, d, fill_jac, &jc));
+    memcpy(g->eta, s->gamma, (size_t)k * sizeof(double));
+    memset(g->bnz, 0, (size_t)d * sizeof(double));
+    bn_t_apply(g, g->eta, g->bnz);
+    for (int i = 0; i < d; i++) g->dq[i] -= g->bnz[i];
+  }
+  LV_CHECK(lv_space_compose_exp(m->space, s->q, h, g->dq, g->q1));
+  g->g1_valid = 0; /* new iterate */
+  g->mc_valid = g->mc_valid && m->mass_constant;
+
+  lv_newton_problem pb = {ga_residual, ga_jacobian, ga_update, ga_weights, g, g->N};
+  *lv_newton_opts(g->nw) = st->newton;
+  if (h != g->h_last) lv_newton_invalidate(g->nw); /* beta', gamma' changed */
+  g->h_last = h;
+  LV_CHECK(lv_newton_solve(g->nw, &pb, 1, ns));
+
+  /* (9d) for a_{n+1} */
+  for (int i = 0; i < d; i++) g->a1[i] = (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd1[i]) / (1.0 - am);
+
+  /* Velocity projection [P2]: only v changes; a, v', lambda, q are kept. */
+  int proj = g->project_every;
+  int next = g->next_proj;
+  while (next < g->nproj && g->proj_t[next] < g->t1 - 0.5 * h) next++; /* times already passed */
+  if (next < g->nproj && g->proj_t[next] <= g->t1 + 0.5 * h) {
+    proj = 1;
+    next++;
+  }
+  if (proj && k > 0) {
+    LV_CHECK(project_velocity(g, g->q1, g->v1));
+    ns->factorizations++;
+  }
+
+  /* commit (p = M v first: the only evaluation that can still fail) */
+  LV_CHECK(lv_model_mass_apply(m, g->q1, g->v1, g->tmp));
+  memcpy(s->p, g->tmp, (size_t)d * sizeof(double));
+  memcpy(s->q, g->q1, (size_t)g->nq * sizeof(double));
+  memcpy(s->v, g->v1, (size_t)d * sizeof(double));
+  memcpy(s->lambda, g->lam1, (size_t)k * sizeof(double));
+  if (g->index == 2) memcpy(s->gamma, g->eta, (size_t)k * sizeof(double));
+  memcpy(g->a, g->a1, (size_t)d * sizeof(double));
+  memcpy(g->vd, g->vd1, (size_t)d * sizeof(double));
+  g->next_proj = next;
+  g->start_pending = 0;
+  return 0;
+}
+
+const lv_scheme_type lv_scheme_genalpha = {
+    "genalpha",
+    "Lie group generalized-alpha (Brüls-Cardona-Arnold): index 3, stabilised index 2 (GGL), "
+    "velocity projection; order 2",
+    "g(q) = 0 at every node (to the Newton tolerance); index=2 also G(q) v = 0; numerical "
+    "dissipation of high frequencies (rho-inf)",
+    2,
+    LV_SCHEME_HAS_GAMMA,
+    ga_options,
+    ga_create,
+    ga_init,
+    ga_step,
+    ga_destroy,
+};

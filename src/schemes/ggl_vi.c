@@ -1,0 +1,657 @@
+/* GGL variational integrators (seed 003 §4; spec/003_ggl_vi.md §2.1-2.3, §4):
+ * discrete Euler-Lagrange equations of discrete GGL action sums, for a
+ * constant mass matrix M on R^d with L = 1/2 v.Mv - V(q).
+ *
+ *   vi-a  one-stage theta VI, Option A (eq. (79)): both constraint levels at
+ *         q^{n+theta} = (1-theta) q^n + theta q^{n+1}, theta in (0,1), default 1/2.
+ *   vi-b  one-stage theta VI, Option B (eq. (82)): g(q^{n+1}) = 0 and
+ *         G(q^{n+theta}) v^{n+1} = 0, theta in [0,1], vartheta in (0,1),
+ *         default (1, 1/2).
+ *   vi-s  first-order VI (eq. (55)), the GGL analogue of symplectic Euler.
+ *
+ * One theta-family residual serves vi-a and vi-b; they differ only in the
+ * discrete constraint g_d and its derivatives D_1 g_d, D_2 g_d (eqs. (77),
+ * (80)), which enter through a handful of terms below.  vi-s has its own
+ * residual but the same helpers, scaling and solve.
+ *
+ * ---- Reduction of the theta family (3d+2m -> d+2m unknowns) ----
+ * (76a) gives v^{n+1} explicitly from q^{n+1} and gamma, (76b) gives p^{n+1}
+ * explicitly from (q^{n+1}, v^{n+1}, lambda, gamma), so only (76c), (76d),
+ * (76e) remain, in the unknowns
+ *     x = ( dq = q^{n+1} - q^n,  a = h^2 lambda^n,  b = h gamma^n ).
+ * With u = h v^{n+1} = dq - M^-1 G(qt)^T b and
+ *     h p^{n+1} = h p^n - h^2 dV(qt) - Gl^T a - H(qt; b) u,
+ *     Gl = G(qt) (A),  (1-vartheta) G(q^n) + vartheta G(q^{n+1}) (B),
+ * the residual is
+ *     F1 = D^-1 [ M u - theta h p^n - (1-theta) h p^{n+1} + Gc^T a ]      (h x (76c))
+ *     Fg = g(qt) (A),  g(q^{n+1}) (B)                                    ((79d), (82d))
+ *     Fv = G(qt) u                                                       (h x (76e))
+ * with Gc = 0 (A), theta (1-vartheta) G(q^n) - (1-theta) vartheta G(q^{n+1}) (B)
+ * and D = diag(M).  Why these unknowns and rows: lambda moves q^{n+1} at
+ * O(h^2) and gamma at O(h), so a and b are the position-level displacements
+ * they cause, and every block of the Newton matrix is O(1) as h -> 0 (its
+ * limit [[M, c G^T, -G^T], [G, 0, 0], [G, 0, -G M^-1 G^T]] is nonsingular
+ * whenever c = (1-theta) (A) or (1-vartheta) (B) is non-zero -- which is why
+ * theta = 1 for A and vartheta = 1 for B are rejected: lambda then drops out
+ * of the equations entirely).  Solving for the increment dq rather than
+ * q^{n+1} keeps v^{n+1} = u / h free of the cancellation q^{n+1} - q^n,
+ * which matters at the small steps of convergence studies.  The rows are in
+ * position units (D^-1 scales the momentum balance), so the max-norm
+ * residual test means the same for the metre-sized centre of mass of the
+ * top and for its directors with "masses" 2.65e-4.
+ * For Option B, g(q^{n+1}) = 0 is imposed as printed in (82d) rather than
+ * as (1-vartheta) g(q^n) + vartheta g(q^{n+1}) = 0: the two agree for
+ * consistent data, and the printed form cannot amplify round-off in g by
+ * (1-vartheta)/vartheta per step.
+ *
+ * ---- Reduction of VI-S (3d+2m -> d+2m) ----
+ * (55b)+(55c) give M v^n = p^n - h dV(q^n) - h G(q^n)^T lambda^n, so
+ * v^n, qbar = q^n + h v^n and q^{n+1} = qbar + h M^-1 G(qbar)^T gamma^{n+1}
+ * are explicit; the unknowns are x = (P = h p^{n+1}, a = h^2 lambda^n,
+ * b = h gamma^{n+1}) and the residual
+ *     F1 = D^-1 [ h M v^n - P - H(qbar; b) M^-1 P ]    (h x (55c))
+ *     Fg = g(q^{n+1})                                 ((55d))
+ *     Fv = G(qbar) M^-1 P                             (h x (55e))
+ *
+ * ---- Newton matrix ----
+ * Analytic, from the model's M, d2V, G, constraint Hessian H(q; w) and
+ * curvature Z(q; w) (the model layer supplies finite differences for any
+ * it lacks).  Terms with third derivatives of g (D_q of H(q; b) u) are left
+ * out: they vanish for the quadratic constraints of every built-in model,
+ * and otherwise they are O(h^2) relative perturbations that only slow the
+ * Newton contraction slightly, never change the solution.
+ * The blocks are formed densely and the whole (d+2m)^2 matrix is added, so
+ * the pattern is fixed; this suits the small systems of these benchmarks
+ * (dense LU), not large sparse ones.
+ *
+ * After Newton has converged one more correction is applied with the last
+ * factorisation (as metis does): the discrete equations, and with them the
+ * momentum maps, then hold to round-off rather than to the residual
+ * tolerance, which matters over 10^5 steps.  It is counted as a residual
+ * evaluation, not as a Newton iteration.
+ *
+ * ---- What the state holds after a step t^n -> t^{n+1} ----
+ * vi-a, vi-b: q^{n+1}, v^{n+1}, p^{n+1}; lambda = lambda^n and gamma =
+ *   gamma^n, the multipliers of the interval [t^n, t^{n+1}] (they act at
+ *   q^{n+theta}; for B lambda also at the nodes q^n, q^{n+1}).
+ * vi-s: q^{n+1}, p^{n+1}; v = v^n, the velocity *at t^n* solved in this
+ *   step, lambda = lambda^n (it multiplies G(q^n)), gamma = gamma^{n+1}
+ *   (it acts at qbar).  This is the index shift of eq. (55): v and lambda
+ *   lag one step behind q and p.  Diagnostics of G(q) v therefore mix time
+ *   levels for vi-s; use G(q) M^-1 p.
+ */
+#include "lv_internal.h"
+
+typedef enum { VI_S = 0, VI_A = 1, VI_B = 2 } vi_kind;
+
+typedef struct {
+  vi_kind kind;
+  double theta, vtheta;
+  int advanced;
+  const lv_model *m;
+  lv_state *s;
+  int d, k, n;
+  double h;
+  lv_newton *nw;
+  /* constant mass matrix */
+  int mdiag;
+  double *M, *Minv; /* dense d x d, column-major */
+  double *md, *mid, *rs; /* diag(M), diag(M^-1) (if mdiag), 1/diag(M) */
+  /* iterate and results */
+  double *x, *r;
+  /* per-step constants */
+  double *G0, *MiG0t, *c0;
+  /* cache of the current iterate (valid between residual and update) */
+  int cached;
+  double *qt, *q1, *u, *hp1, *y, *Gt, *G1, *MiGt, *w, *tmp, *tmp2;
+  double *Hb, *Ha, *D2V, *Z, *MiHb;
+} vi;
+
+/* ------------------------------------------------------------ dense helpers */
+
+/* y = M^-1 x */
+static void minv_vec(const vi *V, const double *x, double *y) {
+  int d = V->d;
+  if (V->mdiag) {
+    for (int i = 0; i < d; i++) y[i] = V->mid[i] * x[i];
+  } else {
+    lv_dense_matvec(d, d, V->Minv, x, y);
+  }
+}
+
+/* Y = M^-1 X, X and Y d x c column-major (may not alias) */
+static void minv_cols(const vi *V, int c, const double *X, double *Y) {
+  int d = V->d;
+  for (int j = 0; j < c; j++) minv_vec(V, X + (size_t)j * d, Y + (size_t)j * d);
+}
+
+/* y = M x */
+static void m_vec(const vi *V, const double *x, double *y) {
+  int d = V->d;
+  if (V->mdiag) {
+    for (int i = 0; i < d; i++) y[i] = V->md[i] * x[i];
+  } else {
+    lv_dense_matvec(d, d, V->M, x, y);
+  }
+}
+
+/* Gt (k x d) -> T (d x k) */
+static void transpose(int rows, int cols, const double *A, double *T) {
+  for (int j = 0; j < cols; j++)
+    for (int i = 0; i < rows; i++) T[j + (size_t)i * cols] = A[i + (size_t)j * rows];
+}
+
+/* C (r x c) += alpha A (r x s) B (s x c), all column-major with ld = rows */
+static void gemm_acc(int r, int s, int c, double alpha, const double *A, const double *B, double *C) {
+  for (int j = 0; j < c; j++) {
+    double *cj = C + (size_t)j * r;
+    const double *bj = B + (size_t)j * s;
+    for (int l = 0; l < s; l++) {
+      double f = alpha * bj[l];
+      if (f == 0.0) continue;
+      const double *al = A + (size_t)l * r;
+      for (int i = 0; i < r; i++) cj[i] += f * al[i];
+    }
+  }
+}
+
+static int dense_eval_hessian(const lv_model *m, const double *q, const double *w, double *H, int d) {
+  memset(H, 0, (size_t)d * d * sizeof(double));
+  lv_sink s = lv_sink_dense(H, d, d, d);
+  return lv_model_constraint_hessian(m, q, w, &s);
+}
+
+static int dense_eval_curvature(const lv_model *m, const double *q, const double *w, double *Z, int k, int d) {
+  memset(Z, 0, (size_t)k * d * sizeof(double));
+  lv_sink s = lv_sink_dense(Z, k, k, d);
+  return lv_model_constraint_curvature(m, q, w, &s);
+}
+
+/* out = H(q; w) x, without forming H */
+static int hess_apply(const vi *V, const double *q, const double *w, const double *x, double *out) {
+  int d = V->d;
+  memset(out, 0, (size_t)d * sizeof(double));
+  if (V->k == 0) return 0;
+  lv_matvec_sink ms;
+  return lv_model_constraint_hessian(V->m, q, w, lv_matvec_sink_init(&ms, d, d, x, out, 0));
+}
+
+/* Add the block A (r x c, column-major) with rows scaled by rowscale at
+ * (r0, c0) of the Newton matrix.  Each block is added exactly once per
+ * assembly, in a fixed order.  A dense factorisation has no pattern, so
+ * exact zeros need not be sent; a sparse one gets every entry of every
+ * block (the blocks that vanish by the structure of the equations are never
+ * added), so its positions are the same on every call. */
+static int put_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale) {
+  int dense = lv_linsol_kind_of(ls) == LV_LINSOL_DENSE;
+  for (int j = 0; j < c; j++)
+    for (int i = 0; i < r; i++) {
+      double v = (rowscale ? rowscale[i] : 1.0) * A[i + (size_t)j * r];
+      if (dense && v == 0.0) continue;
+      LV_CHECK(lv_linsol_add(ls, r0 + i, c0 + j, v));
+    }
+  return 0;
+}
+
+/* ------------------------------------------------------------ theta family */
+
+/* Everything the residual and the Newton matrix share, at the iterate x. */
+static int ab_eval(vi *V) {
+  if (V->cached) return 0;
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  const double *q = V->s->q, *p = V->s->p;
+  const double *dq = V->x, *a = V->x + d, *b = V->x + d + k;
+  double th = V->theta, h = V->h;
+  for (int i = 0; i < d; i++) {
+    V->qt[i] = q[i] + th * dq[i];
+    V->q1[i] = q[i] + dq[i];
+  }
+  LV_CHECK(lv_model_constraint_jac_dense(m, V->qt, V->Gt));
+  if (V->kind == VI_B) {
+    if (th == 1.0)
+      memcpy(V->G1, V->Gt, (size_t)k * d * sizeof(double));
+    else
+      LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
+  }
+  transpose(k, d, V->Gt, V->tmp2);
+  minv_cols(V, k, V->tmp2, V->MiGt);
+  /* u = h v^{n+1} = dq - M^-1 G(qt)^T b */
+  for (int i = 0; i < d; i++) V->u[i] = dq[i];
+  gemm_acc(d, k, 1, -1.0, V->MiGt, b, V->u);
+  /* h p^{n+1} = h p - h^2 dV(qt) - Gl^T a - H(qt; b) u */
+  LV_CHECK(lv_model_grad_potential(m, V->qt, V->tmp));
+  LV_CHECK(hess_apply(V, V->qt, b, V->u, V->w));
+  for (int i = 0; i < d; i++) V->hp1[i] = h * p[i] - h * h * V->tmp[i] - V->w[i];
+  if (V->kind == VI_A) {
+    lv_dense_matvec_t(k, d, V->Gt, a, V->tmp);
+    for (int i = 0; i < d; i++) V->hp1[i] -= V->tmp[i];
+  } else {
+    double vt = V->vtheta;
+    lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
+    lv_dense_matvec_t(k, d, V->G1, a, V->w);
+    for (int i = 0; i < d; i++) V->hp1[i] -= (1.0 - vt) * V->tmp[i] + vt * V->w[i];
+  }
+  V->cached = 1;
+  return 0;
+}
+
+static int ab_residual(void *ctx, double *r) {
+  vi *V = ctx;
+  LV_CHECK(ab_eval(V));
+  int d = V->d, k = V->k;
+  double th = V->theta, h = V->h;
+  const double *p = V->s->p, *a = V->x + d;
+  m_vec(V, V->u, r);
+  for (int i = 0; i < d; i++) r[i] -= th * h * p[i] + (1.0 - th) * V->hp1[i];
+  if (V->kind == VI_B) {
+    /* + Gc^T a = theta (1-vt) G(q)^T a - (1-theta) vt G(q1)^T a */
+    double vt = V->vtheta;
+    lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
+    lv_dense_matvec_t(k, d, V->G1, a, V->w);
+    for (int i = 0; i < d; i++) r[i] += th * (1.0 - vt) * V->tmp[i] - (1.0 - th) * vt * V->w[i];
+  }
+  for (int i = 0; i < d; i++) r[i] *= V->rs[i];
+  if (k == 0) return 0;
+  LV_CHECK(lv_model_constraints(V->m, V->kind == VI_A ? V->qt : V->q1, r + d));
+  lv_dense_matvec(k, d, V->Gt, V->u, r + d + k);
+  return 0;
+}
+
+static int ab_jacobian(void *ctx, lv_linsol *ls) {
+  vi *V = ctx;
+  LV_CHECK(ab_eval(V));
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  double th = V->theta, h = V->h;
+  const double *a = V->x + d, *b = V->x + d + k;
+
+  /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
+  LV_CHECK(dense_eval_hessian(m, V->qt, b, V->Hb, d));
+  minv_cols(V, d, V->Hb, V->MiHb);
+  memset(V->D2V, 0, (size_t)d * d * sizeof(double));
+  lv_sink sD = lv_sink_dense(V->D2V, d, d, d);
+  LV_CHECK(lv_model_hess_potential(m, V->qt, &sD));
+  double *B11 = V->Ha; /* scratch d x d, assembled here */
+  if (V->kind == VI_A) {
+    LV_CHECK(dense_eval_hessian(m, V->qt, a, V->Ha, d));
+    for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * (B11[i] + h * h * V->D2V[i]);
+  } else {
+    for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * h * h * V->D2V[i];
+  }
+  for (size_t i = 0; i < (size_t)d * d; i++) B11[i] += V->M[i] + (1.0 - 2.0 * th) * V->Hb[i];
+  if (th * (1.0 - th) != 0.0) gemm_acc(d, d, d, -th * (1.0 - th), V->Hb, V->MiHb, B11);
+  LV_CHECK(put_block(ls, 0, 0, d, d, B11, V->rs));
+  if (k == 0) return 0;
+
+  /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
+  transpose(k, d, V->kind == VI_A ? V->Gt : V->G0, V->tmp2);
+  double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
+  for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] *= ca;
+  LV_CHECK(put_block(ls, 0, d, d, k, V->tmp2, V->rs));
+
+  /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
+  LV_CHECK(dense_eval_curvature(m, V->qt, V->u, V->Z, k, d));
+  transpose(k, d, V->Gt, V->tmp2);
+  double *B13 = V->w; /* d x k scratch: w has room for d*k (see create) */
+  for (size_t i = 0; i < (size_t)d * k; i++) B13[i] = -V->tmp2[i];
+  transpose(k, d, V->Z, V->tmp2);
+  for (size_t i = 0; i < (size_t)d * k; i++) B13[i] += (1.0 - th) * V->tmp2[i];
+  gemm_acc(d, d, k, -(1.0 - th), V->Hb, V->MiGt, B13);
+  LV_CHECK(put_block(ls, 0, d + k, d, k, B13, V->rs));
+
+  /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
+  if (V->kind == VI_A) {
+    for (size_t i = 0; i < (size_t)k * d; i++) V->tmp2[i] = th * V->Gt[i];
+    LV_CHECK(put_block(ls, d, 0, k, d, V->tmp2, NULL));
+  } else {
+    LV_CHECK(put_block(ls, d, 0, k, d, V->G1, NULL));
+  }
+
+  /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
+  for (size_t i = 0; i < (size_t)k * d; i++) V->tmp2[i] = th * V->Z[i] + V->Gt[i];
+  gemm_acc(k, d, d, -th, V->Gt, V->MiHb, V->tmp2);
+  LV_CHECK(put_block(ls, d + k, 0, k, d, V->tmp2, NULL));
+  /* dFv/db = -G(qt) M^-1 G(qt)^T */
+  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
+  gemm_acc(k, d, k, -1.0, V->Gt, V->MiGt, V->tmp2);
+  LV_CHECK(put_block(ls, d + k, d + k, k, k, V->tmp2, NULL));
+  return 0;
+}
+
+/* ------------------------------------------------------------ VI-S */
+
+static int s_eval(vi *V) {
+  if (V->cached) return 0;
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  const double *q = V->s->q;
+  const double *P = V->x, *a = V->x + d, *b = V->x + d + k;
+  /* y = h M v^n = c0 - G(q)^T a;  u = h v^n;  qt = qbar = q + h v^n */
+  lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
+  for (int i = 0; i < d; i++) V->y[i] = V->c0[i] - V->tmp[i];
+  minv_vec(V, V->y, V->u);
+  for (int i = 0; i < d; i++) V->qt[i] = q[i] + V->u[i];
+  LV_CHECK(lv_model_constraint_jac_dense(m, V->qt, V->Gt));
+  transpose(k, d, V->Gt, V->tmp2);
+  minv_cols(V, k, V->tmp2, V->MiGt);
+  /* q^{n+1} = qbar + M^-1 G(qbar)^T b */
+  memcpy(V->q1, V->qt, (size_t)d * sizeof(double));
+  gemm_acc(d, k, 1, 1.0, V->MiGt, b, V->q1);
+  /* hp1 holds M^-1 P here */
+  minv_vec(V, P, V->hp1);
+  V->cached = 1;
+  return 0;
+}
+
+static int s_residual(void *ctx, double *r) {
+  vi *V = ctx;
+  LV_CHECK(s_eval(V));
+  int d = V->d, k = V->k;
+  const double *P = V->x, *b = V->x + d + k;
+  LV_CHECK(hess_apply(V, V->qt, b, V->hp1, V->w));
+  for (int i = 0; i < d; i++) r[i] = V->rs[i] * (V->y[i] - P[i] - V->w[i]);
+  if (k == 0) return 0;
+  LV_CHECK(lv_model_constraints(V->m, V->q1, r + d));
+  lv_dense_matvec(k, d, V->Gt, V->hp1, r + d + k);
+  return 0;
+}
+
+static int s_jacobian(void *ctx, lv_linsol *ls) {
+  vi *V = ctx;
+  LV_CHECK(s_eval(V));
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  const double *b = V->x + d + k;
+
+  /* dF1/dP = -D^-1 (I + Hb M^-1);  Hb M^-1 = (M^-1 Hb)^T, both symmetric */
+  LV_CHECK(dense_eval_hessian(m, V->qt, b, V->Hb, d));
+  minv_cols(V, d, V->Hb, V->MiHb);
+  double *B11 = V->Ha;
+  transpose(d, d, V->MiHb, B11);
+  for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = -B11[i];
+  for (int i = 0; i < d; i++) B11[i + (size_t)i * d] -= 1.0;
+  LV_CHECK(put_block(ls, 0, 0, d, d, B11, V->rs));
+  if (k == 0) return 0;
+
+  /* dF1/da = -D^-1 G(q)^T */
+  transpose(k, d, V->G0, V->tmp2);
+  for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
+  LV_CHECK(put_block(ls, 0, d, d, k, V->tmp2, V->rs));
+  /* dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
+  LV_CHECK(dense_eval_curvature(m, V->qt, V->hp1, V->Z, k, d));
+  transpose(k, d, V->Z, V->tmp2);
+  for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
+  LV_CHECK(put_block(ls, 0, d + k, d, k, V->tmp2, V->rs));
+
+  /* dFg/da = -G(q1) (I + M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
+  LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
+  double *W = V->w; /* d x k */
+  memcpy(W, V->MiG0t, (size_t)d * k * sizeof(double));
+  gemm_acc(d, d, k, 1.0, V->MiHb, V->MiG0t, W);
+  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
+  gemm_acc(k, d, k, -1.0, V->G1, W, V->tmp2);
+  LV_CHECK(put_block(ls, d, d, k, k, V->tmp2, NULL));
+  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
+  gemm_acc(k, d, k, 1.0, V->G1, V->MiGt, V->tmp2);
+  LV_CHECK(put_block(ls, d, d + k, k, k, V->tmp2, NULL));
+
+  /* dFv/dP = G(qbar) M^-1 = (M^-1 G(qbar)^T)^T,  dFv/da = -Z M^-1 G(q)^T */
+  transpose(d, k, V->MiGt, V->tmp2);
+  LV_CHECK(put_block(ls, d + k, 0, k, d, V->tmp2, NULL));
+  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
+  gemm_acc(k, d, k, -1.0, V->Z, V->MiG0t, V->tmp2);
+  LV_CHECK(put_block(ls, d + k, d, k, k, V->tmp2, NULL));
+  return 0;
+}
+
+static int vi_update(void *ctx, const double *dx) {
+  vi *V = ctx;
+  for (int i = 0; i < V->n; i++) V->x[i] += dx[i];
+  V->cached = 0;
+  return 0;
+}
+
+/* ------------------------------------------------------------ life cycle */
+
+static void vi_destroy(lv_stepper *st) {
+  vi *V = st->priv;
+  if (!V) return;
+  lv_newton_free(V->nw);
+  double **arrs[] = {&V->M, &V->Minv, &V->md, &V->mid, &V->rs, &V->x, &V->r, &V->G0, &V->MiG0t,
+                     &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->Gt, &V->G1, &V->MiGt,
+                     &V->w, &V->tmp, &V->tmp2, &V->Hb, &V->Ha, &V->D2V, &V->Z, &V->MiHb};
+  for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
+  free(V);
+  st->priv = NULL;
+}
+
+static const lv_param_info vi_s_options[] = {
+    {"guess", "simple",
+     "Newton start: simple = previous step's values; advanced = predicted p^{n+1} = M v^n "
+     "(q^{n+1} is not an unknown of the reduced VI-S system)"},
+    {NULL, NULL, NULL}};
+static const lv_param_info vi_a_options[] = {
+    {"theta", "0.5", "constraint and force evaluation point q^{n+theta}, in (0,1); 0.5 is VI-A (order 2)"},
+    {"guess", "simple", "Newton start: simple = previous step's values; advanced = q^{n+1} = q^n + h v^n"},
+    {NULL, NULL, NULL}};
+static const lv_param_info vi_b_options[] = {
+    {"theta", "1", "force and velocity-constraint evaluation point q^{n+theta}, in [0,1]"},
+    {"vartheta", "0.5", "weight of G(q^{n+1}) in the trapezoidal constraint force, in (0,1)"},
+    {"guess", "simple", "Newton start: simple = previous step's values; advanced = q^{n+1} = q^n + h v^n"},
+    {NULL, NULL, NULL}};
+
+static int vi_create(lv_stepper *st, vi_kind kind) {
+  const lv_model *m = st->model;
+  const lv_param_info *opts = kind == VI_S ? vi_s_options : kind == VI_A ? vi_a_options : vi_b_options;
+  LV_CHECK(lv_kv_check(st->options, opts, NULL));
+  double theta = kind == VI_B ? 1.0 : 0.5, vtheta = 0.5;
+  if (kind != VI_S) LV_CHECK(lv_kv_double(st->options, "theta", theta, &theta));
+  if (kind == VI_B) LV_CHECK(lv_kv_double(st->options, "vartheta", vtheta, &vtheta));
+  if (kind == VI_A && !(theta > 0.0 && theta < 1.0)) return LV_EINPUT;
+  if (kind == VI_B && (!(theta >= 0.0 && theta <= 1.0) || !(vtheta > 0.0 && vtheta < 1.0))) return LV_EINPUT;
+  const char *guess = lv_kv_string(st->options, "guess", "simple");
+  int advanced;
+  if (strcmp(guess, "simple") == 0)
+    advanced = 0;
+  else if (strcmp(guess, "advanced") == 0)
+    advanced = 1;
+  else
+    return LV_EINPUT;
+  /* The discrete action has no non-conservative forces (that would be a
+   * discrete Lagrange-d'Alembert principle): refuse rather than drop them. */
+  if (lv_model_has_force(m)) return LV_ENOTIMPL;
+  if (!lv_model_mass_constant(m) || !lv_space_is_linear(lv_model_space(m))) return LV_ENOTIMPL;
+
+  vi *V = lv_calloc(1, sizeof *V);
+  if (!V) return LV_ENOMEM;
+  st->priv = V;
+  V->kind = kind;
+  V->theta = kind == VI_S ? 0.0 : theta;
+  V->vtheta = vtheta;
+  V->advanced = advanced;
+  V->m = m;
+  V->s = st->state;
+  int d = lv_model_nv(m), k = lv_model_nc(m), n = d + 2 * k;
+  V->d = d;
+  V->k = k;
+  V->n = n;
+  size_t dd = (size_t)d * d, dk = (size_t)d * (k > 0 ? k : 1);
+  size_t dmax = (size_t)(d > k ? d : k);
+  struct {
+    double **p;
+    size_t len;
+  } al[] = {{&V->M, dd},    {&V->Minv, dd}, {&V->md, d},   {&V->mid, d},    {&V->rs, d},     {&V->x, n},
+            {&V->r, n},     {&V->G0, dk},   {&V->MiG0t, dk}, {&V->c0, d},   {&V->qt, d},     {&V->q1, d},
+            {&V->u, d},     {&V->hp1, d},   {&V->y, d},    {&V->Gt, dk},    {&V->G1, dk},    {&V->MiGt, dk},
+            {&V->w, dk > dmax ? dk : dmax}, {&V->tmp, dmax}, {&V->tmp2, dd > dk ? dd : dk},
+            {&V->Hb, dd},   {&V->Ha, dd},   {&V->D2V, dd}, {&V->Z, dk},     {&V->MiHb, dd}};
+  for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
+    *al[i].p = lv_calloc(al[i].len, sizeof(double));
+    if (!*al[i].p) return LV_ENOMEM;
+  }
+
+  /* M once (it is constant); M^-1 exactly if diagonal, else by dense LU. */
+  LV_CHECK(lv_model_mass_dense(m, st->state->q, V->M));
+  V->mdiag = 1;
+  for (int j = 0; j < d; j++)
+    for (int i = 0; i < d; i++)
+      if (i != j && V->M[i + (size_t)j * d] != 0.0) V->mdiag = 0;
+  for (int i = 0; i < d; i++) {
+    V->md[i] = V->M[i + (size_t)i * d];
+    if (!(V->md[i] > 0.0)) return LV_EINPUT; /* not positive definite */
+    V->rs[i] = 1.0 / V->md[i];
+    V->mid[i] = V->mdiag ? 1.0 / V->md[i] : 0.0;
+  }
+  if (!V->mdiag) {
+    lv_linsol *ls = NULL;
+    LV_CHECK(lv_linsol_new(&ls, LV_LINSOL_DENSE, d, 0));
+    int rc = lv_linsol_begin(ls);
+    lv_sink s = lv_linsol_sink(ls);
+    if (!rc) rc = lv_model_mass(m, st->state->q, &s);
+    if (!rc) rc = lv_linsol_factor(ls);
+    for (int j = 0; j < d && !rc; j++) {
+      double *col = V->Minv + (size_t)j * d;
+      col[j] = 1.0;
+      rc = lv_linsol_solve(ls, col);
+    }
+    lv_linsol_free(ls);
+    if (rc) return rc;
+  }
+  LV_CHECK(lv_newton_new(&V->nw, n, st->linsol_kind));
+  *lv_newton_opts(V->nw) = st->newton;
+  st->linsol = lv_newton_linsol(V->nw);
+  return 0;
+}
+
+static int vi_s_create(lv_stepper *st) { return vi_create(st, VI_S); }
+static int vi_a_create(lv_stepper *st) { return vi_create(st, VI_A); }
+static int vi_b_create(lv_stepper *st) { return vi_create(st, VI_B); }
+
+static int vi_init(lv_stepper *st) {
+  /* p^0 = M v^0 is set by the integrator; the multipliers have no initial
+   * value in the discrete equations and start at zero as Newton guesses. */
+  (void)st;
+  return 0;
+}
+
+/* One simplified-Newton correction with the last factorisation. */
+static int polish(vi *V, const lv_newton_problem *pb, lv_newton_stats *ns) {
+  LV_CHECK(pb->residual(V, V->r));
+  ns->residual_evals++;
+  int rc = lv_linsol_solve(lv_newton_linsol(V->nw), V->r);
+  if (rc) return rc;
+  for (int i = 0; i < V->n; i++) V->r[i] = -V->r[i];
+  return vi_update(V, V->r);
+}
+
+static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
+  vi *V = st->priv;
+  const lv_model *m = V->m;
+  lv_state *s = st->state;
+  int d = V->d, k = V->k;
+  V->h = h;
+  double *a = V->x + d, *b = V->x + d + k;
+  if (k > 0) LV_CHECK(lv_model_constraint_jac_dense(m, s->q, V->G0));
+  for (int i = 0; i < k; i++) {
+    a[i] = h * h * s->lambda[i];
+    b[i] = h * s->gamma[i];
+  }
+  lv_newton_problem pb;
+  if (V->kind == VI_S) {
+    /* c0 = h p - h^2 dV(q);  M^-1 G(q)^T */
+    LV_CHECK(lv_model_grad_potential(m, s->q, V->tmp));
+    for (int i = 0; i < d; i++) V->c0[i] = h * s->p[i] - h * h * V->tmp[i];
+    transpose(k, d, V->G0, V->tmp2);
+    minv_cols(V, k, V->tmp2, V->MiG0t);
+    if (V->advanced) {
+      /* P = h M v^n at the guessed lambda: exact up to the O(h^2 gamma) term */
+      lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
+      for (int i = 0; i < d; i++) V->x[i] = V->c0[i] - V->tmp[i];
+    } else {
+      for (int i = 0; i < d; i++) V->x[i] = h * s->p[i];
+    }
+    pb = (lv_newton_problem){s_residual, s_jacobian, vi_update, NULL, V, V->n};
+  } else {
+    for (int i = 0; i < d; i++) V->x[i] = V->advanced ? h * s->v[i] : 0.0;
+    pb = (lv_newton_problem){ab_residual, ab_jacobian, vi_update, NULL, V, V->n};
+  }
+  V->cached = 0;
+  *lv_newton_opts(V->nw) = st->newton;
+  int rc = lv_newton_solve(V->nw, &pb, 1, ns);
+  if (rc) return rc;
+  /* Without an iteration there may be no factorisation of this system.
+   * Not skipped when the residual norm is already tiny: that norm is
+   * dominated by g(q), whose rounding floor (~1e-16) is far above that of
+   * the momentum rows (~eps |dq|), and a momentum-row defect delta costs
+   * M delta / h in p every step. */
+  if (ns->iterations > 0) LV_CHECK(polish(V, &pb, ns));
+
+  /* The final iterate's derived quantities, then commit. */
+  if (V->kind == VI_S) {
+    LV_CHECK(s_eval(V));
+    for (int i = 0; i < d; i++) {
+      s->v[i] = V->u[i] / h;
+      s->p[i] = V->x[i] / h;
+    }
+    memcpy(s->q, V->q1, (size_t)d * sizeof(double));
+  } else {
+    LV_CHECK(ab_eval(V));
+    for (int i = 0; i < d; i++) {
+      s->v[i] = V->u[i] / h;
+      s->p[i] = V->hp1[i] / h;
+    }
+    memcpy(s->q, V->q1, (size_t)d * sizeof(double));
+  }
+  for (int i = 0; i < k; i++) {
+    s->lambda[i] = a[i] / (h * h);
+    s->gamma[i] = b[i] / h;
+  }
+  return 0;
+}
+
+const lv_scheme_type lv_scheme_vi_s = {
+    "vi-s",
+    "GGL variational integrator VI-S (seed 003 eq. (55)): first order, GGL analogue of symplectic Euler",
+    "symplectic (on G(q^n) dq = 0); momentum maps of symmetries of L, g and g^v; energy not conserved "
+    "(bounded oscillation); g(q) = 0 at every node; velocity constraint only at qbar = q^n + h v^n "
+    "(G(qbar) M^-1 p^{n+1} = 0), not at the nodes in general; state v and lambda are those of t^n",
+    1,
+    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    vi_s_options,
+    vi_s_create,
+    vi_init,
+    vi_step,
+    vi_destroy,
+};
+
+const lv_scheme_type lv_scheme_vi_a = {
+    "vi-a",
+    "GGL variational integrator VI-A (seed 003 eq. (79)): one-stage theta VI, intermediate constraint "
+    "evaluation; order 2 at theta = 0.5",
+    "symplectic; momentum maps of symmetries of L, g and g^v; energy not conserved (bounded oscillation); "
+    "g(q^{n+theta}) = 0 and G(q^{n+theta}) v^{n+1} = 0 at the intermediate point, not at the nodes",
+    2,
+    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    vi_a_options,
+    vi_a_create,
+    vi_init,
+    vi_step,
+    vi_destroy,
+};
+
+const lv_scheme_type lv_scheme_vi_b = {
+    "vi-b",
+    "GGL variational integrator VI-B (seed 003 eq. (82)): one-stage theta VI, trapezoidal constraint "
+    "evaluation; order 1 at theta = 1",
+    "symplectic (on G(q^n) dq = 0); momentum maps of symmetries of L, g and g^v; energy not conserved "
+    "(bounded oscillation); g(q) = 0 at every node; G(q^{n+theta}) v^{n+1} = 0, i.e. G(q^{n+1}) v^{n+1} = 0 "
+    "at the nodes for theta = 1 (in the velocity v, not G M^-1 p)",
+    1,
+    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    vi_b_options,
+    vi_b_create,
+    vi_init,
+    vi_step,
+    vi_destroy,
+};
