@@ -5,6 +5,7 @@
 extern const lv_model_info lv_model_pendulum3d;
 extern const lv_model_info lv_model_gyro_top, lv_model_four_particle;
 extern const lv_model_info lv_model_chain, lv_model_rigid_chain;
+extern const lv_model_info lv_model_pendulum2d, lv_model_heavy_top;
 
 static const lv_model_info *const models[] = {
     &lv_model_pendulum3d,
@@ -12,6 +13,8 @@ static const lv_model_info *const models[] = {
     &lv_model_four_particle,
     &lv_model_chain,
     &lv_model_rigid_chain,
+    &lv_model_pendulum2d,
+    &lv_model_heavy_top,
     NULL,
 };
 

@@ -3,12 +3,14 @@
 
 extern const lv_scheme_type lv_scheme_rattle;
 extern const lv_scheme_type lv_scheme_vi_s, lv_scheme_vi_a, lv_scheme_vi_b;
+extern const lv_scheme_type lv_scheme_genalpha;
 
 static const lv_scheme_type *const schemes[] = {
     &lv_scheme_rattle,
     &lv_scheme_vi_s,
     &lv_scheme_vi_a,
     &lv_scheme_vi_b,
+    &lv_scheme_genalpha,
     NULL,
 };
 
