@@ -66,6 +66,16 @@ static void report(const char *what, double err) {
   if (verbose()) fprintf(stderr, "  %-58s %.3e\n", what, err);
 }
 
+/* The series references are summed in long double, which carries ~3 more
+ * digits than double on x86.  Under valgrind (and on platforms where long
+ * double is double) it does not, and a reference summed in plain double
+ * agrees with the closed forms only to a few ulp more.  Detect that at run
+ * time rather than assume it. */
+static double series_tol(double tight) {
+  volatile long double one = 1.0L, tiny = 1e-18L;
+  return (one + tiny != one) ? tight : 4.0 * tight;
+}
+
 /* C = A B for n x n row-major long double matrices. */
 static void lmatmul(int n, const long double *A, const long double *B, long double *C) {
   long double t[36];
@@ -540,7 +550,7 @@ START_TEST(test_so3_exp_log) {
   ck_assert(e_exp < 1e-14);
   ck_assert(e_orth < 4e-15);
   ck_assert(e_det < 4e-15);
-  ck_assert(e_rodr < 1e-15);
+  ck_assert(e_rodr < series_tol(1e-15));
 
   /* exp(log(R)) = R for rotations not built by lv_so3_exp: products */
   double ex = 0.0;
