@@ -13,6 +13,7 @@
 #include "lv_scheme.h"
 #include "lv_integrator.h"
 #include "lv_diag.h"
+#include "lv_dgrad.h"
 
 #define LIVENS_VERSION_MAJOR 0
 #define LIVENS_VERSION_MINOR 1

@@ -2,6 +2,7 @@
 #include "lv_internal.h"
 
 extern const lv_scheme_type lv_scheme_rattle;
+extern const lv_scheme_type lv_scheme_em, lv_scheme_em_g;
 extern const lv_scheme_type lv_scheme_vi_s, lv_scheme_vi_a, lv_scheme_vi_b;
 extern const lv_scheme_type lv_scheme_genalpha;
 
@@ -11,6 +12,8 @@ static const lv_scheme_type *const schemes[] = {
     &lv_scheme_vi_a,
     &lv_scheme_vi_b,
     &lv_scheme_genalpha,
+    &lv_scheme_em,
+    &lv_scheme_em_g,
     NULL,
 };
 
