@@ -1,0 +1,1006 @@
+/* BLieDF: the k-step BDF Lie group integrator for (constrained) mechanical
+ * systems of Wieloch & Arnold (seed 004; spec/004_bliedf.md, equation
+ * numbers are the paper's), k = 1..4.
+ *
+ * Model convention (lv_model.h): M v' = -dV + f - G^T lambda, i.e. the
+ * paper's g = dV - f and B = G.  One step t_n -> t_{n+1} = t_n + h:
+ *
+ *   q_{n+1} = q_n o exp(h Dq_n~)                                        (23a)
+ *   sum_i gamma_i Dq_{n+1-i} = v_{n+1} + h^2 L_k(v_n..v_{n-k+1}; h)     (23b)
+ *   (1/h) M(q_{n+1}) sum_i alpha_i v_{n+1-i} = -g - G^T lambda_{n+1}    (23c)
+ *   Phi(q_{n+1}) = 0                                                    (23d)
+ *
+ * L_k is the paper's correction term (22): one commutator ad_{v_n} of a
+ * difference quotient of past velocities, so it is explicit.  It vanishes on
+ * R^d, where the scheme is the classical BDF for (q, v).
+ *
+ * Newton.  The iterate is (v_{n+1}, mu = h lambda_{n+1}); from it
+ *   d = Dq_n = (v_{n+1} + r_q)/gamma_1,   r_q = h^2 L_k - sum_{i>=2} gamma_i Dq_{n+1-i},
+ *   a = (alpha_0 v_{n+1} + r_v)/h,        r_v = sum_{i>=1} alpha_i v_{n+1-i}.
+ * Keeping v (not d) as the iterate matters for the round-off floor: the
+ * rounding of the relation between d and v then lands in d, which enters q
+ * multiplied by h, instead of in v, which the BDF recursion sums over all
+ * steps.  Measured on the SO(3) heavy top, k = 4, h = 1.5625e-5: error at
+ * t = 2 of 7.7e-10 (as the spec's prototype) instead of 1.7e-9..3.0e-9
+ * depending on the predictor.  The correction is computed in the scaled
+ * variables of Hante's form (spec §3.5): dx = (delta d, delta mu) with
+ * delta v = gamma_1 delta d, residual [h (M a + dV - f) + G^T mu ; Phi / h],
+ * iteration matrix
+ *   [ alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T    G^T ]
+ *   [ G T                                              0   ]
+ * with C_t = -df/dv, K_t = D_q(M a + dV - f + G^T lambda) (left-trivialised)
+ * and T = T(h d).  Every block is O(1) as h -> 0, so the condition number
+ * stays bounded (unscaled it grows like h^-3).  K_t T and G T are formed
+ * entry by entry through a product sink, so one code fills dense and sparse
+ * (UMFPACK) matrices with the pattern the model's callbacks write.
+ *
+ * Stabilised index 2 (index=2; not in the paper, derived here in the GGL
+ * manner of the generalized-alpha method, spec 000_001 §2.4): an auxiliary
+ * multiplier eta enters the kinematic relation and the velocity constraint
+ * is imposed at t_{n+1},
+ *   sum_i gamma_i Dq_{n+1-i} = v_{n+1} - G(q_n)^T eta_{n+1} + h^2 L_k,
+ *   G(q_{n+1}) v_{n+1} = 0.
+ * G is frozen at q_n so that d is linear in (v, eta).  Iterate (v, eta, mu),
+ * correction (delta d, delta eta, delta mu) with delta v = gamma_1 delta d +
+ * G_n^T delta eta, rows [h F; Phi / h; G v]:
+ *   [ A11                        (alpha_0 M + h C_t) G_n^T   G^T ]
+ *   [ G T                         0                          0   ]
+ *   [ gamma_1 G + h Z(q; v) T     G G_n^T                    0   ]
+ * again O(1) in every block; at h = 0 it reduces to a non-singular saddle
+ * point matrix.  The analytic solution has eta = 0.
+ *
+ * Starting phase (spec §3.3 option (b)).  The k-1 starting values
+ * q_1..q_{k-1}, v_1..v_{k-1} come from the Runge-Kutta-Munthe-Kaas method of
+ * order 4 (classical RK4 in the chart q_n o exp(theta), with exact dexp^-1)
+ * applied to the index-1 form [M G^T; G 0][v'; lambda] = [f - dV; -Z(q; v) v]
+ * with sub-steps.  The number of sub-steps per step is doubled until two
+ * successive runs agree to start-tol (relative), so the start error is at
+ * that level whatever h is (an error O(h^{k+1}) is all the theory asks for;
+ * this makes it negligible) and a too large sub-step of the explicit method
+ * cannot go unnoticed.  The nodes are projected onto Phi = 0 and G v = 0.
+ * Dq_j = log(q_j^{-1} q_{j+1})/h (k-1 logarithms).
+ * lambda fix (56): with exact starting velocities lambda loses one order in
+ * the transient (Lemma 8); all k starting velocities are shifted by Dv,
+ *   [M G^T; G 0](q_{k-1}) [Dv; .] = [0; G(q_{k-1}) l_{k-1} / h],
+ * with the leading local error l_{k-1} of (24a) evaluated on the start
+ * integrator's q_0..q_k, v_k (spec §4.3, "any k"; k more logarithms).  The
+ * spec's §0.1 correction of (56) applies: the right-hand side is G l / h, not
+ * G v / h.
+ * The paper proves (56) for 2 <= k <= 4; the same construction also
+ * repairs k = 1, whose first multiplier is O(1) wrong with exact v_0
+ * (measured on the heavy top: 180 at every h without, O(h) with the shift).
+ * Index 2 imposes G v = 0 itself and needs no shift (measured: transient
+ * lambda of order k with exact starting velocities), so it is not applied.
+ * A step-size change (h differs from the history's) restarts the method
+ * from the current state: v projected onto G v = 0, new starting phase.
+ *
+ * All storage is allocated in create(); a step allocates nothing. */
+#include <float.h>
+#include "lv_internal.h"
+
+#define KMAX 4
+/* Past velocities kept for the Newton predictor, whatever k: a cubic
+ * extrapolation is accurate to O(h^4), so the first Newton correction is
+ * usually already below the tolerance (with the k-point extrapolation of
+ * BDF2, h^2 v'' is 1e-5 relative on the heavy top at h = 1.25e-4 and a
+ * second iteration is needed). */
+#define NPRED 4
+
+/* BDF coefficients alpha_i (3) and increment coefficients gamma_i =
+ * sum_{j<i} alpha_j (5), spec §1.1, k = 1..4 (row k-1). */
+static const double ALPHA[KMAX][KMAX + 1] = {
+    {1.0, -1.0, 0, 0, 0},
+    {1.5, -2.0, 0.5, 0, 0},
+    {11.0 / 6.0, -3.0, 1.5, -1.0 / 3.0, 0},
+    {25.0 / 12.0, -4.0, 3.0, -4.0 / 3.0, 0.25},
+};
+static const double GAMMA[KMAX][KMAX] = {
+    {1.0, 0, 0, 0},
+    {1.5, -0.5, 0, 0},
+    {11.0 / 6.0, -7.0 / 6.0, 1.0 / 3.0, 0},
+    {25.0 / 12.0, -23.0 / 12.0, 13.0 / 12.0, -0.25},
+};
+/* Polynomial extrapolation of v_{n+1} from v_n..v_{n-p+1}, p = 1..NPRED. */
+static const double EXTRAP[NPRED][NPRED] = {
+    {1, 0, 0, 0},
+    {2, -1, 0, 0},
+    {3, -3, 1, 0},
+    {4, -6, 4, -1},
+};
+
+/* ------------------------------------------------------------------ */
+/* A sparse matrix recorded from a callback, grouped by one index (the key:
+ * row or column of the callback's matrix), so that a product sink can expand
+ * an entry A(i, key) into A(i, key) F(key, j) for all j.  The pattern is
+ * recorded on the first fill; later fills that write the same positions in
+ * the same order only refresh the values (callbacks must keep their pattern,
+ * lv_model.h), a changed pattern is recorded again. */
+typedef struct {
+  int nkey, by_col;
+  int n, cap, count, built, bad, err;
+  int *rk, *ro;   /* key / other index per call, in call order */
+  double *rv;     /* value per call */
+  int *ptr, *idx, *pos;
+  double *val;
+} rec;
+
+typedef struct {
+  lv_sink sink;
+  rec *F;
+} rec_sink;
+
+static int rec_init(rec *F, int nkey, int by_col, int cap) {
+  memset(F, 0, sizeof *F);
+  F->nkey = nkey;
+  F->by_col = by_col;
+  F->cap = cap > 16 ? cap : 16;
+  F->rk = lv_calloc((size_t)F->cap, sizeof(int));
+  F->ro = lv_calloc((size_t)F->cap, sizeof(int));
+  F->idx = lv_calloc((size_t)F->cap, sizeof(int));
+  F->pos = lv_calloc((size_t)F->cap, sizeof(int));
+  F->rv = lv_calloc((size_t)F->cap, sizeof(double));
+  F->val = lv_calloc((size_t)F->cap, sizeof(double));
+  F->ptr = lv_calloc((size_t)nkey + 1, sizeof(int));
+  return (F->rk && F->ro && F->idx && F->pos && F->rv && F->val && F->ptr) ? 0 : LV_ENOMEM;
+}
+
+static void rec_free(rec *F) {
+  free(F->rk);
+  free(F->ro);
+  free(F->idx);
+  free(F->pos);
+  free(F->rv);
+  free(F->val);
+  free(F->ptr);
+}
+
+static int rec_grow(rec *F) {
+  int cap = 2 * F->cap;
+  int *a = realloc(F->rk, (size_t)cap * sizeof(int));
+  if (!a) return LV_ENOMEM;
+  F->rk = a;
+  if (!(a = realloc(F->ro, (size_t)cap * sizeof(int)))) return LV_ENOMEM;
+  F->ro = a;
+  if (!(a = realloc(F->idx, (size_t)cap * sizeof(int)))) return LV_ENOMEM;
+  F->idx = a;
+  if (!(a = realloc(F->pos, (size_t)cap * sizeof(int)))) return LV_ENOMEM;
+  F->pos = a;
+  double *b = realloc(F->rv, (size_t)cap * sizeof(double));
+  if (!b) return LV_ENOMEM;
+  F->rv = b;
+  if (!(b = realloc(F->val, (size_t)cap * sizeof(double)))) return LV_ENOMEM;
+  F->val = b;
+  F->cap = cap;
+  return 0;
+}
+
+static int rec_add(lv_sink *s, int i, int j, double v) {
+  rec *F = ((rec_sink *)s)->F;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  int key = F->by_col ? j : i, oth = F->by_col ? i : j;
+  int c = F->count++;
+  if (F->built) {
+    if (c >= F->n || F->rk[c] != key || F->ro[c] != oth) {
+      F->bad = 1; /* pattern changed: the fill is repeated in recording mode */
+      return 0;
+    }
+  } else {
+    if (c >= F->cap && (F->err = rec_grow(F)) != 0) return F->err; /* recording only */
+    F->rk[c] = key;
+    F->ro[c] = oth;
+  }
+  F->rv[c] = s->scale * v;
+  return 0;
+}
+
+/* Group the recorded calls by key (counting sort, stable in call order). */
+static void rec_build(rec *F) {
+  F->n = F->count;
+  for (int k = 0; k <= F->nkey; k++) F->ptr[k] = 0;
+  for (int c = 0; c < F->n; c++) F->ptr[F->rk[c] + 1]++;
+  for (int k = 0; k < F->nkey; k++) F->ptr[k + 1] += F->ptr[k];
+  for (int c = F->n - 1; c >= 0; c--) {
+    int slot = --F->ptr[F->rk[c] + 1];
+    F->pos[c] = slot;
+    F->idx[slot] = F->ro[c];
+  }
+  for (int k = 0; k < F->nkey; k++) F->ptr[k] = F->ptr[k + 1];
+  F->ptr[F->nkey] = F->n;
+  F->built = 1;
+}
+
+typedef int (*rec_fill_fn)(const void *ctx, lv_sink *s);
+
+static int rec_fill(rec *F, int nrows, int ncols, rec_fill_fn fn, const void *ctx) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    rec_sink rs;
+    memset(&rs, 0, sizeof rs);
+    rs.sink.add = rec_add;
+    rs.sink.nrows = nrows;
+    rs.sink.ncols = ncols;
+    rs.sink.scale = 1.0;
+    rs.F = F;
+    F->count = 0;
+    F->bad = 0;
+    F->err = 0;
+    int rc = fn(ctx, &rs.sink);
+    if (F->err) return F->err;
+    if (rc) return rc;
+    if (F->built && (F->bad || F->count != F->n)) {
+      F->built = 0;
+      continue;
+    }
+    if (!F->built) rec_build(F);
+    for (int t = 0; t < F->n; t++) F->val[t] = 0.0;
+    for (int c = 0; c < F->n; c++) F->val[F->pos[c]] += F->rv[c];
+    return 0;
+  }
+  return LV_EPATTERN;
+}
+
+/* Product sink: entry (i, key, a) of A becomes entries (i, j, a F(key, j))
+ * of A F in the parent. */
+typedef struct {
+  lv_sink sink;
+  lv_sink *parent;
+  const rec *F;
+} prod_sink;
+
+static int prod_add(lv_sink *s, int i, int key, double a) {
+  prod_sink *p = (prod_sink *)s;
+  if (i < 0 || key < 0 || i >= s->nrows || key >= s->ncols) return LV_EINPUT;
+  const rec *F = p->F;
+  lv_sink *par = p->parent;
+  for (int t = F->ptr[key]; t < F->ptr[key + 1]; t++)
+    LV_CHECK(par->add(par, i, F->idx[t], s->scale * a * F->val[t]));
+  return 0;
+}
+
+static lv_sink *prod_init(prod_sink *p, lv_sink *parent, const rec *F, int nrows, int ncols,
+                          double scale) {
+  memset(p, 0, sizeof *p);
+  p->sink.add = prod_add;
+  p->sink.nrows = nrows;
+  p->sink.ncols = ncols;
+  p->sink.scale = scale;
+  p->parent = parent;
+  p->F = F;
+  return &p->sink;
+}
+
+typedef struct {
+  const lv_space *sp;
+  const double *w;
+} tan_ctx;
+static int fill_tangent(const void *ctx, lv_sink *s) {
+  const tan_ctx *c = ctx;
+  return lv_space_tangent(c->sp, c->w, s);
+}
+typedef struct {
+  const lv_model *m;
+  const double *q;
+} jac_ctx;
+static int fill_jac(const void *ctx, lv_sink *s) {
+  const jac_ctx *c = ctx;
+  return lv_model_constraint_jac(c->m, c->q, s);
+}
+
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+  const lv_model *m;
+  lv_state *s;
+  int k, nq, nv, nc, index, N;
+  /* options */
+  int correction, lambda_fix, extrapolate;
+  double start_tol;
+  const double *al, *ga; /* ALPHA[k-1], GAMMA[k-1] */
+
+  /* history for t_n (valid when hist_h > 0) */
+  double hist_h;  /* step size the history belongs to; 0: start pending */
+  int handout;    /* starting values still to be handed out (1..k-1) */
+  int next_node;  /* index of the next starting node to hand out */
+  double *dqh;    /* (k-1) x nv: Dq_{n-1}, Dq_{n-2}, ... */
+  double *vh;     /* NPRED x nv: v_n, v_{n-1}, ... (k for the method, all for the predictor) */
+  double *lh;     /* NPRED x nc: lambda_n, lambda_{n-1}, ... (predictor) */
+  int nhist;      /* valid entries of vh, lh (k <= nhist <= NPRED after a start) */
+  double *etah;   /* nc: eta_n (index 2 predictor) */
+
+  /* starting phase: nodes 0..K of the start integrator (K = k-1, or k for
+   * the lambda fix), two runs for the sub-step doubling */
+  int K;
+  double *nq_a, *nv_a, *nq_b, *nv_b, *nl; /* (K+1) x nq / nv / nc */
+  double *th, *thd, *qs, *vs, *acc, *dth, *dv; /* RKMK4 stage work */
+  long start_substeps;                          /* of the last start (statistics) */
+
+  /* the step being solved */
+  double h, t1;
+  double *rq, *rv, *L, *d, *eta, *mu, *lam, *q1, *v1, *a1, *hd;
+  double *tmp, *tmp2, *bnz;
+  double *fdq, *fdy1, *fdy2; /* finite differences of M(q) a */
+  rec T;                     /* T(h d), keyed by row */
+  rec Bn;                    /* G(q_n), keyed by column (rows of G_n^T) */
+  lv_newton *nw;
+  lv_linsol *kkt; /* [M G^T; G 0]: start, projections, (56) */
+  double *kb;     /* its right-hand side, nv + nc */
+  double h_fact;  /* step of the last Newton factorisation (modified Newton) */
+} bliedf;
+
+/* ---- saddle-point solves ---- */
+
+static int kkt_factor(bliedf *B, const double *q) {
+  const lv_model *m = B->m;
+  int d = B->nv, k = B->nc;
+  LV_CHECK(lv_linsol_begin(B->kkt));
+  lv_sink A = lv_linsol_sink(B->kkt);
+  lv_sink b11 = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
+  LV_CHECK(lv_model_mass(m, q, &b11));
+  if (k > 0) {
+    lv_sink b12 = lv_sink_view(&A, 0, d, k, d, 1.0, 1);
+    LV_CHECK(lv_model_constraint_jac(m, q, &b12));
+    lv_sink b21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0);
+    LV_CHECK(lv_model_constraint_jac(m, q, &b21));
+  }
+  return lv_linsol_factor(B->kkt);
+}
+
+/* v' and lambda consistent with (t, q, v) (index-1 form, spec §2.2):
+ *   [M G^T; G 0] [v'; lambda] = [f - dV; -Z(q; v) v]. */
+static int accelerations(bliedf *B, double t, const double *q, const double *v, double *vd,
+                         double *lam) {
+  const lv_model *m = B->m;
+  int d = B->nv, k = B->nc;
+  LV_CHECK(kkt_factor(B, q));
+  memset(B->kb, 0, (size_t)(d + k) * sizeof(double));
+  if (m->force) LV_CHECK(lv_model_force(m, t, q, v, B->kb));
+  if (m->dV) {
+    LV_CHECK(lv_model_grad_potential(m, q, B->tmp2));
+    for (int i = 0; i < d; i++) B->kb[i] -= B->tmp2[i];
+  }
+  if (k > 0) {
+    lv_matvec_sink ms;
+    LV_CHECK(lv_model_constraint_curvature(m, q, v, lv_matvec_sink_init(&ms, k, d, v, B->kb + d, 0)));
+    for (int i = 0; i < k; i++) B->kb[d + i] = -B->kb[d + i];
+  }
+  LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+  if (vd) memcpy(vd, B->kb, (size_t)d * sizeof(double));
+  if (lam && k > 0) memcpy(lam, B->kb + d, (size_t)k * sizeof(double));
+  return 0;
+}
+
+/* q <- q o exp(delta) with [M G^T; G 0][delta; .] = [0; -Phi(q)] until Phi
+ * stops decreasing (simplified Newton; the distance is at round-off or
+ * start-tol level, so T(delta) = I to that accuracy). */
+static int project_q(bliedf *B, double *q) {
+  const lv_model *m = B->m;
+  int d = B->nv, k = B->nc;
+  if (k == 0) return 0;
+  double prev = HUGE_VAL;
+  for (int it = 0; it < 8; it++) {
+    LV_CHECK(lv_model_constraints(m, q, B->kb + d));
+    double r = lv_vnorm_inf(k, B->kb + d);
+    if (r == 0.0 || r > 0.5 * prev) break; /* exact, or the round-off floor */
+    prev = r;
+    LV_CHECK(kkt_factor(B, q));
+    memset(B->kb, 0, (size_t)d * sizeof(double));
+    for (int i = 0; i < k; i++) B->kb[d + i] = -B->kb[d + i];
+    LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+    LV_CHECK(lv_space_compose_exp(m->space, q, 1.0, B->kb, q));
+  }
+  return 0;
+}
+
+/* M-orthogonal projection of v onto ker G(q): [M G^T; G 0][v*; .] = [M v; 0]. */
+static int project_v(bliedf *B, const double *q, double *v) {
+  int d = B->nv, k = B->nc;
+  if (k == 0) return 0;
+  LV_CHECK(kkt_factor(B, q));
+  LV_CHECK(lv_model_mass_apply(B->m, q, v, B->kb));
+  memset(B->kb + d, 0, (size_t)k * sizeof(double));
+  LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+  memcpy(v, B->kb, (size_t)d * sizeof(double));
+  return 0;
+}
+
+/* ---- correction term (22) ---- */
+
+/* out = h^2 L_k(v_n, ..., v_{n-k+1}; h) from the history vh (v_n first):
+ *   L_3 = 1/12 ad_{v_n} (3 v_n - 4 v_{n-1} + v_{n-2}) / (2h),
+ *   L_4 = 1/12 ad_{v_n} (7 v_n - 7 v_{n-1} - 3 v_{n-2} + 3 v_{n-3}) / (4h).
+ * The sign holds for left-trivialised velocities with ad_v w = [v~, w~]
+ * (spec §3.1); ad_{v_n} v_n = 0 drops the v_n term. */
+static int correction_term(const bliedf *B, const double *vh, double h, double *out) {
+  int d = B->nv;
+  if (!B->correction || B->k < 3) {
+    memset(out, 0, (size_t)d * sizeof(double));
+    return 0;
+  }
+  const double *v0 = vh, *v1 = vh + d, *v2 = vh + 2 * d;
+  double *w = B->tmp2;
+  double c;
+  if (B->k == 3) {
+    for (int i = 0; i < d; i++) w[i] = -4.0 * v1[i] + v2[i];
+    c = h / 24.0;
+  } else {
+    const double *v3 = vh + 3 * d;
+    for (int i = 0; i < d; i++) w[i] = -7.0 * v1[i] - 3.0 * v2[i] + 3.0 * v3[i];
+    c = h / 48.0;
+  }
+  LV_CHECK(lv_space_ad(B->m->space, v0, w, out));
+  for (int i = 0; i < d; i++) out[i] *= c;
+  return 0;
+}
+
+/* ---- starting phase ---- */
+
+/* One RKMK4 sub-step of length hs from (t, q, v) to (qo, vo). */
+static int rk_substep(bliedf *B, double t, const double *q, const double *v, double hs, double *qo,
+                      double *vo) {
+  const lv_model *m = B->m;
+  const lv_space *sp = m->space;
+  int d = B->nv;
+  double *th = B->th, *qs = B->qs, *vs = B->vs, *acc = B->acc, *thd = B->thd;
+  double *sth = B->dth, *sv = B->dv; /* weighted sums of theta' and v' */
+  static const double cc[4] = {0.0, 0.5, 0.5, 1.0}, bw[4] = {1.0, 2.0, 2.0, 1.0};
+  for (int i = 0; i < d; i++) sth[i] = sv[i] = 0.0;
+  for (int s = 0; s < 4; s++) {
+    /* stage s: theta_s = c_s hs theta'_{s-1}, v_s = v + c_s hs v'_{s-1} */
+    if (s == 0) {
+      memcpy(qs, q, (size_t)B->nq * sizeof(double));
+      memcpy(vs, v, (size_t)d * sizeof(double));
+      memcpy(thd, v, (size_t)d * sizeof(double)); /* T(0)^-1 v = v */
+    } else {
+      for (int i = 0; i < d; i++) {
+        th[i] = cc[s] * hs * thd[i];
+        vs[i] = v[i] + cc[s] * hs * acc[i];
+      }
+      LV_CHECK(lv_space_compose_exp(sp, q, 1.0, th, qs));
+      LV_CHECK(lv_space_tangent_inv_apply(sp, th, vs, thd));
+    }
+    LV_CHECK(accelerations(B, t + cc[s] * hs, qs, vs, acc, NULL));
+    for (int i = 0; i < d; i++) {
+      sth[i] += bw[s] * thd[i];
+      sv[i] += bw[s] * acc[i];
+    }
+  }
+  for (int i = 0; i < d; i++) {
+    th[i] = hs / 6.0 * sth[i];
+    vo[i] = v[i] + hs / 6.0 * sv[i];
+  }
+  return lv_space_compose_exp(sp, q, 1.0, th, qo);
+}
+
+/* Nodes t + j h, j = 0..K, with m sub-steps per step. */
+static int rk_run(bliedf *B, double t, const double *q, const double *v, double h, long msub,
+                  double *nq, double *nv) {
+  int Q = B->nq, d = B->nv;
+  memcpy(nq, q, (size_t)Q * sizeof(double));
+  memcpy(nv, v, (size_t)d * sizeof(double));
+  double hs = h / (double)msub;
+  for (int j = 0; j < B->K; j++) {
+    const double *qa = nq + (size_t)j * Q, *va = nv + (size_t)j * d;
+    double *qb = nq + (size_t)(j + 1) * Q, *vb = nv + (size_t)(j + 1) * d;
+    memcpy(qb, qa, (size_t)Q * sizeof(double));
+    memcpy(vb, va, (size_t)d * sizeof(double));
+    for (long s = 0; s < msub; s++)
+      LV_CHECK(rk_substep(B, t + j * h + (double)s * hs, qb, vb, hs, qb, vb));
+  }
+  return 0;
+}
+
+static double rel_diff(int n, const double *a, const double *b) {
+  double m = 0.0;
+  for (int i = 0; i < n; i++) {
+    double e = fabs(a[i] - b[i]) / (1.0 + fabs(b[i]));
+    if (e > m || e != e) m = e;
+  }
+  return m;
+}
+
+/* Builds the history at t_n = s->t for step h (spec §3.3): see the file
+ * comment.  Nothing in the state changes; on failure the start stays
+ * pending. */
+static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
+  const lv_model *m = B->m;
+  const lv_state *s = B->s;
+  int k = B->k, d = B->nv, Q = B->nq, c = B->nc;
+  double *v0 = B->v1; /* the (projected) velocity at t_n */
+  memcpy(v0, s->v, (size_t)d * sizeof(double));
+  /* A restart follows BLieDF steps, whose v satisfies G v = 0 only to
+   * O(h^k); the start integrator needs consistent values. */
+  LV_CHECK(project_v(B, s->q, v0));
+  int fix = B->lambda_fix && c > 0 && B->index == 3;
+  B->K = k - 1 + (fix ? 1 : 0);
+  long msub = 1;
+  if (B->K > 0) {
+    double *qa = B->nq_a, *va = B->nv_a, *qb = B->nq_b, *vb = B->nv_b;
+    LV_CHECK(rk_run(B, s->t, s->q, v0, h, msub, qa, va));
+    double prev = HUGE_VAL;
+    for (;;) {
+      if (msub > 4096) return LV_ESTEPMIN;
+      LV_CHECK(rk_run(B, s->t, s->q, v0, h, 2 * msub, qb, vb));
+      msub *= 2;
+      /* successive runs differ by ~15/16 of the coarser one's error, so
+       * the finer one is accurate to diff / 15 */
+      double e = fmax(rel_diff((B->K + 1) * Q, qa, qb), rel_diff((B->K + 1) * d, va, vb));
+      if (!(e == e)) return LV_ENONFINITE;
+      if (e <= 15.0 * B->start_tol) break;
+      /* a tiny difference that no longer shrinks (order 4 would divide it
+       * by 16) is round-off: more sub-steps cannot help */
+      if (e < 1e-10 && e > 0.25 * prev) break;
+      prev = e;
+      double *t1 = qa, *t2 = va;
+      qa = qb, va = vb, qb = t1, vb = t2;
+    }
+    /* the accepted run is in qb/vb: make it the "a" buffers */
+    if (qb != B->nq_a) {
+      memcpy(B->nq_a, qb, (size_t)(B->K + 1) * Q * sizeof(double));
+      memcpy(B->nv_a, vb, (size_t)(B->K + 1) * d * sizeof(double));
+    }
+  } else {
+    memcpy(B->nq_a, s->q, (size_t)Q * sizeof(double));
+  }
+  memcpy(B->nv_a, v0, (size_t)d * sizeof(double));
+  B->start_substeps = B->K > 0 ? msub : 0;
+  double *NQ = B->nq_a, *NV = B->nv_a;
+  /* consistent nodes and their multipliers */
+  for (int j = 1; j <= B->K; j++) {
+    LV_CHECK(project_q(B, NQ + (size_t)j * Q));
+    LV_CHECK(project_v(B, NQ + (size_t)j * Q, NV + (size_t)j * d));
+  }
+  for (int j = 0; j < k; j++) {
+    if (c > 0) LV_CHECK(accelerations(B, s->t + j * h, NQ + (size_t)j * Q, NV + (size_t)j * d, NULL,
+                                      B->nl + (size_t)j * c));
+    if (ns) ns->factorizations++;
+  }
+  /* increments Dq_j = log(q_j^-1 q_{j+1}) / h, j = 0..k-2; history order
+   * is newest first: dqh[i] = Dq_{k-2-i} */
+  for (int j = 0; j + 1 < k; j++) {
+    double *dq = B->dqh + (size_t)(k - 2 - j) * d;
+    LV_CHECK(lv_space_log(m->space, NQ + (size_t)j * Q, NQ + (size_t)(j + 1) * Q, dq));
+    for (int i = 0; i < d; i++) dq[i] /= h;
+  }
+  /* velocity history, newest first: vh[i] = v_{k-1-i} */
+  for (int j = 0; j < k; j++) memcpy(B->vh + (size_t)(k - 1 - j) * d, NV + (size_t)j * d, (size_t)d * sizeof(double));
+  for (int j = 0; j < k && c > 0; j++)
+    memcpy(B->lh + (size_t)(k - 1 - j) * c, B->nl + (size_t)j * c, (size_t)c * sizeof(double));
+  B->nhist = k;
+  if (fix) {
+    /* l_{k-1}/h = sum_i gamma_i log(q_{k-i}^-1 q_{k+1-i})/h - v_k - h^2 L_k(v_{k-1}..v_0)
+     * (24a); the i >= 2 logarithms are the increments just computed. */
+    double *l = B->L, *w = B->tmp;
+    LV_CHECK(lv_space_log(m->space, NQ + (size_t)(k - 1) * Q, NQ + (size_t)k * Q, w));
+    LV_CHECK(correction_term(B, B->vh, h, l)); /* h^2 L_k from the exact velocities */
+    const double *vk = NV + (size_t)k * d;
+    for (int i = 0; i < d; i++) {
+      double sum = B->ga[0] * w[i] / h;
+      for (int j = 1; j < k; j++) sum += B->ga[j] * B->dqh[(size_t)(j - 1) * d + i];
+      w[i] = sum - vk[i] - l[i]; /* = l_{k-1} / h */
+    }
+    const double *qk1 = NQ + (size_t)(k - 1) * Q;
+    LV_CHECK(kkt_factor(B, qk1));
+    memset(B->kb, 0, (size_t)d * sizeof(double));
+    LV_CHECK(lv_model_G_apply(m, qk1, w, B->kb + d));
+    LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+    for (int j = 0; j < k; j++)
+      for (int i = 0; i < d; i++) B->vh[(size_t)j * d + i] += B->kb[i];
+    for (int j = 0; j < k; j++)
+      for (int i = 0; i < d; i++) NV[(size_t)j * d + i] += B->kb[i];
+    if (ns) ns->factorizations++;
+  }
+  memset(B->etah, 0, (size_t)c * sizeof(double));
+  B->hist_h = h;
+  B->handout = k - 1;
+  B->next_node = 1;
+  return 0;
+}
+
+/* ---- the BLieDF step: Newton problem ---- */
+
+/* out = G_n^T x from the recorded G(q_n) */
+static void gnt_apply(const bliedf *B, const double *x, double *out) {
+  const rec *F = &B->Bn;
+  for (int col = 0; col < F->nkey; col++) {
+    double sum = 0.0;
+    for (int t = F->ptr[col]; t < F->ptr[col + 1]; t++) sum += F->val[t] * x[F->idx[t]];
+    out[col] = sum;
+  }
+}
+
+/* d, a, q of the current iterate (v, eta) */
+static int iterate_state(bliedf *B) {
+  int d = B->nv;
+  const double g1 = B->ga[0], a0 = B->al[0], h = B->h;
+  if (B->index == 2 && B->nc > 0) {
+    gnt_apply(B, B->eta, B->bnz);
+    for (int i = 0; i < d; i++) B->d[i] = (B->v1[i] + B->rq[i] - B->bnz[i]) / g1;
+  } else {
+    for (int i = 0; i < d; i++) B->d[i] = (B->v1[i] + B->rq[i]) / g1;
+  }
+  for (int i = 0; i < d; i++) B->a1[i] = (a0 * B->v1[i] + B->rv[i]) / h;
+  for (int i = 0; i < d; i++) B->hd[i] = h * B->d[i];
+  return lv_space_compose_exp(B->m->space, B->s->q, 1.0, B->hd, B->q1);
+}
+
+static int bl_residual(void *ctx, double *r) {
+  bliedf *B = ctx;
+  const lv_model *m = B->m;
+  int d = B->nv, k = B->nc;
+  double h = B->h;
+  LV_CHECK(lv_model_mass_apply(m, B->q1, B->a1, r));
+  if (m->dV) {
+    LV_CHECK(lv_model_grad_potential(m, B->q1, B->tmp));
+    for (int i = 0; i < d; i++) r[i] += B->tmp[i];
+  }
+  if (m->force) {
+    LV_CHECK(lv_model_force(m, B->t1, B->q1, B->v1, B->tmp));
+    for (int i = 0; i < d; i++) r[i] -= B->tmp[i];
+  }
+  for (int i = 0; i < d; i++) r[i] *= h;
+  if (k == 0) return 0;
+  LV_CHECK(lv_model_GT_apply(m, B->q1, B->mu, B->tmp));
+  for (int i = 0; i < d; i++) r[i] += B->tmp[i];
+  LV_CHECK(lv_model_constraints(m, B->q1, r + d));
+  for (int i = 0; i < k; i++) r[d + i] /= h;
+  if (B->index == 2) LV_CHECK(lv_model_G_apply(m, B->q1, B->v1, r + d + k));
+  return 0;
+}
+
+/* D_q (M(q) a) along q o exp(eps e_j): only for configuration-dependent mass
+ * matrices (no derivative callback); a dense block. */
+static int mass_fd(bliedf *B, lv_sink *K) {
+  const lv_model *m = B->m;
+  int d = B->nv;
+  double eps = lv_fd_step(B->q1, B->nq);
+  memset(B->tmp2, 0, (size_t)d * sizeof(double));
+  for (int j = 0; j < d; j++) {
+    B->tmp2[j] = 1.0;
+    LV_CHECK(lv_space_compose_exp(m->space, B->q1, eps, B->tmp2, B->fdq));
+    LV_CHECK(lv_model_mass_apply(m, B->fdq, B->a1, B->fdy1));
+    LV_CHECK(lv_space_compose_exp(m->space, B->q1, -eps, B->tmp2, B->fdq));
+    LV_CHECK(lv_model_mass_apply(m, B->fdq, B->a1, B->fdy2));
+    B->tmp2[j] = 0.0;
+    for (int i = 0; i < d; i++) LV_CHECK(lv_sink_add(K, i, j, (B->fdy1[i] - B->fdy2[i]) / (2.0 * eps)));
+  }
+  return 0;
+}
+
+static int bl_jacobian(void *ctx, lv_linsol *ls) {
+  bliedf *B = ctx;
+  const lv_model *m = B->m;
+  int d = B->nv, k = B->nc;
+  double h = B->h, g1 = B->ga[0], a0 = B->al[0];
+  tan_ctx tc = {m->space, B->hd};
+  LV_CHECK(rec_fill(&B->T, d, d, fill_tangent, &tc));
+
+  lv_sink A = lv_linsol_sink(ls);
+  /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
+  lv_sink a11 = lv_sink_view(&A, 0, 0, d, d, a0 * g1, 0);
+  LV_CHECK(lv_model_mass(m, B->q1, &a11));
+  if (m->force) {
+    lv_sink c = lv_sink_view(&A, 0, 0, d, d, -h * g1, 0);
+    LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, &c));
+  }
+  lv_sink kp = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
+  prod_sink p1, p2;
+  lv_sink *kt = prod_init(&p1, &kp, &B->T, d, d, h * h);
+  if (m->dV) LV_CHECK(lv_model_hess_potential(m, B->q1, kt));
+  if (m->force) LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, prod_init(&p2, &kp, &B->T, d, d, -h * h)));
+  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, kt));
+  if (!m->mass_constant) LV_CHECK(mass_fd(B, kt));
+  if (k == 0) return 0;
+
+  int cmu = B->index == 2 ? d + k : d; /* first column of mu */
+  lv_sink a1m = lv_sink_view(&A, 0, cmu, k, d, 1.0, 1); /* G^T */
+  LV_CHECK(lv_model_constraint_jac(m, B->q1, &a1m));
+  lv_sink a21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0); /* G T */
+  prod_sink p3;
+  LV_CHECK(lv_model_constraint_jac(m, B->q1, prod_init(&p3, &a21, &B->T, k, d, 1.0)));
+  if (B->index != 2) return 0;
+
+  /* (1,eta): (alpha_0 M + h C_t) G_n^T */
+  lv_sink a1e = lv_sink_view(&A, 0, d, d, k, 1.0, 0);
+  prod_sink p4, p5, p6, p7;
+  LV_CHECK(lv_model_mass(m, B->q1, prod_init(&p4, &a1e, &B->Bn, d, d, a0)));
+  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, prod_init(&p5, &a1e, &B->Bn, d, d, -h)));
+  /* (3,1): gamma_1 G + h Z(q; v) T */
+  lv_sink a31 = lv_sink_view(&A, d + k, 0, k, d, g1, 0);
+  LV_CHECK(lv_model_constraint_jac(m, B->q1, &a31));
+  lv_sink a31z = lv_sink_view(&A, d + k, 0, k, d, 1.0, 0);
+  LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, prod_init(&p6, &a31z, &B->T, k, d, h)));
+  /* (3,eta): G G_n^T */
+  lv_sink a3e = lv_sink_view(&A, d + k, d, k, k, 1.0, 0);
+  return lv_model_constraint_jac(m, B->q1, prod_init(&p7, &a3e, &B->Bn, k, d, 1.0));
+}
+
+static int bl_update(void *ctx, const double *dx) {
+  bliedf *B = ctx;
+  int d = B->nv, k = B->nc;
+  const double g1 = B->ga[0];
+  for (int i = 0; i < d; i++) B->v1[i] += g1 * dx[i];
+  const double *dm = dx + d;
+  if (B->index == 2 && k > 0) {
+    for (int i = 0; i < k; i++) B->eta[i] += dx[d + i];
+    gnt_apply(B, dx + d, B->tmp);
+    for (int i = 0; i < d; i++) B->v1[i] += B->tmp[i];
+    dm += k;
+  }
+  for (int i = 0; i < k; i++) {
+    B->mu[i] += dm[i];
+    B->lam[i] = B->mu[i] / B->h;
+  }
+  return iterate_state(B);
+}
+
+/* Increment test on delta d (and eta) relative to the size of the whole
+ * vector d, as the spec's ||dv|| <= tol (1 + ||v||) (§3.5): components of a
+ * Lie algebra vector that pass through zero would otherwise be held to atol
+ * alone.  mu = h lambda gets weight 0: it is linear in the equations, so it
+ * is as accurate as d after the solve that produced the last increment,
+ * while its own increments stagnate at the index-3 round-off level ~ eps/h^2
+ * (spec §3.5). */
+static int bl_weights(void *ctx, const double *tol, double *w) {
+  bliedf *B = ctx;
+  int d = B->nv, k = B->nc;
+  double at = tol[0], rt = tol[1];
+  double wd = 1.0 / (at + rt * lv_vnorm_inf(d, B->d));
+  for (int i = 0; i < d; i++) w[i] = wd;
+  int o = d;
+  if (B->index == 2 && k > 0) {
+    /* eta -> 0 with h: measured against d, whose units G^T eta shares */
+    for (int i = 0; i < k; i++) w[o + i] = wd;
+    o += k;
+  }
+  for (int i = 0; i < k; i++) w[o + i] = 0.0;
+  return 0;
+}
+
+/* Hands out starting node j as the new state. */
+static int handout_node(bliedf *B) {
+  lv_state *s = B->s;
+  int j = B->next_node, Q = B->nq, d = B->nv, c = B->nc;
+  const double *q = B->nq_a + (size_t)j * Q, *v = B->nv_a + (size_t)j * d;
+  LV_CHECK(lv_model_mass_apply(B->m, q, v, B->tmp));
+  memcpy(s->p, B->tmp, (size_t)d * sizeof(double));
+  memcpy(s->q, q, (size_t)Q * sizeof(double));
+  memcpy(s->v, v, (size_t)d * sizeof(double));
+  if (c > 0) memcpy(s->lambda, B->nl + (size_t)j * c, (size_t)c * sizeof(double));
+  if (c > 0) memset(s->gamma, 0, (size_t)c * sizeof(double));
+  B->next_node++;
+  B->handout--;
+  return 0;
+}
+
+static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
+  bliedf *B = st->priv;
+  const lv_model *m = B->m;
+  lv_state *s = st->state;
+  int k = B->k, d = B->nv, c = B->nc;
+  if (B->hist_h != h) {
+    /* first step, or a new step size: the fixed-step formulas (increments,
+     * difference quotients of (22)) no longer fit the history */
+    B->hist_h = 0.0;
+    LV_CHECK(start_phase(B, h, ns));
+  }
+  if (B->handout > 0) return handout_node(B);
+
+  B->h = h;
+  B->t1 = s->t + h;
+  /* known parts of (23b) and (23c) */
+  LV_CHECK(correction_term(B, B->vh, h, B->L));
+  for (int i = 0; i < d; i++) {
+    double sq = B->L[i], sv = 0.0;
+    for (int j = 1; j < k; j++) sq -= B->ga[j] * B->dqh[(size_t)(j - 1) * d + i];
+    for (int j = 1; j <= k; j++) sv += B->al[j] * B->vh[(size_t)(j - 1) * d + i];
+    B->rq[i] = sq;
+    B->rv[i] = sv;
+  }
+  if (B->index == 2 && c > 0) {
+    jac_ctx jc = {m, s->q};
+    LV_CHECK(rec_fill(&B->Bn, c, d, fill_jac, &jc));
+  }
+  /* predictor: v_{n+1} and lambda_{n+1} extrapolated from the history */
+  int np = B->extrapolate ? B->nhist : 1;
+  const double *ex = EXTRAP[np - 1];
+  for (int i = 0; i < d; i++) {
+    double v = 0.0;
+    for (int j = 0; j < np; j++) v += ex[j] * B->vh[(size_t)j * d + i];
+    B->v1[i] = v;
+  }
+  for (int i = 0; i < c; i++) {
+    double l = 0.0;
+    for (int j = 0; j < np; j++) l += ex[j] * B->lh[(size_t)j * c + i];
+    B->lam[i] = l;
+    B->mu[i] = h * l;
+    B->eta[i] = B->etah[i];
+  }
+  LV_CHECK(iterate_state(B));
+
+  lv_newton_problem pb = {bl_residual, bl_jacobian, bl_update, bl_weights, B, B->N};
+  *lv_newton_opts(B->nw) = st->newton;
+  if (h != B->h_fact) lv_newton_invalidate(B->nw); /* the matrix scales with h */
+  B->h_fact = h;
+  LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
+
+  /* commit: p = M v first, the only evaluation that can still fail */
+  LV_CHECK(lv_model_mass_apply(m, B->q1, B->v1, B->tmp));
+  memcpy(s->p, B->tmp, (size_t)d * sizeof(double));
+  memcpy(s->q, B->q1, (size_t)B->nq * sizeof(double));
+  memcpy(s->v, B->v1, (size_t)d * sizeof(double));
+  if (c > 0) {
+    memcpy(s->lambda, B->lam, (size_t)c * sizeof(double));
+    if (B->index == 2) memcpy(s->gamma, B->eta, (size_t)c * sizeof(double));
+    memcpy(B->etah, B->eta, (size_t)c * sizeof(double));
+  }
+  /* shift the histories (k <= 4 vectors: cheaper than any bookkeeping) */
+  if (k > 1) {
+    memmove(B->dqh + d, B->dqh, (size_t)(k - 2) * d * sizeof(double));
+    memcpy(B->dqh, B->d, (size_t)d * sizeof(double));
+  }
+  if (B->nhist < NPRED) B->nhist++;
+  memmove(B->vh + d, B->vh, (size_t)(B->nhist - 1) * d * sizeof(double));
+  memcpy(B->vh, B->v1, (size_t)d * sizeof(double));
+  if (c > 0) {
+    memmove(B->lh + c, B->lh, (size_t)(B->nhist - 1) * c * sizeof(double));
+    memcpy(B->lh, B->lam, (size_t)c * sizeof(double));
+  }
+  return 0;
+}
+
+/* ---- options, life cycle ---- */
+
+static const lv_param_info bl_options[] = {
+    {"index", "3", "3: index-3 formulation (23); 2: stabilised index 2 (GGL, derived; eta in gamma)"},
+    {"correction", "on", "on: correction term L_k of (22) (k = 3, 4); off: L_k = 0 (order drops to 2)"},
+    {"lambda-fix", "on",
+     "on: shift the starting velocities by (56) (index 3 with constraints): lambda keeps order k in "
+     "the transient (without: k-1; for k = 1 the first multiplier does not converge at all); "
+     "off: exact starting velocities"},
+    {"start", "rkmk4",
+     "starting values for the first k-1 steps: rkmk4 = Runge-Kutta-Munthe-Kaas order 4 with "
+     "sub-steps doubled until start-tol is met, projected onto the constraints"},
+    {"start-tol", "1e-12", "relative accuracy of the starting values"},
+    {"predictor", "extrapolate",
+     "Newton predictor for v and lambda: extrapolate (cubic through the last 4 values, fewer "
+     "right after a start) or last (v_n, lambda_n as in the spec's prototype)"},
+    {NULL, NULL, NULL},
+};
+
+static int parse_onoff(const lv_kv *kv, const char *key, int def, int *out) {
+  const char *s = lv_kv_string(kv, key, NULL);
+  if (!s) {
+    *out = def;
+    return 0;
+  }
+  if (strcmp(s, "on") == 0) *out = 1;
+  else if (strcmp(s, "off") == 0) *out = 0;
+  else return LV_EINPUT;
+  return 0;
+}
+
+static int parse_options(bliedf *B, const lv_kv *kv) {
+  LV_CHECK(lv_kv_check(kv, bl_options, NULL));
+  LV_CHECK(lv_kv_int(kv, "index", 3, &B->index));
+  if (B->index != 3 && B->index != 2) return LV_EINPUT;
+  LV_CHECK(parse_onoff(kv, "correction", 1, &B->correction));
+  LV_CHECK(parse_onoff(kv, "lambda-fix", 1, &B->lambda_fix));
+  const char *st = lv_kv_string(kv, "start", "rkmk4");
+  if (strcmp(st, "rkmk4") != 0) return LV_EINPUT;
+  LV_CHECK(lv_kv_double(kv, "start-tol", 1e-12, &B->start_tol));
+  if (!(B->start_tol > 0.0) || !isfinite(B->start_tol)) return LV_EINPUT;
+  const char *pr = lv_kv_string(kv, "predictor", "extrapolate");
+  if (strcmp(pr, "extrapolate") == 0) B->extrapolate = 1;
+  else if (strcmp(pr, "last") == 0) B->extrapolate = 0;
+  else return LV_EINPUT;
+  return 0;
+}
+
+static void bl_destroy(lv_stepper *st) {
+  bliedf *B = st->priv;
+  if (!B) return;
+  lv_newton_free(B->nw);
+  lv_linsol_free(B->kkt);
+  rec_free(&B->T);
+  rec_free(&B->Bn);
+  double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
+                    B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
+                    B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
+                    B->tmp, B->tmp2, B->bnz, B->fdq, B->fdy1, B->fdy2, B->kb};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+  free(B);
+  st->priv = NULL;
+}
+
+static int bl_create_inner(lv_stepper *st, int k) {
+  const lv_model *m = st->model;
+  bliedf *B = lv_calloc(1, sizeof *B);
+  if (!B) return LV_ENOMEM;
+  st->priv = B;
+  B->m = m;
+  B->s = st->state;
+  B->k = k;
+  B->nq = m->nq;
+  B->nv = m->nv;
+  B->nc = m->nc;
+  B->al = ALPHA[k - 1];
+  B->ga = GAMMA[k - 1];
+  LV_CHECK(parse_options(B, st->options));
+  int d = B->nv, c = B->nc, Q = B->nq;
+  B->N = d + (B->index == 2 ? 2 * c : c);
+  size_t sd = (size_t)d, sc = (size_t)c, sq = (size_t)Q, nodes = (size_t)k + 1;
+  B->dqh = lv_calloc((size_t)(k > 1 ? k - 1 : 1) * sd, sizeof(double));
+  B->vh = lv_calloc((size_t)NPRED * sd, sizeof(double));
+  B->lh = lv_calloc((size_t)NPRED * sc, sizeof(double));
+  B->etah = lv_calloc(sc, sizeof(double));
+  B->nq_a = lv_calloc(nodes * sq, sizeof(double));
+  B->nv_a = lv_calloc(nodes * sd, sizeof(double));
+  B->nq_b = lv_calloc(nodes * sq, sizeof(double));
+  B->nv_b = lv_calloc(nodes * sd, sizeof(double));
+  B->nl = lv_calloc(nodes * sc, sizeof(double));
+  double **vecs[] = {&B->th, &B->thd, &B->vs, &B->acc, &B->dth, &B->dv, &B->rq, &B->rv, &B->L,
+                     &B->d,  &B->v1,  &B->a1, &B->hd,  &B->tmp, &B->tmp2, &B->bnz, &B->fdy1, &B->fdy2};
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) *vecs[i] = lv_calloc(sd, sizeof(double));
+  B->qs = lv_calloc(sq, sizeof(double));
+  B->q1 = lv_calloc(sq, sizeof(double));
+  B->fdq = lv_calloc(sq, sizeof(double));
+  B->eta = lv_calloc(sc, sizeof(double));
+  B->mu = lv_calloc(sc, sizeof(double));
+  B->lam = lv_calloc(sc, sizeof(double));
+  B->kb = lv_calloc(sd + sc, sizeof(double));
+  if (!B->dqh || !B->vh || !B->lh || !B->etah || !B->nq_a || !B->nv_a || !B->nq_b || !B->nv_b ||
+      !B->nl || !B->qs || !B->q1 || !B->fdq || !B->eta || !B->mu || !B->lam || !B->kb)
+    return LV_ENOMEM;
+  for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
+    if (!*vecs[i]) return LV_ENOMEM;
+  LV_CHECK(rec_init(&B->T, d, 0, 6 * d));
+  LV_CHECK(rec_init(&B->Bn, d, 1, 4 * d));
+  LV_CHECK(lv_newton_new(&B->nw, B->N, st->linsol_kind));
+  *lv_newton_opts(B->nw) = st->newton;
+  LV_CHECK(lv_linsol_new(&B->kkt, st->linsol_kind, d + c, st->linsol_threshold));
+  st->linsol = lv_newton_linsol(B->nw);
+  return 0;
+}
+
+/* The integrator calls destroy only after a successful create, so a failed
+ * create (bad option, no memory) releases what it allocated itself. */
+static int bl_create(lv_stepper *st, int k) {
+  int rc = bl_create_inner(st, k);
+  if (rc) bl_destroy(st);
+  return rc;
+}
+
+static int bl_init(lv_stepper *st) {
+  bliedf *B = st->priv;
+  lv_state *s = st->state;
+  /* lambda(t0) from the index-1 form, for the output at t0; the history
+   * needs h and is built by the first step */
+  if (B->nc > 0) LV_CHECK(accelerations(B, s->t, s->q, s->v, NULL, s->lambda));
+  memset(s->gamma, 0, (size_t)B->nc * sizeof(double));
+  B->hist_h = 0.0;
+  B->handout = 0;
+  B->h_fact = 0.0;
+  return 0;
+}
+
+static int bl_create1(lv_stepper *st) { return bl_create(st, 1); }
+static int bl_create2(lv_stepper *st) { return bl_create(st, 2); }
+static int bl_create3(lv_stepper *st) { return bl_create(st, 3); }
+static int bl_create4(lv_stepper *st) { return bl_create(st, 4); }
+
+#define BL_CONSERVES                                                                           \
+  "g(q) = 0 at every node (to the Newton tolerance); index=2 also G(q) v = 0; the Lie group " \
+  "structure exactly; not symplectic, energy decays (BDF damping)"
+#define BL_FLAGS (LV_SCHEME_MULTISTEP | LV_SCHEME_HAS_GAMMA)
+
+const lv_scheme_type lv_scheme_bliedf1 = {
+    "bliedf1", "Lie group BDF, k = 1 (Lie group implicit Euler): order 1, one Newton solve per step",
+    BL_CONSERVES, 1, BL_FLAGS, bl_options, bl_create1, bl_init, bl_step, bl_destroy};
+const lv_scheme_type lv_scheme_bliedf2 = {
+    "bliedf2", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 2: order 2, one Newton solve per step",
+    BL_CONSERVES, 2, BL_FLAGS, bl_options, bl_create2, bl_init, bl_step, bl_destroy};
+const lv_scheme_type lv_scheme_bliedf3 = {
+    "bliedf3", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 3 with correction term L_3: order 3",
+    BL_CONSERVES, 3, BL_FLAGS, bl_options, bl_create3, bl_init, bl_step, bl_destroy};
+const lv_scheme_type lv_scheme_bliedf4 = {
+    "bliedf4", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 4 with correction term L_4: order 4",
+    BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy};
