@@ -70,6 +70,18 @@
  * tolerance, which matters over 10^5 steps.  It is counted as a residual
  * evaluation, not as a Newton iteration.
  *
+ * ---- Stability of the theta family away from 1/2 ----
+ * The paper allows theta in (0,1) for A and vartheta in (0,1] for B, but
+ * the multipliers of consecutive steps share the nodes: for B the node
+ * q^{n+1} receives vartheta lambda^n + (1-vartheta) lambda^{n+1}, which the
+ * constraints pin to the physical force, so lambda has the parasitic root
+ * -vartheta/(1-vartheta); for A the root is -theta/(1-theta), and the
+ * nodes themselves drift off g = 0 with the root -(1-theta)/theta.  All
+ * are neutral (period-2 oscillations, as in the paper's Figs. 4/5) at 1/2
+ * and grow beyond, so only VI-A with theta = 1/2 and VI-B with
+ * vartheta <= 1/2 are usable; the others are accepted (they are the
+ * paper's schemes) but blow up within tens of steps (tests/check_vi.c).
+ *
  * ---- What the state holds after a step t^n -> t^{n+1} ----
  * vi-a, vi-b: q^{n+1}, v^{n+1}, p^{n+1}; lambda = lambda^n and gamma =
  *   gamma^n, the multipliers of the interval [t^n, t^{n+1}] (they act at
@@ -432,12 +444,16 @@ static const lv_param_info vi_s_options[] = {
      "(q^{n+1} is not an unknown of the reduced VI-S system)"},
     {NULL, NULL, NULL}};
 static const lv_param_info vi_a_options[] = {
-    {"theta", "0.5", "constraint and force evaluation point q^{n+theta}, in (0,1); 0.5 is VI-A (order 2)"},
+    {"theta", "0.5",
+     "constraint and force evaluation point q^{n+theta}, in (0,1); 0.5 is VI-A (order 2); other values are "
+     "unstable (multiplier root -theta/(1-theta), node-drift root -(1-theta)/theta)"},
     {"guess", "simple", "Newton start: simple = previous step's values; advanced = q^{n+1} = q^n + h v^n"},
     {NULL, NULL, NULL}};
 static const lv_param_info vi_b_options[] = {
     {"theta", "1", "force and velocity-constraint evaluation point q^{n+theta}, in [0,1]"},
-    {"vartheta", "0.5", "weight of G(q^{n+1}) in the trapezoidal constraint force, in (0,1)"},
+    {"vartheta", "0.5",
+     "weight of G(q^{n+1}) in the trapezoidal constraint force, in (0,1); above 0.5 unstable (multiplier "
+     "root -vartheta/(1-vartheta))"},
     {"guess", "simple", "Newton start: simple = previous step's values; advanced = q^{n+1} = q^n + h v^n"},
     {NULL, NULL, NULL}};
 
@@ -629,8 +645,8 @@ const lv_scheme_type lv_scheme_vi_a = {
     "vi-a",
     "GGL variational integrator VI-A (seed 003 eq. (79)): one-stage theta VI, intermediate constraint "
     "evaluation; order 2 at theta = 0.5",
-    "symplectic; momentum maps of symmetries of L, g and g^v; energy not conserved (bounded oscillation); "
-    "g(q^{n+theta}) = 0 and G(q^{n+theta}) v^{n+1} = 0 at the intermediate point, not at the nodes",
+    "symplectic (on all of R^2d); momentum maps of symmetries of L, g and g^v; energy not conserved (bounded "
+    "oscillation); g(q^{n+theta}) = 0 and G(q^{n+theta}) v^{n+1} = 0 at the intermediate point, not at the nodes",
     2,
     LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
     vi_a_options,
