@@ -51,6 +51,7 @@ typedef struct {
   int *idx, *pos;     /* other index grouped by key; call -> grouped slot */
   double *val;        /* values grouped by key */
   int built, bad, count;
+  int nodup;          /* no position is written twice: val can be filled in place */
   int err;
 } rfac;
 
@@ -122,7 +123,9 @@ static int rfac_add(lv_sink *s, int i, int j, double v) {
     F->rk[c] = k;
     F->ro[c] = o;
   }
-  F->rv[c] = s->scale * v;
+  double x = s->scale * v;
+  F->rv[c] = x;
+  if (F->built && F->nodup) F->val[F->pos[c]] = x;
   return 0;
 }
 
@@ -140,6 +143,14 @@ static void rfac_build(rfac *F) {
   }
   for (int k = 0; k < F->nkey; k++) F->ptr[k] = F->ptr[k + 1];
   F->ptr[F->nkey] = F->n;
+  F->nodup = 1;
+  for (int k = 0; k < F->nkey && F->nodup; k++)
+    for (int a = F->ptr[k]; a < F->ptr[k + 1] && F->nodup; a++)
+      for (int b = a + 1; b < F->ptr[k + 1]; b++)
+        if (F->idx[a] == F->idx[b]) {
+          F->nodup = 0;
+          break;
+        }
   F->built = 1;
 }
 
@@ -166,6 +177,7 @@ static int rfac_fill(rfac *F, int nrows, int ncols, rfac_fill_fn fn, void *ctx) 
       F->built = 0; /* the callback changed its pattern: record it again */
       continue;
     }
+    if (F->built && F->nodup) return 0; /* filled in place by rfac_add */
     if (!F->built) rfac_build(F);
     for (int t = 0; t < F->n; t++) F->val[t] = 0.0;
     for (int c = 0; c < F->n; c++) F->val[F->pos[c]] += F->rv[c];
