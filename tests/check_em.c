@@ -246,6 +246,23 @@ static int qt_dV(const double *q, double *d, void *u) {
   return 0;
 }
 
+/* A quadratic potential that refuses to be evaluated beyond |q_i| = 1.1:
+ * the classification probes must not turn that into a failure. */
+static int picky_V(const double *q, double *V, void *u) {
+  (void)u;
+  for (int i = 0; i < 3; i++)
+    if (fabs(q[i]) > 1.1) return 1;
+  *V = 0.5 * (q[0] * q[0] + 2.0 * q[1] * q[1] + 3.0 * q[2] * q[2]);
+  return 0;
+}
+static int picky_dV(const double *q, double *d, void *u) {
+  (void)u;
+  for (int i = 0; i < 3; i++)
+    if (fabs(q[i]) > 1.1) return 1;
+  d[0] = q[0], d[1] = 2.0 * q[1], d[2] = 3.0 * q[2];
+  return 0;
+}
+
 static lv_model *quartic_model(void) {
   lv_space *sp;
   lv_model *m;
@@ -286,6 +303,56 @@ static double dot(int n, const double *a, const double *b) {
 }
 
 static double norm2(int n, const double *a) { return sqrt(dot(n, a, a)); }
+
+/* ================================================================= runs */
+
+typedef struct {
+  lv_diag *d;
+  int nsym;
+  double E0, Eprev, max_inc, max_dE, max_g, max_gp, max_dJ, J0[8];
+  double t_end;
+  long n;
+} watch;
+
+static int watch_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
+  watch *w = ctx;
+  if (ev == LV_OUTPUT_FINAL) return 0;
+  lv_diag_point pt;
+  ck_assert_int_eq(lv_diag_eval(w->d, lv_integrator_state(it), &pt), 0);
+  if (ev == LV_OUTPUT_INIT) {
+    w->E0 = w->Eprev = pt.energy;
+    for (int k = 0; k < w->nsym; k++) w->J0[k] = pt.momentum[k];
+  }
+  double sc = fabs(w->E0) > 0 ? fabs(w->E0) : 1.0;
+  w->max_inc = fmax(w->max_inc, fabs(pt.energy - w->Eprev) / sc);
+  w->max_dE = fmax(w->max_dE, fabs(pt.energy - w->E0) / sc);
+  w->Eprev = pt.energy;
+  for (int k = 0; k < w->nsym; k++) w->max_dJ = fmax(w->max_dJ, fabs(pt.momentum[k] - w->J0[k]));
+  w->max_g = fmax(w->max_g, pt.g_norm);
+  w->max_gp = fmax(w->max_gp, pt.gp_norm);
+  w->t_end = pt.t;
+  w->n++;
+  return 0;
+}
+
+/* Run scheme on m with step h to T; returns the run status, fills w (the
+ * caller frees w->d via watch_done). */
+static int run(lv_model *m, const char *scheme, double h, double T, const char *guess, watch *w) {
+  memset(w, 0, sizeof *w);
+  w->nsym = lv_model_nsym(m);
+  ck_assert_int_le(w->nsym, 8);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
+  if (guess) ck_assert_int_eq(lv_integrator_set_option(it, "guess", guess), 0);
+  ck_assert_int_eq(lv_diag_new(&w->d, m, 1), 0);
+  lv_integrator_set_output(it, watch_out, w);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  int rc = lv_integrator_run_until(it, T);
+  lv_integrator_free(it);
+  lv_diag_free(w->d);
+  w->d = NULL;
+  return rc;
+}
 
 /* ============================================== toolkit: scalar functions */
 
@@ -527,6 +594,19 @@ START_TEST(test_classification) {
   ck_assert_int_eq(lv_dgrad_potential_kind(dg), LV_DGRAD_GONZALEZ);
   lv_dgrad_free(dg);
   lv_model_free(m);
+  /* a model that cannot be evaluated at some probe points: classified as
+   * general, not refused, and EM still conserves its energy */
+  m = quartic_model();
+  ck_assert_int_eq(lv_model_set_potential(m, picky_V, picky_dV, NULL), 0);
+  ck_assert_int_eq(lv_dgrad_new(&dg, m), 0);
+  ck_assert_int_eq(lv_dgrad_potential_kind(dg), LV_DGRAD_GONZALEZ);
+  lv_dgrad_free(dg);
+  {
+    watch w;
+    ck_assert_int_eq(run(m, "em", 0.05, 5.0, NULL, &w), 0);
+    ck_assert_msg(w.max_dE <= 1e-13, "picky model: max |E - E0| / E0 = %g", w.max_dE);
+  }
+  lv_model_free(m);
   /* invariants that do not reproduce V, or are not quadratic: refused */
   m = springs_model(1, 0);
   ck_assert_int_eq(lv_model_set_invariants(m, 2, sp_pi, sp_dpi, sp_vt_wrong), 0);
@@ -571,56 +651,6 @@ START_TEST(test_constraint_dg) {
 }
 END_TEST
 
-/* ================================================================= runs */
-
-typedef struct {
-  lv_diag *d;
-  int nsym;
-  double E0, Eprev, max_inc, max_dE, max_g, max_gp, max_dJ, J0[8];
-  double t_end;
-  long n;
-} watch;
-
-static int watch_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
-  watch *w = ctx;
-  if (ev == LV_OUTPUT_FINAL) return 0;
-  lv_diag_point pt;
-  ck_assert_int_eq(lv_diag_eval(w->d, lv_integrator_state(it), &pt), 0);
-  if (ev == LV_OUTPUT_INIT) {
-    w->E0 = w->Eprev = pt.energy;
-    for (int k = 0; k < w->nsym; k++) w->J0[k] = pt.momentum[k];
-  }
-  double sc = fabs(w->E0) > 0 ? fabs(w->E0) : 1.0;
-  w->max_inc = fmax(w->max_inc, fabs(pt.energy - w->Eprev) / sc);
-  w->max_dE = fmax(w->max_dE, fabs(pt.energy - w->E0) / sc);
-  w->Eprev = pt.energy;
-  for (int k = 0; k < w->nsym; k++) w->max_dJ = fmax(w->max_dJ, fabs(pt.momentum[k] - w->J0[k]));
-  w->max_g = fmax(w->max_g, pt.g_norm);
-  w->max_gp = fmax(w->max_gp, pt.gp_norm);
-  w->t_end = pt.t;
-  w->n++;
-  return 0;
-}
-
-/* Run scheme on m with step h to T; returns the run status, fills w (the
- * caller frees w->d via watch_done). */
-static int run(lv_model *m, const char *scheme, double h, double T, const char *guess, watch *w) {
-  memset(w, 0, sizeof *w);
-  w->nsym = lv_model_nsym(m);
-  ck_assert_int_le(w->nsym, 8);
-  lv_integrator *it;
-  ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
-  if (guess) ck_assert_int_eq(lv_integrator_set_option(it, "guess", guess), 0);
-  ck_assert_int_eq(lv_diag_new(&w->d, m, 1), 0);
-  lv_integrator_set_output(it, watch_out, w);
-  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
-  int rc = lv_integrator_run_until(it, T);
-  lv_integrator_free(it);
-  lv_diag_free(w->d);
-  w->d = NULL;
-  return rc;
-}
-
 /* ------------------------------------------------------------ pendulum */
 
 START_TEST(test_pendulum_em) {
@@ -642,6 +672,39 @@ START_TEST(test_pendulum_em) {
   ck_assert_msg(w.max_dJ <= 1e-13, "P1: max |J3 - J3(0)| = %g", w.max_dJ);
   ck_assert_msg(w.max_g <= 1e-13, "P3: max |g| = %g", w.max_g);
   ck_assert_msg(w.max_gp <= 1e-13, "P4: max |G M^-1 p| = %g", w.max_gp);
+  lv_model_free(m);
+}
+END_TEST
+
+/* S3: gamma vanishes on exact solutions (App. A.4); EM's discrete gamma is
+ * of the size of the local error, second order [proto 1.05e-2, 2.63e-3,
+ * 6.59e-4 at h = 0.04, 0.02, 0.01 over [0, 1]]. */
+typedef struct {
+  double max_gamma;
+} gwatch;
+
+static int gamma_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
+  gwatch *w = ctx;
+  if (ev == LV_OUTPUT_STEP) w->max_gamma = fmax(w->max_gamma, fabs(lv_integrator_state(it)->gamma[0]));
+  return 0;
+}
+
+START_TEST(test_pendulum_gamma) {
+  lv_model *m = registered("pendulum3d");
+  double hs[3] = {0.04, 0.02, 0.01}, g[3];
+  for (int k = 0; k < 3; k++) {
+    lv_integrator *it;
+    gwatch w = {0};
+    ck_assert_int_eq(lv_integrator_new(&it, m, "em", hs[k]), 0);
+    lv_integrator_set_output(it, gamma_out, &w);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    ck_assert_int_eq(lv_integrator_run_until(it, 1.0), 0);
+    g[k] = w.max_gamma;
+    lv_integrator_free(it);
+  }
+  double o = tu_fit_order(3, hs, g);
+  ck_assert_msg(o >= 1.9 && o <= 2.1, "S3: max |gamma| %g %g %g, order %g", g[0], g[1], g[2], o);
+  ck_assert_msg(fabs(g[0] / 1.05e-2 - 1) < 0.05, "S3: max |gamma| at h = 0.04 is %g, spec 1.05e-2", g[0]);
   lv_model_free(m);
 }
 END_TEST
@@ -935,6 +998,7 @@ int main(void) {
   TCase *tc = tcase_create("schemes");
   tcase_set_timeout(tc, 600);
   tcase_add_test(tc, test_pendulum_em);
+  tcase_add_test(tc, test_pendulum_gamma);
   tcase_add_test(tc, test_pendulum_em_g);
   tcase_add_test(tc, test_bead_em);
   tcase_add_test(tc, test_gonzalez_potential_em);

@@ -16,7 +16,8 @@
  * 1/2 (|x|^2 - 1) is ~0 but is computed from terms of size |x|^2).
  *
  * Classification.  lv_dgrad_new probes the model once at three pairs of
- * points near q0 (a quarter of the configuration's scale apart): a bracket
+ * points near q0 (a quarter of the configuration's scale apart; a model
+ * that cannot be evaluated there is classified as general): a bracket
  * below 1e-11 of its terms' magnitude at such separations means the
  * function is quadratic, the midpoint derivative is exact and no
  * correction is ever computed.  A function misclassified that way would
@@ -386,10 +387,15 @@ static int probe_potential(lv_dgrad *dg, int *quadratic) {
     probe_point(dg, 2 * k, dg->w1);
     probe_point(dg, 2 * k + 1, dg->w2);
     double Vx, Vy;
-    LV_CHECK(lv_model_potential(dg->m, dg->w1, &Vx));
-    LV_CHECK(lv_model_potential(dg->m, dg->w2, &Vy));
     for (int i = 0; i < d; i++) dg->z[i] = 0.5 * (dg->w1[i] + dg->w2[i]);
-    LV_CHECK(lv_model_grad_potential(dg->m, dg->z, dg->wv));
+    int rc = lv_model_potential(dg->m, dg->w1, &Vx);
+    if (!rc) rc = lv_model_potential(dg->m, dg->w2, &Vy);
+    if (!rc) rc = lv_model_grad_potential(dg->m, dg->z, dg->wv);
+    if (rc == LV_ECALLBACK || rc == LV_ENONFINITE) { /* not evaluable there: assume the general case */
+      *quadratic = 0;
+      return 0;
+    }
+    if (rc) return rc;
     double br = Vy - Vx, scale = fabs(Vx) + fabs(Vy);
     for (int i = 0; i < d; i++) {
       double dl = dg->w2[i] - dg->w1[i];
@@ -408,10 +414,15 @@ static int probe_constraints(lv_dgrad *dg, int *quadratic) {
   for (int k = 0; k < DG_PROBE_PAIRS && *quadratic; k++) {
     probe_point(dg, 2 * k, dg->w1);
     probe_point(dg, 2 * k + 1, dg->w2);
-    LV_CHECK(lv_model_constraints(dg->m, dg->w1, dg->gx));
-    LV_CHECK(lv_model_constraints(dg->m, dg->w2, dg->gy));
     for (int i = 0; i < d; i++) dg->z[i] = 0.5 * (dg->w1[i] + dg->w2[i]);
-    LV_CHECK(lv_model_constraint_jac_dense(dg->m, dg->z, dg->Gz));
+    int rc = lv_model_constraints(dg->m, dg->w1, dg->gx);
+    if (!rc) rc = lv_model_constraints(dg->m, dg->w2, dg->gy);
+    if (!rc) rc = lv_model_constraint_jac_dense(dg->m, dg->z, dg->Gz);
+    if (rc == LV_ECALLBACK || rc == LV_ENONFINITE) {
+      *quadratic = 0;
+      return 0;
+    }
+    if (rc) return rc;
     for (int c = 0; c < nc; c++) {
       double br = dg->gy[c] - dg->gx[c], scale = fabs(dg->gx[c]) + fabs(dg->gy[c]);
       for (int i = 0; i < d; i++) {
@@ -503,9 +514,11 @@ static int check_invariants(lv_dgrad *dg) {
     probe_point(dg, 2 * k, dg->w1);
     probe_point(dg, 2 * k + 1, dg->w2);
     for (int i = 0; i < d; i++) dg->z[i] = 0.5 * (dg->w1[i] + dg->w2[i]);
-    LV_CHECK(inv_eval(dg, dg->w1, dg->pia));
-    LV_CHECK(inv_eval(dg, dg->w2, dg->pib));
-    LV_CHECK(dpi_eval(dg, dg->z, dg->tz));
+    int rc = inv_eval(dg, dg->w1, dg->pia);
+    if (!rc) rc = inv_eval(dg, dg->w2, dg->pib);
+    if (!rc) rc = dpi_eval(dg, dg->z, dg->tz);
+    if (rc == LV_ECALLBACK || rc == LV_ENONFINITE) continue; /* not evaluable at this pair */
+    if (rc) return rc;
     for (int i = 0; i < n; i++) {
       double br = dg->pib[i] - dg->pia[i], scale = fabs(dg->pia[i]) + fabs(dg->pib[i]);
       for (int a = dg->tptr[i]; a < dg->tptr[i + 1]; a++) {
@@ -518,14 +531,18 @@ static int check_invariants(lv_dgrad *dg) {
     }
     /* V = sum Vt(pi) and dV = sum Vt'(pi) Dpi at the first probe point */
     double V;
-    LV_CHECK(lv_model_potential(dg->m, dg->w1, &V));
-    LV_CHECK(vt_eval(dg, dg->pia, dg->vta, dg->dvta));
+    rc = lv_model_potential(dg->m, dg->w1, &V);
+    if (!rc) rc = vt_eval(dg, dg->pia, dg->vta, dg->dvta);
+    if (rc == LV_ECALLBACK || rc == LV_ENONFINITE) continue;
+    if (rc) return rc;
     double sum = 0.0, mag = fabs(V);
     for (int i = 0; i < n; i++) sum += dg->vta[i], mag += fabs(dg->vta[i]);
     if (dg->m->V && fabs(sum - V) > 1e-10 * mag) return LV_EINPUT;
     if (dg->m->dV) {
-      LV_CHECK(lv_model_grad_potential(dg->m, dg->w1, dg->wv));
-      LV_CHECK(dpi_eval(dg, dg->w1, dg->ty));
+      rc = lv_model_grad_potential(dg->m, dg->w1, dg->wv);
+      if (!rc) rc = dpi_eval(dg, dg->w1, dg->ty);
+      if (rc == LV_ECALLBACK || rc == LV_ENONFINITE) continue;
+      if (rc) return rc;
       memset(dg->w2, 0, (size_t)d * sizeof(double));
       double gmag = lv_vnorm_inf(d, dg->wv);
       for (int e = 0; e < dg->nnz; e++) {
@@ -636,6 +653,9 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
   }
   dg->con_quad = 1;
   if (!rc && nc > 0) rc = probe_constraints(dg, &dg->con_quad);
+  /* Probing may have recorded an evaluation failure far from q0; it says
+   * nothing about the integration. */
+  lv_model_clear_error(m);
   if (rc) {
     lv_dgrad_free(dg);
     return rc;

@@ -59,6 +59,17 @@
  * hold to round-off rather than to the Newton tolerance; it is kept unless
  * it pushes the residual above max(converged residual, tolerance).
  *
+ * ---- Large steps ----
+ * Every accepted step satisfies the discrete equations to the Newton
+ * tolerance, so energy, momentum maps and constraints hold whatever h; a
+ * solve that does not converge is reported (LV_ENEWTON, LV_EDIVERGE,
+ * LV_ESINGULAR) with the state of the last accepted step.  At very large
+ * steps the two Newton starts fail at different steps (four particles,
+ * h = 0.675: plain Newton stops near t = 77 from the simple guess and
+ * t = 53 from the advanced one), so option retry=on restarts a failed
+ * solve once from the other guess; with it, or with the integrator's step
+ * halving, the run reaches t = 1000 (benchmarks/bench_em).
+ *
  * ---- State after a step t^n -> t^{n+1} ----
  * q^{n+1}, p^{n+1}, v = M^-1 p^{n+1}; lambda = lambda^{n+1}, gamma =
  * gamma^{n+1}: the multipliers of the interval [t^n, t^{n+1}] (they carry
