@@ -331,9 +331,15 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
              rc == LV_ENEWTON ? "did not converge" : "diverged", ns->iterations, ns->residual_norm,
              ns->increment_norm, it->state.t);
   } else if (rc == LV_ESINGULAR) {
-    snprintf(buf, n, "the Newton matrix is singular in the %s at t = %.9g: check for redundant constraints "
-             "(rank-deficient G) or a zero mass",
-             where, it->state.t);
+    if (it->fail_in_init || it->stats.steps == 0)
+      snprintf(buf, n, "the Newton matrix is singular in the %s at t = %.9g: check for redundant constraints "
+               "(rank-deficient G) or a zero mass",
+               where, it->state.t);
+    else
+      snprintf(buf, n, "the Newton matrix became singular in the step from t = %.9g after %ld good steps: the "
+               "step is probably too large for the iteration (try a smaller step or step halving); if it "
+               "persists, check for constraints that become redundant along the motion",
+               it->state.t, it->stats.steps);
   } else if (rc == LV_EINCONSISTENT) {
     snprintf(buf, n, "the initial values violate the constraints: max|g(q0)| = %.3e, max|G(q0) v0| = %.3e "
              "(tolerance %.1e); %s",

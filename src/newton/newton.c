@@ -54,13 +54,23 @@ lv_newton_options *lv_newton_opts(lv_newton *nw) { return &nw->opt; }
 lv_linsol *lv_newton_linsol(lv_newton *nw) { return nw->ls; }
 void lv_newton_invalidate(lv_newton *nw) { nw->have_factor = 0; }
 
-static int eval_residual(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st, double *norm) {
+/* Evaluates the residual; *norm is its max-norm (the convergence test),
+ * *norm2 its Euclidean norm (the merit function of the damped iteration:
+ * the Newton direction is a descent direction for |r|_2^2, not for the
+ * max-norm, so backtracking on the max-norm rejects good steps). */
+static int eval_residual2(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st, double *norm,
+                          double *norm2) {
   int rc = pb->residual(pb->ctx, nw->r);
   st->residual_evals++;
   if (rc) return rc;
   if (!lv_all_finite(nw->n, nw->r)) return LV_ENONFINITE;
   *norm = lv_vnorm_inf(nw->n, nw->r);
+  if (norm2) *norm2 = sqrt(lv_vdot(nw->n, nw->r, nw->r));
   return 0;
+}
+
+static int eval_residual(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st, double *norm) {
+  return eval_residual2(nw, pb, st, norm, NULL);
 }
 
 static int factorize(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st) {
@@ -85,8 +95,9 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
   int refactor = !nw->have_factor;
   double tol_pair[2] = {o->atol, o->rtol};
 
+  double r2 = 0.0; /* Euclidean norm of the current residual (damping) */
   for (;;) {
-    rc = eval_residual(nw, pb, &st, &rnorm);
+    rc = eval_residual2(nw, pb, &st, &rnorm, &r2);
     if (rc) break;
     st.residual_norm = rnorm;
     if (o->res_tol > 0 && rnorm <= o->res_tol) break; /* converged */
@@ -119,15 +130,17 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
        * halves while it does not decrease.  Additive and exponential
        * updates along one direction compose exactly, so stepping back by
        * -alpha/2 dx realises the shortened correction. */
-      double alpha = 1.0, rnew = 0.0;
-      rc = eval_residual(nw, pb, &st, &rnew);
+      /* Armijo condition on |r|_2: sufficient decrease along the Newton
+       * direction, whose directional derivative of |r|_2 is -|r|_2. */
+      double alpha = 1.0, rnew = 0.0, rnew2 = 0.0;
+      rc = eval_residual2(nw, pb, &st, &rnew, &rnew2);
       int tries = 0;
-      while ((rc == LV_ENONFINITE || (!rc && rnew > (1.0 - 1e-4 * alpha) * rnorm)) && tries < 12) {
+      while ((rc == LV_ENONFINITE || (!rc && rnew2 > (1.0 - 1e-4 * alpha) * r2)) && tries < 12) {
         alpha *= 0.5;
         for (int i = 0; i < n; i++) nw->w[i] = -alpha * nw->dx[i];
         rc = pb->update(pb->ctx, nw->w);
         if (rc) break;
-        rc = eval_residual(nw, pb, &st, &rnew);
+        rc = eval_residual2(nw, pb, &st, &rnew, &rnew2);
         tries++;
         st.damped++;
       }
