@@ -567,9 +567,11 @@ static int vi_init(lv_stepper *st) {
  * converging solve one correction suffices; modified Newton converges
  * linearly, stops anywhere below its tolerance (or at its round-off-floor
  * acceptance, up to 100x the tolerance) and needs several. */
-static int polish(vi *V, const lv_newton_problem *pb, lv_newton_stats *ns) {
+static int polish(vi *V, const lv_newton_problem *pb, lv_newton_stats *ns, int modified) {
   lv_linsol *ls = lv_newton_linsol(V->nw);
-  int n = V->n, many = ns->contraction > 1e-3;
+  /* a modified solve may have used a factorisation from an earlier step even
+   * when it took a single iteration (no contraction rate to go by) */
+  int n = V->n, many = modified || ns->contraction > 1e-3;
   double prev = HUGE_VAL;
   for (int it = 0; it < (many ? 12 : 1); it++) {
     LV_CHECK(pb->residual(V, V->r));
@@ -633,7 +635,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
    * dominated by g(q), whose rounding floor (~1e-16) is far above that of
    * the momentum rows (~eps |dq|), and a momentum-row defect delta costs
    * M delta / h in p every step. */
-  if (ns->iterations > 0) LV_CHECK(polish(V, &pb, ns));
+  if (ns->iterations > 0) LV_CHECK(polish(V, &pb, ns, st->newton.kind == LV_NEWTON_MODIFIED));
 
   /* The final iterate's derived quantities, then commit. */
   if (V->kind == VI_S) {
