@@ -211,7 +211,13 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->stepper.priv = NULL;
   it->stepper.linsol = NULL;
   rc = it->type->create(&it->stepper);
-  if (rc) return rc;
+  if (rc) {
+    /* A create that failed half-way (e.g. on a bad option after its
+     * allocations) leaves st->priv for destroy to release. */
+    if (it->type->destroy) it->type->destroy(&it->stepper);
+    it->stepper.priv = NULL;
+    return rc;
+  }
   it->created = 1;
   rc = it->type->init ? it->type->init(&it->stepper) : 0;
   if (rc) return rc;
