@@ -1,6 +1,6 @@
 /* The scalable chain models and the sparse path: exact derivatives of
- * `chain` and `rigid-chain`, dense and sparse back-ends on the same
- * trajectory, one symbolic analysis per run, the N = 1000 chain for 100
+ * `chain` and `rigid-chain`, dense and both sparse back-ends (UMFPACK, KLU)
+ * on the same trajectory, the KLU back-end's own contract, one symbolic analysis per run, the N = 1000 chain for 100
  * steps (also under the sanitizers), the automatic back-end choice. */
 #include <check.h>
 #include <math.h>
@@ -109,31 +109,198 @@ static void run(const lv_model *m, const char *scheme, double h, int steps, lv_l
   lv_integrator_free(it);
 }
 
-/* N = 50: dense LU and UMFPACK solve the same equations, so the trajectories
- * agree to round-off amplified by the (chaotic) dynamics over 200 steps. */
+/* N = 50: dense LU, UMFPACK and KLU solve the same equations, so the
+ * trajectories agree to round-off amplified by the dynamics over 200 steps. */
 START_TEST(test_dense_vs_sparse) {
   lv_model *m = make("chain", 50, "angle", "60");
   int nq = lv_model_nq(m);
-  double *q[2], *v[2];
-  lv_integrator_stats st[2];
-  for (int k = 0; k < 2; k++) {
+  const lv_linsol_kind kinds[3] = {LV_LINSOL_DENSE, LV_LINSOL_UMFPACK, LV_LINSOL_KLU};
+  double *q[3], *v[3];
+  lv_integrator_stats st[3];
+  for (int k = 0; k < 3; k++) {
     q[k] = calloc((size_t)nq, sizeof(double));
     v[k] = calloc((size_t)nq, sizeof(double));
-    run(m, "rattle", 0.01, 200, k ? LV_LINSOL_UMFPACK : LV_LINSOL_DENSE, q[k], v[k], &st[k]);
+    run(m, "rattle", 0.01, 200, kinds[k], q[k], v[k], &st[k]);
+    ck_assert_int_eq(st[k].linsol, kinds[k]);
+    ck_assert_int_eq(st[k].symbolic, k ? 1 : 0); /* sparse: analysed once in 200 steps */
   }
-  ck_assert_int_eq(st[0].linsol, LV_LINSOL_DENSE);
-  ck_assert_int_eq(st[1].linsol, LV_LINSOL_UMFPACK);
-  ck_assert_int_eq(st[0].symbolic, 0);
-  ck_assert_int_eq(st[1].symbolic, 1);
   /* the motion is not trivial: the chain has moved */
   ck_assert_double_gt(tu_max_abs_diff(nq, q[0], lv_model_q0(m)), 1.0);
-  double dq = tu_max_abs_diff(nq, q[0], q[1]), dv = tu_max_abs_diff(nq, v[0], v[1]);
-  ck_assert_msg(dq < 1e-10 && dv < 1e-10, "dense vs sparse: |dq| = %g, |dv| = %g", dq, dv);
-  for (int k = 0; k < 2; k++) {
+  for (int k = 1; k < 3; k++) {
+    double dq = tu_max_abs_diff(nq, q[0], q[k]), dv = tu_max_abs_diff(nq, v[0], v[k]);
+    ck_assert_msg(dq < 1e-10 && dv < 1e-10, "dense vs %s: |dq| = %g, |dv| = %g",
+                  lv_linsol_kind_name(kinds[k]), dq, dv);
+  }
+  for (int k = 0; k < 3; k++) {
     free(q[k]);
     free(v[k]);
   }
   lv_model_free(m);
+}
+END_TEST
+
+/* The Lie group families: the rigid chain in (R^3 x SO(3))^N under
+ * generalized-alpha (index 3 and GGL index 2) on all three back-ends --
+ * same trajectory, constraints at every node, one analysis per run -- and
+ * the particle chain under generalized-alpha (its linear-space form). */
+START_TEST(test_lie_group_schemes) {
+  if (!lv_scheme_find("genalpha")) {
+    fprintf(stderr, "check_chain: genalpha not registered in this build, Lie group runs skipped\n");
+    return;
+  }
+  const lv_linsol_kind kinds[3] = {LV_LINSOL_DENSE, LV_LINSOL_UMFPACK, LV_LINSOL_KLU};
+  const char *index[2] = {"3", "2"};
+  lv_model *m = make("rigid-chain", 8, NULL, NULL);
+  int nq = lv_model_nq(m), nc = lv_model_nc(m);
+  for (int ix = 0; ix < 2; ix++) {
+    double *q[3];
+    for (int k = 0; k < 3; k++) {
+      q[k] = calloc((size_t)nq, sizeof(double));
+      lv_integrator *it;
+      ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 0.005), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, "index", index[ix]), 0);
+      ck_assert_int_eq(lv_integrator_set_linsol(it, kinds[k], 0), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      double gmax = 0, *g = calloc((size_t)nc, sizeof(double));
+      for (int n = 0; n < 100; n++) {
+        ck_assert_int_eq(lv_integrator_step(it), 0);
+        ck_assert_int_eq(lv_model_constraints(m, lv_integrator_state(it)->q, g), 0);
+        if (tu_norm_inf(nc, g) > gmax) gmax = tu_norm_inf(nc, g);
+      }
+      ck_assert_msg(gmax < 1e-10, "index %s, %s: max |g| = %g", index[ix], lv_linsol_kind_name(kinds[k]), gmax);
+      lv_integrator_stats st;
+      lv_integrator_get_stats(it, &st);
+      ck_assert_int_eq(st.linsol, kinds[k]);
+      if (k) ck_assert_int_eq(st.symbolic, 1);
+      memcpy(q[k], lv_integrator_state(it)->q, (size_t)nq * sizeof(double));
+      free(g);
+      lv_integrator_free(it);
+    }
+    ck_assert_double_gt(tu_max_abs_diff(nq, q[0], lv_model_q0(m)), 0.1); /* it moved */
+    for (int k = 1; k < 3; k++)
+      ck_assert_msg(tu_max_abs_diff(nq, q[0], q[k]) < 1e-10, "index %s: dense vs %s %g", index[ix],
+                    lv_linsol_kind_name(kinds[k]), tu_max_abs_diff(nq, q[0], q[k]));
+    for (int k = 0; k < 3; k++) free(q[k]);
+  }
+  lv_model_free(m);
+
+  lv_model *c = make("chain", 50, "angle", "60");
+  int nc3 = lv_model_nq(c);
+  double *qa = calloc((size_t)nc3, sizeof(double)), *qb = calloc((size_t)nc3, sizeof(double));
+  lv_integrator_stats sa, sb;
+  run(c, "genalpha", 0.01, 10, LV_LINSOL_DENSE, qa, NULL, &sa);
+  run(c, "genalpha", 0.01, 10, LV_LINSOL_KLU, qb, NULL, &sb);
+  ck_assert_int_eq(sb.symbolic, 1);
+  ck_assert_msg(tu_max_abs_diff(nc3, qa, qb) < 1e-10, "chain genalpha dense vs klu %g", tu_max_abs_diff(nc3, qa, qb));
+  free(qa);
+  free(qb);
+  lv_model_free(c);
+}
+END_TEST
+
+/* The other families on the chain's sparse path as they land: dense and
+ * KLU runs of the same steps agree, and the sparse pattern is analysed
+ * once.  Few steps: vi-* and em still do dense nv x nv work per step. */
+START_TEST(test_other_schemes) {
+  const char *names[4] = {"vi-a", "vi-b", "em", "em-g"};
+  lv_model *m = make("chain", 50, "angle", "60");
+  int nq = lv_model_nq(m);
+  double *qa = calloc((size_t)nq, sizeof(double)), *qb = calloc((size_t)nq, sizeof(double));
+  for (int s = 0; s < 4; s++) {
+    if (!lv_scheme_find(names[s])) {
+      fprintf(stderr, "check_chain: %s not registered in this build, skipped\n", names[s]);
+      continue;
+    }
+    lv_integrator_stats sa, sb;
+    run(m, names[s], 0.01, 5, LV_LINSOL_DENSE, qa, NULL, &sa);
+    run(m, names[s], 0.01, 5, LV_LINSOL_KLU, qb, NULL, &sb);
+    ck_assert_int_eq(sb.linsol, LV_LINSOL_KLU);
+    ck_assert_int_eq(sb.symbolic, 1);
+    ck_assert_double_gt(tu_max_abs_diff(nq, qa, lv_model_q0(m)), 1e-3);
+    ck_assert_msg(tu_max_abs_diff(nq, qa, qb) < 1e-10, "%s: dense vs klu %g", names[s],
+                  tu_max_abs_diff(nq, qa, qb));
+  }
+  free(qa);
+  free(qb);
+  lv_model_free(m);
+}
+END_TEST
+
+/* The KLU back-end on its own: solves against dense LU on a random sparse
+ * saddle-point matrix, keeps the analysis while the positions repeat, and
+ * re-searches pivots when kept ones go bad. */
+static void saddle(lv_linsol *ls, int n, unsigned long long seed, double diag) {
+  unsigned long long s = tu_seed(seed);
+  int m = n / 4, d = n - m;
+  lv_linsol_begin(ls);
+  for (int i = 0; i < d; i++) {
+    ck_assert_int_eq(lv_linsol_add(ls, i, i, diag + tu_rand(&s)), 0);
+    if (i) {
+      double a = 0.3 * tu_rand(&s);
+      ck_assert_int_eq(lv_linsol_add(ls, i, i - 1, a), 0);
+      ck_assert_int_eq(lv_linsol_add(ls, i - 1, i, a), 0);
+    }
+  }
+  for (int k = 0; k < m; k++) {
+    int c = (3 * k) % d;
+    double g = 1.0 + 0.5 * tu_rand(&s), h = 0.3 * tu_rand(&s);
+    ck_assert_int_eq(lv_linsol_add(ls, d + k, c, g), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, c, d + k, g), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, d + k, (c + 1) % d, h), 0);
+    ck_assert_int_eq(lv_linsol_add(ls, (c + 1) % d, d + k, h), 0);
+  }
+}
+
+START_TEST(test_klu_backend) {
+  const int n = 60;
+  lv_linsol *dn, *kl;
+  ck_assert_int_eq(lv_linsol_new(&dn, LV_LINSOL_DENSE, n, 0), 0);
+  ck_assert_int_eq(lv_linsol_new(&kl, LV_LINSOL_KLU, n, 0), 0);
+  ck_assert_int_eq(lv_linsol_kind_of(kl), LV_LINSOL_KLU);
+  ck_assert_str_eq(lv_linsol_kind_name(LV_LINSOL_KLU), "klu");
+  double b[60], x1[60], x2[60], Ax[60];
+  unsigned long long s = tu_seed(3);
+  /* same positions, new values, and diagonals that shrink towards zero so
+   * that the pivot order chosen for the first matrix goes bad */
+  const double diag[5] = {4.0, 3.0, 1e-3, 4.0, 1e-9};
+  for (int r = 0; r < 5; r++) {
+    saddle(dn, n, 11 + r, diag[r]);
+    saddle(kl, n, 11 + r, diag[r]);
+    ck_assert_int_eq(lv_linsol_factor(dn), 0);
+    ck_assert_int_eq(lv_linsol_factor(kl), 0);
+    for (int i = 0; i < n; i++) b[i] = x1[i] = x2[i] = tu_rand(&s);
+    ck_assert_int_eq(lv_linsol_solve(dn, x1), 0);
+    ck_assert_int_eq(lv_linsol_solve(kl, x2), 0);
+    ck_assert_msg(tu_rel_err(n, x2, x1) < 1e-11, "round %d: klu vs dense %g", r, tu_rel_err(n, x2, x1));
+    ck_assert_int_eq(lv_linsol_matvec(kl, x2, Ax), 0);
+    ck_assert_double_lt(tu_max_abs_diff(n, Ax, b), 1e-12 * (1 + tu_norm_inf(n, b)));
+  }
+  lv_linsol_stats st;
+  lv_linsol_get_stats(kl, &st);
+  ck_assert_int_eq(st.symbolic, 1);
+  ck_assert_int_eq(st.numeric, 5);
+  /* a new position: a new analysis */
+  saddle(kl, n, 20, 4.0);
+  ck_assert_int_eq(lv_linsol_add(kl, 0, n - 1, 0.5), 0);
+  ck_assert_int_eq(lv_linsol_factor(kl), 0);
+  lv_linsol_get_stats(kl, &st);
+  ck_assert_int_eq(st.symbolic, 2);
+  /* begin/add keep the factorisation usable (modified Newton) */
+  saddle(kl, n, 21, 4.0);
+  for (int i = 0; i < n; i++) x2[i] = 1.0;
+  ck_assert_int_eq(lv_linsol_solve(kl, x2), 0);
+  /* singular: a zero row */
+  lv_linsol *z;
+  ck_assert_int_eq(lv_linsol_new(&z, LV_LINSOL_KLU, 3, 0), 0);
+  lv_linsol_begin(z);
+  lv_linsol_add(z, 0, 0, 1.0);
+  lv_linsol_add(z, 1, 1, 1.0);
+  lv_linsol_add(z, 2, 2, 0.0);
+  ck_assert_int_eq(lv_linsol_factor(z), LV_ESINGULAR);
+  ck_assert_int_eq(lv_linsol_solve(z, x2), LV_EINPUT); /* nothing usable */
+  lv_linsol_free(z);
+  lv_linsol_free(dn);
+  lv_linsol_free(kl);
 }
 END_TEST
 
@@ -212,6 +379,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_rigid_chain_derivatives);
   tcase_add_test(tc, test_initial_state);
   tcase_add_test(tc, test_dense_vs_sparse);
+  tcase_add_test(tc, test_klu_backend);
+  tcase_add_test(tc, test_lie_group_schemes);
+  tcase_add_test(tc, test_other_schemes);
   tcase_add_test(tc, test_large_chain);
   tcase_add_test(tc, test_auto_choice);
   suite_add_tcase(s, tc);

@@ -1,5 +1,6 @@
 /** @file lv_linsol.h
- *  Matrix assembly and linear solvers (dense LAPACK LU, sparse UMFPACK LU).
+ *  Matrix assembly and linear solvers (dense LAPACK LU, sparse UMFPACK LU,
+ *  sparse KLU).
  *
  *  Every matrix livens builds -- Newton matrices of the schemes, mass
  *  matrices, constraint Jacobians written by model callbacks -- goes through
@@ -62,19 +63,28 @@ lv_sink lv_sink_null(int nrows, int ncols);
 typedef enum {
   LV_LINSOL_AUTO = 0,  /**< dense below the size threshold, UMFPACK above */
   LV_LINSOL_DENSE = 1, /**< LAPACK dgetrf/dgetrs (OpenBLAS) */
-  LV_LINSOL_UMFPACK = 2 /**< SuiteSparse UMFPACK, symbolic analysis reused */
+  LV_LINSOL_UMFPACK = 2, /**< SuiteSparse UMFPACK, symbolic analysis reused */
+  /** SuiteSparse KLU, symbolic analysis reused, numeric refactorisation
+   *  with the kept pivot order (a new pivot search when a kept pivot has
+   *  become small).  On the Newton matrices of chains of particles or
+   *  bodies (O(n) fill, few flops per entry) its numeric phase is 10-30x
+   *  cheaper than UMFPACK's (benchmarks/bench_scale); UMFPACK's frontal
+   *  method pays off where fill is heavy (2D/3D meshes). */
+  LV_LINSOL_KLU = 3
 } lv_linsol_kind;
 
 /** Default size at or above which LV_LINSOL_AUTO chooses UMFPACK.  Measured
- *  by benchmarks/bench_core on sparse saddle-point matrices: UMFPACK is 1.7x
- *  faster than dense LU at n = 100 and 0.66x at n = 30. */
-#define LV_LINSOL_AUTO_THRESHOLD 100
+ *  on real Newton matrices (benchmarks/bench_scale, RATTLE on the chain,
+ *  n = nv + nc): UMFPACK/dense time per step 0.82-1.6 at n = 48, 0.93-1.03
+ *  at n = 64, 0.70-0.87 at n = 80, 0.60-0.64 at n = 100 over three runs --
+ *  parity at n ~ 64.  (bench_core's synthetic matrices had put it near 100.) */
+#define LV_LINSOL_AUTO_THRESHOLD 64
 
 typedef struct lv_linsol lv_linsol;
 
 /** Counters since creation. */
 typedef struct {
-  long symbolic;   /**< symbolic analyses (UMFPACK; always 0 for dense) */
+  long symbolic;   /**< symbolic analyses (UMFPACK, KLU; always 0 for dense) */
   long numeric;    /**< numeric factorisations */
   long solves;     /**< triangular solves */
   long nnz;        /**< entries in the current pattern (n*n for dense) */
@@ -88,7 +98,7 @@ void lv_linsol_free(lv_linsol *ls);
 
 /** The back-end actually used (never LV_LINSOL_AUTO). */
 lv_linsol_kind lv_linsol_kind_of(const lv_linsol *ls);
-/** "dense", "umfpack" or "auto". */
+/** "dense", "umfpack", "klu" or "auto". */
 const char *lv_linsol_kind_name(lv_linsol_kind kind);
 int lv_linsol_size(const lv_linsol *ls);
 

@@ -111,7 +111,7 @@ int lv_integrator_set_option(lv_integrator *it, const char *key, const char *val
 }
 
 int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind, int threshold) {
-  if (!it || kind < LV_LINSOL_AUTO || kind > LV_LINSOL_UMFPACK || threshold < 0 || it->created)
+  if (!it || kind < LV_LINSOL_AUTO || kind > LV_LINSOL_KLU || threshold < 0 || it->created)
     return LV_EINPUT;
   it->linsol_kind = kind;
   it->linsol_threshold = threshold;

@@ -11,13 +11,13 @@ int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold) {
     if (threshold == 0) threshold = LV_LINSOL_AUTO_THRESHOLD;
     kind = n < threshold ? LV_LINSOL_DENSE : LV_LINSOL_UMFPACK;
   }
-  if (kind != LV_LINSOL_DENSE && kind != LV_LINSOL_UMFPACK) return LV_EINPUT;
+  if (kind != LV_LINSOL_DENSE && kind != LV_LINSOL_UMFPACK && kind != LV_LINSOL_KLU) return LV_EINPUT;
 
   lv_linsol *ls = lv_calloc(1, sizeof *ls);
   if (ls == NULL) return LV_ENOMEM;
   ls->kind = kind;
   ls->n = n;
-  int rc = kind == LV_LINSOL_DENSE ? lv_dense_create(ls) : lv_umf_create(ls);
+  int rc = kind == LV_LINSOL_DENSE ? lv_dense_create(ls) : kind == LV_LINSOL_KLU ? lv_klu_create(ls) : lv_umf_create(ls);
   if (rc != 0) {
     free(ls);
     return rc;
@@ -30,6 +30,8 @@ void lv_linsol_free(lv_linsol *ls) {
   if (ls == NULL) return;
   if (ls->kind == LV_LINSOL_DENSE)
     lv_dense_destroy(ls);
+  else if (ls->kind == LV_LINSOL_KLU)
+    lv_klu_destroy(ls);
   else
     lv_umf_destroy(ls);
   free(ls);
@@ -42,6 +44,7 @@ const char *lv_linsol_kind_name(lv_linsol_kind kind) {
     case LV_LINSOL_AUTO: return "auto";
     case LV_LINSOL_DENSE: return "dense";
     case LV_LINSOL_UMFPACK: return "umfpack";
+    case LV_LINSOL_KLU: return "klu";
   }
   return "unknown";
 }
@@ -53,6 +56,8 @@ int lv_linsol_begin(lv_linsol *ls) {
   ls->nonfinite = 0;
   if (ls->kind == LV_LINSOL_DENSE)
     lv_dense_begin(ls);
+  else if (ls->kind == LV_LINSOL_KLU)
+    lv_klu_begin(ls);
   else
     lv_umf_begin(ls);
   return 0;
@@ -65,7 +70,8 @@ int lv_linsol_add(lv_linsol *ls, int i, int j, double v) {
   int bad = !isfinite(v);
   if (bad) ls->nonfinite = 1;
   int rc = ls->kind == LV_LINSOL_DENSE ? lv_dense_add(ls, i, j, v)
-                                       : lv_umf_add(ls, i, j, v);
+           : ls->kind == LV_LINSOL_KLU  ? lv_klu_add(ls, i, j, v)
+                                        : lv_umf_add(ls, i, j, v);
   if (rc != 0) return rc;
   return bad ? LV_ENONFINITE : 0;
 }
@@ -98,7 +104,9 @@ int lv_linsol_factor(lv_linsol *ls) {
   ls->factored = 0;
   ls->rcond = 0.0;
   if (ls->nonfinite) return LV_ENONFINITE;
-  int rc = ls->kind == LV_LINSOL_DENSE ? lv_dense_factor(ls) : lv_umf_factor(ls);
+  int rc = ls->kind == LV_LINSOL_DENSE ? lv_dense_factor(ls)
+           : ls->kind == LV_LINSOL_KLU  ? lv_klu_factor(ls)
+                                        : lv_umf_factor(ls);
   if (rc == 0) ls->factored = 1;
   return rc;
 }
@@ -108,13 +116,17 @@ int lv_linsol_solve(lv_linsol *ls, double *b) {
   /* A non-finite right-hand side is the caller's data, not a property of the
    * matrix, so it gets its own status instead of LV_ESINGULAR. */
   if (!lv_all_finite(ls->n, b)) return LV_ENONFINITE;
-  return ls->kind == LV_LINSOL_DENSE ? lv_dense_solve(ls, b) : lv_umf_solve(ls, b);
+  return ls->kind == LV_LINSOL_DENSE ? lv_dense_solve(ls, b)
+         : ls->kind == LV_LINSOL_KLU  ? lv_klu_solve(ls, b)
+                                      : lv_umf_solve(ls, b);
 }
 
 int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y) {
   if (ls == NULL || x == NULL || y == NULL) return LV_EINPUT;
   if (ls->kind == LV_LINSOL_DENSE)
     lv_dense_matvec_ls(ls, x, y);
+  else if (ls->kind == LV_LINSOL_KLU)
+    lv_klu_matvec(ls, x, y);
   else
     lv_umf_matvec(ls, x, y);
   return 0;

@@ -7,6 +7,7 @@
 
 typedef struct lv_dense_data lv_dense_data;
 typedef struct lv_umf_data lv_umf_data;
+typedef struct lv_klu_data lv_klu_data;
 
 struct lv_linsol {
   lv_linsol_kind kind; /* resolved back-end, never LV_LINSOL_AUTO */
@@ -25,6 +26,7 @@ struct lv_linsol {
   union {
     lv_dense_data *dense;
     lv_umf_data *umf;
+    lv_klu_data *klu;
   } be;
 };
 
@@ -46,5 +48,13 @@ int lv_umf_add(lv_linsol *ls, int i, int j, double v);
 int lv_umf_factor(lv_linsol *ls);
 int lv_umf_solve(lv_linsol *ls, double *b);
 void lv_umf_matvec(const lv_linsol *ls, const double *x, double *y);
+
+int lv_klu_create(lv_linsol *ls);
+void lv_klu_destroy(lv_linsol *ls);
+void lv_klu_begin(lv_linsol *ls);
+int lv_klu_add(lv_linsol *ls, int i, int j, double v);
+int lv_klu_factor(lv_linsol *ls);
+int lv_klu_solve(lv_linsol *ls, double *b);
+void lv_klu_matvec(const lv_linsol *ls, const double *x, double *y);
 
 #endif

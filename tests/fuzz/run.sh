@@ -22,7 +22,7 @@ for h in runfile options; do
   # the CLI files reference the rest of the library: link it whole
   $CC $flags $inc "$top/tests/fuzz/fuzz_$h.c" $extra -o "$out/fuzz_$h" \
     $(find "$top/src" -name '*.c' ! -path '*/cli/*' ! -path '*/fuzz/*') "$top"/models/*.c \
-    $(pkg-config --libs inih) -I/usr/include/suitesparse -lumfpack -lamd -lopenblas -lm
+    $(pkg-config --libs inih) -I/usr/include/suitesparse -lumfpack -lklu -lamd -lopenblas -lm
   corpus="$out/corpus_$h"
   mkdir -p "$corpus"
   cp "$top"/tests/fuzz/seeds_$h/* "$corpus"/ 2>/dev/null || true
