@@ -132,7 +132,15 @@ int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y) {
   return 0;
 }
 
-double lv_linsol_rcond(const lv_linsol *ls) { return ls->rcond; }
+double lv_linsol_rcond(const lv_linsol *ls) {
+  /* The dense back-end skips the estimate when the pivots clear the matrix;
+   * compute it now (caching it is invisible to the caller). */
+  if (ls->rcond == -1.0 && ls->kind == LV_LINSOL_DENSE) {
+    double r = lv_dense_rcond((lv_linsol *)ls);
+    return r < 0 ? 0.0 : r;
+  }
+  return ls->rcond;
+}
 
 void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats) {
   if (ls == NULL || stats == NULL) return;

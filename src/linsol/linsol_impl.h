@@ -38,6 +38,7 @@ void lv_dense_destroy(lv_linsol *ls);
 void lv_dense_begin(lv_linsol *ls);
 int lv_dense_add(lv_linsol *ls, int i, int j, double v);
 int lv_dense_factor(lv_linsol *ls);
+double lv_dense_rcond(lv_linsol *ls);
 int lv_dense_solve(lv_linsol *ls, double *b);
 void lv_dense_matvec_ls(const lv_linsol *ls, const double *x, double *y);
 
