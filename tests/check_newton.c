@@ -130,6 +130,31 @@ START_TEST(test_failures) {
 }
 END_TEST
 
+/* Polishing: a solve accepted at a loose tolerance is brought to round-off
+ * by corrections with the kept factorisation. */
+START_TEST(test_polish) {
+  lv_newton *nw;
+  ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
+  lv_newton_opts(nw)->res_tol = 1e-4;
+  prob p;
+  prob_init(&p, 1.0, -1.0);
+  lv_newton_problem pb = {res, jac, upd, NULL, &p, 2};
+  lv_newton_stats st;
+  ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), 0);
+  double r[2];
+  res(&p, r);
+  double before = fmax(fabs(r[0]), fabs(r[1]));
+  ck_assert_double_gt(before, 1e-12); /* loose: not yet at round-off */
+  int it0 = st.iterations;
+  ck_assert_int_eq(lv_newton_polish(nw, &pb, 5, &st), 0);
+  res(&p, r);
+  ck_assert_double_lt(fmax(fabs(r[0]), fabs(r[1])), 1e-14);
+  ck_assert_int_gt(st.iterations, it0);
+  ck_assert_int_le(st.iterations, it0 + 5);
+  lv_newton_free(nw);
+}
+END_TEST
+
 /* atan(x) = 0 from x0 = 3: plain Newton overshoots and diverges, the damped
  * (globalised) iteration converges. */
 static double ax;
@@ -161,6 +186,7 @@ int main(void) {
   tcase_add_test(tc, test_modified);
   tcase_add_test(tc, test_failures);
   tcase_add_test(tc, test_damping);
+  tcase_add_test(tc, test_polish);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

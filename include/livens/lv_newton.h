@@ -84,6 +84,14 @@ lv_linsol *lv_newton_linsol(lv_newton *nw);
 int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse,
                     lv_newton_stats *stats);
 
+/** After a converged solve: up to @p max_corrections further corrections
+ *  with the kept factorisation, while the residual max-norm at least halves.
+ *  Brings a solution accepted at the tolerance down to round-off, which
+ *  long conservative runs need (momentum maps drift by the accepted
+ *  residual every step otherwise).  Adds its iterations to @p stats. */
+int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb,
+                     int max_corrections, lv_newton_stats *stats);
+
 /** Mark the kept factorisation stale (e.g. after a step-size change). */
 void lv_newton_invalidate(lv_newton *nw);
 

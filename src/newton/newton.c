@@ -164,3 +164,30 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
   if (stats) *stats = st;
   return rc;
 }
+
+int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb, int max_corrections, lv_newton_stats *stats) {
+  if (!nw || !pb || pb->n != nw->n) return LV_EINPUT;
+  if (!nw->have_factor) return 0; /* nothing to polish with */
+  lv_newton_stats st;
+  memset(&st, 0, sizeof st);
+  double rnorm = 0.0, prev = HUGE_VAL;
+  int rc = 0;
+  for (int k = 0; k < max_corrections; k++) {
+    rc = eval_residual(nw, pb, &st, &rnorm);
+    if (rc) break;
+    /* stop at the round-off floor: no halving means no further digits */
+    if (rnorm == 0.0 || rnorm > 0.5 * prev) break;
+    prev = rnorm;
+    for (int i = 0; i < nw->n; i++) nw->dx[i] = -nw->r[i];
+    rc = lv_linsol_solve(nw->ls, nw->dx);
+    if (rc) break;
+    rc = pb->update(pb->ctx, nw->dx);
+    if (rc) break;
+    st.iterations++;
+  }
+  if (stats) {
+    stats->iterations += st.iterations;
+    stats->residual_evals += st.residual_evals;
+  }
+  return rc;
+}
