@@ -692,6 +692,85 @@ START_TEST(test_variable_mass) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ rank-deficient mass matrix (seed 001 §4) */
+
+/* Spec §6.E E2: the pendulum with M = diag(1, 0) (x-mass only), force
+ * (0, 9.81), l = 1, x0 = 0.2.  The saddle-point matrices stay regular
+ * (M is positive definite on ker G while y != 0); lambda = -9.81 / y.
+ * Index 3 with the naive start is second order with no transient (18). */
+static int rd_mass(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  int rc = lv_sink_add(M, 0, 0, 1.0);
+  if (rc) return rc;
+  return lv_sink_add(M, 1, 1, 0.0);
+}
+static int rd_V(const double *q, double *V, void *u) {
+  (void)u;
+  *V = 9.81 * q[1];
+  return 0;
+}
+static int rd_dV(const double *q, double *dV, void *u) {
+  (void)q, (void)u;
+  dV[0] = 0.0;
+  dV[1] = 9.81;
+  return 0;
+}
+static int rd_g(const double *q, double *g, void *u) {
+  (void)u;
+  g[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] - 1.0);
+  return 0;
+}
+
+START_TEST(test_rank_deficient_mass) {
+  lv_model *p = model("pendulum2d", "x0", "0.2");
+  lv_space *sp;
+  lv_model *m;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 2), 0);
+  ck_assert_int_eq(lv_model_new(&m, "pendulum-x-mass", sp, 1), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, rd_mass, 1), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, rd_V, rd_dV, NULL), 0);
+  ck_assert_int_eq(lv_model_set_constraints(m, rd_g, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(lv_model_set_initial(m, lv_model_q0(p), lv_model_v0(p)), 0);
+  lv_model_free(p);
+  /* reference: index 2, h = 1e-4, sampled every 2.5e-3 */
+  enum { NR = 801, EVERY = 25 };
+  static double rq[NR][2], rl[NR];
+  const char *i2[] = {"index", "2", NULL};
+  lv_integrator *it = integrator(m, 1e-4, i2);
+  const lv_state *s = lv_integrator_state(it);
+  for (int n = 0; n < NR; n++) {
+    for (int j = 0; n > 0 && j < EVERY; j++) ck_assert_int_eq(lv_integrator_step(it), 0);
+    rq[n][0] = s->q[0];
+    rq[n][1] = s->q[1];
+    rl[n] = s->lambda[0];
+    ck_assert_double_eq_tol(s->lambda[0], -9.81 / s->q[1], 1e-8 * fabs(s->lambda[0]));
+  }
+  lv_integrator_free(it);
+  double hs[4] = {2e-2, 1e-2, 5e-3, 2.5e-3}, eq[4], el[4];
+  for (int k = 0; k < 4; k++) {
+    it = integrator(m, hs[k], I3_NAIVE);
+    s = lv_integrator_state(it);
+    int stride = (int)(hs[k] / 2.5e-3 + 0.5), N = (int)(2.0 / hs[k] + 0.5);
+    eq[k] = el[k] = 0.0;
+    for (int n = 1; n <= N; n++) {
+      ck_assert_int_eq(lv_integrator_step(it), 0);
+      double d[2] = {s->q[0] - rq[n * stride][0], s->q[1] - rq[n * stride][1]};
+      if (norm(2, d) > eq[k]) eq[k] = norm(2, d);
+      if (fabs(s->lambda[0] - rl[n * stride]) > el[k]) el[k] = fabs(s->lambda[0] - rl[n * stride]);
+    }
+    lv_integrator_free(it);
+  }
+  double pq = fit(4, hs, eq), pl = fit(4, hs, el);
+  if (verbose())
+    printf("M = diag(1, 0): e_q %.4g %.4g %.4g %.4g (order %.3f; proto 6.063e-4 .. 9.464e-6), e_l %.4g %.4g %.4g %.4g "
+           "(order %.3f; proto 1.128e-3 .. 1.762e-5)\n",
+           eq[0], eq[1], eq[2], eq[3], pq, el[0], el[1], el[2], el[3], pl);
+  assert_order(pq, 1.9, 2.1, "E2 rank-deficient M, q");
+  assert_order(pl, 1.9, 2.1, "E2 rank-deficient M, lambda (naive start, no transient)");
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("genalpha");
   TCase *basic = tcase_create("basic");
@@ -700,6 +779,7 @@ int main(void) {
   tcase_add_test(basic, test_pendulum_paper);
   tcase_add_test(basic, test_pendulum_order);
   tcase_add_test(basic, test_variable_mass);
+  tcase_add_test(basic, test_rank_deficient_mass);
   tcase_add_test(basic, test_top_initial);
   tcase_add_test(basic, test_top_derivatives);
   tcase_add_test(basic, test_top_newton_and_umfpack);

@@ -203,6 +203,8 @@ typedef struct {
   int *ui, *uj;
   double *uv;          /* accumulated values */
   int count, built, bad, err;
+  double *D;           /* dense back-end: an N x N column-major scratch instead */
+  int N;
 } acache;
 
 static int acache_init(acache *A, int cap) {
@@ -219,6 +221,7 @@ static int acache_init(acache *A, int cap) {
 }
 
 static void acache_free(acache *A) {
+  free(A->D);
   free(A->ci);
   free(A->cj);
   free(A->cv);
@@ -229,6 +232,10 @@ static void acache_free(acache *A) {
 }
 
 static inline void emit(acache *A, int i, int j, double v) {
+  if (A->D) { /* dense back-end: the position bookkeeping is not needed */
+    A->D[i + (size_t)j * (size_t)A->N] += v;
+    return;
+  }
   int c = A->count++;
   if (A->built) {
     if (c < A->n && A->ci[c] == i && A->cj[c] == j)
@@ -572,6 +579,20 @@ static int ga_jacobian(void *ctx, lv_linsol *ls) {
   tan_ctx tc = {g->m->space, g->hdq};
   LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
   LV_CHECK(iterate_matrices(g));
+  if (A->D) {
+    /* A dense matrix has no pattern to keep: accumulate in place and hand
+     * over the nonzero entries. */
+    int N = A->N;
+    memset(A->D, 0, (size_t)N * (size_t)N * sizeof(double));
+    A->err = 0;
+    LV_CHECK(assemble(g));
+    for (int j = 0; j < N; j++)
+      for (int i = 0; i < N; i++) {
+        double v = A->D[i + (size_t)j * (size_t)N];
+        if (v != 0.0) LV_CHECK(lv_linsol_add(ls, i, j, v));
+      }
+    return 0;
+  }
   for (int attempt = 0; attempt < 2; attempt++) {
     A->count = 0;
     A->bad = 0;
@@ -789,6 +810,11 @@ static int create_body(lv_stepper *st, genalpha *g) {
   LV_CHECK(rfac_init(&g->Mc, d, 0, 4 * d));
   LV_CHECK(acache_init(&g->asmb, 16 * d));
   LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
+  if (lv_linsol_kind_of(lv_newton_linsol(g->nw)) == LV_LINSOL_DENSE) {
+    g->asmb.N = g->N;
+    g->asmb.D = lv_calloc((size_t)g->N * (size_t)g->N, sizeof(double));
+    if (!g->asmb.D) return LV_ENOMEM;
+  }
   *lv_newton_opts(g->nw) = st->newton;
   LV_CHECK(lv_linsol_new(&g->kkt, st->linsol_kind, d + k, st->linsol_threshold));
   st->linsol = lv_newton_linsol(g->nw);
