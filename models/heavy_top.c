@@ -283,8 +283,8 @@ static int create(const lv_kv *kv, lv_model **out) {
     P.form = F_SO3;
   else
     return LV_EINPUT;
-  static const char *jn[3] = {"J1", "J2", "J3"}, *xn[3] = {"X1", "X2", "X3"},
-                    *wn[3] = {"Omega1", "Omega2", "Omega3"};
+  static const char *const jn[3] = {"J1", "J2", "J3"}, *const xn[3] = {"X1", "X2", "X3"},
+                          *const wn[3] = {"Omega1", "Omega2", "Omega3"};
   static const double jd[3] = {0.234375, 0.46875, 0.234375}, xd[3] = {0, 1, 0}, wd[3] = {0, 150, -4.61538};
   LV_CHECK(lv_kv_double(kv, "m", 15.0, &P.m));
   LV_CHECK(lv_kv_double(kv, "gravity", 9.81, &P.g0));
