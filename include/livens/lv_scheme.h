@@ -30,7 +30,8 @@ enum {
   LV_SCHEME_HAS_GAMMA = 1u << 1,     /**< carries a velocity-level multiplier */
   LV_SCHEME_MULTISTEP = 1u << 2,     /**< keeps a history (no step halving) */
   LV_SCHEME_CONSTANT_MASS = 1u << 3, /**< requires a constant mass matrix */
-  LV_SCHEME_LINEAR_SPACE = 1u << 4   /**< requires a linear configuration space */
+  LV_SCHEME_LINEAR_SPACE = 1u << 4,  /**< requires a linear configuration space */
+  LV_SCHEME_UNCONSTRAINED = 1u << 5  /**< requires a model without constraints */
 };
 
 /** One instance of a scheme attached to an integrator. */

@@ -2,6 +2,7 @@
 #include "lv_internal.h"
 
 extern const lv_scheme_type lv_scheme_rattle;
+extern const lv_scheme_type lv_scheme_midpoint;
 extern const lv_scheme_type lv_scheme_em, lv_scheme_em_g;
 extern const lv_scheme_type lv_scheme_vi_s, lv_scheme_vi_a, lv_scheme_vi_b;
 extern const lv_scheme_type lv_scheme_genalpha;
@@ -9,6 +10,7 @@ extern const lv_scheme_type lv_scheme_bliedf1, lv_scheme_bliedf2, lv_scheme_blie
 
 static const lv_scheme_type *const schemes[] = {
     &lv_scheme_rattle,
+    &lv_scheme_midpoint,
     &lv_scheme_vi_s,
     &lv_scheme_vi_a,
     &lv_scheme_vi_b,
