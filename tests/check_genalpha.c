@@ -58,7 +58,8 @@ START_TEST(test_options) {
       {"rho-inf", "-0.1", LV_EINPUT},    {"rho-inf", "x", LV_EINPUT},      {"alpha-m", "1", LV_EINPUT},
       {"beta", "0", LV_EINPUT},          {"start", "clever", LV_EINPUT},   {"projection", "maybe", LV_EINPUT},
       {"projection-times", "0.7x", LV_EINPUT}, {"projection-times", ",", LV_EINPUT},
-      {"sigma", "1", LV_ENOTIMPL},       {"sigma", "optimal", LV_ENOTIMPL}, {"sigma", "0", 0},
+      {"sigma", "x", LV_EINPUT},         {"corrector", "maybe", LV_EINPUT}, {"sigma", "0", 0},
+      {"sigma", "1", 0},                 {"sigma", "optimal", 0},          {"corrector", "paper", 0},
       {"rho-inf", "1", 0},               {"rho-inf", "0", 0},              {"projection-times", "0.05,0.02", 0},
       {"index", "2", 0},
   };

@@ -401,6 +401,10 @@ typedef struct {
   lv_linsol *kkt;             /* [M G^T; G 0]: (7), the start, projections */
   double *kb;                 /* its right-hand side, nv + nc */
   double h_last;              /* step of the last factorisation (modified Newton) */
+  /* sigma-modification (issue 6, spec 002): see the block before ga_residual */
+  double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
+  int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3) */
+  double *dql;                /* exact corrector: theta_lin / h (the linear part of theta) */
 } genalpha;
 
 /* ---- small fills for rfac ---- */
@@ -492,6 +496,100 @@ static int project_velocity(genalpha *g, const double *q, double *v) {
   return 0;
 }
 
+/* ---- sigma-modification (issue 6; spec 002 §2, §3, §4.4) ----
+ *
+ * theta = h Dq is the increment q_n^-1 q_{n+1}.  The sigma-scheme replaces
+ * theta = theta_lin (the plain relation above) by (12)-(16) with (16) used
+ * to eliminate theta-dot:
+ *   theta = theta_lin + c (T^-1(theta) v_{n+1} - v_{n+1}),  c = sigma h beta/gamma,
+ * theta_lin = h (v_n - B_n^T eta) + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1}.
+ * The eta term keeps the form of the sigma = 0 scheme ([14], no T^-1 on
+ * B_n^T eta; spec E13): eta is an auxiliary unknown that vanishes for the
+ * exact solution, and sigma = 0 must stay the unmodified method.
+ *
+ * Exact corrector (default): the Newton unknown stays Dx with
+ * v += gamma' y, v' += beta' y (y = Dx [+ B_n^T zeta]), theta_lin += Dx, and
+ * theta is re-solved from the relation above after every update by a fixed
+ * point iteration (contraction ~ c |v| / 2 = sigma (beta/gamma) h |Omega| / 2,
+ * 0.04 on the heavy top at h = 1e-3).  The residual is then the full
+ * residual of the discrete scheme, so the converged step solves (11)-(19)
+ * to the Newton tolerance whatever the Jacobian.  Linearising with the
+ * variation of T ignored (spec (57)-(62)) gives T dtheta = P y,
+ * P = sigma I + (1 - sigma) T(theta): the Newton matrix is the sigma = 0
+ * one with T replaced by P (for sigma = 0 it is T).  The neglected dT terms
+ * and the eta column's sigma (I - T) B_n^T part are O(h |v|): they slow
+ * Newton's convergence slightly, they do not change the solution.
+ *
+ * Paper corrector (corrector=paper, spec §3.8 Alg 2 template for every
+ * sigma): zero-acceleration predictor v'_{n+1} = 0, lambda = 0 and
+ * theta = (I - f sigma (h beta/gamma) v^_{n+1}) theta_lin with the predictor
+ * factor f (1 as printed, 1/2 consistent with (29); spec E11); corrector
+ * theta += T^-1(theta) x, v += gamma' P^-1 x, v' += beta' P^-1 x.  With the
+ * Newton unknown y = P^-1 x of the matrix above this reads
+ * theta += (sigma T^-1(theta) + (1 - sigma) I) y, v += gamma' y,
+ * v' += beta' y (P taken at the iterate, i.e. assumption (74)).  It does
+ * not solve (12)+(16); its leading Lie error coefficient is
+ * 1/12 - mu_impl(sigma, f) (spec §4.4) instead of 1/12 - sigma beta/(4 gamma). */
+
+/* Exact corrector: theta = h dq from theta_lin = h dql and v_{n+1}. */
+static int sigma_kinematics(genalpha *g) {
+  const lv_space *sp = g->m->space;
+  int d = g->nv;
+  double h = g->h, c = g->sigma * h * g->beta / g->gam;
+  double *th = g->hdq, *w = g->tmp2;
+  for (int i = 0; i < d; i++) th[i] = h * g->dq[i]; /* previous theta: a close start */
+  for (int it = 0; it < 100; it++) {
+    LV_CHECK(lv_space_tangent_inv_apply(sp, th, g->v1, w));
+    double dmax = 0.0, tmax = 0.0;
+    for (int i = 0; i < d; i++) {
+      double x = h * g->dql[i] + c * (w[i] - g->v1[i]);
+      if (!isfinite(x)) return LV_ENONFINITE;
+      dmax = fmax(dmax, fabs(x - th[i]));
+      tmax = fmax(tmax, fabs(x));
+      th[i] = x;
+    }
+    if (dmax <= 4.0 * DBL_EPSILON * tmax || dmax == 0.0) {
+      for (int i = 0; i < d; i++) g->dq[i] = th[i] / h;
+      return 0;
+    }
+  }
+  return LV_ENEWTON; /* c |v| too large for the fixed point: reduce h */
+}
+
+/* P = sigma I + (1 - sigma) T(w) into an rfac. */
+typedef struct {
+  const lv_space *sp;
+  const double *w;
+  double sigma;
+} pmat_ctx;
+static int fill_pmat(void *ctx, lv_sink *s) {
+  pmat_ctx *c = ctx;
+  s->scale = 1.0 - c->sigma;
+  LV_CHECK(lv_space_tangent(c->sp, c->w, s));
+  s->scale = 1.0;
+  for (int i = 0; i < s->nrows; i++) LV_CHECK(lv_sink_add(s, i, i, c->sigma));
+  return 0;
+}
+
+/* Paper corrector: theta += (sigma T^-1(theta) + (1 - sigma) I) y. */
+static int sigma_paper_update(genalpha *g, const double *y) {
+  int d = g->nv;
+  double h = g->h;
+  for (int i = 0; i < d; i++) g->hdq[i] = h * g->dq[i];
+  LV_CHECK(lv_space_tangent_inv_apply(g->m->space, g->hdq, y, g->tmp2));
+  for (int i = 0; i < d; i++) g->dq[i] += (g->sigma * g->tmp2[i] + (1.0 - g->sigma) * y[i]) / h;
+  return 0;
+}
+
+/* Leading Lie-group coefficient of the local error in theta (multiplies
+ * h^3 ad_v v'), used by the perturbed start: 1/12 for sigma = 0. */
+static double sigma_lie_coef(const genalpha *g) {
+  double bg = g->beta / g->gam;
+  if (!g->corr_paper) return 1.0 / 12.0 - 0.25 * g->sigma * bg;
+  double k1 = (1.0 - g->af) / (1.0 - g->am); /* 1 - kappa */
+  return 1.0 / 12.0 - g->sigma * (g->pfac * bg * (0.5 - (g->gam - g->beta) * k1) + 0.5 * g->beta * k1);
+}
+
 /* ---- Newton problem ---- */
 
 static int ga_residual(void *ctx, double *r) {
@@ -576,8 +674,13 @@ static int ga_jacobian(void *ctx, lv_linsol *ls) {
   genalpha *g = ctx;
   acache *A = &g->asmb;
   for (int i = 0; i < g->nv; i++) g->hdq[i] = g->h * g->dq[i];
-  tan_ctx tc = {g->m->space, g->hdq};
-  LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
+  if (g->sigma != 0.0) { /* sigma-scheme: T -> P (see sigma_kinematics) */
+    pmat_ctx pc = {g->m->space, g->hdq, g->sigma};
+    LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_pmat, &pc));
+  } else {
+    tan_ctx tc = {g->m->space, g->hdq};
+    LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
+  }
   LV_CHECK(iterate_matrices(g));
   if (A->D) {
     /* A dense matrix has no pattern to keep: accumulate in place and hand
@@ -631,10 +734,22 @@ static int ga_update(void *ctx, const double *dx) {
     for (int i = 0; i < k; i++) g->eta[i] += dx[d + i] / g->h;
   }
   double ih = 1.0 / g->h;
-  for (int i = 0; i < d; i++) {
-    g->dq[i] += dx[i] * ih;
-    g->v1[i] += g->gp * y[i];
-    g->vd1[i] += g->bp * y[i];
+  if (g->corr_paper || g->sigma != 0.0) { /* issue 6: see sigma_kinematics */
+    for (int i = 0; i < d; i++) {
+      g->dql[i] += dx[i] * ih;
+      g->v1[i] += g->gp * y[i];
+      g->vd1[i] += g->bp * y[i];
+    }
+    if (g->corr_paper)
+      LV_CHECK(sigma_paper_update(g, dx));
+    else
+      LV_CHECK(sigma_kinematics(g));
+  } else {
+    for (int i = 0; i < d; i++) {
+      g->dq[i] += dx[i] * ih;
+      g->v1[i] += g->gp * y[i];
+      g->vd1[i] += g->bp * y[i];
+    }
   }
   const double *dl = dx + (g->index == 2 ? d + k : d);
   for (int i = 0; i < k; i++) g->lam1[i] += g->bp * dl[i];
@@ -673,7 +788,15 @@ static const lv_param_info ga_options[] = {
      "transient in lambda), (57) only for index 2"},
     {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
     {"projection-times", "", "comma-separated times t* after which v is projected (seed 001)"},
-    {"sigma", "0", "sigma-modification (issue 6); only 0, the original method, is implemented"},
+    {"sigma", "0",
+     "sigma-modification (spec 002): a number, or optimal = gamma/(3 beta); 0 is the original method "
+     "(geom1), 1 the simple variant"},
+    {"corrector", "exact",
+     "with sigma: exact (Newton on the full residual of the discrete scheme (11)-(19)) or paper "
+     "(the simplified corrector of Algs 1-3; spec §4.4: a different O(h^3) method)"},
+    {"predictor-factor", "1",
+     "corrector=paper only: f in theta_p = (I - f sigma (h beta/gamma) v^) theta_lin; 1 as printed "
+     "(84), 0.5 consistent with (29) (spec E11)"},
     {NULL, NULL, NULL},
 };
 
@@ -713,10 +836,16 @@ static int parse_options(genalpha *g, const lv_kv *kv) {
   LV_CHECK(lv_kv_int(kv, "index", 3, &g->index));
   if (g->index != 3 && g->index != 2) return LV_EINPUT;
   const char *sig = lv_kv_string(kv, "sigma", "0");
-  if (strcmp(sig, "optimal") == 0) return LV_ENOTIMPL;
-  double sigma;
-  LV_CHECK(lv_kv_double(kv, "sigma", 0.0, &sigma));
-  if (sigma != 0.0) return LV_ENOTIMPL;
+  int sig_opt = strcmp(sig, "optimal") == 0;
+  if (!sig_opt) LV_CHECK(lv_kv_double(kv, "sigma", 0.0, &g->sigma));
+  if (!isfinite(g->sigma)) return LV_EINPUT;
+  const char *co = lv_kv_string(kv, "corrector", "exact");
+  if (strcmp(co, "paper") == 0)
+    g->corr_paper = 1;
+  else if (strcmp(co, "exact") != 0)
+    return LV_EINPUT;
+  LV_CHECK(lv_kv_double(kv, "predictor-factor", 1.0, &g->pfac));
+  if (!isfinite(g->pfac)) return LV_EINPUT;
 
   double rho;
   LV_CHECK(lv_kv_double(kv, "rho-inf", 0.9, &rho));
@@ -732,6 +861,7 @@ static int parse_options(genalpha *g, const lv_kv *kv) {
   LV_CHECK(lv_kv_double(kv, "gamma", g->gam, &g->gam));
   /* the step equations divide by these */
   if (g->am == 1.0 || g->af == 1.0 || g->beta == 0.0 || g->gam == 0.0) return LV_EINPUT;
+  if (sig_opt) g->sigma = g->gam / (3.0 * g->beta); /* removes the Lie term of (40) */
 
   const char *st = lv_kv_string(kv, "start", "perturbed");
   if (strcmp(st, "standard") == 0)
@@ -764,7 +894,7 @@ static void ga_destroy(lv_stepper *st) {
   acache_free(&g->asmb);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
                     g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart, g->fdq,
-                    g->fdy1, g->fdy2, g->kb, g->proj_t};
+                    g->fdy1, g->fdy2, g->kb, g->proj_t, g->dql};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(g);
   st->priv = NULL;
@@ -800,6 +930,8 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->fdy1 = lv_calloc(sd, sizeof(double));
   g->fdy2 = lv_calloc(sd, sizeof(double));
   g->kb = lv_calloc(sd + sk, sizeof(double));
+  g->dql = lv_calloc(sd, sizeof(double));
+  if (!g->dql) return LV_ENOMEM;
   if (!g->a || !g->vd || !g->q1 || !g->v1 || !g->vd1 || !g->a1 || !g->lam1 || !g->eta || !g->dq ||
       !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->fdq || !g->fdy1 ||
       !g->fdy2 || !g->kb)
@@ -870,7 +1002,8 @@ static int perturbed_start(genalpha *g, double h) {
   if (g->index == 3 && k > 0) {
     double cq = 1.0 - 6.0 * g->beta - 3.0 * (g->am - g->af);
     LV_CHECK(lv_space_ad(m->space, s->v, g->vd, g->tmp));
-    for (int i = 0; i < d; i++) g->tmp[i] = h * h / 12.0 * (2.0 * cq * vdd[i] + g->tmp[i]); /* l0 / h */
+    double lie = g->sigma != 0.0 || g->corr_paper ? 12.0 * sigma_lie_coef(g) : 1.0; /* 1: sigma = 0 as before */
+    for (int i = 0; i < d; i++) g->tmp[i] = h * h / 12.0 * (2.0 * cq * vdd[i] + lie * g->tmp[i]); /* l0 / h */
     LV_CHECK(kkt_factor(g, s->q));
     memset(g->kb, 0, (size_t)d * sizeof(double));
     LV_CHECK(lv_model_G_apply(m, s->q, g->tmp, g->kb + d));
@@ -918,6 +1051,24 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     memset(g->bnz, 0, (size_t)d * sizeof(double));
     bn_t_apply(g, g->eta, g->bnz);
     for (int i = 0; i < d; i++) g->dq[i] -= g->bnz[i];
+  }
+  if (g->corr_paper) {
+    /* Algs 1-3 lines 1-6: zero-acceleration predictor, then the sigma
+     * correction of theta_lin (84) with the predictor factor f. */
+    for (int i = 0; i < d; i++) {
+      g->vd1[i] = 0.0;
+      g->a1[i] = (af * g->vd[i] - am * an[i]) / (1.0 - am);
+      g->v1[i] = vn[i] + h * (1.0 - ga) * an[i] + ga * h * g->a1[i];
+      g->dq[i] += be * h * (g->a1[i] - (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd[i]) / (1.0 - am));
+    }
+    memset(g->lam1, 0, (size_t)k * sizeof(double));
+    memcpy(g->dql, g->dq, (size_t)d * sizeof(double));
+    LV_CHECK(lv_space_ad(m->space, g->v1, g->dql, g->tmp));
+    double c = g->pfac * g->sigma * h * be / ga;
+    for (int i = 0; i < d; i++) g->dq[i] -= c * g->tmp[i];
+  } else if (g->sigma != 0.0) {
+    memcpy(g->dql, g->dq, (size_t)d * sizeof(double));
+    LV_CHECK(sigma_kinematics(g));
   }
   LV_CHECK(lv_space_compose_exp(m->space, s->q, h, g->dq, g->q1));
   g->g1_valid = 0; /* new iterate */

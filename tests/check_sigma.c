@@ -1,0 +1,236 @@
+/* sigma-modified Lie group generalized-alpha (issue 6, spec 002): the
+ * genalpha scheme's options sigma=<number>|optimal, corrector=exact|paper,
+ * predictor-factor.
+ *
+ * Heavy top with kinematic constraints (R^3 x SO(3), spec §5.1), index 3,
+ * rho-inf = 0.65 as in the paper; error = |x(1) - x_ref(1)| of the centre of
+ * mass at t = 1 (spec §7 items 7-8, §8.2).  Reference: exact sigma-optimal
+ * scheme at h = 2.5e-5 (its own error is ~1e-4 of the errors measured).
+ *
+ * What the spec's prototype (§8.2) measured at h = 1e-3, and what we pin:
+ *   exact scheme:  e(sigma=0)/e(sigma=gamma/(3 beta)) = 1.61
+ *   paper Alg 2 (f = 1, as printed):                   = 3.97
+ * The issue asked for a ratio >= 3 "for the exact scheme (about 12)"; the 12
+ * in the spec is Alg 1 with f = 1/2 and sigma = 1 (12.5), not the exact
+ * scheme.  The >= 3 claim is asserted for the paper's corrector, where it
+ * holds; the exact scheme's 1.61 is asserted to +-15 %.
+ * Set SIGMA_VERBOSE=1 to print the numbers. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "livens/livens.h"
+#include "testutil.h"
+
+static int verbose(void) { return getenv("SIGMA_VERBOSE") != NULL; }
+
+typedef struct {
+  int rc;
+  double x[3], v[6], lam[3];
+  double iters; /* Newton iterations per step */
+} top_end;
+
+/* Heavy top to time T with genalpha options (NULL-terminated key, value). */
+static top_end top(double h, double T, const char *const *opt) {
+  lv_model *m = NULL;
+  const char *k[1] = {"formulation"}, *v[1] = {"r3so3"};
+  lv_kv kv = {1, k, v};
+  ck_assert_int_eq(lv_model_create("heavy-top", &kv, &m), 0);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", h), 0);
+  for (int i = 0; opt[i]; i += 2) ck_assert_int_eq(lv_integrator_set_option(it, opt[i], opt[i + 1]), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  top_end r;
+  memset(&r, 0, sizeof r);
+  int N = (int)(T / h + 0.5);
+  for (int n = 0; n < N && r.rc == 0; n++) r.rc = lv_integrator_step(it);
+  const lv_state *s = lv_integrator_state(it);
+  memcpy(r.x, s->q, sizeof r.x);
+  memcpy(r.v, s->v, sizeof r.v);
+  memcpy(r.lam, s->lambda, sizeof r.lam);
+  lv_integrator_stats st;
+  lv_integrator_get_stats(it, &st);
+  r.iters = st.steps > 0 ? (double)st.newton_iterations / (double)st.steps : 0.0;
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return r;
+}
+
+static double xref[3];
+static int have_ref;
+
+static void reference(void) {
+  if (have_ref) return;
+  const char *o[] = {"rho-inf", "0.65", "sigma", "optimal", NULL};
+  top_end r = top(2.5e-5, 1.0, o);
+  ck_assert_int_eq(r.rc, 0);
+  memcpy(xref, r.x, sizeof xref);
+  have_ref = 1;
+}
+
+static double xerr(const top_end *r) {
+  double e = 0.0;
+  for (int i = 0; i < 3; i++) e += (r->x[i] - xref[i]) * (r->x[i] - xref[i]);
+  return sqrt(e);
+}
+
+#define NH 4
+static const double HS[NH] = {2e-3, 1e-3, 5e-4, 2.5e-4};
+
+/* Errors at t = 1 for the four step sizes; returns the fitted order. */
+static double sweep(const char *sigma, const char *corr, const char *f, double e[NH], double *iters) {
+  reference();
+  for (int k = 0; k < NH; k++) {
+    const char *o[] = {"rho-inf", "0.65", "sigma", sigma, "corrector", corr, "predictor-factor", f, NULL};
+    top_end r = top(HS[k], 1.0, o);
+    ck_assert_msg(r.rc == 0, "sigma=%s corrector=%s f=%s h=%g: status %d", sigma, corr, f, HS[k], r.rc);
+    e[k] = xerr(&r);
+    if (k == 1 && iters) *iters = r.iters;
+  }
+  double p = tu_fit_order(NH, HS, e);
+  if (verbose()) {
+    printf("sigma=%-8s corrector=%-5s f=%-3s order %.3f  e_x:", sigma, corr, f, p);
+    for (int k = 0; k < NH; k++) printf(" %.4e", e[k]);
+    if (iters) printf("  iters/step(h=1e-3) %.2f", *iters);
+    printf("\n");
+  }
+  return p;
+}
+
+/* Order 2 for sigma = 0, 1, gamma/(3 beta), exact scheme; and the spec's
+ * prototype errors (§8.2) to 5 %, which pins the discrete scheme itself. */
+START_TEST(test_order_exact) {
+  const char *sig[3] = {"0", "1", "optimal"};
+  /* spec §8.2, h = 2e-3 ... 2.5e-4 */
+  static const double proto[3][NH] = {{3.169e-02, 7.908e-03, 1.980e-03, 4.957e-04},
+                                      {1.200e-02, 3.141e-03, 8.048e-04, 2.038e-04},
+                                      {1.959e-02, 4.912e-03, 1.232e-03, 3.085e-04}};
+  for (int s = 0; s < 3; s++) {
+    double e[NH], it = 0;
+    double p = sweep(sig[s], "exact", "1", e, &it);
+    ck_assert_msg(fabs(p - 2.0) <= 0.15, "sigma=%s: order %.3f", sig[s], p);
+    for (int k = 0; k < NH; k++)
+      ck_assert_msg(fabs(e[k] / proto[s][k] - 1.0) < 0.05, "sigma=%s h=%g: e %.4e, prototype %.4e", sig[s], HS[k],
+                    e[k], proto[s][k]);
+  }
+}
+END_TEST
+
+/* The paper's corrector (Algs 1-3, f = 1 as printed): order 2, and the
+ * prototype's numbers for Alg 1 (sigma = 1) and Alg 2 (sigma = optimal). */
+START_TEST(test_order_paper) {
+  static const double alg1[NH] = {4.490e-03, 1.274e-03, 3.446e-04, 8.972e-05};
+  static const double alg2[NH] = {8.615e-03, 1.993e-03, 4.792e-04, 1.175e-04};
+  double e[NH];
+  double p = sweep("1", "paper", "1", e, NULL);
+  ck_assert_msg(fabs(p - 2.0) <= 0.15, "paper sigma=1: order %.3f", p);
+  for (int k = 0; k < NH; k++) ck_assert_msg(fabs(e[k] / alg1[k] - 1.0) < 0.05, "Alg 1 h=%g: %.4e", HS[k], e[k]);
+  p = sweep("optimal", "paper", "1", e, NULL);
+  ck_assert_msg(fabs(p - 2.0) <= 0.15, "paper sigma=optimal: order %.3f", p);
+  for (int k = 0; k < NH; k++) ck_assert_msg(fabs(e[k] / alg2[k] - 1.0) < 0.05, "Alg 2 h=%g: %.4e", HS[k], e[k]);
+}
+END_TEST
+
+/* The central claim at h = 1e-3: sigma = gamma/(3 beta) beats sigma = 0. */
+START_TEST(test_claim_ratio) {
+  reference();
+  const char *o0[] = {"rho-inf", "0.65", NULL};
+  const char *oe[] = {"rho-inf", "0.65", "sigma", "optimal", NULL};
+  const char *op[] = {"rho-inf", "0.65", "sigma", "optimal", "corrector", "paper", NULL};
+  top_end r0 = top(1e-3, 1.0, o0), re = top(1e-3, 1.0, oe), rp = top(1e-3, 1.0, op);
+  ck_assert(r0.rc == 0 && re.rc == 0 && rp.rc == 0);
+  double e0 = xerr(&r0), ee = xerr(&re), ep = xerr(&rp);
+  if (verbose())
+    printf("h=1e-3: e(sigma=0) %.4e  exact sigma_opt %.4e (ratio %.3f)  paper sigma_opt %.4e (ratio %.3f)\n", e0, ee,
+           e0 / ee, ep, e0 / ep);
+  ck_assert_msg(e0 / ep >= 3.0, "paper corrector: ratio %.3f < 3", e0 / ep);
+  ck_assert_msg(fabs(e0 / ee / 1.61 - 1.0) < 0.15, "exact scheme: ratio %.3f, prototype 1.61", e0 / ee);
+  ck_assert_msg(ee < e0, "exact sigma_opt not more accurate than sigma = 0");
+}
+END_TEST
+
+/* sigma = 0 is the plain method: bit for bit with the option given, to
+ * the Newton tolerance through the sigma code paths (sigma = 1e-13 goes
+ * through the kinematic fixed point and P; corrector=paper with sigma = 0
+ * through the paper's predictor and update). */
+START_TEST(test_sigma0_plain) {
+  const char *o_plain[] = {"rho-inf", "0.65", NULL};
+  const char *o_zero[] = {"rho-inf", "0.65", "sigma", "0", NULL};
+  const char *o_tiny[] = {"rho-inf", "0.65", "sigma", "1e-13", NULL};
+  const char *o_pap[] = {"rho-inf", "0.65", "sigma", "0", "corrector", "paper", NULL};
+  const char *i2_plain[] = {"index", "2", NULL};
+  const char *i2_tiny[] = {"index", "2", "sigma", "1e-13", NULL};
+  top_end a = top(1e-3, 0.3, o_plain), b = top(1e-3, 0.3, o_zero), c = top(1e-3, 0.3, o_tiny),
+          d = top(1e-3, 0.3, o_pap), e = top(1e-3, 0.3, i2_plain), f = top(1e-3, 0.3, i2_tiny);
+  ck_assert(a.rc == 0 && b.rc == 0 && c.rc == 0 && d.rc == 0 && e.rc == 0 && f.rc == 0);
+  double dc = 0, dd = 0, df = 0;
+  for (int i = 0; i < 3; i++) {
+    ck_assert(a.x[i] == b.x[i] && a.lam[i] == b.lam[i]);
+    dc = fmax(dc, fabs(a.x[i] - c.x[i]));
+    dd = fmax(dd, fabs(a.x[i] - d.x[i]));
+    df = fmax(df, fabs(e.x[i] - f.x[i]));
+  }
+  for (int i = 0; i < 6; i++) ck_assert(a.v[i] == b.v[i]);
+  if (verbose()) printf("sigma=0 vs plain: bitwise; sigma=1e-13 %.2e; paper sigma=0 %.2e; index 2 %.2e\n", dc, dd, df);
+  /* Newton tolerance ~1e-8 relative per step, 300 steps */
+  ck_assert_msg(dc < 1e-8, "sigma=1e-13 vs plain: %.3e", dc);
+  ck_assert_msg(dd < 1e-8, "paper sigma=0 vs plain: %.3e", dd);
+  ck_assert_msg(df < 1e-8, "index 2 sigma=1e-13 vs plain: %.3e", df);
+}
+END_TEST
+
+/* Stabilised index 2 with sigma: order 2 and constraint residuals. */
+START_TEST(test_index2) {
+  reference();
+  double e[3];
+  const double H[3] = {1e-3, 5e-4, 2.5e-4};
+  for (int k = 0; k < 3; k++) {
+    const char *o[] = {"index", "2", "rho-inf", "0.65", "sigma", "optimal", NULL};
+    top_end r = top(H[k], 1.0, o);
+    ck_assert_int_eq(r.rc, 0);
+    e[k] = xerr(&r);
+  }
+  double p = tu_fit_order(3, H, e);
+  if (verbose()) printf("index 2 sigma_opt: order %.3f e %.3e %.3e %.3e\n", p, e[0], e[1], e[2]);
+  ck_assert_msg(fabs(p - 2.0) <= 0.15, "index 2 sigma_opt order %.3f", p);
+}
+END_TEST
+
+/* Spec §7 item 11: Alg 1 with f = 1/2 (Exudyn-like) blows up at h = 2e-3
+ * on this problem while the exact sigma = 1 scheme and Alg 1 with f = 1 do
+ * not; at h = 1e-3 it is the most accurate variant (prototype 6.319e-4). */
+START_TEST(test_paper_half_factor) {
+  reference();
+  const char *o[] = {"rho-inf", "0.65", "sigma", "1", "corrector", "paper", "predictor-factor", "0.5", NULL};
+  top_end big = top(2e-3, 1.0, o), ok = top(1e-3, 1.0, o);
+  double eb = big.rc ? INFINITY : xerr(&big), eo = xerr(&ok);
+  if (verbose()) printf("Alg 1 f=1/2: h=2e-3 status %d e %.3e; h=1e-3 e %.4e\n", big.rc, eb, eo);
+  ck_assert_msg(big.rc != 0 || eb > 0.1, "Alg 1 f=1/2 stable at h = 2e-3 (e %.3e)", eb);
+  ck_assert_int_eq(ok.rc, 0);
+  ck_assert_msg(fabs(eo / 6.319e-4 - 1.0) < 0.05, "Alg 1 f=1/2 h=1e-3: %.4e", eo);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("sigma");
+  TCase *tc = tcase_create("heavy-top");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_sigma0_plain);
+  tcase_add_test(tc, test_claim_ratio);
+  tcase_add_test(tc, test_order_exact);
+  tcase_add_test(tc, test_order_paper);
+  tcase_add_test(tc, test_index2);
+  tcase_add_test(tc, test_paper_half_factor);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
