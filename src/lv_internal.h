@@ -71,17 +71,25 @@ static inline void lv_model_clear_error(const lv_model *m) {
 /* Map a user callback's return value to a library status. */
 static inline int lv_cb_status(int rc) { return rc == 0 ? 0 : LV_ECALLBACK; }
 
-/* Finite-difference fallbacks (src/model/fd.c). */
-int lv_fd_hess_potential(const lv_model *m, const double *q, lv_sink *H);
-int lv_fd_constraint_jac(const lv_model *m, const double *q, lv_sink *G);
+/* Finite-difference fallbacks (src/model/fd.c); mult scales the default
+ * step (1 for the fallbacks; the derivative checker also uses 2 to
+ * estimate the finite-difference error itself). */
+int lv_fd_hess_potential(const lv_model *m, const double *q, lv_sink *H,
+                    double mult);
+int lv_fd_constraint_jac(const lv_model *m, const double *q, lv_sink *G,
+                    double mult);
 int lv_fd_constraint_hessian(const lv_model *m, const double *q,
-                             const double *gamma, lv_sink *H);
+                             const double *gamma, lv_sink *H,
+                    double mult);
 int lv_fd_constraint_curvature(const lv_model *m, const double *q,
-                               const double *w, lv_sink *Z);
+                               const double *w, lv_sink *Z,
+                    double mult);
 int lv_fd_force_dq(const lv_model *m, double t, const double *q,
-                   const double *v, lv_sink *K);
+                   const double *v, lv_sink *K,
+                    double mult);
 int lv_fd_force_dv(const lv_model *m, double t, const double *q,
-                   const double *v, lv_sink *C);
+                   const double *v, lv_sink *C,
+                    double mult);
 /* Step used for the finite difference in direction j at q. */
 double lv_fd_step(const double *q, int nq);
 

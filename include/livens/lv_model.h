@@ -165,7 +165,10 @@ lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols,
                              const double *x, double *y, int transposed);
 
 /** Result of a derivative check: for each derivative the supplied callback
- *  covers, the max relative deviation from central finite differences. */
+ *  covers, the max relative deviation from central finite differences
+ *  beyond the finite differences' own error (estimated from a second
+ *  evaluation with twice the step), so an exactly zero derivative is not
+ *  flagged because of truncation error. */
 typedef struct {
   int checked;        /**< number of derivatives compared */
   int failed;         /**< number above the tolerance */

@@ -17,9 +17,9 @@ double lv_fd_step(const double *q, int nq) {
 typedef int (*vec_of_q)(const lv_model *m, const double *q, const void *arg, double *out);
 
 static int fd_columns(const lv_model *m, const double *q, vec_of_q f, const void *arg, int nout,
-                      lv_sink *out) {
+                      lv_sink *out, double mult) {
   int nq = m->nq, nv = m->nv;
-  double eps = lv_fd_step(q, nq);
+  double eps = mult * lv_fd_step(q, nq);
   double *qp = lv_calloc((size_t)nq, sizeof(double));
   double *qm = lv_calloc((size_t)nq, sizeof(double));
   double *e = lv_calloc((size_t)nv, sizeof(double));
@@ -58,17 +58,17 @@ static int f_Gw(const lv_model *m, const double *q, const void *arg, double *out
   return lv_model_G_apply(m, q, (const double *)arg, out);
 }
 
-int lv_fd_hess_potential(const lv_model *m, const double *q, lv_sink *H) {
-  return fd_columns(m, q, f_dV, NULL, m->nv, H);
+int lv_fd_hess_potential(const lv_model *m, const double *q, lv_sink *H, double mult) {
+  return fd_columns(m, q, f_dV, NULL, m->nv, H, mult);
 }
-int lv_fd_constraint_jac(const lv_model *m, const double *q, lv_sink *G) {
-  return fd_columns(m, q, f_g, NULL, m->nc, G);
+int lv_fd_constraint_jac(const lv_model *m, const double *q, lv_sink *G, double mult) {
+  return fd_columns(m, q, f_g, NULL, m->nc, G, mult);
 }
-int lv_fd_constraint_hessian(const lv_model *m, const double *q, const double *gamma, lv_sink *H) {
-  return fd_columns(m, q, f_GTg, gamma, m->nv, H);
+int lv_fd_constraint_hessian(const lv_model *m, const double *q, const double *gamma, lv_sink *H, double mult) {
+  return fd_columns(m, q, f_GTg, gamma, m->nv, H, mult);
 }
-int lv_fd_constraint_curvature(const lv_model *m, const double *q, const double *w, lv_sink *Z) {
-  return fd_columns(m, q, f_Gw, w, m->nc, Z);
+int lv_fd_constraint_curvature(const lv_model *m, const double *q, const double *w, lv_sink *Z, double mult) {
+  return fd_columns(m, q, f_Gw, w, m->nc, Z, mult);
 }
 
 typedef struct {
@@ -80,15 +80,15 @@ static int f_force_q(const lv_model *m, const double *q, const void *arg, double
   return lv_model_force(m, a->t, q, a->v, out);
 }
 
-int lv_fd_force_dq(const lv_model *m, double t, const double *q, const double *v, lv_sink *K) {
+int lv_fd_force_dq(const lv_model *m, double t, const double *q, const double *v, lv_sink *K, double mult) {
   force_arg a = {t, v};
-  return fd_columns(m, q, f_force_q, &a, m->nv, K);
+  return fd_columns(m, q, f_force_q, &a, m->nv, K, mult);
 }
 
 /* df/dv: v lives in a linear space, so plain differences. */
-int lv_fd_force_dv(const lv_model *m, double t, const double *q, const double *v, lv_sink *C) {
+int lv_fd_force_dv(const lv_model *m, double t, const double *q, const double *v, lv_sink *C, double mult) {
   int nv = m->nv;
-  double eps = lv_fd_step(v, nv);
+  double eps = mult * lv_fd_step(v, nv);
   double *vp = lv_calloc((size_t)nv, sizeof(double));
   double *fp = lv_calloc((size_t)nv, sizeof(double));
   double *fm = lv_calloc((size_t)nv, sizeof(double));

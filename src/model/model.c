@@ -197,7 +197,7 @@ int lv_model_grad_potential(const lv_model *m, const double *q, double *dV) {
 
 int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H) {
   if (!m->dV) return 0;
-  if (!m->d2V) return lv_fd_hess_potential(m, q, H);
+  if (!m->d2V) return lv_fd_hess_potential(m, q, H, 1.0);
   finite_sink f;
   int rc = m->d2V(q, finite_wrap(&f, H), m->user);
   return finish_matrix(m, "d2V", rc, &f);
@@ -213,7 +213,7 @@ int lv_model_force(const lv_model *m, double t, const double *q, const double *v
 
 int lv_model_force_dq(const lv_model *m, double t, const double *q, const double *v, lv_sink *K) {
   if (!m->force) return 0;
-  if (!m->force_dq) return lv_fd_force_dq(m, t, q, v, K);
+  if (!m->force_dq) return lv_fd_force_dq(m, t, q, v, K, 1.0);
   finite_sink f;
   int rc = m->force_dq(t, q, v, finite_wrap(&f, K), m->user);
   return finish_matrix(m, "df/dq", rc, &f);
@@ -221,7 +221,7 @@ int lv_model_force_dq(const lv_model *m, double t, const double *q, const double
 
 int lv_model_force_dv(const lv_model *m, double t, const double *q, const double *v, lv_sink *C) {
   if (!m->force) return 0;
-  if (!m->force_dv) return lv_fd_force_dv(m, t, q, v, C);
+  if (!m->force_dv) return lv_fd_force_dv(m, t, q, v, C, 1.0);
   finite_sink f;
   int rc = m->force_dv(t, q, v, finite_wrap(&f, C), m->user);
   return finish_matrix(m, "df/dv", rc, &f);
@@ -234,7 +234,7 @@ int lv_model_constraints(const lv_model *m, const double *q, double *g) {
 
 int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G) {
   if (m->nc == 0) return 0;
-  if (!m->G) return lv_fd_constraint_jac(m, q, G);
+  if (!m->G) return lv_fd_constraint_jac(m, q, G, 1.0);
   finite_sink f;
   int rc = m->G(q, finite_wrap(&f, G), m->user);
   return finish_matrix(m, "G", rc, &f);
@@ -242,7 +242,7 @@ int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G) {
 
 int lv_model_constraint_hessian(const lv_model *m, const double *q, const double *gamma, lv_sink *H) {
   if (m->nc == 0) return 0;
-  if (!m->g_hessian) return lv_fd_constraint_hessian(m, q, gamma, H);
+  if (!m->g_hessian) return lv_fd_constraint_hessian(m, q, gamma, H, 1.0);
   finite_sink f;
   int rc = m->g_hessian(q, gamma, finite_wrap(&f, H), m->user);
   return finish_matrix(m, "constraint Hessian", rc, &f);
@@ -250,7 +250,7 @@ int lv_model_constraint_hessian(const lv_model *m, const double *q, const double
 
 int lv_model_constraint_curvature(const lv_model *m, const double *q, const double *w, lv_sink *Z) {
   if (m->nc == 0) return 0;
-  if (!m->g_curvature) return lv_fd_constraint_curvature(m, q, w, Z);
+  if (!m->g_curvature) return lv_fd_constraint_curvature(m, q, w, Z, 1.0);
   finite_sink f;
   int rc = m->g_curvature(q, w, finite_wrap(&f, Z), m->user);
   return finish_matrix(m, "constraint curvature", rc, &f);
