@@ -214,6 +214,101 @@ START_TEST(test_paper_half_factor) {
 }
 END_TEST
 
+
+/* ---------------------------------------------------------------- models */
+
+static lv_model *named(const char *name) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create(name, NULL, &m), 0);
+  return m;
+}
+
+/* Supplied derivatives against finite differences, at the initial state. */
+START_TEST(test_model_derivatives) {
+  const char *names[2] = {"rotor", "slider-crank"};
+  for (int i = 0; i < 2; i++) {
+    lv_model *m = named(names[i]);
+    lv_check_result res;
+    int rc = lv_model_check_derivatives(m, NULL, NULL, 1e-6, verbose() ? stdout : NULL, &res);
+    ck_assert_msg(rc == 0, "%s: %d of %d derivatives failed", names[i], res.failed, res.checked);
+    lv_model_free(m);
+  }
+}
+END_TEST
+
+/* Slider-crank (rho-inf 0.875 as in the paper), 5 s at h = 1e-3: the
+ * IFToMM initial velocities satisfy G v = 0, and the constraint residuals
+ * stay at the Newton tolerance through the motion (index 3: |g|; index 2:
+ * |g| and |G v|), for sigma = 1 and gamma/(3 beta); the crank swings
+ * through more than 90 degrees. */
+START_TEST(test_slider_crank) {
+  lv_model *m = named("slider-crank");
+  int nc = lv_model_nc(m);
+  ck_assert_int_eq(nc, 17);
+  const char *cases[4][2] = {{"3", "1"}, {"3", "optimal"}, {"2", "1"}, {"2", "optimal"}};
+  for (int c = 0; c < 4; c++) {
+    lv_integrator *it = NULL;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+    ck_assert_int_eq(lv_integrator_set_option(it, "rho-inf", "0.875"), 0);
+    ck_assert_int_eq(lv_integrator_set_option(it, "index", cases[c][0]), 0);
+    ck_assert_int_eq(lv_integrator_set_option(it, "sigma", cases[c][1]), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    const lv_state *s = lv_integrator_state(it);
+    double g[17], gmax = 0.0, gvmax = 0.0, zmin = 1.0, gv0;
+    ck_assert_int_eq(lv_model_G_apply(m, s->q, s->v, g), 0);
+    gv0 = tu_norm_inf(nc, g);
+    for (int n = 0; n < 5000; n++) {
+      ck_assert_int_eq(lv_integrator_step(it), 0);
+      ck_assert_int_eq(lv_model_constraints(m, s->q, g), 0);
+      gmax = fmax(gmax, tu_norm_inf(nc, g));
+      ck_assert_int_eq(lv_model_G_apply(m, s->q, s->v, g), 0);
+      gvmax = fmax(gvmax, tu_norm_inf(nc, g));
+      zmin = fmin(zmin, s->q[2]); /* crank COM height: 0.12 + 0.04 cos(angle) */
+    }
+    if (verbose())
+      printf("slider-crank index %s sigma=%s: |Gv0| %.2e max|g| %.2e max|Gv| %.2e slider x(5) %.6f min crank z %.4f\n",
+             cases[c][0], cases[c][1], gv0, gmax, gvmax, s->q[24], zmin);
+    ck_assert_msg(gv0 < 1e-12, "initial G v = %.3e", gv0);
+    ck_assert_msg(gmax < 1e-10, "index %s sigma=%s: max |g| %.3e", cases[c][0], cases[c][1], gmax);
+    if (cases[c][0][0] == '2') ck_assert_msg(gvmax < 1e-10, "index 2: max |G v| %.3e", gvmax);
+    ck_assert_msg(zmin < 0.12, "crank did not pass 90 degrees (min COM z %.4f)", zmin);
+    lv_integrator_free(it);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
+/* Rotor (200000 rpm, omega h = 2.09 rad per step at h = 1e-4): 5 s
+ * without Newton failure for sigma = 0, 1, gamma/(3 beta); the spin is
+ * kept (|Omega_x - omega| < 1e-3 omega) and the tilt stays small. */
+START_TEST(test_rotor) {
+  lv_model *m = named("rotor");
+  const char *sig[3] = {"0", "1", "optimal"};
+  for (int c = 0; c < 3; c++) {
+    lv_integrator *it = NULL;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-4), 0);
+    ck_assert_int_eq(lv_integrator_set_option(it, "sigma", sig[c]), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    const lv_state *s = lv_integrator_state(it);
+    double w = s->v[3], tilt = 0.0;
+    for (int n = 0; n < 50000; n++) {
+      int rc = lv_integrator_step(it);
+      ck_assert_msg(rc == 0, "sigma=%s: status %d at step %d", sig[c], rc, n + 1);
+      tilt = fmax(tilt, hypot(s->q[3 + 3], s->q[3 + 6])); /* R e_x off the x axis */
+    }
+    lv_integrator_stats st;
+    lv_integrator_get_stats(it, &st);
+    if (verbose())
+      printf("rotor sigma=%s: Omega_x(5) %.3f max tilt %.3e it/step %.2f\n", sig[c], s->v[3], tilt,
+             (double)st.newton_iterations / (double)st.steps);
+    ck_assert(fabs(s->v[3] - w) < 1e-3 * w);
+    ck_assert(tilt < 1e-2);
+    lv_integrator_free(it);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sigma");
   TCase *tc = tcase_create("heavy-top");
@@ -225,6 +320,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_index2);
   tcase_add_test(tc, test_paper_half_factor);
   suite_add_tcase(s, tc);
+  TCase *md = tcase_create("models");
+  tcase_set_timeout(md, 300);
+  tcase_add_test(md, test_model_derivatives);
+  tcase_add_test(md, test_slider_crank);
+  tcase_add_test(md, test_rotor);
+  suite_add_tcase(s, md);
   return s;
 }
 

@@ -405,7 +405,9 @@ typedef struct {
   double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
   int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3) */
   double *dql;                /* exact corrector: theta_lin / h (the linear part of theta) */
-  double *sjw;                /* exact corrector Jacobian scratch, 6 nv + 108 nfactors */
+  double *dqc;                /* exact corrector: (theta - theta_lin) / h of the last step */
+  double *sjw;                /* exact corrector Jacobian scratch, 3 nv + 108 nfactors */
+  int *vfac, *voff, *vdim, *vlin, *vact, kmax; /* factor of each velocity index; offset, size, R^k of each factor */
 } genalpha;
 
 /* ---- small fills for rfac ---- */
@@ -538,7 +540,9 @@ static int sigma_kinematics(genalpha *g) {
   int d = g->nv;
   double h = g->h, c = g->sigma * h * g->beta / g->gam;
   double *th = g->hdq, *w = g->tmp2;
-  for (int i = 0; i < d; i++) th[i] = h * g->dq[i]; /* previous theta: a close start */
+  /* start: the caller's h dq, i.e. theta_lin plus the last correction
+   * theta - theta_lin (it changes by O(c |y|) per update) */
+  for (int i = 0; i < d; i++) th[i] = h * g->dq[i];
   for (int it = 0; it < 100; it++) {
     LV_CHECK(lv_space_tangent_inv_apply(sp, th, g->v1, w));
     double dmax = 0.0, tmax = 0.0;
@@ -575,13 +579,32 @@ static int fill_pmat(void *ctx, lv_sink *s) {
 /* Exact corrector, Newton matrix: the variation of theta with y including
  * that of T^-1 in the kinematic relation,
  *   (I - c D) dtheta = (sigma T^-1 + (1 - sigma) I) y,  D = d(T^-1(theta) v)/dtheta,
- * so dq = F y with F = T (I - c D)^-1 (sigma T^-1 + (1 - sigma) I).  Without
- * D (F = P) Newton contracts only like c |v| / 2 (6 iterations per step
- * instead of 2 on the heavy top at h = 1e-3).  T, T^-1 and D are block
- * diagonal over the factors of the space: column j of every block is found
- * at once by probing with e_j in all factors simultaneously (kmax probes of
- * size nv); D by central differences of T^-1 v (step 1e-6: error ~1e-12,
- * only the Newton matrix uses it).  R^k factors: F = I. */
+ * so dq = F y with F = T (I - c D)^-1 (sigma T^-1 + (1 - sigma) I)
+ *                   = T (T (I - c D))^-1 P.
+ * Without D (F = P) Newton contracts only like c |v| / 2 (6 iterations per
+ * step instead of 2 on the heavy top at h = 1e-3).  T and D are block
+ * diagonal over the factors of the space, and F has the pattern of T (plus
+ * the diagonal): for SE(3) both are block upper triangular.  T comes from
+ * one tangent callback; column j of every block of D at once by probing
+ * theta with e_j in all factors simultaneously, one-sided differences of
+ * T^-1 v (step 1e-7: relative error ~1e-7, only the Newton matrix uses it).
+ * R^k factors, and within a factor the indices where T writes only a unit
+ * diagonal entry (the translation of R^3 x SO(3)): F = I, no probe (T is
+ * the identity there for every theta, so T^-1 v does not vary). */
+typedef struct {
+  lv_sink sink;
+  genalpha *g;
+} blk6_sink;
+/* T entry (i, j) -> block of the factor of i (j in the same factor) */
+static int blk6_add(lv_sink *s, int i, int j, double v) {
+  genalpha *g = ((blk6_sink *)s)->g;
+  int f = g->vfac[i], o = g->voff[f];
+  if (f != g->vfac[j]) return LV_EINPUT; /* not block diagonal */
+  double *Tb = g->sjw + 3 * (size_t)g->nv + 108 * (size_t)f;
+  Tb[(j - o) * 6 + (i - o)] += v;
+  Tb[36 + (j - o) * 6 + (i - o)] = 1.0; /* pattern */
+  return 0;
+}
 typedef struct {
   genalpha *g;
   const double *th; /* theta */
@@ -590,61 +613,71 @@ static int fill_fmat(void *ctx, lv_sink *s) {
   fmat_ctx *fc = ctx;
   genalpha *g = fc->g;
   const lv_space *sp = g->m->space;
-  int d = g->nv, nf = lv_space_nfactors(sp), kmax = 0;
-  double sig = g->sigma, c = sig * g->h * g->beta / g->gam, eps = 1e-6;
-  double *x = g->sjw, *y = x + d, *z = y + d, *tp = z + d, *w1 = tp + d, *w2 = w1 + d;
+  int d = g->nv, nf = lv_space_nfactors(sp), kmax = g->kmax;
+  double sig = g->sigma, c = sig * g->h * g->beta / g->gam, eps = 1e-7;
+  double *tp = g->sjw, *w1 = tp + d;
+  double *w0 = w1 + d, *blocks = g->sjw + 3 * (size_t)d; /* per factor: T (36), pattern (36), D (36) */
+  memset(blocks, 0, 108 * (size_t)nf * sizeof(double));
+  blk6_sink bs;
+  memset(&bs, 0, sizeof bs);
+  bs.sink.add = blk6_add;
+  bs.sink.nrows = bs.sink.ncols = d;
+  bs.sink.scale = 1.0;
+  bs.g = g;
+  LV_CHECK(lv_space_tangent(sp, fc->th, &bs.sink));
+  /* active indices: an off-diagonal pattern entry in their row or column,
+   * or a diagonal entry other than 1 (stored after D, as 0/1 per index) */
+  int anyact[6] = {0};
   for (int f = 0; f < nf; f++) {
-    lv_factor_kind kind;
-    int qo, nq, vo, nv;
-    LV_CHECK(lv_space_factor(sp, f, &kind, &qo, &nq, &vo, &nv));
-    if (kind == LV_FACTOR_RN) {
-      for (int i = 0; i < nv; i++) LV_CHECK(lv_sink_add(s, vo + i, vo + i, 1.0));
-    } else if (nv > kmax) {
-      kmax = nv;
+    if (g->vlin[f]) continue;
+    double *Tb = blocks + 108 * (size_t)f, *Pt = Tb + 36;
+    int *act = g->vact + 6 * f;
+    for (int i = 0; i < g->vdim[f]; i++) {
+      act[i] = Tb[i * 6 + i] != 1.0;
+      for (int l = 0; l < g->vdim[f]; l++)
+        if (l != i && (Pt[l * 6 + i] != 0.0 || Pt[i * 6 + l] != 0.0)) act[i] = 1;
+      anyact[i] |= act[i];
     }
   }
-  if (kmax > 6) return LV_ENOTIMPL;
-  /* per factor f: 6x6 blocks, column j at [f][j*6 + i] */
-  double (*Tb)[36] = (double (*)[36])(g->sjw + 6 * (size_t)d), (*Ib)[36] = Tb + nf, (*Db)[36] = Ib + nf;
+  LV_CHECK(lv_space_tangent_inv_apply(sp, fc->th, g->v1, w0));
   for (int j = 0; j < kmax; j++) {
-    memset(x, 0, (size_t)d * sizeof(double));
+    if (!anyact[j]) continue;
     memcpy(tp, fc->th, (size_t)d * sizeof(double));
-    for (int f = 0; f < nf; f++) {
-      lv_factor_kind kind;
-      int qo, nq, vo, nv;
-      LV_CHECK(lv_space_factor(sp, f, &kind, &qo, &nq, &vo, &nv));
-      if (kind != LV_FACTOR_RN && j < nv) x[vo + j] = 1.0, tp[vo + j] += eps;
-    }
-    LV_CHECK(lv_space_tangent_apply(sp, fc->th, x, y));
-    LV_CHECK(lv_space_tangent_inv_apply(sp, fc->th, x, z));
+    for (int f = 0; f < nf; f++)
+      if (g->vdim[f] > j && !g->vlin[f] && g->vact[6 * f + j]) tp[g->voff[f] + j] += eps;
     LV_CHECK(lv_space_tangent_inv_apply(sp, tp, g->v1, w1));
-    for (int i = 0; i < d; i++)
-      if (x[i] != 0.0) tp[i] -= 2.0 * eps;
-    LV_CHECK(lv_space_tangent_inv_apply(sp, tp, g->v1, w2));
     for (int f = 0; f < nf; f++) {
-      lv_factor_kind kind;
-      int qo, nq, vo, nv;
-      LV_CHECK(lv_space_factor(sp, f, &kind, &qo, &nq, &vo, &nv));
-      if (kind == LV_FACTOR_RN || j >= nv) continue;
-      for (int i = 0; i < nv; i++) {
-        Tb[f][j * 6 + i] = y[vo + i];
-        Ib[f][j * 6 + i] = z[vo + i];
-        Db[f][j * 6 + i] = (w1[vo + i] - w2[vo + i]) / (2.0 * eps);
-      }
+      int o = g->voff[f], n = g->vdim[f];
+      if (g->vlin[f] || j >= n || !g->vact[6 * f + j]) continue;
+      double *Db = blocks + 108 * (size_t)f + 72;
+      for (int i = 0; i < n; i++) Db[j * 6 + i] = (w1[o + i] - w0[o + i]) / eps;
     }
   }
   for (int f = 0; f < nf; f++) {
-    lv_factor_kind kind;
-    int qo, nq, vo, n;
-    LV_CHECK(lv_space_factor(sp, f, &kind, &qo, &nq, &vo, &n));
-    if (kind == LV_FACTOR_RN) continue;
-    /* X = (I - c D)^-1 (sig T^-1 + (1 - sig) I): Gauss-Jordan, partial pivoting */
-    double A[6][6], X[6][6];
+    int o = g->voff[f], n = g->vdim[f];
+    if (g->vlin[f]) {
+      for (int i = 0; i < n; i++) LV_CHECK(lv_sink_add(s, o + i, o + i, 1.0));
+      continue;
+    }
+    const double *Tb = blocks + 108 * (size_t)f, *Pt = Tb + 36, *Db = Tb + 72;
+    const int *act = g->vact + 6 * f;
+    int ix[6], m = 0;
     for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++) {
-        A[i][j] = (i == j) - c * Db[f][j * 6 + i];
-        X[i][j] = sig * Ib[f][j * 6 + i] + (i == j) * (1.0 - sig);
+      if (act[i]) ix[m++] = i;
+    for (int i = 0; i < n; i++) /* inactive: F = 1 on the diagonal */
+      if (!act[i]) LV_CHECK(lv_sink_add(s, o + i, o + i, 1.0));
+    /* Y = (T (I - c D))^-1 P, P = sig I + (1 - sig) T, on the active
+     * indices: Gauss-Jordan, partial pivoting */
+    double A[6][6], X[6][6];
+    for (int i = 0; i < m; i++)
+      for (int j = 0; j < m; j++) {
+        int I = ix[i], J = ix[j];
+        double a = Tb[J * 6 + I];
+        for (int l = 0; l < m; l++) a -= c * Tb[ix[l] * 6 + I] * Db[J * 6 + ix[l]];
+        A[i][j] = a;
+        X[i][j] = (i == j) * sig + (1.0 - sig) * Tb[J * 6 + I];
       }
+    n = m;
     for (int p = 0; p < n; p++) {
       int r = p;
       for (int i = p + 1; i < n; i++)
@@ -659,7 +692,7 @@ static int fill_fmat(void *ctx, lv_sink *s) {
         X[r][j] = t;
       }
       for (int i = 0; i < n; i++) {
-        if (i == p) continue;
+        if (i == p || A[i][p] == 0.0) continue;
         double l = A[i][p] / A[p][p];
         for (int j = 0; j < n; j++) {
           A[i][j] -= l * A[p][j];
@@ -667,11 +700,14 @@ static int fill_fmat(void *ctx, lv_sink *s) {
         }
       }
     }
+    /* F = T Y on the pattern of T and the diagonal (fixed positions) */
     for (int i = 0; i < n; i++)
       for (int j = 0; j < n; j++) {
+        int I = ix[i], J = ix[j];
+        if (i != j && Pt[J * 6 + I] == 0.0) continue;
         double v = 0.0;
-        for (int l = 0; l < n; l++) v += Tb[f][l * 6 + i] * X[l][j] / A[l][l];
-        LV_CHECK(lv_sink_add(s, vo + i, vo + j, v));
+        for (int l = 0; l < n; l++) v += Tb[ix[l] * 6 + I] * X[l][j] / A[l][l];
+        LV_CHECK(lv_sink_add(s, o + I, o + J, v));
       }
   }
   return 0;
@@ -846,6 +882,7 @@ static int ga_update(void *ctx, const double *dx) {
   if (g->corr_paper || g->sigma != 0.0) { /* issue 6: see sigma_kinematics */
     for (int i = 0; i < d; i++) {
       g->dql[i] += dx[i] * ih;
+      if (!g->corr_paper) g->dq[i] += dx[i] * ih; /* the fixed point's start */
       g->v1[i] += g->gp * y[i];
       g->vd1[i] += g->bp * y[i];
     }
@@ -1001,9 +1038,14 @@ static void ga_destroy(lv_stepper *st) {
   rfac_free(&g->G1);
   rfac_free(&g->Mc);
   acache_free(&g->asmb);
+  free(g->vfac);
+  free(g->voff);
+  free(g->vdim);
+  free(g->vlin);
+  free(g->vact);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
                     g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart, g->fdq,
-                    g->fdy1, g->fdy2, g->kb, g->proj_t, g->dql, g->sjw};
+                    g->fdy1, g->fdy2, g->kb, g->proj_t, g->dql, g->sjw, g->dqc};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(g);
   st->priv = NULL;
@@ -1040,8 +1082,26 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->fdy2 = lv_calloc(sd, sizeof(double));
   g->kb = lv_calloc(sd + sk, sizeof(double));
   g->dql = lv_calloc(sd, sizeof(double));
-  g->sjw = lv_calloc(6 * sd + 108 * (size_t)lv_space_nfactors(m->space), sizeof(double));
-  if (!g->dql || !g->sjw) return LV_ENOMEM;
+  g->dqc = lv_calloc(sd, sizeof(double));
+  if (!g->dqc) return LV_ENOMEM;
+  int nf = lv_space_nfactors(m->space);
+  g->sjw = lv_calloc(3 * sd + 108 * (size_t)nf, sizeof(double));
+  g->vfac = lv_calloc(sd + 1, sizeof(int));
+  g->voff = lv_calloc((size_t)nf + 1, sizeof(int));
+  g->vdim = lv_calloc((size_t)nf + 1, sizeof(int));
+  g->vlin = lv_calloc((size_t)nf + 1, sizeof(int));
+  g->vact = lv_calloc(6 * (size_t)nf + 1, sizeof(int));
+  if (!g->dql || !g->sjw || !g->vfac || !g->voff || !g->vdim || !g->vlin || !g->vact) return LV_ENOMEM;
+  for (int f = 0; f < nf; f++) {
+    lv_factor_kind kind;
+    int qo, nq;
+    LV_CHECK(lv_space_factor(m->space, f, &kind, &qo, &nq, &g->voff[f], &g->vdim[f]));
+    g->vlin[f] = kind == LV_FACTOR_RN;
+    for (int i = 0; i < g->vdim[f]; i++) g->vfac[g->voff[f] + i] = f;
+    if (!g->vlin[f] && g->vdim[f] > g->kmax) g->kmax = g->vdim[f];
+  }
+  /* the exact sigma corrector's small dense blocks (fill_fmat) */
+  if (g->sigma != 0.0 && !g->corr_paper && g->kmax > 6) return LV_ENOTIMPL;
   if (!g->a || !g->vd || !g->q1 || !g->v1 || !g->vd1 || !g->a1 || !g->lam1 || !g->eta || !g->dq ||
       !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->fdq || !g->fdy1 ||
       !g->fdy2 || !g->kb)
@@ -1083,6 +1143,7 @@ static int ga_init(lv_stepper *st) {
   g->next_proj = 0;
   g->h_last = 0.0;
   g->mc_valid = g->g1_valid = 0;
+  memset(g->dqc, 0, (size_t)g->nv * sizeof(double)); /* sigma: no previous correction */
   return 0;
 }
 
@@ -1177,7 +1238,12 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     double c = g->pfac * g->sigma * h * be / ga;
     for (int i = 0; i < d; i++) g->dq[i] -= c * g->tmp[i];
   } else if (g->sigma != 0.0) {
-    memcpy(g->dql, g->dq, (size_t)d * sizeof(double));
+    /* start the fixed point from theta_lin + the last step's correction */
+    for (int i = 0; i < d; i++) {
+      double lin = g->dq[i];
+      g->dq[i] = lin + g->dqc[i];
+      g->dql[i] = lin;
+    }
     LV_CHECK(sigma_kinematics(g));
   }
   LV_CHECK(lv_space_compose_exp(m->space, s->q, h, g->dq, g->q1));
@@ -1190,6 +1256,8 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   g->h_last = h;
   LV_CHECK(lv_newton_solve(g->nw, &pb, 1, ns));
 
+  if (g->sigma != 0.0 && !g->corr_paper)
+    for (int i = 0; i < d; i++) g->dqc[i] = g->dq[i] - g->dql[i];
   /* (9d) for a_{n+1} */
   for (int i = 0; i < d; i++) g->a1[i] = (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd1[i]) / (1.0 - am);
 
