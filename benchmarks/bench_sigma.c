@@ -168,6 +168,27 @@ int main(int argc, char **argv) {
     double p = ok > 1 ? (ok * sxy - sx * sl) / (ok * sxx - sx * sx) : NAN;
     printf("  %5.3f  %.2f\n", p, it1);
   }
+  {
+    /* the non-Lie comparison: Euler parameters, classical generalized-alpha
+     * (genalpha on R^7), index 3 */
+    model_name = "heavy-top-ep";
+    printf("%-21s", "Euler parameters");
+    double e[5], sx = 0, sl = 0, sxx = 0, sxy = 0, it1 = 0;
+    for (int k = 0; k < 5; k++) {
+      double x[3];
+      if (run(H[k], 1.0, "0", "exact", "1", x, &its, &sps)) {
+        printf(" %10s", "fail");
+        continue;
+      }
+      e[k] = sqrt(pow(x[0] - xr[0], 2) + pow(x[1] - xr[1], 2) + pow(x[2] - xr[2], 2));
+      if (k == 1) it1 = its;
+      printf(" %10.4e", e[k]);
+      double lx = log(H[k]), ly = log(e[k]);
+      sx += lx, sl += ly, sxx += lx * lx, sxy += lx * ly;
+    }
+    printf("  %5.3f  %.2f\n", (5 * sxy - sx * sl) / (5 * sxx - sx * sx), it1);
+    model_name = "heavy-top";
+  }
   /* per-step cost, h = 1e-4 over 1 s, interleaved, best of reps; heavy top
    * (6 dof + 3 constraints, the sigma overhead is visible) and slider-crank
    * (18 + 17) */
