@@ -28,6 +28,13 @@ void lv_dense_matvec(int rows, int cols, const double *A, const double *x,
 /* y = A^T x. */
 void lv_dense_matvec_t(int rows, int cols, const double *A, const double *x,
                        double *y);
+/* T (cols x rows) = A^T for A rows x cols, column-major. */
+void lv_dense_transpose(int rows, int cols, const double *A, double *T);
+/* C (r x c) += alpha A (r x s) B (s x c), column-major with ld = rows.  For
+ * the small blocks of the schemes' reduced Newton matrices, where a BLAS
+ * call costs more than the arithmetic. */
+void lv_dense_gemm_acc(int r, int s, int c, double alpha, const double *A,
+                       const double *B, double *C);
 
 /* The model object.  Defined here so the finite-difference fallbacks and the
  * derivative checker (separate files) can reach the callbacks directly. */

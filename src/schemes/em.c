@@ -122,26 +122,6 @@ static void m_vec(const em *E, const double *x, double *y) {
   }
 }
 
-/* A (rows x cols) -> T (cols x rows) */
-static void transpose(int rows, int cols, const double *A, double *T) {
-  for (int j = 0; j < cols; j++)
-    for (int i = 0; i < rows; i++) T[j + (size_t)i * cols] = A[i + (size_t)j * rows];
-}
-
-/* C (r x c) += alpha A (r x s) B (s x c), column-major, ld = rows */
-static void gemm_acc(int r, int s, int c, double alpha, const double *A, const double *B, double *C) {
-  for (int j = 0; j < c; j++) {
-    double *cj = C + (size_t)j * r;
-    const double *bj = B + (size_t)j * s;
-    for (int l = 0; l < s; l++) {
-      double f = alpha * bj[l];
-      if (f == 0.0) continue;
-      const double *al = A + (size_t)l * r;
-      for (int i = 0; i < r; i++) cj[i] += f * al[i];
-    }
-  }
-}
-
 /* Y = M^-1 X for X d x c */
 static void minv_cols(const em *E, int c, const double *X, double *Y) {
   for (int j = 0; j < c; j++) minv_vec(E, X + (size_t)j * E->d, Y + (size_t)j * E->d);
@@ -203,9 +183,9 @@ static int em_eval(em *E) {
   if (k > 0) {
     LV_CHECK(lv_model_constraint_jac_dense(m, E->z, E->Gz));
     if (E->kind == EM_GGL) {
-      transpose(k, d, E->Gz, E->tmp2);
+      lv_dense_transpose(k, d, E->Gz, E->tmp2);
       minv_cols(E, k, E->tmp2, E->MiGzT);
-      gemm_acc(d, k, 1, -1.0, E->MiGzT, b, E->u); /* u = Delta - M^-1 G(z)^T b */
+      lv_dense_gemm_acc(d, k, 1, -1.0, E->MiGzT, b, E->u); /* u = Delta - M^-1 G(z)^T b */
     }
   }
   LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, NULL));
@@ -309,7 +289,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
     if (ggl) {
       LV_CHECK(dense_hessian(m, E->z, b, E->Hb, d));
       minv_cols(E, d, E->Hb, E->MiHb);
-      gemm_acc(d, d, d, -0.25, E->Hb, E->MiHb, B11);
+      lv_dense_gemm_acc(d, d, d, -0.25, E->Hb, E->MiHb, B11);
     }
     if (!lv_dgrad_constraints_quadratic(E->dg)) {
       double s = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
@@ -320,7 +300,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   if (k == 0) return 0;
 
   /* dF1/da = D^-1 (G(z)^T + Delta beta^T) */
-  transpose(k, d, E->Gz, E->tmp2);
+  lv_dense_transpose(k, d, E->Gz, E->tmp2);
   if (!lv_dgrad_constraints_quadratic(E->dg))
     for (int c = 0; c < k; c++)
       for (int i = 0; i < d; i++) E->tmp2[i + (size_t)c * d] += E->wo[i] * E->beta[c];
@@ -334,11 +314,11 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
   LV_CHECK(dense_curvature(m, E->z, E->u, E->Z, k, d));
   double *B13 = E->tmp2; /* d x k */
-  transpose(k, d, E->Z, B13);
+  lv_dense_transpose(k, d, E->Z, B13);
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] *= 0.5;
-  transpose(k, d, E->Gz, E->B);
+  lv_dense_transpose(k, d, E->Gz, E->B);
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] -= E->B[i];
-  gemm_acc(d, d, k, -0.5, E->Hb, E->MiGzT, B13);
+  lv_dense_gemm_acc(d, d, k, -0.5, E->Hb, E->MiGzT, B13);
   if (!lv_dgrad_constraints_quadratic(E->dg))
     for (int c = 0; c < k; c++)
       for (int i = 0; i < d; i++) B13[i + (size_t)c * d] += 0.5 * h * E->wo[i] * E->betav[c];
@@ -348,11 +328,11 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
   LV_CHECK(dense_curvature(m, E->y, E->w, E->Z, k, d));
   for (size_t i = 0; i < (size_t)k * d; i++) E->Z[i] += E->Gy[i];
-  gemm_acc(k, d, d, -0.5, E->Gy, E->MiHb, E->Z);
+  lv_dense_gemm_acc(k, d, d, -0.5, E->Gy, E->MiHb, E->Z);
   LV_CHECK(put_block(ls, d + k, 0, k, d, E->Z, NULL));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
   memset(E->tmp2, 0, (size_t)k * k * sizeof(double));
-  gemm_acc(k, d, k, -1.0, E->Gy, E->MiGzT, E->tmp2);
+  lv_dense_gemm_acc(k, d, k, -1.0, E->Gy, E->MiGzT, E->tmp2);
   LV_CHECK(put_block(ls, d + k, d + k, k, k, E->tmp2, NULL));
   return 0;
 }

@@ -155,26 +155,6 @@ static void m_vec(const vi *V, const double *x, double *y) {
   }
 }
 
-/* Gt (k x d) -> T (d x k) */
-static void transpose(int rows, int cols, const double *A, double *T) {
-  for (int j = 0; j < cols; j++)
-    for (int i = 0; i < rows; i++) T[j + (size_t)i * cols] = A[i + (size_t)j * rows];
-}
-
-/* C (r x c) += alpha A (r x s) B (s x c), all column-major with ld = rows */
-static void gemm_acc(int r, int s, int c, double alpha, const double *A, const double *B, double *C) {
-  for (int j = 0; j < c; j++) {
-    double *cj = C + (size_t)j * r;
-    const double *bj = B + (size_t)j * s;
-    for (int l = 0; l < s; l++) {
-      double f = alpha * bj[l];
-      if (f == 0.0) continue;
-      const double *al = A + (size_t)l * r;
-      for (int i = 0; i < r; i++) cj[i] += f * al[i];
-    }
-  }
-}
-
 static int dense_eval_hessian(const lv_model *m, const double *q, const double *w, double *H, int d) {
   memset(H, 0, (size_t)d * d * sizeof(double));
   lv_sink s = lv_sink_dense(H, d, d, d);
@@ -234,11 +214,11 @@ static int ab_eval(vi *V) {
     else
       LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
   }
-  transpose(k, d, V->Gt, V->tmp2);
+  lv_dense_transpose(k, d, V->Gt, V->tmp2);
   minv_cols(V, k, V->tmp2, V->MiGt);
   /* u = h v^{n+1} = dq - M^-1 G(qt)^T b */
   for (int i = 0; i < d; i++) V->u[i] = dq[i];
-  gemm_acc(d, k, 1, -1.0, V->MiGt, b, V->u);
+  lv_dense_gemm_acc(d, k, 1, -1.0, V->MiGt, b, V->u);
   /* h p^{n+1} = h p - h^2 dV(qt) - Gl^T a - H(qt; b) u */
   LV_CHECK(lv_model_grad_potential(m, V->qt, V->tmp));
   LV_CHECK(hess_apply(V, V->qt, b, V->u, V->w));
@@ -300,24 +280,24 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
     for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * h * h * V->D2V[i];
   }
   for (size_t i = 0; i < (size_t)d * d; i++) B11[i] += V->M[i] + (1.0 - 2.0 * th) * V->Hb[i];
-  if (th * (1.0 - th) != 0.0) gemm_acc(d, d, d, -th * (1.0 - th), V->Hb, V->MiHb, B11);
+  if (th * (1.0 - th) != 0.0) lv_dense_gemm_acc(d, d, d, -th * (1.0 - th), V->Hb, V->MiHb, B11);
   LV_CHECK(put_block(ls, 0, 0, d, d, B11, V->rs));
   if (k == 0) return 0;
 
   /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
-  transpose(k, d, V->kind == VI_A ? V->Gt : V->G0, V->tmp2);
+  lv_dense_transpose(k, d, V->kind == VI_A ? V->Gt : V->G0, V->tmp2);
   double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] *= ca;
   LV_CHECK(put_block(ls, 0, d, d, k, V->tmp2, V->rs));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
   LV_CHECK(dense_eval_curvature(m, V->qt, V->u, V->Z, k, d));
-  transpose(k, d, V->Gt, V->tmp2);
+  lv_dense_transpose(k, d, V->Gt, V->tmp2);
   double *B13 = V->w; /* d x k scratch: w has room for d*k (see create) */
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] = -V->tmp2[i];
-  transpose(k, d, V->Z, V->tmp2);
+  lv_dense_transpose(k, d, V->Z, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] += (1.0 - th) * V->tmp2[i];
-  gemm_acc(d, d, k, -(1.0 - th), V->Hb, V->MiGt, B13);
+  lv_dense_gemm_acc(d, d, k, -(1.0 - th), V->Hb, V->MiGt, B13);
   LV_CHECK(put_block(ls, 0, d + k, d, k, B13, V->rs));
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
@@ -330,11 +310,11 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
 
   /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
   for (size_t i = 0; i < (size_t)k * d; i++) V->tmp2[i] = th * V->Z[i] + V->Gt[i];
-  gemm_acc(k, d, d, -th, V->Gt, V->MiHb, V->tmp2);
+  lv_dense_gemm_acc(k, d, d, -th, V->Gt, V->MiHb, V->tmp2);
   LV_CHECK(put_block(ls, d + k, 0, k, d, V->tmp2, NULL));
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  gemm_acc(k, d, k, -1.0, V->Gt, V->MiGt, V->tmp2);
+  lv_dense_gemm_acc(k, d, k, -1.0, V->Gt, V->MiGt, V->tmp2);
   LV_CHECK(put_block(ls, d + k, d + k, k, k, V->tmp2, NULL));
   return 0;
 }
@@ -353,11 +333,11 @@ static int s_eval(vi *V) {
   minv_vec(V, V->y, V->u);
   for (int i = 0; i < d; i++) V->qt[i] = q[i] + V->u[i];
   LV_CHECK(lv_model_constraint_jac_dense(m, V->qt, V->Gt));
-  transpose(k, d, V->Gt, V->tmp2);
+  lv_dense_transpose(k, d, V->Gt, V->tmp2);
   minv_cols(V, k, V->tmp2, V->MiGt);
   /* q^{n+1} = qbar + M^-1 G(qbar)^T b */
   memcpy(V->q1, V->qt, (size_t)d * sizeof(double));
-  gemm_acc(d, k, 1, 1.0, V->MiGt, b, V->q1);
+  lv_dense_gemm_acc(d, k, 1, 1.0, V->MiGt, b, V->q1);
   /* hp1 holds M^-1 P here */
   minv_vec(V, P, V->hp1);
   V->cached = 1;
@@ -388,19 +368,19 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(dense_eval_hessian(m, V->qt, b, V->Hb, d));
   minv_cols(V, d, V->Hb, V->MiHb);
   double *B11 = V->Ha;
-  transpose(d, d, V->MiHb, B11);
+  lv_dense_transpose(d, d, V->MiHb, B11);
   for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = -B11[i];
   for (int i = 0; i < d; i++) B11[i + (size_t)i * d] -= 1.0;
   LV_CHECK(put_block(ls, 0, 0, d, d, B11, V->rs));
   if (k == 0) return 0;
 
   /* dF1/da = -D^-1 G(q)^T */
-  transpose(k, d, V->G0, V->tmp2);
+  lv_dense_transpose(k, d, V->G0, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
   LV_CHECK(put_block(ls, 0, d, d, k, V->tmp2, V->rs));
   /* dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
   LV_CHECK(dense_eval_curvature(m, V->qt, V->hp1, V->Z, k, d));
-  transpose(k, d, V->Z, V->tmp2);
+  lv_dense_transpose(k, d, V->Z, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
   LV_CHECK(put_block(ls, 0, d + k, d, k, V->tmp2, V->rs));
 
@@ -408,19 +388,19 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
   double *W = V->w; /* d x k */
   memcpy(W, V->MiG0t, (size_t)d * k * sizeof(double));
-  gemm_acc(d, d, k, 1.0, V->MiHb, V->MiG0t, W);
+  lv_dense_gemm_acc(d, d, k, 1.0, V->MiHb, V->MiG0t, W);
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  gemm_acc(k, d, k, -1.0, V->G1, W, V->tmp2);
+  lv_dense_gemm_acc(k, d, k, -1.0, V->G1, W, V->tmp2);
   LV_CHECK(put_block(ls, d, d, k, k, V->tmp2, NULL));
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  gemm_acc(k, d, k, 1.0, V->G1, V->MiGt, V->tmp2);
+  lv_dense_gemm_acc(k, d, k, 1.0, V->G1, V->MiGt, V->tmp2);
   LV_CHECK(put_block(ls, d, d + k, k, k, V->tmp2, NULL));
 
   /* dFv/dP = G(qbar) M^-1 = (M^-1 G(qbar)^T)^T,  dFv/da = -Z M^-1 G(q)^T */
-  transpose(d, k, V->MiGt, V->tmp2);
+  lv_dense_transpose(d, k, V->MiGt, V->tmp2);
   LV_CHECK(put_block(ls, d + k, 0, k, d, V->tmp2, NULL));
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  gemm_acc(k, d, k, -1.0, V->Z, V->MiG0t, V->tmp2);
+  lv_dense_gemm_acc(k, d, k, -1.0, V->Z, V->MiG0t, V->tmp2);
   LV_CHECK(put_block(ls, d + k, d, k, k, V->tmp2, NULL));
   return 0;
 }
@@ -612,7 +592,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     /* c0 = h p - h^2 dV(q);  M^-1 G(q)^T */
     LV_CHECK(lv_model_grad_potential(m, s->q, V->tmp));
     for (int i = 0; i < d; i++) V->c0[i] = h * s->p[i] - h * h * V->tmp[i];
-    transpose(k, d, V->G0, V->tmp2);
+    lv_dense_transpose(k, d, V->G0, V->tmp2);
     minv_cols(V, k, V->tmp2, V->MiG0t);
     if (V->advanced) {
       /* P = h M v^n at the guessed lambda: exact up to the O(h^2 gamma) term */
