@@ -453,14 +453,21 @@ typedef struct {
   double err[MAXPTS], cpu[MAXPTS];
 } curve;
 
-/* CPU seconds at error e by log-log interpolation between neighbouring
- * points of the curve (sorted by error here); NAN outside its range. */
+/* CPU seconds at error e by log-log interpolation between two points of
+ * the curve that are neighbours in error (no point of the curve between
+ * them) and bracket e; NAN outside the curve's range.  Where the errors are
+ * not monotone in the parameter (IDA at loose tolerances) several pairs
+ * bracket e, and the cheapest counts: a method is as fast as its best run. */
 static double cpu_at(const curve *c, double e) {
   double best = NAN;
   for (int i = 0; i < c->n; i++)
     for (int j = 0; j < c->n; j++) {
       double e1 = c->err[i], e2 = c->err[j];
       if (!(e1 >= e && e2 <= e) || i == j || !(e1 > 0) || !(e2 > 0)) continue;
+      int between = 0;
+      for (int k = 0; k < c->n; k++)
+        if (c->err[k] < e1 && c->err[k] > e2) between = 1;
+      if (between) continue;
       double w = e1 == e2 ? 0 : (log(e) - log(e1)) / (log(e2) - log(e1));
       double v = exp(log(c->cpu[i]) + w * (log(c->cpu[j]) - log(c->cpu[i])));
       /* the cheapest bracketing pair: a method is as fast as its best run */

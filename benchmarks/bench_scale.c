@@ -67,8 +67,8 @@ typedef struct {
 /* One measurement in the calling process: build the chain, take a warm-up
  * step (symbolic analysis, first allocations), then steps until @p budget
  * seconds have passed (at least 3, at most max_steps). */
-static sample measure(const char *scheme, int N, lv_linsol_kind kind, lv_newton_kind nk, double budget,
-                      int max_steps) {
+static sample measure(const char *scheme, int N, lv_linsol_kind kind, lv_newton_kind nk, double res_tol,
+                      double budget, int max_steps) {
   sample s;
   memset(&s, 0, sizeof s);
   long rss0 = maxrss_kb();
@@ -79,6 +79,7 @@ static sample measure(const char *scheme, int N, lv_linsol_kind kind, lv_newton_
   lv_newton_options o;
   lv_newton_options_default(&o);
   o.kind = nk;
+  if (res_tol > 0) o.res_tol = res_tol;
   lv_integrator_set_newton(it, &o);
   lv_integrator_set_linsol(it, kind, 0);
   if (lv_integrator_init(it, 0.0, NULL, NULL) || lv_integrator_step(it)) goto out;
@@ -107,8 +108,8 @@ out:
 }
 
 /* measure() in a forked child, result through a pipe. */
-static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_newton_kind nk, double budget,
-                            int max_steps) {
+static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_newton_kind nk, double res_tol,
+                            double budget, int max_steps) {
   sample s;
   memset(&s, 0, sizeof s);
   int fd[2];
@@ -122,7 +123,7 @@ static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_n
   }
   if (pid == 0) {
     close(fd[0]);
-    sample r = measure(scheme, N, kind, nk, budget, max_steps);
+    sample r = measure(scheme, N, kind, nk, res_tol, budget, max_steps);
     ssize_t w = write(fd[1], &r, sizeof r);
     close(fd[1]);
     _exit(w == (ssize_t)sizeof r ? 0 : 1);
@@ -181,11 +182,11 @@ int main(int argc, char **argv) {
     sample d = {0}, u, um, kl, klm;
     /* Dense LU is O(n^3) per factorisation and O(n^2) memory: at n = 4000 a
      * step takes seconds, beyond that it does not fit. */
-    if (N <= 1000) d = measure_child("rattle", N, LV_LINSOL_DENSE, LV_NEWTON_FULL, N == 1000 ? 0.0 : budget, MAX_STEPS);
-    u = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_FULL, budget, MAX_STEPS);
-    um = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_MODIFIED, budget, MAX_STEPS);
-    kl = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_FULL, budget, MAX_STEPS);
-    klm = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_MODIFIED, budget, MAX_STEPS);
+    if (N <= 1000) d = measure_child("rattle", N, LV_LINSOL_DENSE, LV_NEWTON_FULL, 0, N == 1000 ? 0.0 : budget, MAX_STEPS);
+    u = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_FULL, 0, budget, MAX_STEPS);
+    um = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_MODIFIED, 0, budget, MAX_STEPS);
+    kl = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_FULL, 0, budget, MAX_STEPS);
+    klm = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_MODIFIED, 0, budget, MAX_STEPS);
     klu_cost[i] = kl.ok ? kl.per_step : NAN;
     klum_cost[i] = klm.ok ? klm.per_step : NAN;
     klu_rss[i] = kl.ok ? (double)kl.rss_kb : NAN;
@@ -227,6 +228,39 @@ int main(int argc, char **argv) {
              klu_cost[4] / klu_cost[3]);
     printf("RSS growth 10^4/10^3 (linear: 10): umfpack %.2f, klu %.2f", rss[3] / rss[2], klu_rss[3] / klu_rss[2]);
     if (!quick) printf("; 10^5/10^4: umfpack %.2f, klu %.2f", rss[4] / rss[3], klu_rss[4] / klu_rss[3]);
+    printf("\n\n");
+
+    /* The same with the residual tolerance scaled to the size of the
+     * coordinates, 1e-14 (1 + N l): the round-off of g grows like eps N l,
+     * and a tolerance below it costs an iteration that says nothing about
+     * the linear algebra. */
+    printf("== the same, Newton residual tolerance 1e-14 (1 + N l) instead of 1e-12 ==\n");
+    printf("%8s | %12s %6s | %12s %6s | %12s %6s\n", "N", "umf s/step", "iters", "klu s/step", "iters",
+           "klu+mod s", "iters");
+    double sc[3][5] = {{0}};
+    for (int i = 2; i < nN; i++) {
+      double tol = 1e-14 * (1.0 + Ns[i]);
+      sample a = measure_child("rattle", Ns[i], LV_LINSOL_UMFPACK, LV_NEWTON_FULL, tol, budget, MAX_STEPS);
+      sample b = measure_child("rattle", Ns[i], LV_LINSOL_KLU, LV_NEWTON_FULL, tol, budget, MAX_STEPS);
+      sample c = measure_child("rattle", Ns[i], LV_LINSOL_KLU, LV_NEWTON_MODIFIED, tol, budget, MAX_STEPS);
+      sc[0][i] = a.ok ? a.per_step : NAN;
+      sc[1][i] = b.ok ? b.per_step : NAN;
+      sc[2][i] = c.ok ? c.per_step : NAN;
+      printf("%8d | %12.3e %6.2f | %12.3e %6.2f | %12.3e %6.2f\n", Ns[i], a.per_step, a.iters, b.per_step, b.iters,
+             c.per_step, c.iters);
+      const sample *all[3] = {&a, &b, &c};
+      const char *nk[3] = {"full-scaledtol", "full-scaledtol", "modified-scaledtol"};
+      for (int k = 0; k < 3; k++)
+        if (all[k]->ok)
+          fprintf(csv, "cost,rattle,%d,%d,%s,%s,%.6e,%.3f,%.3f,%ld,%ld,%ld\n", Ns[i], 4 * Ns[i],
+                  kname(all[k]->linsol), nk[k], all[k]->per_step, all[k]->iters, all[k]->facts, all[k]->symbolic,
+                  all[k]->rss_kb, all[k]->steps);
+    }
+    printf("cost(10^4)/cost(10^3): umfpack %.2f, klu %.2f, klu+modified %.2f", sc[0][3] / sc[0][2],
+           sc[1][3] / sc[1][2], sc[2][3] / sc[2][2]);
+    if (!quick)
+      printf("; cost(10^5)/cost(10^4): umfpack %.2f, klu %.2f, klu+modified %.2f", sc[0][4] / sc[0][3],
+             sc[1][4] / sc[1][3], sc[2][4] / sc[2][3]);
     printf("\n\n");
   }
 
@@ -295,9 +329,9 @@ int main(int argc, char **argv) {
            "klu/dns");
     int cross = -1, crossk = -1;
     for (int j = 0; j < nx; j++) {
-      sample d = measure_child(schemes[si], Nx[j], LV_LINSOL_DENSE, LV_NEWTON_FULL, quick ? 0.1 : 0.4, MAX_STEPS);
-      sample u = measure_child(schemes[si], Nx[j], LV_LINSOL_UMFPACK, LV_NEWTON_FULL, quick ? 0.1 : 0.4, MAX_STEPS);
-      sample kl = measure_child(schemes[si], Nx[j], LV_LINSOL_KLU, LV_NEWTON_FULL, quick ? 0.1 : 0.4, MAX_STEPS);
+      sample d = measure_child(schemes[si], Nx[j], LV_LINSOL_DENSE, LV_NEWTON_FULL, 0, quick ? 0.1 : 0.4, MAX_STEPS);
+      sample u = measure_child(schemes[si], Nx[j], LV_LINSOL_UMFPACK, LV_NEWTON_FULL, 0, quick ? 0.1 : 0.4, MAX_STEPS);
+      sample kl = measure_child(schemes[si], Nx[j], LV_LINSOL_KLU, LV_NEWTON_FULL, 0, quick ? 0.1 : 0.4, MAX_STEPS);
       if (!d.ok || !u.ok || !kl.ok) {
         printf("%-9s %6d  (run failed: dense %d, umfpack %d, klu %d)\n", "", 4 * Nx[j], d.ok, u.ok, kl.ok);
         continue;
