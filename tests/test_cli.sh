@@ -29,6 +29,11 @@ if "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 --out run.csv >out.
        END { exit !found }' out.txt && ok "run summary numbers parse" || bad "run summary: $(cat out.txt)"
 else bad "run exits non-zero: $(cat err.txt)"; fi
 
+# --- sparse back-ends by name
+"$L" run chain --param N=20 --scheme rattle --linsol klu --t-end 0.1 >out.txt 2>err.txt &&
+  grep -q '^rattle ' out.txt && ok "run with --linsol klu" || bad "--linsol klu: $(cat err.txt)"
+expect_usage "unknown linear solver" run pendulum3d --linsol superlu
+
 # --- list
 "$L" list >out.txt 2>&1 && grep -q '^  pendulum3d' out.txt && grep -q '^  rattle' out.txt &&
   ok "list names models and schemes" || bad "list"

@@ -90,7 +90,8 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
         if (strcmp(optarg, "auto") == 0) r->linsol = LV_LINSOL_AUTO;
         else if (strcmp(optarg, "dense") == 0) r->linsol = LV_LINSOL_DENSE;
         else if (strcmp(optarg, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
-        else return cli_error("--linsol must be auto, dense or umfpack, got '%s'.", optarg), CLI_USAGE;
+        else if (strcmp(optarg, "klu") == 0) r->linsol = LV_LINSOL_KLU;
+        else return cli_error("--linsol must be auto, dense, umfpack or klu, got '%s'.", optarg), CLI_USAGE;
         break;
       case O_NTOL: rc = cli_parse_positive(optarg, "--newton-tol", &r->newton_tol); break;
       case O_REF: rc = cli_parse_positive(optarg, "--ref-step", &a->ref_step); break;

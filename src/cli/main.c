@@ -24,7 +24,7 @@ static const char usage_text[] =
     "usage: livens [demo]\n"
     "       livens list\n"
     "       livens run MODEL [--scheme S] [--step H] [--t-end T] [--param K=V]... [--opt K=V]...\n"
-    "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack]\n"
+    "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu]\n"
     "                        [--newton-tol TOL]\n"
     "       livens run FILE.ini\n"
     "       livens compare MODEL --schemes S1,S2,... [run options]\n"

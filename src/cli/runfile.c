@@ -8,7 +8,7 @@
  *   out    = run.csv        ; optional
  *   every  = 1              ; optional
  *   halving = 0             ; optional
- *   linsol = auto|dense|umfpack   ; optional
+ *   linsol = auto|dense|umfpack|klu   ; optional
  *   [param]                 ; model parameters by name
  *   k24 = 500
  *   [opt]                   ; scheme options by name
@@ -63,6 +63,7 @@ static int handler(void *user, const char *section, const char *name, const char
       if (strcmp(value, "auto") == 0) r->linsol = LV_LINSOL_AUTO;
       else if (strcmp(value, "dense") == 0) r->linsol = LV_LINSOL_DENSE;
       else if (strcmp(value, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
+      else if (strcmp(value, "klu") == 0) r->linsol = LV_LINSOL_KLU;
       else goto bad;
     } else {
       cli_error("%s:%d: unknown key '%s' in [run].", c->path, lineno, name);
