@@ -28,6 +28,10 @@ void lv_dense_matvec(int rows, int cols, const double *A, const double *x,
 /* y = A^T x. */
 void lv_dense_matvec_t(int rows, int cols, const double *A, const double *x,
                        double *y);
+/* Add a dense column-major r x c block A, rows scaled by rowscale (or
+ * NULL), at (r0, c0) of the matrix being assembled (src/linsol/linsol.c). */
+int lv_linsol_add_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale);
+
 /* T (cols x rows) = A^T for A rows x cols, column-major. */
 void lv_dense_transpose(int rows, int cols, const double *A, double *T);
 /* C (r x c) += alpha A (r x s) B (s x c), column-major with ld = rows.  For

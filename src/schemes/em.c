@@ -154,19 +154,6 @@ static int curv_apply(const em *E, const double *q, const double *w, const doubl
   return lv_model_constraint_curvature(E->m, q, w, lv_matvec_sink_init(&ms, E->k, E->d, x, out, 0));
 }
 
-/* Add block A (r x c) with rows scaled by rowscale at (r0, c0).  Dense
- * back-end: zeros skipped; sparse: every entry, so the pattern is fixed. */
-static int put_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale) {
-  int dense = lv_linsol_kind_of(ls) == LV_LINSOL_DENSE;
-  for (int j = 0; j < c; j++)
-    for (int i = 0; i < r; i++) {
-      double v = (rowscale ? rowscale[i] : 1.0) * A[i + (size_t)j * r];
-      if (dense && v == 0.0) continue;
-      LV_CHECK(lv_linsol_add(ls, r0 + i, c0 + j, v));
-    }
-  return 0;
-}
-
 /* ------------------------------------------------------------ residual */
 
 /* Everything residual and Newton matrix share, at the iterate x. */
@@ -296,7 +283,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
       lv_dg_add_projector(E->dg, s, B11);
     }
   }
-  LV_CHECK(put_block(ls, 0, 0, d, d, B11, E->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, E->rs));
   if (k == 0) return 0;
 
   /* dF1/da = D^-1 (G(z)^T + Delta beta^T) */
@@ -304,11 +291,11 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   if (!lv_dgrad_constraints_quadratic(E->dg))
     for (int c = 0; c < k; c++)
       for (int i = 0; i < d; i++) E->tmp2[i + (size_t)c * d] += E->wo[i] * E->beta[c];
-  LV_CHECK(put_block(ls, 0, d, d, k, E->tmp2, E->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, E->tmp2, E->rs));
 
   /* dFg/dDelta = G(q1) */
   LV_CHECK(lv_model_constraint_jac_dense(m, E->y, E->Gy));
-  LV_CHECK(put_block(ls, d, 0, k, d, E->Gy, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d, 0, k, d, E->Gy, NULL));
   if (!ggl) return 0;
 
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
@@ -322,18 +309,18 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   if (!lv_dgrad_constraints_quadratic(E->dg))
     for (int c = 0; c < k; c++)
       for (int i = 0; i < d; i++) B13[i + (size_t)c * d] += 0.5 * h * E->wo[i] * E->betav[c];
-  LV_CHECK(put_block(ls, 0, d + k, d, k, B13, E->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, E->rs));
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
   LV_CHECK(dense_curvature(m, E->y, E->w, E->Z, k, d));
   for (size_t i = 0; i < (size_t)k * d; i++) E->Z[i] += E->Gy[i];
   lv_dense_gemm_acc(k, d, d, -0.5, E->Gy, E->MiHb, E->Z);
-  LV_CHECK(put_block(ls, d + k, 0, k, d, E->Z, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d + k, 0, k, d, E->Z, NULL));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
   memset(E->tmp2, 0, (size_t)k * k * sizeof(double));
   lv_dense_gemm_acc(k, d, k, -1.0, E->Gy, E->MiGzT, E->tmp2);
-  LV_CHECK(put_block(ls, d + k, d + k, k, k, E->tmp2, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d + k, d + k, k, k, E->tmp2, NULL));
   return 0;
 }
 

@@ -176,23 +176,6 @@ static int hess_apply(const vi *V, const double *q, const double *w, const doubl
   return lv_model_constraint_hessian(V->m, q, w, lv_matvec_sink_init(&ms, d, d, x, out, 0));
 }
 
-/* Add the block A (r x c, column-major) with rows scaled by rowscale at
- * (r0, c0) of the Newton matrix.  Each block is added exactly once per
- * assembly, in a fixed order.  A dense factorisation has no pattern, so
- * exact zeros need not be sent; a sparse one gets every entry of every
- * block (the blocks that vanish by the structure of the equations are never
- * added), so its positions are the same on every call. */
-static int put_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale) {
-  int dense = lv_linsol_kind_of(ls) == LV_LINSOL_DENSE;
-  for (int j = 0; j < c; j++)
-    for (int i = 0; i < r; i++) {
-      double v = (rowscale ? rowscale[i] : 1.0) * A[i + (size_t)j * r];
-      if (dense && v == 0.0) continue;
-      LV_CHECK(lv_linsol_add(ls, r0 + i, c0 + j, v));
-    }
-  return 0;
-}
-
 /* ------------------------------------------------------------ theta family */
 
 /* Everything the residual and the Newton matrix share, at the iterate x. */
@@ -281,14 +264,14 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   }
   for (size_t i = 0; i < (size_t)d * d; i++) B11[i] += V->M[i] + (1.0 - 2.0 * th) * V->Hb[i];
   if (th * (1.0 - th) != 0.0) lv_dense_gemm_acc(d, d, d, -th * (1.0 - th), V->Hb, V->MiHb, B11);
-  LV_CHECK(put_block(ls, 0, 0, d, d, B11, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->rs));
   if (k == 0) return 0;
 
   /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
   lv_dense_transpose(k, d, V->kind == VI_A ? V->Gt : V->G0, V->tmp2);
   double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] *= ca;
-  LV_CHECK(put_block(ls, 0, d, d, k, V->tmp2, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->rs));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
   LV_CHECK(dense_eval_curvature(m, V->qt, V->u, V->Z, k, d));
@@ -298,24 +281,24 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   lv_dense_transpose(k, d, V->Z, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] += (1.0 - th) * V->tmp2[i];
   lv_dense_gemm_acc(d, d, k, -(1.0 - th), V->Hb, V->MiGt, B13);
-  LV_CHECK(put_block(ls, 0, d + k, d, k, B13, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, V->rs));
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
   if (V->kind == VI_A) {
     for (size_t i = 0; i < (size_t)k * d; i++) V->tmp2[i] = th * V->Gt[i];
-    LV_CHECK(put_block(ls, d, 0, k, d, V->tmp2, NULL));
+    LV_CHECK(lv_linsol_add_block(ls, d, 0, k, d, V->tmp2, NULL));
   } else {
-    LV_CHECK(put_block(ls, d, 0, k, d, V->G1, NULL));
+    LV_CHECK(lv_linsol_add_block(ls, d, 0, k, d, V->G1, NULL));
   }
 
   /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
   for (size_t i = 0; i < (size_t)k * d; i++) V->tmp2[i] = th * V->Z[i] + V->Gt[i];
   lv_dense_gemm_acc(k, d, d, -th, V->Gt, V->MiHb, V->tmp2);
-  LV_CHECK(put_block(ls, d + k, 0, k, d, V->tmp2, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d + k, 0, k, d, V->tmp2, NULL));
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
   lv_dense_gemm_acc(k, d, k, -1.0, V->Gt, V->MiGt, V->tmp2);
-  LV_CHECK(put_block(ls, d + k, d + k, k, k, V->tmp2, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d + k, d + k, k, k, V->tmp2, NULL));
   return 0;
 }
 
@@ -371,18 +354,18 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
   lv_dense_transpose(d, d, V->MiHb, B11);
   for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = -B11[i];
   for (int i = 0; i < d; i++) B11[i + (size_t)i * d] -= 1.0;
-  LV_CHECK(put_block(ls, 0, 0, d, d, B11, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->rs));
   if (k == 0) return 0;
 
   /* dF1/da = -D^-1 G(q)^T */
   lv_dense_transpose(k, d, V->G0, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
-  LV_CHECK(put_block(ls, 0, d, d, k, V->tmp2, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->rs));
   /* dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
   LV_CHECK(dense_eval_curvature(m, V->qt, V->hp1, V->Z, k, d));
   lv_dense_transpose(k, d, V->Z, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
-  LV_CHECK(put_block(ls, 0, d + k, d, k, V->tmp2, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, V->tmp2, V->rs));
 
   /* dFg/da = -G(q1) (I + M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
   LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
@@ -391,17 +374,17 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
   lv_dense_gemm_acc(d, d, k, 1.0, V->MiHb, V->MiG0t, W);
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
   lv_dense_gemm_acc(k, d, k, -1.0, V->G1, W, V->tmp2);
-  LV_CHECK(put_block(ls, d, d, k, k, V->tmp2, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d, d, k, k, V->tmp2, NULL));
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
   lv_dense_gemm_acc(k, d, k, 1.0, V->G1, V->MiGt, V->tmp2);
-  LV_CHECK(put_block(ls, d, d + k, k, k, V->tmp2, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d, d + k, k, k, V->tmp2, NULL));
 
   /* dFv/dP = G(qbar) M^-1 = (M^-1 G(qbar)^T)^T,  dFv/da = -Z M^-1 G(q)^T */
   lv_dense_transpose(d, k, V->MiGt, V->tmp2);
-  LV_CHECK(put_block(ls, d + k, 0, k, d, V->tmp2, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d + k, 0, k, d, V->tmp2, NULL));
   memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
   lv_dense_gemm_acc(k, d, k, -1.0, V->Z, V->MiG0t, V->tmp2);
-  LV_CHECK(put_block(ls, d + k, d, k, k, V->tmp2, NULL));
+  LV_CHECK(lv_linsol_add_block(ls, d + k, d, k, k, V->tmp2, NULL));
   return 0;
 }
 
