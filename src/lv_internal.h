@@ -79,6 +79,15 @@ static inline void lv_model_clear_error(const lv_model *m) {
   mm->err.row = mm->err.col = -1;
 }
 
+/* Dense (column-major) and matrix-free forms of the constraint Hessian
+ * H(q; gamma) = D_q(G^T gamma) (nv x nv) and curvature Z(q; w) = D_q(G w)
+ * (nc x nv), beside lv_model_mass_dense / lv_model_constraint_jac_dense.
+ * The *_apply forms compute y = H x or y = Z x without forming the matrix. */
+int lv_model_constraint_hessian_dense(const lv_model *m, const double *q, const double *gamma, double *H);
+int lv_model_constraint_curvature_dense(const lv_model *m, const double *q, const double *w, double *Z);
+int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gamma, const double *x, double *y);
+int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w, const double *x, double *y);
+
 /* Map a user callback's return value to a library status. */
 static inline int lv_cb_status(int rc) { return rc == 0 ? 0 : LV_ECALLBACK; }
 

@@ -318,3 +318,29 @@ int lv_model_constraint_jac_dense(const lv_model *m, const double *q, double *G)
   lv_sink s = lv_sink_dense(G, m->nc, m->nc, m->nv);
   return lv_model_constraint_jac(m, q, &s);
 }
+
+int lv_model_constraint_hessian_dense(const lv_model *m, const double *q, const double *gamma, double *H) {
+  memset(H, 0, (size_t)m->nv * (size_t)m->nv * sizeof(double));
+  lv_sink s = lv_sink_dense(H, m->nv, m->nv, m->nv);
+  return lv_model_constraint_hessian(m, q, gamma, &s);
+}
+
+int lv_model_constraint_curvature_dense(const lv_model *m, const double *q, const double *w, double *Z) {
+  if (m->nc == 0) return 0;
+  memset(Z, 0, (size_t)m->nc * (size_t)m->nv * sizeof(double));
+  lv_sink s = lv_sink_dense(Z, m->nc, m->nc, m->nv);
+  return lv_model_constraint_curvature(m, q, w, &s);
+}
+
+int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gamma, const double *x, double *y) {
+  memset(y, 0, (size_t)m->nv * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_constraint_hessian(m, q, gamma, lv_matvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+}
+
+int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w, const double *x, double *y) {
+  if (m->nc == 0) return 0;
+  memset(y, 0, (size_t)m->nc * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_constraint_curvature(m, q, w, lv_matvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+}

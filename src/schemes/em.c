@@ -127,33 +127,6 @@ static void minv_cols(const em *E, int c, const double *X, double *Y) {
   for (int j = 0; j < c; j++) minv_vec(E, X + (size_t)j * E->d, Y + (size_t)j * E->d);
 }
 
-static int dense_hessian(const lv_model *m, const double *q, const double *w, double *H, int d) {
-  memset(H, 0, (size_t)d * d * sizeof(double));
-  lv_sink s = lv_sink_dense(H, d, d, d);
-  return lv_model_constraint_hessian(m, q, w, &s);
-}
-
-static int dense_curvature(const lv_model *m, const double *q, const double *w, double *Z, int k, int d) {
-  memset(Z, 0, (size_t)k * d * sizeof(double));
-  lv_sink s = lv_sink_dense(Z, k, k, d);
-  return lv_model_constraint_curvature(m, q, w, &s);
-}
-
-/* out = H(q; w) x without forming H */
-static int hess_apply(const em *E, const double *q, const double *w, const double *x, double *out) {
-  int d = E->d;
-  memset(out, 0, (size_t)d * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_hessian(E->m, q, w, lv_matvec_sink_init(&ms, d, d, x, out, 0));
-}
-
-/* out = Z(q; w) x = D_q(G(q) w) x without forming Z */
-static int curv_apply(const em *E, const double *q, const double *w, const double *x, double *out) {
-  memset(out, 0, (size_t)E->k * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_curvature(E->m, q, w, lv_matvec_sink_init(&ms, E->k, E->d, x, out, 0));
-}
-
 /* ------------------------------------------------------------ residual */
 
 /* Everything residual and Newton matrix share, at the iterate x. */
@@ -217,7 +190,7 @@ static int em_corrections(em *E, const double *gy) {
     }
   for (int i = 0; i < d; i++) t[i] = E->u[i] / h;
   double *zd = E->tmp2 + 2 * k;
-  LV_CHECK(curv_apply(E, E->z, t, dl, zd));
+  LV_CHECK(lv_model_curvature_apply(E->m, E->z, t, dl, zd));
   for (int c = 0; c < k; c++) E->betav[c] = lv_dg_coef(br[c] - zd[c], sc[c] + fabs(zd[c]), dd);
   return 0;
 }
@@ -236,7 +209,7 @@ static int em_residual(void *ctx, double *r) {
     lv_dense_matvec_t(k, d, E->Gz, a, E->w);
     for (int i = 0; i < d; i++) r[i] += E->w[i];
     if (E->kind == EM_GGL) {
-      LV_CHECK(hess_apply(E, E->z, b, E->u, E->w));
+      LV_CHECK(lv_model_hessian_apply(E->m, E->z, b, E->u, E->w));
       for (int i = 0; i < d; i++) r[i] += 0.5 * E->w[i];
     }
     LV_CHECK(lv_model_constraints(m, E->y, r + d));
@@ -271,10 +244,10 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   double *B11 = E->B;
   for (size_t i = 0; i < dd; i++) B11[i] = E->M[i] + 0.5 * h * h * E->JV[i];
   if (k > 0) {
-    LV_CHECK(dense_hessian(m, E->z, a, E->Ha, d));
+    LV_CHECK(lv_model_constraint_hessian_dense(m, E->z, a, E->Ha));
     for (size_t i = 0; i < dd; i++) B11[i] += 0.5 * E->Ha[i];
     if (ggl) {
-      LV_CHECK(dense_hessian(m, E->z, b, E->Hb, d));
+      LV_CHECK(lv_model_constraint_hessian_dense(m, E->z, b, E->Hb));
       minv_cols(E, d, E->Hb, E->MiHb);
       lv_dense_gemm_acc(d, d, d, -0.25, E->Hb, E->MiHb, B11);
     }
@@ -299,7 +272,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   if (!ggl) return 0;
 
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
-  LV_CHECK(dense_curvature(m, E->z, E->u, E->Z, k, d));
+  LV_CHECK(lv_model_constraint_curvature_dense(m, E->z, E->u, E->Z));
   double *B13 = E->tmp2; /* d x k */
   lv_dense_transpose(k, d, E->Z, B13);
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] *= 0.5;
@@ -313,7 +286,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  LV_CHECK(dense_curvature(m, E->y, E->w, E->Z, k, d));
+  LV_CHECK(lv_model_constraint_curvature_dense(m, E->y, E->w, E->Z));
   for (size_t i = 0; i < (size_t)k * d; i++) E->Z[i] += E->Gy[i];
   lv_dense_gemm_acc(k, d, d, -0.5, E->Gy, E->MiHb, E->Z);
   LV_CHECK(lv_linsol_add_block(ls, d + k, 0, k, d, E->Z, NULL));

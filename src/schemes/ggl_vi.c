@@ -155,27 +155,6 @@ static void m_vec(const vi *V, const double *x, double *y) {
   }
 }
 
-static int dense_eval_hessian(const lv_model *m, const double *q, const double *w, double *H, int d) {
-  memset(H, 0, (size_t)d * d * sizeof(double));
-  lv_sink s = lv_sink_dense(H, d, d, d);
-  return lv_model_constraint_hessian(m, q, w, &s);
-}
-
-static int dense_eval_curvature(const lv_model *m, const double *q, const double *w, double *Z, int k, int d) {
-  memset(Z, 0, (size_t)k * d * sizeof(double));
-  lv_sink s = lv_sink_dense(Z, k, k, d);
-  return lv_model_constraint_curvature(m, q, w, &s);
-}
-
-/* out = H(q; w) x, without forming H */
-static int hess_apply(const vi *V, const double *q, const double *w, const double *x, double *out) {
-  int d = V->d;
-  memset(out, 0, (size_t)d * sizeof(double));
-  if (V->k == 0) return 0;
-  lv_matvec_sink ms;
-  return lv_model_constraint_hessian(V->m, q, w, lv_matvec_sink_init(&ms, d, d, x, out, 0));
-}
-
 /* ------------------------------------------------------------ theta family */
 
 /* Everything the residual and the Newton matrix share, at the iterate x. */
@@ -204,7 +183,7 @@ static int ab_eval(vi *V) {
   lv_dense_gemm_acc(d, k, 1, -1.0, V->MiGt, b, V->u);
   /* h p^{n+1} = h p - h^2 dV(qt) - Gl^T a - H(qt; b) u */
   LV_CHECK(lv_model_grad_potential(m, V->qt, V->tmp));
-  LV_CHECK(hess_apply(V, V->qt, b, V->u, V->w));
+  LV_CHECK(lv_model_hessian_apply(V->m, V->qt, b, V->u, V->w));
   for (int i = 0; i < d; i++) V->hp1[i] = h * p[i] - h * h * V->tmp[i] - V->w[i];
   if (V->kind == VI_A) {
     lv_dense_matvec_t(k, d, V->Gt, a, V->tmp);
@@ -250,14 +229,14 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   const double *a = V->x + d, *b = V->x + d + k;
 
   /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
-  LV_CHECK(dense_eval_hessian(m, V->qt, b, V->Hb, d));
+  LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, b, V->Hb));
   minv_cols(V, d, V->Hb, V->MiHb);
   memset(V->D2V, 0, (size_t)d * d * sizeof(double));
   lv_sink sD = lv_sink_dense(V->D2V, d, d, d);
   LV_CHECK(lv_model_hess_potential(m, V->qt, &sD));
   double *B11 = V->Ha; /* scratch d x d, assembled here */
   if (V->kind == VI_A) {
-    LV_CHECK(dense_eval_hessian(m, V->qt, a, V->Ha, d));
+    LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, a, V->Ha));
     for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * (B11[i] + h * h * V->D2V[i]);
   } else {
     for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * h * h * V->D2V[i];
@@ -274,7 +253,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->rs));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
-  LV_CHECK(dense_eval_curvature(m, V->qt, V->u, V->Z, k, d));
+  LV_CHECK(lv_model_constraint_curvature_dense(m, V->qt, V->u, V->Z));
   lv_dense_transpose(k, d, V->Gt, V->tmp2);
   double *B13 = V->w; /* d x k scratch: w has room for d*k (see create) */
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] = -V->tmp2[i];
@@ -332,7 +311,7 @@ static int s_residual(void *ctx, double *r) {
   LV_CHECK(s_eval(V));
   int d = V->d, k = V->k;
   const double *P = V->x, *b = V->x + d + k;
-  LV_CHECK(hess_apply(V, V->qt, b, V->hp1, V->w));
+  LV_CHECK(lv_model_hessian_apply(V->m, V->qt, b, V->hp1, V->w));
   for (int i = 0; i < d; i++) r[i] = V->rs[i] * (V->y[i] - P[i] - V->w[i]);
   if (k == 0) return 0;
   LV_CHECK(lv_model_constraints(V->m, V->q1, r + d));
@@ -348,7 +327,7 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
   const double *b = V->x + d + k;
 
   /* dF1/dP = -D^-1 (I + Hb M^-1);  Hb M^-1 = (M^-1 Hb)^T, both symmetric */
-  LV_CHECK(dense_eval_hessian(m, V->qt, b, V->Hb, d));
+  LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, b, V->Hb));
   minv_cols(V, d, V->Hb, V->MiHb);
   double *B11 = V->Ha;
   lv_dense_transpose(d, d, V->MiHb, B11);
@@ -362,7 +341,7 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
   LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->rs));
   /* dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
-  LV_CHECK(dense_eval_curvature(m, V->qt, V->hp1, V->Z, k, d));
+  LV_CHECK(lv_model_constraint_curvature_dense(m, V->qt, V->hp1, V->Z));
   lv_dense_transpose(k, d, V->Z, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
   LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, V->tmp2, V->rs));
