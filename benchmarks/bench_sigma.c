@@ -6,6 +6,7 @@
  * period from the spin-axis tilt, h = 1e-5 over 5 s.  Slider-crank
  * (spec §5.3, rho-inf 0.875, index 3): slider position s at t = 2 and 5 s
  * vs h, deviation from a h = 5e-5 run.  Usage: bench_sigma [reps] */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -67,6 +67,10 @@ int lv_integrator_set_option(lv_integrator *it, const char *key,
 int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind,
                              int threshold);
 int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *opt);
+/** The Newton options in force: lv_newton_options_default, with the kind
+ *  LV_NEWTON_SIMPLIFIED for schemes flagged LV_SCHEME_SIMPLIFIED_NEWTON,
+ *  until lv_integrator_set_newton.  Change a field by get, edit, set. */
+void lv_integrator_get_newton(const lv_integrator *it, lv_newton_options *opt);
 int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode,
                                 double tol);
 /** One-step schemes: after a failed Newton solve retry with h/2, up to

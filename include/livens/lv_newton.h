@@ -11,8 +11,11 @@
  *    ||r||_inf <= res_tol                 (residual test), or
  *    ||dx / (atol + rtol |x|)||_rms <= 1  (increment test, needs weights)
  *  whichever the options enable.  Full Newton refactorises every iteration;
- *  modified Newton keeps the factorisation while the contraction rate of the
- *  increments stays below @c reuse_rate, and refactorises otherwise.
+ *  modified Newton keeps the factorisation, also from one solve to the next,
+ *  while the contraction rate of the increments stays below @c reuse_rate,
+ *  and refactorises otherwise; simplified Newton factorises once at the
+ *  start of every solve (the predictor of a step) and keeps it for that
+ *  solve under the same rule.
  */
 #ifndef LIVENS_LV_NEWTON_H
 #define LIVENS_LV_NEWTON_H
@@ -39,7 +42,9 @@ typedef struct {
 
 typedef enum {
   LV_NEWTON_FULL = 0,     /**< new Jacobian every iteration */
-  LV_NEWTON_MODIFIED = 1  /**< reuse the factorisation while convergence is fast */
+  LV_NEWTON_MODIFIED = 1, /**< reuse the factorisation across solves while convergence is fast */
+  LV_NEWTON_SIMPLIFIED = 2 /**< one factorisation per solve, at its first iterate, kept through
+                                that solve while convergence is fast (refactorised otherwise) */
 } lv_newton_kind;
 
 typedef struct {

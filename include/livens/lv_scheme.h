@@ -31,7 +31,13 @@ enum {
   LV_SCHEME_MULTISTEP = 1u << 2,     /**< keeps a history (no step halving) */
   LV_SCHEME_CONSTANT_MASS = 1u << 3, /**< requires a constant mass matrix */
   LV_SCHEME_LINEAR_SPACE = 1u << 4,  /**< requires a linear configuration space */
-  LV_SCHEME_UNCONSTRAINED = 1u << 5  /**< requires a model without constraints */
+  LV_SCHEME_UNCONSTRAINED = 1u << 5, /**< requires a model without constraints */
+  /** Its default Newton iteration is LV_NEWTON_SIMPLIFIED (one Jacobian per
+   *  step, at the predictor): the scheme needs its equations solved to the
+   *  tolerance, not to round-off.  Conserving schemes (EM, VI, RATTLE) leave
+   *  it unset: their invariants hold to the residual of the last iterate,
+   *  which full Newton takes to round-off. */
+  LV_SCHEME_SIMPLIFIED_NEWTON = 1u << 6
 };
 
 /** One instance of a scheme attached to an integrator. */

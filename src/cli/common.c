@@ -152,7 +152,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   }
   if (r->newton_tol > 0) {
     lv_newton_options o;
-    lv_newton_options_default(&o);
+    lv_integrator_get_newton(it, &o);
     o.res_tol = r->newton_tol;
     lv_integrator_set_newton(it, &o);
   }

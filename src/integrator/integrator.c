@@ -65,6 +65,7 @@ int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *sc
   it->init_mode = LV_INIT_PROJECT;
   it->init_tol = 1e-10;
   lv_newton_options_default(&it->newton);
+  if (type->flags & LV_SCHEME_SIMPLIFIED_NEWTON) it->newton.kind = LV_NEWTON_SIMPLIFIED;
   int rc = state_alloc(&it->state, model->nq, model->nv, model->nc);
   if (!rc) rc = state_alloc(&it->backup, model->nq, model->nv, model->nc);
   if (rc) {
@@ -120,12 +121,16 @@ int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind, int thresho
 }
 
 int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *o) {
-  if (!it || !o || o->max_iter < 1 || !(o->res_tol == o->res_tol) || o->atol < 0 || o->rtol < 0 ||
+  if (!it || !o || o->kind < LV_NEWTON_FULL || o->kind > LV_NEWTON_SIMPLIFIED || o->max_iter < 1 || !(o->res_tol == o->res_tol) || o->atol < 0 || o->rtol < 0 ||
       (o->res_tol <= 0 && o->atol <= 0 && o->rtol <= 0))
     return LV_EINPUT;
   it->newton = *o;
   if (it->created) it->stepper.newton = *o;
   return 0;
+}
+
+void lv_integrator_get_newton(const lv_integrator *it, lv_newton_options *o) {
+  if (it && o) *o = it->newton;
 }
 
 int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode, double tol) {

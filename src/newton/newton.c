@@ -90,7 +90,7 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
   const lv_newton_options *o = &nw->opt;
   int n = nw->n, rc = 0;
   int full = o->kind == LV_NEWTON_FULL;
-  if (!reuse || full) nw->have_factor = 0;
+  if (!reuse || full || o->kind == LV_NEWTON_SIMPLIFIED) nw->have_factor = 0;
   double rnorm = 0.0, rmin = HUGE_VAL, dprev = 0.0, rprev = HUGE_VAL;
   int refactor = !nw->have_factor;
   double tol_pair[2] = {o->atol, o->rtol};

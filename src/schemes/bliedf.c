@@ -990,7 +990,7 @@ static int bl_create4(lv_stepper *st) { return bl_create(st, 4); }
 #define BL_CONSERVES                                                                           \
   "g(q) = 0 at every node (to the Newton tolerance); index=2 also G(q) v = 0; the Lie group " \
   "structure exactly; not symplectic, energy decays (BDF damping)"
-#define BL_FLAGS (LV_SCHEME_MULTISTEP | LV_SCHEME_HAS_GAMMA)
+#define BL_FLAGS (LV_SCHEME_MULTISTEP | LV_SCHEME_HAS_GAMMA | LV_SCHEME_SIMPLIFIED_NEWTON)
 
 const lv_scheme_type lv_scheme_bliedf1 = {
     "bliedf1", "Lie group BDF, k = 1 (Lie group implicit Euler): order 1, one Newton solve per step",

@@ -1295,7 +1295,7 @@ const lv_scheme_type lv_scheme_genalpha = {
     "g(q) = 0 at every node (to the Newton tolerance); index=2 also G(q) v = 0; numerical "
     "dissipation of high frequencies (rho-inf)",
     2,
-    LV_SCHEME_HAS_GAMMA,
+    LV_SCHEME_HAS_GAMMA | LV_SCHEME_SIMPLIFIED_NEWTON,
     ga_options,
     ga_create,
     ga_init,
