@@ -33,6 +33,13 @@ else bad "run exits non-zero: $(cat err.txt)"; fi
 "$L" run chain --param N=20 --scheme rattle --linsol klu --t-end 0.1 >out.txt 2>err.txt &&
   grep -q '^rattle ' out.txt && ok "run with --linsol klu" || bad "--linsol klu: $(cat err.txt)"
 expect_usage "unknown linear solver" run pendulum3d --linsol superlu
+expect_usage "unknown Newton kind" run pendulum3d --newton quasi
+"$L" run heavy-top --scheme genalpha --step 1e-3 --t-end 0.05 --newton full >out.txt 2>err.txt &&
+  grep -q 'factorizations 100,' out.txt && ok "--newton full: 2 factorisations per step" ||
+  bad "--newton full: $(cat out.txt err.txt)"
+"$L" run heavy-top --scheme genalpha --step 1e-3 --t-end 0.05 >out.txt 2>err.txt &&
+  grep -q 'factorizations 50,' out.txt && ok "genalpha default: simplified Newton, 1 factorisation per step" ||
+  bad "genalpha default Newton: $(cat out.txt err.txt)"
 
 # --- list
 "$L" list >out.txt 2>&1 && grep -q '^  pendulum3d' out.txt && grep -q '^  rattle' out.txt &&

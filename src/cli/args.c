@@ -43,7 +43,7 @@ int cli_split_list(char *s, char **items, int max) {
 
 
 enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
-       O_NTOL, O_REF, O_PNG };
+       O_NTOL, O_NKIND, O_REF, O_PNG };
 
 /* Parses the options shared by run/compare/converge/check/plot; leaves the
  * positional arguments in argv[optind..]. */
@@ -55,7 +55,7 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       {"opt", required_argument, 0, O_OPT},       {"out", required_argument, 0, O_OUT},
       {"every", required_argument, 0, O_EVERY},   {"halving", required_argument, 0, O_HALVING},
       {"linsol", required_argument, 0, O_LINSOL}, {"newton-tol", required_argument, 0, O_NTOL},
-      {"ref-step", required_argument, 0, O_REF},  {"png", required_argument, 0, O_PNG},
+      {"newton", required_argument, 0, O_NKIND},  {"ref-step", required_argument, 0, O_REF},  {"png", required_argument, 0, O_PNG},
       {0, 0, 0, 0}};
   int c, rc = CLI_OK;
   opterr = 0;
@@ -94,6 +94,10 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
         else return cli_error("--linsol must be auto, dense, umfpack or klu, got '%s'.", optarg), CLI_USAGE;
         break;
       case O_NTOL: rc = cli_parse_positive(optarg, "--newton-tol", &r->newton_tol); break;
+      case O_NKIND:
+        if (cli_parse_newton_kind(optarg, &r->newton_kind))
+          return cli_error("--newton must be default, full, simplified or modified, got '%s'.", optarg), CLI_USAGE;
+        break;
       case O_REF: rc = cli_parse_positive(optarg, "--ref-step", &a->ref_step); break;
       case O_PNG:
         if (strlen(optarg) >= sizeof a->png) return cli_error("--png path too long."), CLI_USAGE;

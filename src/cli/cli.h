@@ -29,6 +29,7 @@ typedef struct {
   int every;            /* write every n-th step */
   int halving;          /* max step halvings (0: off) */
   double newton_tol;    /* 0: library default */
+  int newton_kind;      /* lv_newton_kind, or -1: the scheme's default */
   lv_linsol_kind linsol;
 } cli_run;
 
@@ -73,6 +74,9 @@ typedef struct {
  * left in argv[optind..].  Returns CLI_OK or CLI_USAGE (message printed). */
 int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd);
 int cli_parse_positive(const char *s, const char *what, double *x);
+/* "default" | "full" | "simplified" | "modified" -> -1 or lv_newton_kind;
+ * 0 on success, -1 if unknown. */
+int cli_parse_newton_kind(const char *s, int *kind);
 /* Split a comma-separated list in place; -1 if malformed or too long. */
 int cli_split_list(char *s, char **items, int max);
 

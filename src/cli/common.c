@@ -71,6 +71,23 @@ void cli_run_defaults(cli_run *r) {
   r->t_end = 10.0;
   r->every = 1;
   r->linsol = LV_LINSOL_AUTO;
+  r->newton_kind = -1;
+}
+
+int cli_parse_newton_kind(const char *s, int *kind) {
+  static const struct {
+    const char *name;
+    int kind;
+  } k[] = {{"default", -1},
+           {"full", LV_NEWTON_FULL},
+           {"simplified", LV_NEWTON_SIMPLIFIED},
+           {"modified", LV_NEWTON_MODIFIED}};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (strcmp(s, k[i].name) == 0) {
+      *kind = k[i].kind;
+      return 0;
+    }
+  return -1;
 }
 
 int cli_make_model(const cli_run *r, lv_model **out) {
@@ -150,10 +167,11 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     lv_integrator_free(it);
     return CLI_USAGE;
   }
-  if (r->newton_tol > 0) {
+  if (r->newton_tol > 0 || r->newton_kind >= 0) {
     lv_newton_options o;
     lv_integrator_get_newton(it, &o);
-    o.res_tol = r->newton_tol;
+    if (r->newton_tol > 0) o.res_tol = r->newton_tol;
+    if (r->newton_kind >= 0) o.kind = (lv_newton_kind)r->newton_kind;
     lv_integrator_set_newton(it, &o);
   }
   rc = lv_diag_new(&diag, model, (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0);

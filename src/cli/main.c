@@ -25,7 +25,7 @@ static const char usage_text[] =
     "       livens list\n"
     "       livens run MODEL [--scheme S] [--step H] [--t-end T] [--param K=V]... [--opt K=V]...\n"
     "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu]\n"
-    "                        [--newton-tol TOL]\n"
+    "                        [--newton-tol TOL] [--newton default|full|simplified|modified]\n"
     "       livens run FILE.ini\n"
     "       livens compare MODEL --schemes S1,S2,... [run options]\n"
     "       livens converge MODEL --scheme S --steps H1,H2,... [--ref-step H] [--out FILE.csv] [run options]\n"

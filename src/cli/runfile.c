@@ -9,6 +9,7 @@
  *   every  = 1              ; optional
  *   halving = 0             ; optional
  *   linsol = auto|dense|umfpack|klu   ; optional
+ *   newton = default|full|simplified|modified ; optional
  *   [param]                 ; model parameters by name
  *   k24 = 500
  *   [opt]                   ; scheme options by name
@@ -65,6 +66,8 @@ static int handler(void *user, const char *section, const char *name, const char
       else if (strcmp(value, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
       else if (strcmp(value, "klu") == 0) r->linsol = LV_LINSOL_KLU;
       else goto bad;
+    } else if (strcmp(name, "newton") == 0) {
+      if (cli_parse_newton_kind(value, &r->newton_kind)) goto bad;
     } else {
       cli_error("%s:%d: unknown key '%s' in [run].", c->path, lineno, name);
       c->failed = 1;
