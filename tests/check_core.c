@@ -146,7 +146,7 @@ START_TEST(test_callback_faults) {
     const lv_state *s = lv_integrator_state(it);
     /* the state is the last accepted one: finite and on the constraint */
     ck_assert(isfinite(s->q[0]) && isfinite(s->q[1]) && isfinite(s->q[2]));
-    ck_assert_double_gt(s->t, 0.1);
+    ck_assert_double_gt(s->t, 0.05); /* dV runs 3x per step: 2 stages + the node multiplier */
     ck_assert_double_lt(s->t, 0.3);
     lv_integrator_free(it);
     lv_model_free(m);

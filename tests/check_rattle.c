@@ -21,7 +21,7 @@ static void rhs(const double *y, double *f) {
   f[5] -= grav;
 }
 
-static void reference(double T, double *q_out) {
+static void reference(double T, double *q_out, double *lam_out) {
   double y[6] = {1, 0, 0, 0, 1, 0}, k1[6], k2[6], k3[6], k4[6], t[6];
   int n = 100000;
   double h = T / n;
@@ -36,6 +36,7 @@ static void reference(double T, double *q_out) {
     for (int i = 0; i < 6; i++) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
   }
   for (int i = 0; i < 3; i++) q_out[i] = y[i];
+  *lam_out = (y[3] * y[3] + y[4] * y[4] + y[5] * y[5] - 9.81 * y[2]) / (y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
 }
 
 static lv_model *pendulum(void) {
@@ -44,10 +45,12 @@ static lv_model *pendulum(void) {
   return m;
 }
 
+/* Order 2 in q, and in the node multiplier lambda(t_{n+1}) (the scheme's
+ * own mu is only first order, see rattle.c). */
 START_TEST(test_order) {
-  double T = 1.0, qref[3];
-  reference(T, qref);
-  double hs[5] = {0.04, 0.02, 0.01, 0.005, 0.0025}, err[5];
+  double T = 1.0, qref[3], lref;
+  reference(T, qref, &lref);
+  double hs[5] = {0.04, 0.02, 0.01, 0.005, 0.0025}, err[5], lerr[5];
   lv_model *m = pendulum();
   for (int k = 0; k < 5; k++) {
     lv_integrator *it;
@@ -57,11 +60,15 @@ START_TEST(test_order) {
     const lv_state *s = lv_integrator_state(it);
     ck_assert_double_eq_tol(s->t, T, 1e-12);
     err[k] = tu_max_abs_diff(3, s->q, qref);
+    lerr[k] = fabs(s->lambda[0] - lref);
     lv_integrator_free(it);
   }
   double p = tu_fit_order(5, hs, err);
   ck_assert_msg(fabs(p - 2.0) < 0.1, "fitted order %g (errors %g %g %g %g %g)", p, err[0], err[1], err[2], err[3],
                 err[4]);
+  double pl = tu_fit_order(5, hs, lerr);
+  ck_assert_msg(fabs(pl - 2.0) < 0.15, "lambda: fitted order %g (errors %g %g %g %g %g)", pl, lerr[0], lerr[1],
+                lerr[2], lerr[3], lerr[4]);
   lv_model_free(m);
 }
 END_TEST

@@ -11,8 +11,15 @@
  * multiplier by h^2/2 keeps the Newton matrix [M, G(q_n)^T; G(q_{n+1}), 0]
  * O(1) as h -> 0.  Stage 2 is one linear saddle-point solve in
  * (v_{n+1}, h/2 mu) with the matrix [M, G^T; G, 0] at q_{n+1}: same pattern,
- * so a sparse back-end analyses it once.  The state's lambda is mu, the
- * multiplier attached to the node t_{n+1}. */
+ * so a sparse back-end analyses it once.
+ *
+ * The multipliers lambda and mu of the scheme are first-order
+ * approximations of lambda(t): each is biased by O(h) towards its half
+ * step.  The state's lambda is instead the multiplier of the
+ * acceleration-level equations at the node,
+ *   [M G^T; G 0] [a; lambda] = [-dV(q_{n+1}); -D_q(G v) v]  at (q_{n+1}, v_{n+1}),
+ * second order like q and v, and one extra solve with the stage-2
+ * factorisation (the same matrix).  mu is kept as the next Newton guess. */
 #include "lv_internal.h"
 
 typedef struct {
@@ -25,6 +32,7 @@ typedef struct {
   double *sl;         /* s = h^2/2 lambda */
   double *c;          /* M q_n + h p_n - h^2/2 dV(q_n): the constant part of stage 1 */
   double *tmp, *b;
+  double *mu;         /* stage-2 multiplier of the last step (next guess) */
 } rattle;
 
 static int stage1_residual(void *ctx, double *r) {
@@ -72,6 +80,7 @@ static void rattle_destroy(lv_stepper *st) {
   free(R->c);
   free(R->tmp);
   free(R->b);
+  free(R->mu);
   free(R);
   st->priv = NULL;
 }
@@ -91,7 +100,8 @@ static int rattle_create(lv_stepper *st) {
   R->c = lv_calloc((size_t)d, sizeof(double));
   R->tmp = lv_calloc((size_t)d, sizeof(double));
   R->b = lv_calloc((size_t)n, sizeof(double));
-  if (!R->q1 || !R->sl || !R->c || !R->tmp || !R->b) return LV_ENOMEM;
+  R->mu = lv_calloc((size_t)k, sizeof(double));
+  if (!R->q1 || !R->sl || !R->c || !R->tmp || !R->b || (k && !R->mu)) return LV_ENOMEM;
   LV_CHECK(lv_newton_new(&R->nw, n, st->linsol_kind));
   *lv_newton_opts(R->nw) = st->newton;
   LV_CHECK(lv_linsol_new(&R->vel, st->linsol_kind, n, st->linsol_threshold));
@@ -99,10 +109,31 @@ static int rattle_create(lv_stepper *st) {
   return 0;
 }
 
+/* lambda at the node from the acceleration-level equations, with the
+ * matrix [M G(q)^T; G(q) 0] factorised in R->vel (b: scratch, d + k). */
+static int node_multiplier(rattle *R, const double *q, const double *v, double *lambda) {
+  const lv_model *m = R->m;
+  int d = m->nv, k = m->nc;
+  LV_CHECK(lv_model_grad_potential(m, q, R->b));
+  for (int i = 0; i < d; i++) R->b[i] = -R->b[i];
+  LV_CHECK(lv_model_curvature_apply(m, q, v, v, R->b + d));
+  for (int i = 0; i < k; i++) R->b[d + i] = -R->b[d + i];
+  LV_CHECK(lv_linsol_solve(R->vel, R->b));
+  if (!lv_all_finite(d + k, R->b)) return LV_ENONFINITE;
+  memcpy(lambda, R->b + d, (size_t)k * sizeof(double));
+  return 0;
+}
+
 static int rattle_init(lv_stepper *st) {
-  /* p = M v is set by the integrator; lambda starts at zero and is only a
-   * Newton guess. */
-  (void)st;
+  /* p = M v is set by the integrator; the node multiplier of the initial
+   * state is also the first Newton guess. */
+  rattle *R = st->priv;
+  if (R->m->nc == 0) return 0;
+  LV_CHECK(lv_linsol_begin(R->vel));
+  LV_CHECK(saddle(R->m, st->state->q, st->state->q, R->vel));
+  LV_CHECK(lv_linsol_factor(R->vel));
+  LV_CHECK(node_multiplier(R, st->state->q, st->state->v, st->state->lambda));
+  memcpy(R->mu, st->state->lambda, (size_t)R->m->nc * sizeof(double));
   return 0;
 }
 
@@ -117,7 +148,7 @@ static int rattle_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   LV_CHECK(lv_model_mass_apply(m, s->q, s->q, R->c));
   for (int i = 0; i < d; i++) R->c[i] += h * s->p[i] - 0.5 * h * h * R->tmp[i];
   for (int i = 0; i < d; i++) R->q1[i] = s->q[i] + h * s->v[i];
-  for (int i = 0; i < k; i++) R->sl[i] = 0.5 * h * h * s->lambda[i];
+  for (int i = 0; i < k; i++) R->sl[i] = 0.5 * h * h * R->mu[i];
 
   lv_newton_problem pb = {stage1_residual, stage1_jacobian, stage1_update, NULL, R, d + k};
   *lv_newton_opts(R->nw) = st->newton;
@@ -146,11 +177,13 @@ static int rattle_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   LV_CHECK(lv_linsol_solve(R->vel, R->b));
   if (!lv_all_finite(d + k, R->b)) return LV_ENONFINITE;
 
-  /* Commit. */
+  /* Commit (the node multiplier first: it is the last step that can fail). */
+  for (int i = 0; i < k; i++) R->mu[i] = 2.0 * R->b[d + i] / h;
+  memcpy(R->tmp, R->b, (size_t)d * sizeof(double)); /* v_{n+1} */
+  if (k) LV_CHECK(node_multiplier(R, R->q1, R->tmp, s->lambda));
   memcpy(s->q, R->q1, (size_t)d * sizeof(double));
-  memcpy(s->v, R->b, (size_t)d * sizeof(double));
+  memcpy(s->v, R->tmp, (size_t)d * sizeof(double));
   LV_CHECK(lv_model_mass_apply(m, s->q, s->v, s->p));
-  for (int i = 0; i < k; i++) s->lambda[i] = 2.0 * R->b[d + i] / h;
   return 0;
 }
 
