@@ -1,0 +1,485 @@
+/* Sparse-matrix kit for the schemes' sparse assembly path (see spmat.h). */
+#include <float.h>
+#include "linsol/spmat.h"
+
+void lv_spm_init(lv_spm *A, int nrows, int ncols) {
+  memset(A, 0, sizeof *A);
+  A->nrows = nrows;
+  A->ncols = ncols;
+}
+
+void lv_spm_free(lv_spm *A) {
+  if (!A) return;
+  free(A->rp);
+  free(A->ci);
+  free(A->val);
+  free(A->ti);
+  free(A->tj);
+  free(A->tv);
+  free(A->pi);
+  free(A->pj);
+  free(A->map);
+  free(A->perm);
+  free(A->acc);
+  free(A->mark);
+  int r = A->nrows, c = A->ncols;
+  lv_spm_init(A, r, c);
+}
+
+/* ------------------------------------------------------------ capture */
+
+static int spm_add(lv_sink *s, int i, int j, double v) {
+  lv_spm *A = (lv_spm *)s;
+  if (s->transpose) {
+    int t = i;
+    i = j;
+    j = t;
+  }
+  i += s->row0;
+  j += s->col0;
+  if (i < 0 || j < 0 || i >= A->nrows || j >= A->ncols) {
+    A->bad = LV_EINPUT;
+    return LV_EINPUT;
+  }
+  if (A->tcnt == A->tcap) {
+    size_t cap = A->tcap ? 2 * A->tcap : 64;
+    int *ti = realloc(A->ti, cap * sizeof *ti);
+    if (ti) A->ti = ti;
+    int *tj = realloc(A->tj, cap * sizeof *tj);
+    if (tj) A->tj = tj;
+    double *tv = realloc(A->tv, cap * sizeof *tv);
+    if (tv) A->tv = tv;
+    if (!ti || !tj || !tv) {
+      A->bad = LV_ENOMEM;
+      return LV_ENOMEM;
+    }
+    A->tcap = cap;
+  }
+  size_t k = A->tcnt++;
+  A->ti[k] = i;
+  A->tj[k] = j;
+  A->tv[k] = s->scale * v;
+  if (A->match && (k >= A->pcnt || A->pi[k] != i || A->pj[k] != j)) A->match = 0;
+  return 0;
+}
+
+lv_sink *lv_spm_begin(lv_spm *A) {
+  A->sink.add = spm_add;
+  A->sink.target = A;
+  A->sink.row0 = A->sink.col0 = 0;
+  A->sink.nrows = A->nrows;
+  A->sink.ncols = A->ncols;
+  A->sink.ld = 0;
+  A->sink.transpose = 0;
+  A->sink.scale = 1.0;
+  A->tcnt = 0;
+  A->match = A->version != 0;
+  A->bad = 0;
+  return &A->sink;
+}
+
+/* New pattern from the captured position sequence: CSR with merged
+ * duplicates, columns ascending, and the add -> slot map.  Two stable
+ * counting sorts, O(adds + rows + cols). */
+static int build_pattern(lv_spm *A) {
+  size_t cnt = A->tcnt;
+  int nr = A->nrows, nc = A->ncols;
+  size_t c1 = cnt ? cnt : 1;
+  int *pi = realloc(A->pi, c1 * sizeof *pi), *pj = NULL, *map = NULL;
+  if (pi) A->pi = pi;
+  if (pi) pj = realloc(A->pj, c1 * sizeof *pj);
+  if (pj) A->pj = pj;
+  if (pj) map = realloc(A->map, c1 * sizeof *map);
+  if (map) A->map = map;
+  int *cnt_c = lv_calloc((size_t)(nc > nr ? nc : nr) + 1, sizeof(int));
+  int *o1 = lv_calloc(c1, sizeof(int)), *o2 = lv_calloc(c1, sizeof(int));
+  int *rp = realloc(A->rp, ((size_t)nr + 1) * sizeof(int));
+  if (rp) A->rp = rp;
+  int rc = (!pi || !pj || !map || !cnt_c || !o1 || !o2 || !rp) ? LV_ENOMEM : 0;
+  if (!rc) {
+    memcpy(pi, A->ti, cnt * sizeof(int));
+    memcpy(pj, A->tj, cnt * sizeof(int));
+    A->pcnt = cnt;
+    /* by column, then stably by row: row-major with columns ascending */
+    for (size_t k = 0; k < cnt; k++) cnt_c[pj[k] + 1]++;
+    for (int j = 0; j < nc; j++) cnt_c[j + 1] += cnt_c[j];
+    for (size_t k = 0; k < cnt; k++) o1[cnt_c[pj[k]]++] = (int)k;
+    memset(cnt_c, 0, ((size_t)nr + 1) * sizeof(int));
+    for (size_t k = 0; k < cnt; k++) cnt_c[pi[k] + 1]++;
+    for (int i = 0; i < nr; i++) cnt_c[i + 1] += cnt_c[i];
+    for (size_t t = 0; t < cnt; t++) {
+      int k = o1[t];
+      o2[cnt_c[pi[k]]++] = k;
+    }
+    free(A->ci);
+    free(A->val);
+    A->ci = lv_calloc(c1, sizeof(int));
+    A->val = lv_calloc(c1, sizeof(double));
+    if (!A->ci || !A->val) rc = LV_ENOMEM;
+  }
+  if (!rc) {
+    int nnz = 0, li = -1, lj = -1;
+    memset(rp, 0, ((size_t)nr + 1) * sizeof(int));
+    for (size_t t = 0; t < cnt; t++) {
+      int k = o2[t];
+      if (pi[k] != li || pj[k] != lj) {
+        li = pi[k];
+        lj = pj[k];
+        A->ci[nnz++] = lj;
+        rp[li + 1]++;
+      }
+      map[k] = nnz - 1;
+    }
+    for (int i = 0; i < nr; i++) rp[i + 1] += rp[i];
+    A->nnz = nnz;
+    A->version++;
+  } else {
+    A->version = 0; /* no usable pattern */
+    A->pcnt = 0;
+  }
+  free(cnt_c);
+  free(o1);
+  free(o2);
+  return rc;
+}
+
+int lv_spm_end(lv_spm *A, int callback_status) {
+  if (A->bad) return A->bad;
+  if (callback_status) return callback_status;
+  if (!(A->match && A->tcnt == A->pcnt)) LV_CHECK(build_pattern(A));
+  if (A->nnz) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
+  for (size_t k = 0; k < A->tcnt; k++) A->val[A->map[k]] += A->tv[k];
+  return 0;
+}
+
+/* ------------------------------------------------------------ transpose */
+
+int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
+  if (T->opA != A || T->verA != A->version || T->version == 0) {
+    int nr = A->ncols, nc = A->nrows, nnz = A->nnz;
+    size_t z = nnz ? (size_t)nnz : 1;
+    free(T->rp);
+    free(T->ci);
+    free(T->val);
+    free(T->perm);
+    T->nrows = nr;
+    T->ncols = nc;
+    T->rp = lv_calloc((size_t)nr + 1, sizeof(int));
+    T->ci = lv_calloc(z, sizeof(int));
+    T->val = lv_calloc(z, sizeof(double));
+    T->perm = lv_calloc(z, sizeof(int));
+    if (!T->rp || !T->ci || !T->val || !T->perm) {
+      T->version = 0;
+      return LV_ENOMEM;
+    }
+    for (int p = 0; p < nnz; p++) T->rp[A->ci[p] + 1]++;
+    for (int i = 0; i < nr; i++) T->rp[i + 1] += T->rp[i];
+    int *next = lv_calloc((size_t)nr + 1, sizeof(int));
+    if (!next) {
+      T->version = 0;
+      return LV_ENOMEM;
+    }
+    memcpy(next, T->rp, ((size_t)nr + 1) * sizeof(int));
+    /* rows of A in ascending order: columns of T come out ascending */
+    for (int i = 0; i < A->nrows; i++)
+      for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+        int s = next[A->ci[p]]++;
+        T->ci[s] = i;
+        T->perm[p] = s;
+      }
+    free(next);
+    T->nnz = nnz;
+    T->opA = A;
+    T->verA = A->version;
+    T->version++;
+  }
+  for (int p = 0; p < A->nnz; p++) T->val[T->perm[p]] = A->val[p];
+  return 0;
+}
+
+/* ------------------------------------------------------------ product */
+
+static int cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
+  int nr = A->nrows, nc = B->ncols;
+  free(C->rp);
+  free(C->ci);
+  free(C->val);
+  free(C->acc);
+  free(C->mark);
+  C->ci = NULL;
+  C->val = NULL;
+  C->nrows = nr;
+  C->ncols = nc;
+  C->rp = lv_calloc((size_t)nr + 1, sizeof(int));
+  C->acc = lv_calloc((size_t)nc, sizeof(double));
+  C->mark = lv_calloc((size_t)nc, sizeof(int));
+  C->version = 0;
+  if (!C->rp || !C->acc || !C->mark) return LV_ENOMEM;
+  for (int j = 0; j < nc; j++) C->mark[j] = -1;
+  /* pass 1: count, pass 2: fill */
+  for (int pass = 0; pass < 2; pass++) {
+    int nnz = 0;
+    for (int i = 0; i < nr; i++) {
+      int start = nnz;
+      for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+        int k = A->ci[p];
+        for (int q = B->rp[k]; q < B->rp[k + 1]; q++) {
+          int j = B->ci[q];
+          if (C->mark[j] != i + pass * nr) {
+            C->mark[j] = i + pass * nr;
+            if (pass) C->ci[nnz] = j;
+            nnz++;
+          }
+        }
+      }
+      if (pass) qsort(C->ci + start, (size_t)(nnz - start), sizeof(int), cmp_int);
+      else C->rp[i + 1] = nnz;
+    }
+    if (!pass) {
+      size_t z = nnz ? (size_t)nnz : 1;
+      C->ci = lv_calloc(z, sizeof(int));
+      C->val = lv_calloc(z, sizeof(double));
+      if (!C->ci || !C->val) return LV_ENOMEM;
+      C->nnz = nnz;
+    }
+  }
+  C->opA = A;
+  C->opB = B;
+  C->verA = A->version;
+  C->verB = B->version;
+  C->version = 1;
+  return 0;
+}
+
+int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
+  if (A->ncols != B->nrows) return LV_EINPUT;
+  if (C->version == 0 || C->opA != A || C->opB != B || C->verA != A->version || C->verB != B->version) {
+    long v = C->version;
+    LV_CHECK(product_pattern(C, A, B));
+    C->version = v + 1 > 0 ? v + 1 : 1;
+  }
+  double *acc = C->acc;
+  for (int i = 0; i < C->nrows; i++) {
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+      double a = A->val[p];
+      int k = A->ci[p];
+      for (int q = B->rp[k]; q < B->rp[k + 1]; q++) acc[B->ci[q]] += a * B->val[q];
+    }
+    for (int p = C->rp[i]; p < C->rp[i + 1]; p++) {
+      C->val[p] = acc[C->ci[p]];
+      acc[C->ci[p]] = 0.0;
+    }
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ products with vectors */
+
+void lv_spm_matvec(const lv_spm *A, double alpha, const double *x, int acc, double *y) {
+  for (int i = 0; i < A->nrows; i++) {
+    double s = 0.0;
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) s += A->val[p] * x[A->ci[p]];
+    y[i] = acc ? y[i] + alpha * s : alpha * s;
+  }
+}
+
+void lv_spm_matvec_t(const lv_spm *A, double alpha, const double *x, int acc, double *y) {
+  if (!acc) memset(y, 0, (size_t)A->ncols * sizeof(double));
+  for (int i = 0; i < A->nrows; i++) {
+    double xi = alpha * x[i];
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) y[A->ci[p]] += A->val[p] * xi;
+  }
+}
+
+void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y) {
+  for (int i = 0; i < A->nrows; i++)
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) y[i] += fabs(A->val[p] * x[A->ci[p]]);
+}
+
+/* ------------------------------------------------------------ assembly */
+
+int lv_spm_add_to(lv_linsol *ls, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
+                  int transpose) {
+  for (int i = 0; i < A->nrows; i++)
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+      int r = transpose ? A->ci[p] : i, c = transpose ? i : A->ci[p];
+      double v = scale * A->val[p];
+      if (rowscale) v *= rowscale[r];
+      LV_CHECK(lv_linsol_add(ls, r0 + r, c0 + c, v));
+    }
+  return 0;
+}
+
+static int rsink_add(lv_sink *s, int i, int j, double v) {
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  lv_rsink *rs = (lv_rsink *)s;
+  if (s->transpose) {
+    int t = i;
+    i = j;
+    j = t;
+  }
+  v *= s->scale;
+  if (rs->rowscale) v *= rs->rowscale[i];
+  return lv_linsol_add(rs->ls, s->row0 + i, s->col0 + j, v);
+}
+
+lv_sink *lv_rsink_init(lv_rsink *rs, lv_linsol *ls, int r0, int c0, int nrows, int ncols, double scale,
+                       const double *rowscale, int transpose) {
+  memset(rs, 0, sizeof *rs);
+  rs->s.add = rsink_add;
+  rs->s.target = ls;
+  rs->s.row0 = r0;
+  rs->s.col0 = c0;
+  rs->s.nrows = nrows;
+  rs->s.ncols = ncols;
+  rs->s.transpose = transpose;
+  rs->s.scale = scale;
+  rs->ls = ls;
+  rs->rowscale = rowscale;
+  return &rs->s;
+}
+
+/* ------------------------------------------------------------ mass matrix */
+
+static int uf_find(int *par, int i) {
+  while (par[i] != i) {
+    par[i] = par[par[i]];
+    i = par[i];
+  }
+  return i;
+}
+
+/* In-place inverse of the b x b column-major block B by Gauss-Jordan with
+ * partial pivoting (blocks are small: a rigid body's 12 x 12 at most in the
+ * built-in models). */
+static int invert_block(int b, double *B, double *W) {
+  /* W = identity, reduce [B | W] */
+  memset(W, 0, (size_t)b * b * sizeof(double));
+  for (int i = 0; i < b; i++) W[i + (size_t)i * b] = 1.0;
+  double nrm = 0.0;
+  for (int i = 0; i < b * b; i++) nrm = fmax(nrm, fabs(B[i]));
+  for (int c = 0; c < b; c++) {
+    int piv = c;
+    for (int r = c + 1; r < b; r++)
+      if (fabs(B[r + (size_t)c * b]) > fabs(B[piv + (size_t)c * b])) piv = r;
+    double pv = B[piv + (size_t)c * b];
+    if (!(fabs(pv) > b * DBL_EPSILON * nrm)) return LV_ESINGULAR;
+    if (piv != c)
+      for (int j = 0; j < b; j++) {
+        double t = B[c + (size_t)j * b];
+        B[c + (size_t)j * b] = B[piv + (size_t)j * b];
+        B[piv + (size_t)j * b] = t;
+        t = W[c + (size_t)j * b];
+        W[c + (size_t)j * b] = W[piv + (size_t)j * b];
+        W[piv + (size_t)j * b] = t;
+      }
+    for (int j = 0; j < b; j++) {
+      B[c + (size_t)j * b] /= pv;
+      W[c + (size_t)j * b] /= pv;
+    }
+    for (int r = 0; r < b; r++) {
+      if (r == c) continue;
+      double f = B[r + (size_t)c * b];
+      if (f == 0.0) continue;
+      for (int j = 0; j < b; j++) {
+        B[r + (size_t)j * b] -= f * B[c + (size_t)j * b];
+        W[r + (size_t)j * b] -= f * W[c + (size_t)j * b];
+      }
+    }
+  }
+  memcpy(B, W, (size_t)b * b * sizeof(double));
+  return 0;
+}
+
+int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_spm *Mi, double *diag) {
+  int d = lv_model_nv(m);
+  lv_spm_init(M, d, d);
+  lv_spm_init(Mi, d, d);
+  LV_CHECK(lv_spm_end(M, lv_model_mass(m, q, lv_spm_begin(M))));
+  /* diag(M), positive */
+  for (int i = 0; i < d; i++) {
+    diag[i] = 0.0;
+    for (int p = M->rp[i]; p < M->rp[i + 1]; p++)
+      if (M->ci[p] == i) diag[i] = M->val[p];
+    if (!(diag[i] > 0.0)) return LV_EINPUT;
+  }
+  /* connected components of the pattern (non-zero entries only: a
+   * structural zero couples nothing) */
+  int *par = lv_calloc((size_t)d, sizeof(int)), *size = lv_calloc((size_t)d, sizeof(int));
+  int *start = lv_calloc((size_t)d + 1, sizeof(int)), *memb = lv_calloc((size_t)d, sizeof(int));
+  int *pos = lv_calloc((size_t)d, sizeof(int));
+  double *B = NULL, *W = NULL;
+  int rc = (!par || !size || !start || !memb || !pos) ? LV_ENOMEM : 0;
+  if (!rc) {
+    for (int i = 0; i < d; i++) par[i] = i;
+    for (int i = 0; i < d; i++)
+      for (int p = M->rp[i]; p < M->rp[i + 1]; p++)
+        if (M->val[p] != 0.0) {
+          int a = uf_find(par, i), b = uf_find(par, M->ci[p]);
+          if (a != b) par[a < b ? b : a] = a < b ? a : b;
+        }
+    int bmax = 0;
+    for (int i = 0; i < d; i++) {
+      int r = uf_find(par, i);
+      size[r]++;
+      if (size[r] > bmax) bmax = size[r];
+    }
+    if (bmax > maxblock) rc = LV_ENOTIMPL;
+    if (!rc) {
+      /* members of each component in ascending order, grouped by root */
+      for (int i = 0; i < d; i++) start[uf_find(par, i) + 1]++;
+      for (int i = 0; i < d; i++) start[i + 1] += start[i];
+      int *fill = pos; /* reuse as a cursor */
+      memcpy(fill, start, (size_t)d * sizeof(int));
+      for (int i = 0; i < d; i++) memb[fill[uf_find(par, i)]++] = i;
+      /* Mi: row i holds the columns of i's component */
+      Mi->rp = lv_calloc((size_t)d + 1, sizeof(int));
+      size_t nnz = 0;
+      for (int i = 0; i < d; i++) nnz += (size_t)size[uf_find(par, i)];
+      Mi->ci = lv_calloc(nnz, sizeof(int));
+      Mi->val = lv_calloc(nnz, sizeof(double));
+      B = lv_calloc((size_t)bmax * bmax, sizeof(double));
+      W = lv_calloc((size_t)bmax * bmax, sizeof(double));
+      if (!Mi->rp || !Mi->ci || !Mi->val || !B || !W) rc = LV_ENOMEM;
+      for (int i = 0; i < d && !rc; i++) Mi->rp[i + 1] = Mi->rp[i] + size[uf_find(par, i)];
+      Mi->nnz = (int)nnz;
+      for (int r = 0; r < d && !rc; r++) {
+        if (uf_find(par, r) != r) continue;
+        int b = size[r], *mem = memb + start[r];
+        /* position of each member inside its block */
+        for (int a = 0; a < b; a++) pos[mem[a]] = a;
+        memset(B, 0, (size_t)b * b * sizeof(double));
+        for (int a = 0; a < b; a++) {
+          int i = mem[a];
+          for (int p = M->rp[i]; p < M->rp[i + 1]; p++)
+            if (uf_find(par, M->ci[p]) == r) B[a + (size_t)pos[M->ci[p]] * b] += M->val[p];
+        }
+        if (b == 1)
+          B[0] = 1.0 / B[0];
+        else
+          rc = invert_block(b, B, W);
+        for (int a = 0; a < b && !rc; a++) {
+          int i = mem[a], p0 = Mi->rp[i];
+          for (int c = 0; c < b; c++) {
+            Mi->ci[p0 + c] = mem[c];
+            Mi->val[p0 + c] = B[a + (size_t)c * b];
+          }
+        }
+      }
+      Mi->version = 1;
+    }
+  }
+  free(par);
+  free(size);
+  free(start);
+  free(memb);
+  free(pos);
+  free(B);
+  free(W);
+  return rc;
+}
