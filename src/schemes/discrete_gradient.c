@@ -243,7 +243,7 @@ int lv_dg_begin(lv_dgrad *dg, const double *x) {
   }
 }
 
-static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac) {
+static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac, lv_sink *sj) {
   int d = dg->d, n = dg->ninv;
   LV_CHECK(inv_eval(dg, y, dg->pib));
   for (int i = 0; i < n; i++) dg->pim[i] = 0.5 * (dg->pia[i] + dg->pib[i]);
@@ -260,7 +260,7 @@ static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac
   LV_CHECK(dpi_eval(dg, dg->z, dg->tz));
   memset(out, 0, (size_t)d * sizeof(double));
   for (int e = 0; e < dg->nnz; e++) out[dg->tcol[e]] += dg->c[dg->trow[e]] * dg->tz[e];
-  if (!jac) return 0;
+  if (!jac && !sj) return 0;
 
   if (any_fd) {
     /* f''(m)/2 by a central difference of Vt' (exact for quadratic Vt). */
@@ -277,6 +277,23 @@ static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac
       if (dg->small_fd[i]) dg->cp[i] = 0.25 * (dvp[i] - dvm[i]) / dg->eps[i];
   }
   LV_CHECK(dpi_eval(dg, y, dg->ty));
+  if (sj) {
+    /* the same entries, every one of them (zeros too: a fixed pattern) */
+    for (int i = 0; i < n; i++) {
+      double ci = dg->cp[i];
+      for (int a = dg->tptr[i]; a < dg->tptr[i + 1]; a++) {
+        int ea = dg->tperm[a];
+        double za = ci * dg->tz[ea];
+        for (int b = dg->tptr[i]; b < dg->tptr[i + 1]; b++) {
+          int eb = dg->tperm[b];
+          LV_CHECK(lv_sink_add(sj, dg->tcol[ea], dg->tcol[eb], za * dg->ty[eb]));
+        }
+      }
+    }
+    for (int e = 0; e < dg->nh; e++)
+      LV_CHECK(lv_sink_add(sj, dg->hr[e], dg->hc[e], 0.5 * dg->c[dg->hinv[e]] * dg->hval[e]));
+    return 0;
+  }
   memset(jac, 0, (size_t)d * d * sizeof(double));
   /* d/dy [c_i Dpi_i(z)] = c_i' Dpi_i(z) Dpi_i(y)^T + c_i/2 D^2 pi_i */
   for (int i = 0; i < n; i++) {
@@ -297,7 +314,7 @@ static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac
   return 0;
 }
 
-static int pot_gonzalez(lv_dgrad *dg, const double *y, double *out, double *jac) {
+static int pot_gonzalez(lv_dgrad *dg, const double *y, double *out, double *jac, lv_sink *sj) {
   int d = dg->d;
   double Vy, *w = dg->wo;
   LV_CHECK(lv_model_potential(dg->m, y, &Vy));
@@ -311,7 +328,19 @@ static int pot_gonzalez(lv_dgrad *dg, const double *y, double *out, double *jac)
   double beta = lv_dg_coef(br, scale, ww);
   if (jac) memcpy(dg->w1, out, (size_t)d * sizeof(double)); /* keep dV(z) */
   for (int i = 0; i < d; i++) out[i] += beta * w[i];
+  if (sj) {
+    /* 1/2 D2V(z) + beta I: the sparse part of the dense form below.  The
+     * rank-<= nsym+1 rest (beta times the orbit projection, w grad(beta)^T)
+     * is dense; it is O(|y - x|) and enters the Newton matrix times h^2,
+     * so leaving it out only slows the contraction, never moves the
+     * solution. */
+    lv_sink half = lv_sink_view(sj, 0, 0, d, d, 0.5, 0);
+    LV_CHECK(lv_model_hess_potential(dg->m, dg->z, &half));
+    for (int i = 0; i < d; i++) LV_CHECK(lv_sink_add(sj, i, i, beta));
+    return 0;
+  }
   if (!jac) return 0;
+  if (!dg->H && !(dg->H = lv_calloc((size_t)d * d, sizeof(double)))) return LV_ENOMEM;
   LV_CHECK(dense_hess_V(dg, dg->z, dg->H));
   for (size_t i = 0; i < (size_t)d * d; i++) jac[i] = 0.5 * dg->H[i];
   if (beta == 0.0) return 0;
@@ -336,9 +365,9 @@ int lv_dg_pot(lv_dgrad *dg, const double *y, double *out, double *jac) {
   }
   switch (dg->pot) {
     case LV_DGRAD_INVARIANT:
-      return pot_invariant(dg, y, out, jac);
+      return pot_invariant(dg, y, out, jac, NULL);
     case LV_DGRAD_GONZALEZ:
-      return pot_gonzalez(dg, y, out, jac);
+      return pot_gonzalez(dg, y, out, jac, NULL);
     case LV_DGRAD_MIDPOINT:
       LV_CHECK(lv_model_grad_potential(dg->m, dg->z, out));
       if (jac) {
@@ -349,6 +378,28 @@ int lv_dg_pot(lv_dgrad *dg, const double *y, double *out, double *jac) {
     default:
       memset(out, 0, (size_t)d * sizeof(double));
       if (jac) memset(jac, 0, (size_t)d * d * sizeof(double));
+      return 0;
+  }
+}
+
+int lv_dg_pot_sink(lv_dgrad *dg, const double *y, double *out, lv_sink *jac) {
+  int d = dg->d;
+  for (int i = 0; i < d; i++) {
+    dg->dl[i] = y[i] - dg->x[i];
+    dg->z[i] = dg->x[i] + 0.5 * dg->dl[i];
+  }
+  switch (dg->pot) {
+    case LV_DGRAD_INVARIANT:
+      return pot_invariant(dg, y, out, NULL, jac);
+    case LV_DGRAD_GONZALEZ:
+      return pot_gonzalez(dg, y, out, NULL, jac);
+    case LV_DGRAD_MIDPOINT: {
+      LV_CHECK(lv_model_grad_potential(dg->m, dg->z, out));
+      lv_sink half = lv_sink_view(jac, 0, 0, d, d, 0.5, 0);
+      return lv_model_hess_potential(dg->m, dg->z, &half);
+    }
+    default:
+      memset(out, 0, (size_t)d * sizeof(double));
       return 0;
   }
 }
@@ -407,6 +458,32 @@ static int probe_potential(lv_dgrad *dg, int *quadratic) {
   return 0;
 }
 
+/* y[i] += |a| x[j] for every entry a at (i, j): the rounding scale of a
+ * matrix-vector product. */
+typedef struct {
+  lv_sink s;
+  const double *x;
+  double *y;
+} abs_sink;
+
+static int abs_add(lv_sink *s, int i, int j, double a) {
+  abs_sink *as = (abs_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  as->y[i] += fabs(a) * as->x[j];
+  return 0;
+}
+
+static lv_sink *abs_sink_init(abs_sink *as, int nrows, int ncols, const double *x, double *y) {
+  memset(as, 0, sizeof *as);
+  as->s.add = abs_add;
+  as->s.nrows = nrows;
+  as->s.ncols = ncols;
+  as->s.scale = 1.0;
+  as->x = x;
+  as->y = y;
+  return &as->s;
+}
+
 /* Are all constraint components at most quadratic? */
 static int probe_constraints(lv_dgrad *dg, int *quadratic) {
   int d = dg->d, nc = dg->nc;
@@ -415,21 +492,28 @@ static int probe_constraints(lv_dgrad *dg, int *quadratic) {
     probe_point(dg, 2 * k, dg->w1);
     probe_point(dg, 2 * k + 1, dg->w2);
     for (int i = 0; i < d; i++) dg->z[i] = 0.5 * (dg->w1[i] + dg->w2[i]);
+    /* matrix-free (G(z) dl and |G(z)| (|z| + |dl|) through sinks): O(nnz),
+     * so a 10^5-link chain is classified without a dense m x d Jacobian */
+    for (int i = 0; i < d; i++) {
+      dg->dl[i] = dg->w2[i] - dg->w1[i];
+      dg->wv[i] = fabs(dg->z[i]) + fabs(dg->dl[i]);
+    }
     int rc = lv_model_constraints(dg->m, dg->w1, dg->gx);
     if (!rc) rc = lv_model_constraints(dg->m, dg->w2, dg->gy);
-    if (!rc) rc = lv_model_constraint_jac_dense(dg->m, dg->z, dg->Gz);
+    if (!rc) rc = lv_model_G_apply(dg->m, dg->z, dg->dl, dg->gvz);
+    abs_sink as;
+    if (!rc) {
+      memset(dg->zd, 0, (size_t)nc * sizeof(double));
+      rc = lv_model_constraint_jac(dg->m, dg->z, abs_sink_init(&as, nc, d, dg->wv, dg->zd));
+    }
     if (rc == LV_ECALLBACK || rc == LV_ENONFINITE) {
       *quadratic = 0;
       return 0;
     }
     if (rc) return rc;
     for (int c = 0; c < nc; c++) {
-      double br = dg->gy[c] - dg->gx[c], scale = fabs(dg->gx[c]) + fabs(dg->gy[c]);
-      for (int i = 0; i < d; i++) {
-        double dl = dg->w2[i] - dg->w1[i], G = dg->Gz[c + (size_t)i * nc];
-        br -= G * dl;
-        scale += fabs(G) * (fabs(dg->z[i]) + fabs(dl));
-      }
+      double br = dg->gy[c] - dg->gx[c] - dg->gvz[c];
+      double scale = fabs(dg->gx[c]) + fabs(dg->gy[c]) + dg->zd[c];
       if (fabs(br) > DG_PROBE_TOL * scale) *quadratic = 0;
     }
   }
@@ -586,17 +670,17 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
   dg->m = m;
   int d = dg->d = m->nv, nc = dg->nc = m->nc, n = dg->ninv = m->ninv;
   dg->nsym = m->nsym;
-  size_t dd = (size_t)d * d, md = (size_t)(nc > 0 ? nc : 1) * d, nn = (size_t)(n > 0 ? n : 1);
+  size_t nn = (size_t)(n > 0 ? n : 1);
   size_t mm = (size_t)(nc > 0 ? nc : 1);
   struct {
     double **p;
     size_t len;
-  } al[] = {{&dg->M, dd},    {&dg->Minv, dd},   {&dg->x, d},      {&dg->pia, nn},  {&dg->vta, nn},
+  } al[] = {{&dg->x, d},      {&dg->pia, nn},  {&dg->vta, nn},
             {&dg->dvta, nn}, {&dg->z, d},       {&dg->dl, d},     {&dg->w1, d},    {&dg->w2, d},
-            {&dg->H, dd},    {&dg->pib, nn},    {&dg->pim, nn},   {&dg->pie, nn},  {&dg->vtb, nn},
+            {&dg->pib, nn},    {&dg->pim, nn},   {&dg->pie, nn},  {&dg->vtb, nn},
             {&dg->dvtb, nn}, {&dg->vtm, nn},    {&dg->dvtm, nn},  {&dg->vte, nn},  {&dg->dvte, 2 * nn},
             {&dg->c, nn},    {&dg->cp, nn},     {&dg->eps, nn},   {&dg->gx, mm},   {&dg->gy, mm},
-            {&dg->Gz, md},   {&dg->Gx, md},     {&dg->Gy, md},    {&dg->Zb, md},   {&dg->vx, d},
+            {&dg->vx, d},
             {&dg->vy, d},    {&dg->wv, d},      {&dg->gvx, mm},   {&dg->gvy, mm},  {&dg->gvz, mm},
             {&dg->zd, mm},   {&dg->wo, d},      {&dg->xb, (size_t)(m->nsym > 0 ? m->nsym : 1) * d}};
   int rc = 0;
@@ -607,35 +691,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
   dg->small_fd = lv_calloc(nn, sizeof(int));
   if (!rc && !dg->small_fd) rc = LV_ENOMEM;
 
-  /* Constant mass matrix and its inverse (for g^v = G M^-1 p). */
   dg->mass_const = m->mass_constant;
-  if (!rc && dg->mass_const) rc = lv_model_mass_dense(m, m->q0, dg->M);
-  if (!rc && dg->mass_const) {
-    dg->mdiag = 1;
-    for (int j = 0; j < d; j++)
-      for (int i = 0; i < d; i++)
-        if (i != j && dg->M[i + (size_t)j * d] != 0.0) dg->mdiag = 0;
-    if (dg->mdiag) {
-      for (int i = 0; i < d; i++) {
-        double mi = dg->M[i + (size_t)i * d];
-        if (!(mi > 0.0)) rc = LV_EINPUT;
-        dg->Minv[i + (size_t)i * d] = 1.0 / mi;
-      }
-    } else {
-      lv_linsol *ls = NULL;
-      rc = lv_linsol_new(&ls, LV_LINSOL_DENSE, d, 0);
-      if (!rc) rc = lv_linsol_begin(ls);
-      lv_sink s = ls ? lv_linsol_sink(ls) : lv_sink_null(d, d);
-      if (!rc) rc = lv_model_mass(m, m->q0, &s);
-      if (!rc) rc = lv_linsol_factor(ls);
-      for (int j = 0; j < d && !rc; j++) {
-        double *col = dg->Minv + (size_t)j * d;
-        col[j] = 1.0;
-        rc = lv_linsol_solve(ls, col);
-      }
-      lv_linsol_free(ls);
-    }
-  }
 
   /* Classify the potential. */
   if (!rc) {
@@ -662,6 +718,52 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
   }
   *out = dg;
   return 0;
+}
+
+/* Dense M and M^-1 on first use: d x d each, so only the dense paths (and
+ * lv_dgrad_velocity_constraints, whose outputs are dense) pay for them. */
+int lv_dg_dense_mass(lv_dgrad *dg) {
+  if (dg->M) return 0;
+  if (!dg->mass_const) return LV_ENOTIMPL;
+  const lv_model *m = dg->m;
+  int d = dg->d, rc = 0;
+  size_t dd = (size_t)d * d;
+  dg->M = lv_calloc(dd, sizeof(double));
+  dg->Minv = lv_calloc(dd, sizeof(double));
+  if (!dg->M || !dg->Minv) rc = LV_ENOMEM;
+  if (!rc) rc = lv_model_mass_dense(m, m->q0, dg->M);
+  if (!rc) {
+    dg->mdiag = 1;
+    for (int j = 0; j < d; j++)
+      for (int i = 0; i < d; i++)
+        if (i != j && dg->M[i + (size_t)j * d] != 0.0) dg->mdiag = 0;
+    if (dg->mdiag) {
+      for (int i = 0; i < d; i++) {
+        double mi = dg->M[i + (size_t)i * d];
+        if (!(mi > 0.0)) rc = LV_EINPUT;
+        dg->Minv[i + (size_t)i * d] = 1.0 / mi;
+      }
+    } else {
+      lv_linsol *ls = NULL;
+      rc = lv_linsol_new(&ls, LV_LINSOL_DENSE, d, 0);
+      if (!rc) rc = lv_linsol_begin(ls);
+      lv_sink s = ls ? lv_linsol_sink(ls) : lv_sink_null(d, d);
+      if (!rc) rc = lv_model_mass(m, m->q0, &s);
+      if (!rc) rc = lv_linsol_factor(ls);
+      for (int j = 0; j < d && !rc; j++) {
+        double *col = dg->Minv + (size_t)j * d;
+        col[j] = 1.0;
+        rc = lv_linsol_solve(ls, col);
+      }
+      lv_linsol_free(ls);
+    }
+  }
+  if (rc) {
+    free(dg->M);
+    free(dg->Minv);
+    dg->M = dg->Minv = NULL;
+  }
+  return rc;
 }
 
 lv_dgrad_kind lv_dgrad_potential_kind(const lv_dgrad *dg) { return dg->pot; }
@@ -715,6 +817,12 @@ int lv_dgrad_velocity_constraints(lv_dgrad *dg, const double *x, const double *p
   if (!dg->mass_const) return LV_ENOTIMPL;
   int d = dg->d, nc = dg->nc;
   if (nc == 0) return 0;
+  LV_CHECK(lv_dg_dense_mass(dg));
+  size_t md = (size_t)nc * (size_t)d;
+  if (!dg->Gz) dg->Gz = lv_calloc(md, sizeof(double));
+  if (!dg->Gx) dg->Gx = lv_calloc(md, sizeof(double));
+  if (!dg->Gy) dg->Gy = lv_calloc(md, sizeof(double));
+  if (!dg->Gz || !dg->Gx || !dg->Gy) return LV_ENOMEM;
   const lv_model *m = dg->m;
   for (int i = 0; i < d; i++) {
     dg->dl[i] = y[i] - x[i];

@@ -15,7 +15,8 @@ struct lv_dgrad {
   int d, nc, ninv;
   lv_dgrad_kind pot;
   int con_quad;        /* every g_k at most quadratic (midpoint exact) */
-  /* constant mass matrix (dense, column-major), if the model has one */
+  /* constant mass matrix (dense, column-major), if the model has one;
+   * formed on first use by lv_dg_dense_mass (NULL until then) */
   int mass_const, mdiag;
   double *M, *Minv;
   /* start point (lv_dg_begin) */
@@ -67,5 +68,13 @@ int lv_dg_begin(lv_dgrad *dg, const double *x);
 /* D^G V(x, y) with x from lv_dg_begin; jac (dense d x d, column-major,
  * overwritten) if not NULL. */
 int lv_dg_pot(lv_dgrad *dg, const double *y, double *out, double *jac);
+/* The same with the Jacobian added into a sink, in a fixed position
+ * sequence, in O(nnz) (sparse assembly).  For Gonzalez' form only the
+ * sparse part 1/2 D2V(z) + beta I is written (see pot_gonzalez). */
+int lv_dg_pot_sink(lv_dgrad *dg, const double *y, double *out, lv_sink *jac);
+/* dg->M, dg->Minv, dg->mdiag from the model's constant mass matrix, on
+ * first call (LV_ENOTIMPL without one; LV_EINPUT, LV_ESINGULAR for a bad
+ * one). */
+int lv_dg_dense_mass(lv_dgrad *dg);
 
 #endif

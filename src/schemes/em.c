@@ -75,6 +75,10 @@
  * gamma^{n+1}: the multipliers of the interval [t^n, t^{n+1}] (they carry
  * the superscript n+1 in (84)). */
 #include "schemes/discrete_gradient.h"
+#include "linsol/spmat.h"
+
+/* Largest connected block of M for which the sparse path forms M^-1. */
+#define EM_MAX_MASS_BLOCK 64
 
 typedef enum { EM_GGL = 0, EM_G = 1 } em_kind;
 
@@ -100,13 +104,22 @@ typedef struct {
   double *wo;             /* their direction: Delta projected off the group orbit */
   /* Jacobian scratch */
   double *JV, *Hb, *Ha, *MiHb, *B, *Z;
+  /* sparse assembly (UMFPACK / KLU back-ends) */
+  int sp;
+  lv_spm sM, sMi, sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
 } em;
+
+static int cap_G(const lv_model *m, const double *q, lv_spm *G) {
+  return lv_spm_end(G, lv_model_constraint_jac(m, q, lv_spm_begin(G)));
+}
 
 /* ------------------------------------------------------------ dense helpers */
 
 static void minv_vec(const em *E, const double *x, double *y) {
   int d = E->d;
-  if (E->mdiag) {
+  if (E->sp) {
+    lv_spm_matvec(&E->sMi, 1.0, x, 0, y);
+  } else if (E->mdiag) {
     for (int i = 0; i < d; i++) y[i] = E->mid[i] * x[i];
   } else {
     lv_dense_matvec(d, d, E->Minv, x, y);
@@ -115,7 +128,9 @@ static void minv_vec(const em *E, const double *x, double *y) {
 
 static void m_vec(const em *E, const double *x, double *y) {
   int d = E->d;
-  if (E->mdiag) {
+  if (E->sp) {
+    lv_spm_matvec(&E->sM, 1.0, x, 0, y);
+  } else if (E->mdiag) {
     for (int i = 0; i < d; i++) y[i] = E->md[i] * x[i];
   } else {
     lv_dense_matvec(d, d, E->M, x, y);
@@ -140,7 +155,14 @@ static int em_eval(em *E) {
     E->z[i] = q[i] + 0.5 * dl[i];
   }
   memcpy(E->u, dl, (size_t)d * sizeof(double));
-  if (k > 0) {
+  if (k > 0 && E->sp) {
+    LV_CHECK(cap_G(m, E->z, &E->sGz));
+    if (E->kind == EM_GGL) { /* u = Delta - M^-1 G(z)^T b */
+      lv_spm_matvec_t(&E->sGz, 1.0, b, 0, E->tmp);
+      minv_vec(E, E->tmp, E->w);
+      for (int i = 0; i < d; i++) E->u[i] -= E->w[i];
+    }
+  } else if (k > 0) {
     LV_CHECK(lv_model_constraint_jac_dense(m, E->z, E->Gz));
     if (E->kind == EM_GGL) {
       lv_dense_transpose(k, d, E->Gz, E->tmp2);
@@ -153,9 +175,42 @@ static int em_eval(em *E) {
   return 0;
 }
 
+/* em_corrections below with sparse G(z), G(y): the same brackets and
+ * rounding scales, O(nnz). */
+static int em_corrections_sp(em *E, const double *gy) {
+  const lv_model *m = E->m;
+  int d = E->d, k = E->k;
+  double h = E->h;
+  const double *dl = E->x;
+  LV_CHECK(lv_dg_orbit(E->dg, E->z, dl, E->wo));
+  double dd = lv_vdot(d, E->wo, dl);
+  double *br = E->tmp2, *sc = E->tmp2 + k, *zd = E->tmp2 + 2 * k, *t = E->w, *v1 = E->tmp;
+  for (int i = 0; i < d; i++) t[i] = fabs(E->z[i]) + fabs(dl[i]);
+  lv_spm_matvec(&E->sGz, 1.0, dl, 0, br);
+  for (int c = 0; c < k; c++) sc[c] = fabs(gy[c]) + fabs(E->gx[c]);
+  lv_spm_absmatvec(&E->sGz, t, sc);
+  for (int c = 0; c < k; c++) E->beta[c] = lv_dg_coef(gy[c] - E->gx[c] - br[c], sc[c], dd);
+  if (E->kind != EM_GGL) return 0;
+  /* remainder of g^v: G(y) v1 - G(q) v0 - G(z) (v1 - v0) - Z(z; w) Delta,
+   * v1 = 2u/h - v0, w = u/h */
+  for (int i = 0; i < d; i++) v1[i] = 2.0 * E->u[i] / h - E->v0[i];
+  LV_CHECK(cap_G(m, E->y, &E->sGy));
+  for (int i = 0; i < d; i++) t[i] = v1[i] - E->v0[i];
+  lv_spm_matvec(&E->sGy, 1.0, v1, 0, br);
+  lv_spm_matvec(&E->sGz, -1.0, t, 1, br);
+  for (int c = 0; c < k; c++) br[c] -= E->gvx[c], sc[c] = fabs(E->gvx[c]);
+  lv_spm_absmatvec(&E->sGy, v1, sc);
+  lv_spm_absmatvec(&E->sGz, t, sc);
+  for (int i = 0; i < d; i++) t[i] = E->u[i] / h;
+  LV_CHECK(lv_model_curvature_apply(m, E->z, t, dl, zd));
+  for (int c = 0; c < k; c++) E->betav[c] = lv_dg_coef(br[c] - zd[c], sc[c] + fabs(zd[c]), dd);
+  return 0;
+}
+
 /* Gonzalez coefficients for non-quadratic constraints: beta_c for g_c and
  * betav_c for g^v_c (see lv_dgrad_constraints / _velocity_constraints). */
 static int em_corrections(em *E, const double *gy) {
+  if (E->sp) return em_corrections_sp(E, gy);
   const lv_model *m = E->m;
   int d = E->d, k = E->k;
   double h = E->h;
@@ -206,7 +261,10 @@ static int em_residual(void *ctx, double *r) {
   m_vec(E, E->u, r);
   for (int i = 0; i < d; i++) r[i] += 0.5 * h * h * E->DGV[i] - h * p[i];
   if (k > 0) {
-    lv_dense_matvec_t(k, d, E->Gz, a, E->w);
+    if (E->sp)
+      lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->w);
+    else
+      lv_dense_matvec_t(k, d, E->Gz, a, E->w);
     for (int i = 0; i < d; i++) r[i] += E->w[i];
     if (E->kind == EM_GGL) {
       LV_CHECK(lv_model_hessian_apply(E->m, E->z, b, E->u, E->w));
@@ -230,9 +288,64 @@ static int em_residual(void *ctx, double *r) {
   return 0;
 }
 
+/* em_jacobian below, assembled entry by entry from sparse factors: O(nnz),
+ * one position sequence for the run.  For non-quadratic constraints the
+ * dense low-rank parts of the Gonzalez corrections (Delta beta^T,
+ * h/2 Delta betav^T, the orbit projection in s P) are left out: they are
+ * O(h^2) next to G^T and only slow the contraction; the polishing
+ * corrections after convergence handle an approximate matrix. */
+static int em_jacobian_sp(em *E, lv_linsol *ls) {
+  const lv_model *m = E->m;
+  int d = E->d, k = E->k, ggl = E->kind == EM_GGL;
+  double h = E->h;
+  const double *a = E->x + d, *b = E->x + d + k;
+  lv_rsink rsk;
+
+  /* dF1/dDelta = D^-1 [ M + h^2/2 J_V + 1/2 H(z;a) - 1/4 H(z;b) M^-1 H(z;b) (+ s I) ] */
+  LV_CHECK(lv_spm_add_to(ls, 0, 0, &E->sM, 1.0, E->rs, 0));
+  LV_CHECK(lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_rsink_init(&rsk, ls, 0, 0, d, d, 0.5 * h * h, E->rs, 0)));
+  if (k == 0) return 0;
+  LV_CHECK(lv_model_constraint_hessian(m, E->z, a, lv_rsink_init(&rsk, ls, 0, 0, d, d, 0.5, E->rs, 0)));
+  if (ggl) {
+    LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
+    LV_CHECK(lv_spm_product(&E->sMiHb, &E->sMi, &E->sHb));
+    LV_CHECK(lv_spm_product(&E->sP11, &E->sHb, &E->sMiHb));
+    LV_CHECK(lv_spm_add_to(ls, 0, 0, &E->sP11, -0.25, E->rs, 0));
+  }
+  if (!lv_dgrad_constraints_quadratic(E->dg)) {
+    double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
+    for (int i = 0; i < d; i++) LV_CHECK(lv_linsol_add(ls, i, i, sc * E->rs[i]));
+  }
+
+  /* dF1/da = D^-1 G(z)^T,  dFg/dDelta = G(q1) */
+  LV_CHECK(lv_spm_add_to(ls, 0, d, &E->sGz, 1.0, E->rs, 1));
+  LV_CHECK(cap_G(m, E->y, &E->sGy));
+  LV_CHECK(lv_spm_add_to(ls, d, 0, &E->sGy, 1.0, NULL, 0));
+  if (!ggl) return 0;
+
+  /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T ] */
+  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &E->sGz, -1.0, E->rs, 1));
+  LV_CHECK(lv_model_constraint_curvature(m, E->z, E->u, lv_rsink_init(&rsk, ls, 0, d + k, k, d, 0.5, E->rs, 1)));
+  LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
+  LV_CHECK(lv_spm_product(&E->sMiGzT, &E->sMi, &E->sGzT));
+  LV_CHECK(lv_spm_product(&E->sP13, &E->sHb, &E->sMiGzT));
+  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &E->sP13, -0.5, E->rs, 0));
+
+  /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
+  for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
+  LV_CHECK(lv_model_constraint_curvature(m, E->y, E->w, lv_rsink_init(&rsk, ls, d + k, 0, k, d, 1.0, NULL, 0)));
+  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &E->sGy, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_product(&E->sP31, &E->sGy, &E->sMiHb));
+  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &E->sP31, -0.5, NULL, 0));
+  /* dFv/db = -G(q1) M^-1 G(z)^T */
+  LV_CHECK(lv_spm_product(&E->sP33, &E->sGy, &E->sMiGzT));
+  return lv_spm_add_to(ls, d + k, d + k, &E->sP33, -1.0, NULL, 0);
+}
+
 static int em_jacobian(void *ctx, lv_linsol *ls) {
   em *E = ctx;
   LV_CHECK(em_eval(E));
+  if (E->sp) return em_jacobian_sp(E, ls);
   const lv_model *m = E->m;
   int d = E->d, k = E->k, ggl = E->kind == EM_GGL;
   double h = E->h;
@@ -316,6 +429,9 @@ static void em_destroy(lv_stepper *st) {
                      &E->Gz,  &E->MiGzT, &E->Gy,  &E->tmp,  &E->tmp2, &E->w,     &E->beta,
                      &E->betav, &E->JV,  &E->Hb,  &E->Ha,   &E->MiHb, &E->B,     &E->Z,  &E->wo};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
+  lv_spm *sps[] = {&E->sM,  &E->sMi, &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy,
+                   &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31, &E->sP33};
+  for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
   free(E);
   st->priv = NULL;
 }
@@ -357,16 +473,38 @@ static int em_create(lv_stepper *st, em_kind kind) {
   E->k = k;
   E->n = n;
   LV_CHECK(lv_dgrad_new(&E->dg, m));
-  E->mdiag = E->dg->mdiag;
-  E->M = E->dg->M;
-  E->Minv = E->dg->Minv;
+  LV_CHECK(lv_newton_new(&E->nw, n, st->linsol_kind));
+  *lv_newton_opts(E->nw) = st->newton;
+  st->linsol = lv_newton_linsol(E->nw);
+  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
+  lv_spm *sps[] = {&E->sM,  &E->sMi, &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy,
+                   &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31, &E->sP33};
+  for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
+  lv_spm_init(&E->sGz, k, d);
+  lv_spm_init(&E->sGy, k, d);
+  E->md = lv_calloc((size_t)d, sizeof(double));
+  if (!E->md) return LV_ENOMEM;
+  if (lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE) {
+    int rc = lv_spm_mass(m, st->state->q, EM_MAX_MASS_BLOCK, &E->sM, &E->sMi, E->md);
+    if (rc == 0)
+      E->sp = 1;
+    else if (rc != LV_ENOTIMPL)
+      return rc;
+  }
+  if (!E->sp) {
+    LV_CHECK(lv_dg_dense_mass(E->dg));
+    E->mdiag = E->dg->mdiag;
+    E->M = E->dg->M;
+    E->Minv = E->dg->Minv;
+  }
   size_t dd = (size_t)d * d, dk = (size_t)d * (k > 0 ? k : 1), kk = (size_t)(k > 0 ? k : 1);
+  if (E->sp) dd = dk = 1; /* the dense blocks are never formed */
   size_t big = dd > dk ? dd : dk;
   if (big < 3 * kk) big = 3 * kk;
   struct {
     double **p;
     size_t len;
-  } al[] = {{&E->md, d},    {&E->mid, d},    {&E->rs, d},   {&E->x, n},      {&E->r, n},
+  } al[] = {{&E->mid, d},    {&E->rs, d},   {&E->x, n},      {&E->r, n},
             {&E->xsave, n}, {&E->rsave, n},  {&E->v0, d},   {&E->gx, kk},    {&E->gvx, kk},
             {&E->y, d},     {&E->z, d},      {&E->u, d},    {&E->DGV, d},    {&E->Gz, dk},
             {&E->MiGzT, dk}, {&E->Gy, dk},   {&E->tmp, d},  {&E->tmp2, big}, {&E->w, d},
@@ -377,14 +515,11 @@ static int em_create(lv_stepper *st, em_kind kind) {
     if (!*al[i].p) return LV_ENOMEM;
   }
   for (int i = 0; i < d; i++) {
-    E->md[i] = E->M[i + (size_t)i * d];
+    if (!E->sp) E->md[i] = E->M[i + (size_t)i * d];
     if (!(E->md[i] > 0.0)) return LV_EINPUT; /* not positive definite */
     E->rs[i] = 1.0 / E->md[i];
-    E->mid[i] = E->mdiag ? 1.0 / E->md[i] : 0.0;
+    E->mid[i] = !E->sp && E->mdiag ? 1.0 / E->md[i] : 0.0;
   }
-  LV_CHECK(lv_newton_new(&E->nw, n, st->linsol_kind));
-  *lv_newton_opts(E->nw) = st->newton;
-  st->linsol = lv_newton_linsol(E->nw);
   return 0;
 }
 
