@@ -65,11 +65,24 @@
  * model that leaves it to finite differences gets a residual accurate only
  * to that approximation, and the momentum maps then hold to ~1e-13 per
  * step instead of round-off (measured on a skewed pendulum).
- * The blocks are formed densely (O(d^2) work and memory, O(d^3) for the
- * Hb M^-1 Hb product), and a sparse back-end receives every entry of every
- * block that is not zero by construction, so its pattern is fixed but
- * dense within blocks: this suits the small systems of these benchmarks
- * (dense LU), not large sparse ones.
+ * Two assemblies of the same matrix, chosen once per run by the back-end
+ * the integrator picked:
+ *   dense LU   the blocks are formed densely (O(d^2) work and memory,
+ *              O(d^3) for Hb M^-1 Hb): cheapest for the small systems of
+ *              the papers' benchmarks, where the whole step is ~10 us;
+ *   UMFPACK/KLU  every factor (G, H, Z, d2V, M) is captured from its model
+ *              callback into a fixed-pattern sparse matrix, M^-1 is formed
+ *              once block by block over the components of M's pattern
+ *              (diagonal for particles), the products Hb M^-1 Hb,
+ *              Hb M^-1 G^T, G M^-1 Hb, G M^-1 G^T get their pattern once
+ *              and then only their values (linsol/spmat.h), and everything
+ *              is added entry by entry into the solver: O(nnz) per
+ *              iteration and memory, one pattern, one symbolic analysis
+ *              per run.  A mass matrix whose components exceed
+ *              VI_MAX_MASS_BLOCK (M^-1 then is not sparse) keeps the dense
+ *              assembly whatever the back-end.
+ * The two assemble the same entries in a different summation order, so
+ * they agree to round-off (tests/check_chain.c).
  *
  * After Newton has converged, corrections with the last factorisation are
  * applied (one after a full Newton solve, as metis does; several after a
@@ -101,6 +114,11 @@
  *   levels for vi-s; use G(q) M^-1 p.
  */
 #include "lv_internal.h"
+#include "linsol/spmat.h"
+
+/* Largest connected block of M for which the sparse path forms M^-1
+ * (a rigid body in director coordinates has 12). */
+#define VI_MAX_MASS_BLOCK 64
 
 typedef enum { VI_S = 0, VI_A = 1, VI_B = 2 } vi_kind;
 
@@ -125,14 +143,28 @@ typedef struct {
   int cached;
   double *qt, *q1, *u, *hp1, *y, *Gt, *G1, *MiGt, *w, *tmp, *tmp2;
   double *Hb, *Ha, *D2V, *Z, *MiHb;
+  /* sparse assembly (UMFPACK / KLU back-ends): the same quantities as
+   * fixed-pattern sparse matrices */
+  int sp;
+  lv_spm sM, sMi;                 /* M, M^-1 */
+  lv_spm sG0, sG0T, sMiG0T;       /* G(q^n) (VI-B, VI-S) */
+  lv_spm sGt, sGtT, sMiGtT, sG1;  /* G(qt), G(q1) at the iterate */
+  lv_spm sHb, sZ, sMiHb, sHbMi;   /* H(qt; b), Z, M^-1 Hb, Hb M^-1 */
+  lv_spm sP11, sP13, sP31, sP33, sX, sA1, sA2, sC1; /* products */
 } vi;
+
+static int cap_G(const lv_model *m, const double *q, lv_spm *G) {
+  return lv_spm_end(G, lv_model_constraint_jac(m, q, lv_spm_begin(G)));
+}
 
 /* ------------------------------------------------------------ dense helpers */
 
 /* y = M^-1 x */
 static void minv_vec(const vi *V, const double *x, double *y) {
   int d = V->d;
-  if (V->mdiag) {
+  if (V->sp) {
+    lv_spm_matvec(&V->sMi, 1.0, x, 0, y);
+  } else if (V->mdiag) {
     for (int i = 0; i < d; i++) y[i] = V->mid[i] * x[i];
   } else {
     lv_dense_matvec(d, d, V->Minv, x, y);
@@ -148,11 +180,182 @@ static void minv_cols(const vi *V, int c, const double *X, double *Y) {
 /* y = M x */
 static void m_vec(const vi *V, const double *x, double *y) {
   int d = V->d;
-  if (V->mdiag) {
+  if (V->sp) {
+    lv_spm_matvec(&V->sM, 1.0, x, 0, y);
+  } else if (V->mdiag) {
     for (int i = 0; i < d; i++) y[i] = V->md[i] * x[i];
   } else {
     lv_dense_matvec(d, d, V->M, x, y);
   }
+}
+
+/* ------------------------------------------------------------ sparse path */
+
+/* The same equations as ab_eval / ab_residual / ab_jacobian below, with
+ * every matrix in fixed-pattern sparse form: O(nnz) per call. */
+static int ab_eval_sp(vi *V) {
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  const double *q = V->s->q, *p = V->s->p;
+  const double *dq = V->x, *a = V->x + d, *b = V->x + d + k;
+  double th = V->theta, h = V->h;
+  for (int i = 0; i < d; i++) {
+    V->qt[i] = q[i] + th * dq[i];
+    V->q1[i] = q[i] + dq[i];
+  }
+  LV_CHECK(cap_G(m, V->qt, &V->sGt));
+  if (V->kind == VI_B && th != 1.0) LV_CHECK(cap_G(m, V->q1, &V->sG1));
+  const lv_spm *G1 = th == 1.0 ? &V->sGt : &V->sG1;
+  /* u = h v^{n+1} = dq - M^-1 G(qt)^T b */
+  lv_spm_matvec_t(&V->sGt, 1.0, b, 0, V->tmp);
+  minv_vec(V, V->tmp, V->w);
+  for (int i = 0; i < d; i++) V->u[i] = dq[i] - V->w[i];
+  /* h p^{n+1} = h p - h^2 dV(qt) - Gl^T a - H(qt; b) u */
+  LV_CHECK(lv_model_grad_potential(m, V->qt, V->tmp));
+  LV_CHECK(lv_model_hessian_apply(m, V->qt, b, V->u, V->w));
+  for (int i = 0; i < d; i++) V->hp1[i] = h * p[i] - h * h * V->tmp[i] - V->w[i];
+  if (V->kind == VI_A) {
+    lv_spm_matvec_t(&V->sGt, 1.0, a, 0, V->tmp);
+  } else {
+    lv_spm_matvec_t(&V->sG0, 1.0 - V->vtheta, a, 0, V->tmp);
+    lv_spm_matvec_t(G1, V->vtheta, a, 1, V->tmp);
+  }
+  for (int i = 0; i < d; i++) V->hp1[i] -= V->tmp[i];
+  V->cached = 1;
+  return 0;
+}
+
+static int ab_residual_sp(vi *V, double *r) {
+  int d = V->d, k = V->k;
+  double th = V->theta, h = V->h;
+  const double *p = V->s->p, *a = V->x + d;
+  m_vec(V, V->u, r);
+  for (int i = 0; i < d; i++) r[i] -= th * h * p[i] + (1.0 - th) * V->hp1[i];
+  if (V->kind == VI_B) {
+    /* + Gc^T a = theta (1-vt) G(q)^T a - (1-theta) vt G(q1)^T a */
+    double vt = V->vtheta;
+    lv_spm_matvec_t(&V->sG0, th * (1.0 - vt), a, 0, V->tmp);
+    lv_spm_matvec_t(th == 1.0 ? &V->sGt : &V->sG1, -(1.0 - th) * vt, a, 1, V->tmp);
+    for (int i = 0; i < d; i++) r[i] += V->tmp[i];
+  }
+  for (int i = 0; i < d; i++) r[i] *= V->rs[i];
+  if (k == 0) return 0;
+  LV_CHECK(lv_model_constraints(V->m, V->kind == VI_A ? V->qt : V->q1, r + d));
+  lv_spm_matvec(&V->sGt, 1.0, V->u, 0, r + d + k);
+  return 0;
+}
+
+/* Coefficients that are fixed for the run (theta) decide which blocks
+ * exist, so the position sequence is the same in every assembly. */
+static int ab_jacobian_sp(vi *V, lv_linsol *ls) {
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  double th = V->theta, h = V->h, c1 = th * (1.0 - th);
+  const double *a = V->x + d, *b = V->x + d + k;
+  lv_rsink rsk;
+
+  /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
+  LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sM, 1.0, V->rs, 0));
+  LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->rs, 0));
+  if (c1 != 0.0 || th != 0.0) LV_CHECK(lv_spm_product(&V->sMiHb, &V->sMi, &V->sHb));
+  if (c1 != 0.0) {
+    LV_CHECK(lv_model_hess_potential(m, V->qt, lv_rsink_init(&rsk, ls, 0, 0, d, d, c1 * h * h, V->rs, 0)));
+    if (V->kind == VI_A)
+      LV_CHECK(lv_model_constraint_hessian(m, V->qt, a, lv_rsink_init(&rsk, ls, 0, 0, d, d, c1, V->rs, 0)));
+    LV_CHECK(lv_spm_product(&V->sP11, &V->sHb, &V->sMiHb));
+    LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sP11, -c1, V->rs, 0));
+  }
+  if (k == 0) return 0;
+
+  /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
+  double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
+  LV_CHECK(lv_spm_add_to(ls, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->rs, 1));
+
+  /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
+  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sGt, -1.0, V->rs, 1));
+  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->u, lv_spm_begin(&V->sZ))));
+  LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
+  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->sMi, &V->sGtT));
+  if (1.0 - th != 0.0) {
+    LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sZ, 1.0 - th, V->rs, 1));
+    LV_CHECK(lv_spm_product(&V->sP13, &V->sHb, &V->sMiGtT));
+    LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sP13, -(1.0 - th), V->rs, 0));
+  }
+
+  /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
+  if (V->kind == VI_A)
+    LV_CHECK(lv_spm_add_to(ls, d, 0, &V->sGt, th, NULL, 0));
+  else
+    LV_CHECK(lv_spm_add_to(ls, d, 0, th == 1.0 ? &V->sGt : &V->sG1, 1.0, NULL, 0));
+
+  /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
+  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sGt, 1.0, NULL, 0));
+  if (th != 0.0) {
+    LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sZ, th, NULL, 0));
+    LV_CHECK(lv_spm_product(&V->sP31, &V->sGt, &V->sMiHb));
+    LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sP31, -th, NULL, 0));
+  }
+  /* dFv/db = -G(qt) M^-1 G(qt)^T */
+  LV_CHECK(lv_spm_product(&V->sP33, &V->sGt, &V->sMiGtT));
+  return lv_spm_add_to(ls, d + k, d + k, &V->sP33, -1.0, NULL, 0);
+}
+
+static int s_eval_sp(vi *V) {
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  const double *q = V->s->q;
+  const double *P = V->x, *a = V->x + d, *b = V->x + d + k;
+  /* y = h M v^n = c0 - G(q)^T a;  u = h v^n;  qt = qbar = q + h v^n */
+  lv_spm_matvec_t(&V->sG0, 1.0, a, 0, V->tmp);
+  for (int i = 0; i < d; i++) V->y[i] = V->c0[i] - V->tmp[i];
+  minv_vec(V, V->y, V->u);
+  for (int i = 0; i < d; i++) V->qt[i] = q[i] + V->u[i];
+  LV_CHECK(cap_G(m, V->qt, &V->sGt));
+  /* q^{n+1} = qbar + M^-1 G(qbar)^T b */
+  lv_spm_matvec_t(&V->sGt, 1.0, b, 0, V->tmp);
+  minv_vec(V, V->tmp, V->w);
+  for (int i = 0; i < d; i++) V->q1[i] = V->qt[i] + V->w[i];
+  /* hp1 holds M^-1 P here */
+  minv_vec(V, P, V->hp1);
+  V->cached = 1;
+  return 0;
+}
+
+static int s_jacobian_sp(vi *V, lv_linsol *ls) {
+  const lv_model *m = V->m;
+  int d = V->d, k = V->k;
+  const double *b = V->x + d + k;
+
+  /* dF1/dP = -D^-1 (I + Hb M^-1) */
+  LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+  LV_CHECK(lv_spm_product(&V->sHbMi, &V->sHb, &V->sMi));
+  for (int i = 0; i < d; i++) LV_CHECK(lv_linsol_add(ls, i, i, -V->rs[i]));
+  LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sHbMi, -1.0, V->rs, 0));
+  if (k == 0) return 0;
+
+  /* dF1/da = -D^-1 G(q)^T,  dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
+  LV_CHECK(lv_spm_add_to(ls, 0, d, &V->sG0, -1.0, V->rs, 1));
+  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->hp1, lv_spm_begin(&V->sZ))));
+  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sZ, -1.0, V->rs, 1));
+
+  /* dFg/da = -G(q1) M^-1 G(q)^T - G(q1) (M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
+  LV_CHECK(cap_G(m, V->q1, &V->sG1));
+  LV_CHECK(lv_spm_product(&V->sMiHb, &V->sMi, &V->sHb));
+  LV_CHECK(lv_spm_product(&V->sX, &V->sMiHb, &V->sMiG0T));
+  LV_CHECK(lv_spm_product(&V->sA1, &V->sG1, &V->sMiG0T));
+  LV_CHECK(lv_spm_product(&V->sA2, &V->sG1, &V->sX));
+  LV_CHECK(lv_spm_add_to(ls, d, d, &V->sA1, -1.0, NULL, 0));
+  LV_CHECK(lv_spm_add_to(ls, d, d, &V->sA2, -1.0, NULL, 0));
+  LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
+  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->sMi, &V->sGtT));
+  LV_CHECK(lv_spm_product(&V->sP33, &V->sG1, &V->sMiGtT));
+  LV_CHECK(lv_spm_add_to(ls, d, d + k, &V->sP33, 1.0, NULL, 0));
+
+  /* dFv/dP = G(qbar) M^-1 = (M^-1 G(qbar)^T)^T,  dFv/da = -Z M^-1 G(q)^T */
+  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sMiGtT, 1.0, NULL, 1));
+  LV_CHECK(lv_spm_product(&V->sC1, &V->sZ, &V->sMiG0T));
+  return lv_spm_add_to(ls, d + k, d, &V->sC1, -1.0, NULL, 0);
 }
 
 /* ------------------------------------------------------------ theta family */
@@ -160,6 +363,7 @@ static void m_vec(const vi *V, const double *x, double *y) {
 /* Everything the residual and the Newton matrix share, at the iterate x. */
 static int ab_eval(vi *V) {
   if (V->cached) return 0;
+  if (V->sp) return ab_eval_sp(V);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *q = V->s->q, *p = V->s->p;
@@ -201,6 +405,7 @@ static int ab_eval(vi *V) {
 static int ab_residual(void *ctx, double *r) {
   vi *V = ctx;
   LV_CHECK(ab_eval(V));
+  if (V->sp) return ab_residual_sp(V, r);
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h;
   const double *p = V->s->p, *a = V->x + d;
@@ -223,6 +428,7 @@ static int ab_residual(void *ctx, double *r) {
 static int ab_jacobian(void *ctx, lv_linsol *ls) {
   vi *V = ctx;
   LV_CHECK(ab_eval(V));
+  if (V->sp) return ab_jacobian_sp(V, ls);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h;
@@ -285,6 +491,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
 
 static int s_eval(vi *V) {
   if (V->cached) return 0;
+  if (V->sp) return s_eval_sp(V);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *q = V->s->q;
@@ -315,13 +522,17 @@ static int s_residual(void *ctx, double *r) {
   for (int i = 0; i < d; i++) r[i] = V->rs[i] * (V->y[i] - P[i] - V->w[i]);
   if (k == 0) return 0;
   LV_CHECK(lv_model_constraints(V->m, V->q1, r + d));
-  lv_dense_matvec(k, d, V->Gt, V->hp1, r + d + k);
+  if (V->sp)
+    lv_spm_matvec(&V->sGt, 1.0, V->hp1, 0, r + d + k);
+  else
+    lv_dense_matvec(k, d, V->Gt, V->hp1, r + d + k);
   return 0;
 }
 
 static int s_jacobian(void *ctx, lv_linsol *ls) {
   vi *V = ctx;
   LV_CHECK(s_eval(V));
+  if (V->sp) return s_jacobian_sp(V, ls);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *b = V->x + d + k;
@@ -384,6 +595,10 @@ static void vi_destroy(lv_stepper *st) {
                      &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->Gt, &V->G1, &V->MiGt,
                      &V->w, &V->tmp, &V->tmp2, &V->Hb, &V->Ha, &V->D2V, &V->Z, &V->MiHb};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
+  lv_spm *sps[] = {&V->sM,  &V->sMi,   &V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT,
+                   &V->sG1, &V->sHb,   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,
+                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1};
+  for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
   free(V);
   st->priv = NULL;
 }
@@ -442,12 +657,34 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   V->d = d;
   V->k = k;
   V->n = n;
+  LV_CHECK(lv_newton_new(&V->nw, n, st->linsol_kind));
+  *lv_newton_opts(V->nw) = st->newton;
+  st->linsol = lv_newton_linsol(V->nw);
+  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
+  lv_spm *sps[] = {&V->sM,  &V->sMi,   &V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT,
+                   &V->sG1, &V->sHb,   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,
+                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1};
+  for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
+  lv_spm_init(&V->sG0, k, d);
+  lv_spm_init(&V->sGt, k, d);
+  lv_spm_init(&V->sG1, k, d);
+  lv_spm_init(&V->sZ, k, d);
+  V->md = lv_calloc((size_t)d, sizeof(double));
+  if (!V->md) return LV_ENOMEM;
+  if (lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE) {
+    int rc = lv_spm_mass(m, st->state->q, VI_MAX_MASS_BLOCK, &V->sM, &V->sMi, V->md);
+    if (rc == 0)
+      V->sp = 1;
+    else if (rc != LV_ENOTIMPL)
+      return rc;
+  }
   size_t dd = (size_t)d * d, dk = (size_t)d * (k > 0 ? k : 1);
   size_t dmax = (size_t)(d > k ? d : k);
+  if (V->sp) dd = dk = 1; /* the dense blocks are never formed */
   struct {
     double **p;
     size_t len;
-  } al[] = {{&V->M, dd},    {&V->Minv, dd}, {&V->md, d},   {&V->mid, d},    {&V->rs, d},     {&V->x, n},
+  } al[] = {{&V->M, dd},    {&V->Minv, dd}, {&V->mid, d},    {&V->rs, d},     {&V->x, n},
             {&V->r, n},     {&V->dx, n},     {&V->G0, dk},   {&V->MiG0t, dk}, {&V->c0, d},   {&V->qt, d},     {&V->q1, d},
             {&V->u, d},     {&V->hp1, d},   {&V->y, d},    {&V->Gt, dk},    {&V->G1, dk},    {&V->MiGt, dk},
             {&V->w, dk > dmax ? dk : dmax}, {&V->tmp, dmax}, {&V->tmp2, dd > dk ? dd : dk},
@@ -457,6 +694,10 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
     if (!*al[i].p) return LV_ENOMEM;
   }
 
+  if (V->sp) {
+    for (int i = 0; i < d; i++) V->rs[i] = 1.0 / V->md[i];
+    return 0;
+  }
   /* M once (it is constant); M^-1 exactly if diagonal, else by dense LU. */
   LV_CHECK(lv_model_mass_dense(m, st->state->q, V->M));
   V->mdiag = 1;
@@ -484,9 +725,6 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
     lv_linsol_free(ls);
     if (rc) return rc;
   }
-  LV_CHECK(lv_newton_new(&V->nw, n, st->linsol_kind));
-  *lv_newton_opts(V->nw) = st->newton;
-  st->linsol = lv_newton_linsol(V->nw);
   return 0;
 }
 
@@ -544,7 +782,11 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   if (h != V->h) lv_newton_invalidate(V->nw);
   V->h = h;
   double *a = V->x + d, *b = V->x + d + k;
-  if (k > 0) LV_CHECK(lv_model_constraint_jac_dense(m, s->q, V->G0));
+  if (k > 0 && V->sp) {
+    if (V->kind != VI_A) LV_CHECK(cap_G(m, s->q, &V->sG0)); /* VI-A never uses G(q^n) */
+  } else if (k > 0) {
+    LV_CHECK(lv_model_constraint_jac_dense(m, s->q, V->G0));
+  }
   for (int i = 0; i < k; i++) {
     a[i] = h * h * s->lambda[i];
     b[i] = h * s->gamma[i];
@@ -554,11 +796,19 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     /* c0 = h p - h^2 dV(q);  M^-1 G(q)^T */
     LV_CHECK(lv_model_grad_potential(m, s->q, V->tmp));
     for (int i = 0; i < d; i++) V->c0[i] = h * s->p[i] - h * h * V->tmp[i];
-    lv_dense_transpose(k, d, V->G0, V->tmp2);
-    minv_cols(V, k, V->tmp2, V->MiG0t);
+    if (V->sp) {
+      LV_CHECK(lv_spm_transpose(&V->sG0T, &V->sG0));
+      LV_CHECK(lv_spm_product(&V->sMiG0T, &V->sMi, &V->sG0T));
+    } else {
+      lv_dense_transpose(k, d, V->G0, V->tmp2);
+      minv_cols(V, k, V->tmp2, V->MiG0t);
+    }
     if (V->advanced) {
       /* P = h M v^n at the guessed lambda: exact up to the O(h^2 gamma) term */
-      lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
+      if (V->sp)
+        lv_spm_matvec_t(&V->sG0, 1.0, a, 0, V->tmp);
+      else
+        lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
       for (int i = 0; i < d; i++) V->x[i] = V->c0[i] - V->tmp[i];
     } else {
       for (int i = 0; i < d; i++) V->x[i] = h * s->p[i];
