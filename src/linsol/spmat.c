@@ -315,33 +315,113 @@ int lv_spm_add_to(lv_linsol *ls, int r0, int c0, const lv_spm *A, double scale, 
   return 0;
 }
 
-static int rsink_add(lv_sink *s, int i, int j, double v) {
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
-  lv_rsink *rs = (lv_rsink *)s;
-  if (s->transpose) {
-    int t = i;
-    i = j;
-    j = t;
-  }
-  v *= s->scale;
-  if (rs->rowscale) v *= rs->rowscale[i];
-  return lv_linsol_add(rs->ls, s->row0 + i, s->col0 + j, v);
+int lv_spm_identity(lv_spm *A, int d) {
+  lv_sink *s = lv_spm_begin(A);
+  int rc = 0;
+  for (int i = 0; i < d && !rc; i++) rc = lv_sink_add(s, i, i, 1.0);
+  return lv_spm_end(A, rc);
 }
 
-lv_sink *lv_rsink_init(lv_rsink *rs, lv_linsol *ls, int r0, int c0, int nrows, int ncols, double scale,
-                       const double *rowscale, int transpose) {
-  memset(rs, 0, sizeof *rs);
-  rs->s.add = rsink_add;
-  rs->s.target = ls;
-  rs->s.row0 = r0;
-  rs->s.col0 = c0;
-  rs->s.nrows = nrows;
-  rs->s.ncols = ncols;
-  rs->s.transpose = transpose;
-  rs->s.scale = scale;
-  rs->ls = ls;
-  rs->rowscale = rowscale;
-  return &rs->s;
+/* ------------------------------------------------------------ merged assembly */
+
+void lv_asm_init(lv_asm *S, int n) {
+  memset(S, 0, sizeof *S);
+  S->n = n;
+  lv_spm_init(&S->K, n, n);
+}
+
+void lv_asm_free(lv_asm *S) {
+  lv_spm_free(&S->K);
+  free(S->t);
+  free(S->rec);
+  free(S->slot);
+  int n = S->n;
+  lv_asm_init(S, n);
+}
+
+void lv_asm_begin(lv_asm *S) { S->nt = 0; }
+
+int lv_asm_add(lv_asm *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale, int transpose) {
+  int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
+  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n) return LV_EINPUT;
+  if (S->nt == S->cap) {
+    int cap = S->cap ? 2 * S->cap : 16;
+    lv_asm_term *t = realloc(S->t, (size_t)cap * sizeof *t);
+    if (!t) return LV_ENOMEM;
+    S->t = t;
+    S->cap = cap;
+  }
+  S->t[S->nt++] = (lv_asm_term){A, A->version, r0, c0, transpose, scale, rowscale};
+  return 0;
+}
+
+static int same_terms(const lv_asm *S) {
+  if (S->nt != S->nrec || !S->slot) return 0;
+  for (int k = 0; k < S->nt; k++) {
+    const lv_asm_term *a = &S->t[k], *b = &S->rec[k];
+    if (a->A != b->A || a->ver != b->ver || a->r0 != b->r0 || a->c0 != b->c0 || a->transpose != b->transpose)
+      return 0;
+  }
+  return 1;
+}
+
+/* Merged pattern: capture every entry position of every term into K; the
+ * capture's add -> slot map is then the slot of each term entry. */
+static int asm_pattern(lv_asm *S) {
+  lv_sink *sk = lv_spm_begin(&S->K);
+  size_t cnt = 0;
+  for (int k = 0; k < S->nt; k++) {
+    const lv_asm_term *t = &S->t[k];
+    const lv_spm *A = t->A;
+    for (int i = 0; i < A->nrows; i++)
+      for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+        int r = t->transpose ? A->ci[p] : i, c = t->transpose ? i : A->ci[p];
+        LV_CHECK(lv_sink_add(sk, t->r0 + r, t->c0 + c, 0.0));
+      }
+    cnt += (size_t)A->nnz;
+  }
+  /* force a fresh pattern: the old one may coincide position by position
+   * while the terms behind it changed */
+  S->K.match = 0;
+  LV_CHECK(lv_spm_end(&S->K, 0));
+  free(S->slot);
+  S->slot = lv_calloc(cnt, sizeof(int));
+  lv_asm_term *rec = realloc(S->rec, (size_t)(S->nt ? S->nt : 1) * sizeof *rec);
+  if (rec) S->rec = rec;
+  if (!S->slot || !rec) {
+    S->nrec = 0;
+    return LV_ENOMEM;
+  }
+  memcpy(S->slot, S->K.map, cnt * sizeof(int));
+  memcpy(S->rec, S->t, (size_t)S->nt * sizeof *rec);
+  S->nrec = S->nt;
+  S->nslot = cnt;
+  return 0;
+}
+
+int lv_asm_end(lv_asm *S, lv_linsol *ls) {
+  if (!same_terms(S)) LV_CHECK(asm_pattern(S));
+  double *val = S->K.val;
+  memset(val, 0, (size_t)S->K.nnz * sizeof(double));
+  const int *slot = S->slot;
+  for (int k = 0; k < S->nt; k++) {
+    const lv_asm_term *t = &S->t[k];
+    const lv_spm *A = t->A;
+    double sc = t->scale;
+    const double *rs = t->rowscale;
+    if (!rs) {
+      for (int p = 0; p < A->nnz; p++) val[slot[p]] += sc * A->val[p];
+    } else if (!t->transpose) {
+      for (int i = 0; i < A->nrows; i++) {
+        double f = sc * rs[i];
+        for (int p = A->rp[i]; p < A->rp[i + 1]; p++) val[slot[p]] += f * A->val[p];
+      }
+    } else {
+      for (int p = 0; p < A->nnz; p++) val[slot[p]] += sc * rs[A->ci[p]] * A->val[p];
+    }
+    slot += A->nnz;
+  }
+  return lv_spm_add_to(ls, 0, 0, &S->K, 1.0, NULL, 0);
 }
 
 /* ------------------------------------------------------------ mass matrix */

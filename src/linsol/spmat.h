@@ -61,6 +61,9 @@ int lv_spm_end(lv_spm *A, int callback_status);
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B);
 
+/* The d x d identity (sparse). */
+int lv_spm_identity(lv_spm *A, int d);
+
 /* y = alpha A x (+ y if @p acc); y = alpha A^T x (+ y if @p acc);
  * y += |A| |x| (rounding scales).  x and y must not alias. */
 void lv_spm_matvec(const lv_spm *A, double alpha, const double *x, int acc, double *y);
@@ -74,17 +77,42 @@ void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y);
 int lv_spm_add_to(lv_linsol *ls, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
                   int transpose);
 
-/* A sink into the matrix being assembled in @p ls for a block of extent
- * nrows x ncols (before transposition) at (r0, c0): entry (i, j), or (j, i)
- * if @p transpose, lands at (r0 + r, c0 + c) times scale * rowscale[r]
- * (rowscale may be NULL).  Lives on the caller's stack. */
+/* A sum of sparse terms (blocks of a Newton matrix), merged into one
+ * pattern before it reaches the linear solver.  Adding each term's entries
+ * to the solver directly would hand it every duplicate position (M, d2V,
+ * H(q; a), H M^-1 H all land on the same diagonal blocks): here each term
+ * entry has its slot in the merged pattern, computed once, so a term costs
+ * one scaled scatter and the solver receives each position once, in row
+ * order.  The terms and their operands' patterns are compared with the last
+ * assembly; any change rebuilds the merged pattern (and the solver then sees
+ * a new position sequence). */
 typedef struct {
-  lv_sink s;
-  lv_linsol *ls;
+  const lv_spm *A;
+  long ver;
+  int r0, c0, transpose;
+  double scale;
   const double *rowscale;
-} lv_rsink;
-lv_sink *lv_rsink_init(lv_rsink *rs, lv_linsol *ls, int r0, int c0, int nrows, int ncols, double scale,
-                       const double *rowscale, int transpose);
+} lv_asm_term;
+
+typedef struct {
+  int n;
+  lv_spm K;          /* merged pattern and values */
+  lv_asm_term *t;    /* terms of the running assembly */
+  int nt, cap;
+  int nrec;          /* terms of the recorded pattern */
+  lv_asm_term *rec;  /* their identities (A, ver, r0, c0, transpose) */
+  int *slot;         /* slot in K of every entry of every recorded term */
+  size_t nslot;
+} lv_asm;
+
+void lv_asm_init(lv_asm *S, int n);
+void lv_asm_free(lv_asm *S);
+void lv_asm_begin(lv_asm *S);
+/* Term A (or A^T) times scale (and rowscale[r], r its row in the block) at
+ * (r0, c0).  A is read at lv_asm_end, so it must stay valid until then. */
+int lv_asm_add(lv_asm *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale, int transpose);
+/* Sum the terms and add the merged matrix to the one being assembled in ls. */
+int lv_asm_end(lv_asm *S, lv_linsol *ls);
 
 /* The constant mass matrix M of @p m at @p q into @p M, and its inverse into
  * @p Mi, formed block by block over the connected components of M's pattern

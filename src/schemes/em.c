@@ -107,6 +107,8 @@ typedef struct {
   /* sparse assembly (UMFPACK / KLU back-ends) */
   int sp;
   lv_spm sM, sMi, sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
+  lv_spm sJV, sHa, sZu, sZw, sI; /* D(D^G V), H(z; a), Z(z; u), Z(q1; w), identity */
+  lv_asm as;                      /* the Newton matrix, merged */
 } em;
 
 static int cap_G(const lv_model *m, const double *q, lv_spm *G) {
@@ -299,47 +301,53 @@ static int em_jacobian_sp(em *E, lv_linsol *ls) {
   int d = E->d, k = E->k, ggl = E->kind == EM_GGL;
   double h = E->h;
   const double *a = E->x + d, *b = E->x + d + k;
-  lv_rsink rsk;
+  lv_asm *S = &E->as;
+  lv_asm_begin(S);
 
   /* dF1/dDelta = D^-1 [ M + h^2/2 J_V + 1/2 H(z;a) - 1/4 H(z;b) M^-1 H(z;b) (+ s I) ] */
-  LV_CHECK(lv_spm_add_to(ls, 0, 0, &E->sM, 1.0, E->rs, 0));
-  LV_CHECK(lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_rsink_init(&rsk, ls, 0, 0, d, d, 0.5 * h * h, E->rs, 0)));
-  if (k == 0) return 0;
-  LV_CHECK(lv_model_constraint_hessian(m, E->z, a, lv_rsink_init(&rsk, ls, 0, 0, d, d, 0.5, E->rs, 0)));
+  LV_CHECK(lv_asm_add(S, 0, 0, &E->sM, 1.0, E->rs, 0));
+  LV_CHECK(lv_spm_end(&E->sJV, lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_spm_begin(&E->sJV))));
+  LV_CHECK(lv_asm_add(S, 0, 0, &E->sJV, 0.5 * h * h, E->rs, 0));
+  if (k == 0) return lv_asm_end(S, ls);
+  LV_CHECK(lv_spm_end(&E->sHa, lv_model_constraint_hessian(m, E->z, a, lv_spm_begin(&E->sHa))));
+  LV_CHECK(lv_asm_add(S, 0, 0, &E->sHa, 0.5, E->rs, 0));
   if (ggl) {
     LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
     LV_CHECK(lv_spm_product(&E->sMiHb, &E->sMi, &E->sHb));
     LV_CHECK(lv_spm_product(&E->sP11, &E->sHb, &E->sMiHb));
-    LV_CHECK(lv_spm_add_to(ls, 0, 0, &E->sP11, -0.25, E->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, 0, &E->sP11, -0.25, E->rs, 0));
   }
   if (!lv_dgrad_constraints_quadratic(E->dg)) {
     double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
-    for (int i = 0; i < d; i++) LV_CHECK(lv_linsol_add(ls, i, i, sc * E->rs[i]));
+    LV_CHECK(lv_asm_add(S, 0, 0, &E->sI, sc, E->rs, 0));
   }
 
   /* dF1/da = D^-1 G(z)^T,  dFg/dDelta = G(q1) */
-  LV_CHECK(lv_spm_add_to(ls, 0, d, &E->sGz, 1.0, E->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d, &E->sGz, 1.0, E->rs, 1));
   LV_CHECK(cap_G(m, E->y, &E->sGy));
-  LV_CHECK(lv_spm_add_to(ls, d, 0, &E->sGy, 1.0, NULL, 0));
-  if (!ggl) return 0;
+  LV_CHECK(lv_asm_add(S, d, 0, &E->sGy, 1.0, NULL, 0));
+  if (!ggl) return lv_asm_end(S, ls);
 
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T ] */
-  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &E->sGz, -1.0, E->rs, 1));
-  LV_CHECK(lv_model_constraint_curvature(m, E->z, E->u, lv_rsink_init(&rsk, ls, 0, d + k, k, d, 0.5, E->rs, 1)));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sGz, -1.0, E->rs, 1));
+  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sZu, 0.5, E->rs, 1));
   LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
   LV_CHECK(lv_spm_product(&E->sMiGzT, &E->sMi, &E->sGzT));
   LV_CHECK(lv_spm_product(&E->sP13, &E->sHb, &E->sMiGzT));
-  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &E->sP13, -0.5, E->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sP13, -0.5, E->rs, 0));
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  LV_CHECK(lv_model_constraint_curvature(m, E->y, E->w, lv_rsink_init(&rsk, ls, d + k, 0, k, d, 1.0, NULL, 0)));
-  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &E->sGy, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_end(&E->sZw, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZw))));
+  LV_CHECK(lv_asm_add(S, d + k, 0, &E->sZw, 1.0, NULL, 0));
+  LV_CHECK(lv_asm_add(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
   LV_CHECK(lv_spm_product(&E->sP31, &E->sGy, &E->sMiHb));
-  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &E->sP31, -0.5, NULL, 0));
+  LV_CHECK(lv_asm_add(S, d + k, 0, &E->sP31, -0.5, NULL, 0));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
   LV_CHECK(lv_spm_product(&E->sP33, &E->sGy, &E->sMiGzT));
-  return lv_spm_add_to(ls, d + k, d + k, &E->sP33, -1.0, NULL, 0);
+  LV_CHECK(lv_asm_add(S, d + k, d + k, &E->sP33, -1.0, NULL, 0));
+  return lv_asm_end(S, ls);
 }
 
 static int em_jacobian(void *ctx, lv_linsol *ls) {
@@ -429,9 +437,10 @@ static void em_destroy(lv_stepper *st) {
                      &E->Gz,  &E->MiGzT, &E->Gy,  &E->tmp,  &E->tmp2, &E->w,     &E->beta,
                      &E->betav, &E->JV,  &E->Hb,  &E->Ha,   &E->MiHb, &E->B,     &E->Z,  &E->wo};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
-  lv_spm *sps[] = {&E->sM,  &E->sMi, &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy,
-                   &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31, &E->sP33};
+  lv_spm *sps[] = {&E->sM,  &E->sMi,   &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11,
+                   &E->sP13, &E->sP31, &E->sP33, &E->sJV, &E->sHa,    &E->sZu, &E->sZw, &E->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
+  lv_asm_free(&E->as);
   free(E);
   st->priv = NULL;
 }
@@ -477,11 +486,13 @@ static int em_create(lv_stepper *st, em_kind kind) {
   *lv_newton_opts(E->nw) = st->newton;
   st->linsol = lv_newton_linsol(E->nw);
   /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
-  lv_spm *sps[] = {&E->sM,  &E->sMi, &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy,
-                   &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31, &E->sP33};
+  lv_spm *sps[] = {&E->sM,  &E->sMi,   &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11,
+                   &E->sP13, &E->sP31, &E->sP33, &E->sJV, &E->sHa,    &E->sZu, &E->sZw, &E->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
   lv_spm_init(&E->sGz, k, d);
   lv_spm_init(&E->sGy, k, d);
+  lv_spm_init(&E->sZu, k, d);
+  lv_spm_init(&E->sZw, k, d);
   E->md = lv_calloc((size_t)d, sizeof(double));
   if (!E->md) return LV_ENOMEM;
   if (lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE) {
@@ -490,6 +501,10 @@ static int em_create(lv_stepper *st, em_kind kind) {
       E->sp = 1;
     else if (rc != LV_ENOTIMPL)
       return rc;
+  }
+  if (E->sp) {
+    lv_asm_init(&E->as, n);
+    LV_CHECK(lv_spm_identity(&E->sI, d));
   }
   if (!E->sp) {
     LV_CHECK(lv_dg_dense_mass(E->dg));

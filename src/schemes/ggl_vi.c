@@ -151,6 +151,8 @@ typedef struct {
   lv_spm sGt, sGtT, sMiGtT, sG1;  /* G(qt), G(q1) at the iterate */
   lv_spm sHb, sZ, sMiHb, sHbMi;   /* H(qt; b), Z, M^-1 Hb, Hb M^-1 */
   lv_spm sP11, sP13, sP31, sP33, sX, sA1, sA2, sC1; /* products */
+  lv_spm sD2V, sHa, sI;           /* d2V(qt), H(qt; a), identity */
+  lv_asm as;                      /* the Newton matrix, merged */
 } vi;
 
 static int cap_G(const lv_model *m, const double *q, lv_spm *G) {
@@ -246,59 +248,65 @@ static int ab_residual_sp(vi *V, double *r) {
 }
 
 /* Coefficients that are fixed for the run (theta) decide which blocks
- * exist, so the position sequence is the same in every assembly. */
+ * exist, so the terms, and with them the merged pattern, are the same in
+ * every assembly. */
 static int ab_jacobian_sp(vi *V, lv_linsol *ls) {
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h, c1 = th * (1.0 - th);
   const double *a = V->x + d, *b = V->x + d + k;
-  lv_rsink rsk;
+  lv_asm *S = &V->as;
+  lv_asm_begin(S);
 
   /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
-  LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sM, 1.0, V->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, 0, &V->sM, 1.0, V->rs, 0));
   LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
-  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->rs, 0));
+  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_asm_add(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->rs, 0));
   if (c1 != 0.0 || th != 0.0) LV_CHECK(lv_spm_product(&V->sMiHb, &V->sMi, &V->sHb));
   if (c1 != 0.0) {
-    LV_CHECK(lv_model_hess_potential(m, V->qt, lv_rsink_init(&rsk, ls, 0, 0, d, d, c1 * h * h, V->rs, 0)));
-    if (V->kind == VI_A)
-      LV_CHECK(lv_model_constraint_hessian(m, V->qt, a, lv_rsink_init(&rsk, ls, 0, 0, d, d, c1, V->rs, 0)));
+    LV_CHECK(lv_spm_end(&V->sD2V, lv_model_hess_potential(m, V->qt, lv_spm_begin(&V->sD2V))));
+    LV_CHECK(lv_asm_add(S, 0, 0, &V->sD2V, c1 * h * h, V->rs, 0));
+    if (V->kind == VI_A) {
+      LV_CHECK(lv_spm_end(&V->sHa, lv_model_constraint_hessian(m, V->qt, a, lv_spm_begin(&V->sHa))));
+      LV_CHECK(lv_asm_add(S, 0, 0, &V->sHa, c1, V->rs, 0));
+    }
     LV_CHECK(lv_spm_product(&V->sP11, &V->sHb, &V->sMiHb));
-    LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sP11, -c1, V->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, 0, &V->sP11, -c1, V->rs, 0));
   }
-  if (k == 0) return 0;
+  if (k == 0) return lv_asm_end(S, ls);
 
   /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
   double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
-  LV_CHECK(lv_spm_add_to(ls, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->rs, 1));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
-  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sGt, -1.0, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sGt, -1.0, V->rs, 1));
   LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->u, lv_spm_begin(&V->sZ))));
   LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
   LV_CHECK(lv_spm_product(&V->sMiGtT, &V->sMi, &V->sGtT));
   if (1.0 - th != 0.0) {
-    LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sZ, 1.0 - th, V->rs, 1));
+    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, 1.0 - th, V->rs, 1));
     LV_CHECK(lv_spm_product(&V->sP13, &V->sHb, &V->sMiGtT));
-    LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sP13, -(1.0 - th), V->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sP13, -(1.0 - th), V->rs, 0));
   }
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
   if (V->kind == VI_A)
-    LV_CHECK(lv_spm_add_to(ls, d, 0, &V->sGt, th, NULL, 0));
+    LV_CHECK(lv_asm_add(S, d, 0, &V->sGt, th, NULL, 0));
   else
-    LV_CHECK(lv_spm_add_to(ls, d, 0, th == 1.0 ? &V->sGt : &V->sG1, 1.0, NULL, 0));
+    LV_CHECK(lv_asm_add(S, d, 0, th == 1.0 ? &V->sGt : &V->sG1, 1.0, NULL, 0));
 
   /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
-  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sGt, 1.0, NULL, 0));
+  LV_CHECK(lv_asm_add(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
   if (th != 0.0) {
-    LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sZ, th, NULL, 0));
+    LV_CHECK(lv_asm_add(S, d + k, 0, &V->sZ, th, NULL, 0));
     LV_CHECK(lv_spm_product(&V->sP31, &V->sGt, &V->sMiHb));
-    LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sP31, -th, NULL, 0));
+    LV_CHECK(lv_asm_add(S, d + k, 0, &V->sP31, -th, NULL, 0));
   }
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
   LV_CHECK(lv_spm_product(&V->sP33, &V->sGt, &V->sMiGtT));
-  return lv_spm_add_to(ls, d + k, d + k, &V->sP33, -1.0, NULL, 0);
+  LV_CHECK(lv_asm_add(S, d + k, d + k, &V->sP33, -1.0, NULL, 0));
+  return lv_asm_end(S, ls);
 }
 
 static int s_eval_sp(vi *V) {
@@ -326,18 +334,20 @@ static int s_jacobian_sp(vi *V, lv_linsol *ls) {
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *b = V->x + d + k;
+  lv_asm *S = &V->as;
+  lv_asm_begin(S);
 
   /* dF1/dP = -D^-1 (I + Hb M^-1) */
   LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
   LV_CHECK(lv_spm_product(&V->sHbMi, &V->sHb, &V->sMi));
-  for (int i = 0; i < d; i++) LV_CHECK(lv_linsol_add(ls, i, i, -V->rs[i]));
-  LV_CHECK(lv_spm_add_to(ls, 0, 0, &V->sHbMi, -1.0, V->rs, 0));
-  if (k == 0) return 0;
+  LV_CHECK(lv_asm_add(S, 0, 0, &V->sI, -1.0, V->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, 0, &V->sHbMi, -1.0, V->rs, 0));
+  if (k == 0) return lv_asm_end(S, ls);
 
   /* dF1/da = -D^-1 G(q)^T,  dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
-  LV_CHECK(lv_spm_add_to(ls, 0, d, &V->sG0, -1.0, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d, &V->sG0, -1.0, V->rs, 1));
   LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->hp1, lv_spm_begin(&V->sZ))));
-  LV_CHECK(lv_spm_add_to(ls, 0, d + k, &V->sZ, -1.0, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, -1.0, V->rs, 1));
 
   /* dFg/da = -G(q1) M^-1 G(q)^T - G(q1) (M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
   LV_CHECK(cap_G(m, V->q1, &V->sG1));
@@ -345,17 +355,18 @@ static int s_jacobian_sp(vi *V, lv_linsol *ls) {
   LV_CHECK(lv_spm_product(&V->sX, &V->sMiHb, &V->sMiG0T));
   LV_CHECK(lv_spm_product(&V->sA1, &V->sG1, &V->sMiG0T));
   LV_CHECK(lv_spm_product(&V->sA2, &V->sG1, &V->sX));
-  LV_CHECK(lv_spm_add_to(ls, d, d, &V->sA1, -1.0, NULL, 0));
-  LV_CHECK(lv_spm_add_to(ls, d, d, &V->sA2, -1.0, NULL, 0));
+  LV_CHECK(lv_asm_add(S, d, d, &V->sA1, -1.0, NULL, 0));
+  LV_CHECK(lv_asm_add(S, d, d, &V->sA2, -1.0, NULL, 0));
   LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
   LV_CHECK(lv_spm_product(&V->sMiGtT, &V->sMi, &V->sGtT));
   LV_CHECK(lv_spm_product(&V->sP33, &V->sG1, &V->sMiGtT));
-  LV_CHECK(lv_spm_add_to(ls, d, d + k, &V->sP33, 1.0, NULL, 0));
+  LV_CHECK(lv_asm_add(S, d, d + k, &V->sP33, 1.0, NULL, 0));
 
   /* dFv/dP = G(qbar) M^-1 = (M^-1 G(qbar)^T)^T,  dFv/da = -Z M^-1 G(q)^T */
-  LV_CHECK(lv_spm_add_to(ls, d + k, 0, &V->sMiGtT, 1.0, NULL, 1));
+  LV_CHECK(lv_asm_add(S, d + k, 0, &V->sMiGtT, 1.0, NULL, 1));
   LV_CHECK(lv_spm_product(&V->sC1, &V->sZ, &V->sMiG0T));
-  return lv_spm_add_to(ls, d + k, d, &V->sC1, -1.0, NULL, 0);
+  LV_CHECK(lv_asm_add(S, d + k, d, &V->sC1, -1.0, NULL, 0));
+  return lv_asm_end(S, ls);
 }
 
 /* ------------------------------------------------------------ theta family */
@@ -597,8 +608,9 @@ static void vi_destroy(lv_stepper *st) {
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
   lv_spm *sps[] = {&V->sM,  &V->sMi,   &V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT,
                    &V->sG1, &V->sHb,   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,
-                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1};
+                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1,  &V->sD2V, &V->sHa,  &V->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
+  lv_asm_free(&V->as);
   free(V);
   st->priv = NULL;
 }
@@ -663,7 +675,7 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
   lv_spm *sps[] = {&V->sM,  &V->sMi,   &V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT,
                    &V->sG1, &V->sHb,   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,
-                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1};
+                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1,  &V->sD2V, &V->sHa,  &V->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
   lv_spm_init(&V->sG0, k, d);
   lv_spm_init(&V->sGt, k, d);
@@ -696,7 +708,8 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
 
   if (V->sp) {
     for (int i = 0; i < d; i++) V->rs[i] = 1.0 / V->md[i];
-    return 0;
+    lv_asm_init(&V->as, n);
+    return kind == VI_S ? lv_spm_identity(&V->sI, d) : 0;
   }
   /* M once (it is constant); M^-1 exactly if diagonal, else by dense LU. */
   LV_CHECK(lv_model_mass_dense(m, st->state->q, V->M));
