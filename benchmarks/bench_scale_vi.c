@@ -13,6 +13,9 @@
  *
  * Every size runs in its own forked child, so RSS is per size and a failure
  * at one size does not end the others.  A measurement program, not a test.
+ * The dense column goes through OpenBLAS's threaded dgetrf from n ~ 200 on;
+ * on a loaded machine its spinning threads make it many times slower
+ * (OPENBLAS_NUM_THREADS=1 for steady dense timings).
  *
  *   bench_scale_vi [--quick] [--all] [--sizes N1,N2,..] [--dense-max N]
  *                  [--min-steps K] [--klu-only] [--csv FILE]
@@ -186,6 +189,10 @@ static void cost_table(FILE *csv, const char *scheme, const int *Ns, int nN, int
     csv_row(csv, scheme, N, &k);
     csv_row(csv, scheme, N, &u);
   }
+  /* The absolute residual tolerance (1e-12) is below the round-off of g at
+   * coordinates ~ N l, so the longest chains take one more Newton iteration
+   * at the round-off floor: the per-iteration ratio separates that from the
+   * cost of the linear algebra. */
   for (int i = 1; i < nN; i++) {
     if (Ns[i] != 10 * Ns[i - 1]) continue;
     printf("cost(%d)/cost(%d) (linear: 10): klu %.2f (per Newton iteration %.2f), umfpack %.2f (per iteration "

@@ -53,6 +53,15 @@
  * contraction linear with an O(h) rate, never change the solution, and
  * the polishing below restores round-off accuracy.
  *
+ * Assembled two ways, chosen once per run by the back-end: densely (dense
+ * LU; the small systems of the papers' studies) or, with UMFPACK / KLU,
+ * from fixed-pattern sparse factors captured from the model callbacks,
+ * with M^-1 formed block by block once and the products formed sparsely,
+ * merged and added entry by entry (em_jacobian_sp, as in ggl_vi.c): O(nnz)
+ * per iteration and memory.  Both give the same matrix up to summation
+ * order (tests/check_chain.c), except for non-quadratic constraints, whose
+ * dense low-rank correction terms the sparse matrix leaves out.
+ *
  * After convergence one more correction is applied with the last
  * factorisation (as metis does, and as ggl_vi.c does), so the discrete
  * equations -- and with them energy, momentum maps and both constraints --

@@ -75,10 +75,11 @@
  *              once block by block over the components of M's pattern
  *              (diagonal for particles), the products Hb M^-1 Hb,
  *              Hb M^-1 G^T, G M^-1 Hb, G M^-1 G^T get their pattern once
- *              and then only their values (linsol/spmat.h), and everything
- *              is added entry by entry into the solver: O(nnz) per
- *              iteration and memory, one pattern, one symbolic analysis
- *              per run.  A mass matrix whose components exceed
+ *              and then only their values, the terms are merged into one
+ *              pattern (linsol/spmat.h) and added entry by entry into the
+ *              solver: O(nnz) per iteration and memory, one pattern, one
+ *              symbolic analysis per run (chain: 54N entries, LU fill 100N
+ *              at every N).  A mass matrix whose components exceed
  *              VI_MAX_MASS_BLOCK (M^-1 then is not sparse) keeps the dense
  *              assembly whatever the back-end.
  * The two assemble the same entries in a different summation order, so
