@@ -606,6 +606,7 @@ static void work_precision(void) {
 }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (argv[i][0] == '-') {

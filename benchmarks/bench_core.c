@@ -294,6 +294,7 @@ static void bench_rattle_pendulum(void) {
 }
 
 int main(void) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   printf("livens %s core benchmarks\n\n", lv_version());
   bench_linsol();
   bench_rattle_pendulum();

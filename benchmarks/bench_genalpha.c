@@ -641,6 +641,7 @@ static void performance(int quick) {
 }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   int quick = 0, perf_only = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)

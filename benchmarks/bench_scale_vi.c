@@ -248,6 +248,7 @@ static void agreement(FILE *csv, const char *scheme, int N, int steps) {
 }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   setvbuf(stdout, NULL, _IOLBF, 0);
   int quick = 0, all = 0, dense_max = 100;
   int Ns[8] = {10, 100, 1000, 10000}, nN = 4;

@@ -55,6 +55,7 @@ static int out(const lv_integrator *it, lv_output_event ev, void *ctx) {
 }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   long steps = argc > 1 ? atol(argv[1]) : 10000000L;
   char list[256] = "vi-a,em";
   if (argc > 2) snprintf(list, sizeof list, "%s", argv[2]);

@@ -447,6 +447,7 @@ static void study_performance(void) {
 }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   int quick = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;

@@ -340,6 +340,34 @@ END_TEST
  * and -- for callers that ignore add's status -- lv_linsol_factor also
  * returns LV_ENONFINITE until the next lv_linsol_begin.  A non-finite
  * right-hand side makes solve return LV_ENONFINITE and leave b alone. */
+/* The BLAS thread control: rejected counts, and with OpenBLAS (what the
+ * project installs) it is available; dense results do not depend on it. */
+START_TEST(test_blas_threads) {
+  ck_assert_int_eq(lv_blas_set_threads(0), LV_EINPUT);
+  int rc = lv_blas_set_threads(1);
+  ck_assert_msg(rc == 0 || rc == LV_ENOTIMPL, "status %d", rc);
+  double x[2][300];
+  for (int t = 0; t < 2; t++) {
+    if (rc == 0) ck_assert_int_eq(lv_blas_set_threads(t ? 2 : 1), 0);
+    lv_linsol *ls;
+    int n = 300;
+    ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, n, 0), 0);
+    lv_linsol_begin(ls);
+    for (int i = 0; i < n; i++) {
+      ck_assert_int_eq(lv_linsol_add(ls, i, i, 4.0 + i % 3), 0);
+      if (i > 0) ck_assert_int_eq(lv_linsol_add(ls, i, i - 1, -1.0), 0);
+      if (i + 7 < n) ck_assert_int_eq(lv_linsol_add(ls, i, i + 7, 0.5), 0);
+    }
+    ck_assert_int_eq(lv_linsol_factor(ls), 0);
+    for (int i = 0; i < n; i++) x[t][i] = sin(i + 1.0);
+    ck_assert_int_eq(lv_linsol_solve(ls, x[t]), 0);
+    lv_linsol_free(ls);
+  }
+  if (rc == 0) lv_blas_set_threads(1);
+  for (int i = 0; i < 300; i++) ck_assert_double_eq_tol(x[0][i], x[1][i], 1e-13);
+}
+END_TEST
+
 START_TEST(test_nonfinite) {
   const double bad[2] = {NAN, INFINITY};
   const int N = 12;
@@ -694,6 +722,7 @@ static Suite *linsol_suite(void) {
   tc = tcase_create("nonfinite");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_nonfinite);
+  tcase_add_test(tc, test_blas_threads);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("pattern");

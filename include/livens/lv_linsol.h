@@ -100,6 +100,16 @@ void lv_linsol_free(lv_linsol *ls);
 lv_linsol_kind lv_linsol_kind_of(const lv_linsol *ls);
 /** "dense", "umfpack", "klu" or "auto". */
 const char *lv_linsol_kind_name(lv_linsol_kind kind);
+
+/** Set the number of threads of the BLAS/LAPACK library (OpenBLAS), for the
+ *  whole process.  The dense systems of multibody models are small (n up to
+ *  a few hundred): threaded LU brings nothing there, and on a loaded machine
+ *  its spinning threads made dense factorisations 2.6x slower (RATTLE on the
+ *  100-particle chain, n = 400).  The livens program and the benchmarks
+ *  call this with 1; a library user decides for their process (or sets
+ *  OPENBLAS_NUM_THREADS).  Status: 0, or LV_ENOTIMPL when the BLAS in use
+ *  has no such control. */
+int lv_blas_set_threads(int nthreads);
 int lv_linsol_size(const lv_linsol *ls);
 
 /** Start a new assembly: all values become zero.  The pattern is kept. */

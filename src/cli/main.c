@@ -438,6 +438,8 @@ static int cmd_demo(void) {
 }
 
 int main(int argc, char **argv) {
+  /* small dense systems: single-threaded BLAS unless the user says otherwise */
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1);
   if (argc < 2 || strcmp(argv[1], "demo") == 0) return cmd_demo();
   const char *cmd = argv[1];
   if (strcmp(cmd, "list") == 0) return cmd_list();

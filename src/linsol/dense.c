@@ -4,9 +4,26 @@
  * overwrites its input, but matvec must see the assembled values, and a
  * begin()/add() sequence must not destroy a factorisation that modified
  * Newton is still solving with. */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
 #include <float.h>
 #include <stdint.h>
 #include "linsol_impl.h"
+
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+void openblas_set_num_threads(int num_threads);
+#endif
+
+int lv_blas_set_threads(int nthreads) {
+  if (nthreads < 1) return LV_EINPUT;
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+  openblas_set_num_threads(nthreads);
+  return 0;
+#else
+  return LV_ENOTIMPL;
+#endif
+}
 
 /* Fortran LAPACK prototypes.  The trailing size_t is the hidden length of a
  * CHARACTER argument in the gfortran (and ifort) calling convention; reference
