@@ -688,6 +688,128 @@ START_TEST(test_so3_tangent) {
 }
 END_TEST
 
+/* D = d(T^{-1}(psi) x)/dpsi (lv_so3_tangent_inv_deriv, analytic) against
+ * central differences of lv_space_tangent_inv_apply, step 1e-5 (truncation
+ * and round-off both ~1e-10 relative); y the inverse applied to round-off;
+ * D(0) = -x~/2 exactly; continuity across the series switch at |psi| = 1. */
+START_TEST(test_so3_tangent_inv_deriv) {
+  rng_t r = {4242};
+  lv_space *sp = single(LV_FACTOR_SO3, 0);
+  static const double lens[] = {0.0, 1e-12, 1e-8, 1e-4, 1e-2, 0.5, 0.999999, 1.0, 1.000001, 2.0, 3.0, M_PI, 4.0, 5.5};
+  double e_fd = 0.0, e_y = 0.0, e_ti = 0.0;
+  for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+    for (int t = 0; t < 20; t++) {
+      double psi[3], x[3], y[3], yr[3], D[9], Dr[9], Ti[9], Tt[9], I3[9];
+      rnd_len3(&r, lens[k] > 0 ? lens[k] : 1.0, psi);
+      if (lens[k] == 0.0) psi[0] = psi[1] = psi[2] = 0.0;
+      rnd_vec(&r, 3, x);
+      lv_so3_tangent_inv_deriv(psi, x, y, D, Ti);
+      lv_space_tangent_inv_apply(sp, psi, x, yr);
+      e_y = fmax(e_y, maxdiff(3, y, yr) / norm(3, yr));
+      /* Ti = T^{-1}: T Ti = I, and lv_so3_tangent_inv gives the same */
+      lv_so3_tangent(psi, Tt);
+      matmul(3, Tt, Ti, I3);
+      for (int i = 0; i < 3; i++) I3[4 * i] -= 1.0;
+      e_ti = fmax(e_ti, maxdiff(9, I3, (double[9]){0}));
+      double Ti2[9];
+      lv_so3_tangent_inv(psi, Ti2);
+      ck_assert(maxdiff(9, Ti, Ti2) == 0.0);
+      for (int j = 0; j < 3; j++) {
+        double p1[3], p2[3], y1[3], y2[3], st = 1e-5;
+        memcpy(p1, psi, sizeof p1);
+        memcpy(p2, psi, sizeof p2);
+        p1[j] += st;
+        p2[j] -= st;
+        lv_space_tangent_inv_apply(sp, p1, x, y1);
+        lv_space_tangent_inv_apply(sp, p2, x, y2);
+        for (int i = 0; i < 3; i++) Dr[3 * i + j] = (y1[i] - y2[i]) / (p1[j] - p2[j]);
+      }
+      double scale = 0.0;
+      for (int i = 0; i < 9; i++) scale = fmax(scale, fabs(Dr[i]));
+      e_fd = fmax(e_fd, maxdiff(9, D, Dr) / scale);
+      /* aliasing y = x */
+      double xa[3] = {x[0], x[1], x[2]}, Da[9];
+      lv_so3_tangent_inv_deriv(psi, xa, xa, Da, NULL);
+      ck_assert(maxdiff(3, xa, y) == 0.0 && maxdiff(9, Da, D) == 0.0);
+    }
+  report("SO(3): d(T^{-1} x)/dpsi vs central differences (rel)", e_fd);
+  report("SO(3): its y vs lv_space_tangent_inv_apply (rel)", e_y);
+  ck_assert_msg(e_fd < 1e-8, "dT^-1: %.3e", e_fd);
+  ck_assert(e_y < 1e-15);
+  report("SO(3): its T^{-1} matrix (and lv_so3_tangent_inv), |T Ti - I|", e_ti);
+  ck_assert(e_ti < 1e-14);
+
+  /* at psi = 0: D = -x~/2 */
+  double z[3] = {0, 0, 0}, x[3] = {0.3, -1.2, 0.7}, y[3], D[9], H[9];
+  lv_so3_tangent_inv_deriv(z, x, y, D, NULL);
+  hat(x, H);
+  for (int i = 0; i < 9; i++) ck_assert_double_eq(D[i], -0.5 * H[i]);
+
+  /* continuity at phi = 1 (series below, closed form above) */
+  double a[3] = {0.6, 0.0, 0.8}, b[3], Da[9], Db[9], ya[3], yb[3];
+  for (int i = 0; i < 3; i++) b[i] = a[i] * (1.0 + 2e-16);
+  for (int i = 0; i < 3; i++) a[i] *= (1.0 - 2e-16);
+  lv_so3_tangent_inv_deriv(a, x, ya, Da, NULL);
+  lv_so3_tangent_inv_deriv(b, x, yb, Db, NULL);
+  report("SO(3): dT^{-1} jump at |psi| = 1", maxdiff(9, Da, Db));
+  ck_assert(maxdiff(9, Da, Db) < 1e-14);
+  lv_space_free(sp);
+}
+END_TEST
+
+/* lv_space_tangent_inv_deriv on a product with every kind: y =
+ * lv_space_tangent_inv_apply to round-off, D against central differences over the whole
+ * space (so zero blocks are checked too), and a pattern independent of v. */
+START_TEST(test_tangent_inv_deriv_product) {
+  rng_t r = {99};
+  lv_space *sp = mixed_space();
+  int nv = lv_space_nv(sp);
+  double v[40], x[40], y[40], yr[40], y1[40], y2[40], v1[40];
+  double *D = calloc((size_t)(nv * nv), sizeof *D), *Dr = calloc((size_t)(nv * nv), sizeof *Dr);
+  ck_assert_ptr_nonnull(D);
+  ck_assert_ptr_nonnull(Dr);
+  double e_fd = 0.0;
+  for (int t = 0; t < 10; t++) {
+    rnd_vec(&r, nv, v);
+    for (int i = 0; i < nv; i++) v[i] *= 1.5;
+    rnd_vec(&r, nv, x);
+    memset(D, 0, sizeof(double) * (size_t)(nv * nv));
+    lv_sink s = lv_sink_dense(D, nv, nv, nv);
+    ck_assert_int_eq(lv_space_tangent_inv_deriv(sp, v, x, y, &s), 0);
+    ck_assert_int_eq(lv_space_tangent_inv_apply(sp, v, x, yr), 0);
+    ck_assert(maxdiff(nv, y, yr) < 1e-15 * norm(nv, yr));
+    for (int j = 0; j < nv; j++) {
+      double st = 1e-5;
+      memcpy(v1, v, sizeof(double) * (size_t)nv);
+      v1[j] = v[j] + st;
+      lv_space_tangent_inv_apply(sp, v1, x, y1);
+      v1[j] = v[j] - st;
+      lv_space_tangent_inv_apply(sp, v1, x, y2);
+      for (int i = 0; i < nv; i++) Dr[i + j * nv] = (y1[i] - y2[i]) / (2.0 * st);
+    }
+    double scale = 0.0;
+    for (int i = 0; i < nv * nv; i++) scale = fmax(scale, fabs(Dr[i]));
+    e_fd = fmax(e_fd, maxdiff(nv * nv, D, Dr) / scale);
+  }
+  report("product: d(T^{-1} x)/dv vs central differences (rel)", e_fd);
+  ck_assert_msg(e_fd < 1e-8, "product dT^-1: %.3e", e_fd);
+
+  rec_sink a = rec_new(nv, 1000), b = rec_new(nv, 1000);
+  double v0[40] = {0};
+  ck_assert_int_eq(lv_space_tangent_inv_deriv(sp, v0, x, y, &a.base), 0);
+  ck_assert_int_eq(lv_space_tangent_inv_deriv(sp, v, x, y, &b.base), 0);
+  /* SO(3) 9 + SE(3) 27 + S^3 9 + 2 R^3xSO(3) 9 each */
+  ck_assert_int_eq(a.n, 9 + 27 + 9 + 18);
+  ck_assert_int_eq(a.n, b.n);
+  ck_assert(memcmp(a.ij, b.ij, sizeof(int) * 2 * (size_t)a.n) == 0);
+  free(a.ij);
+  free(b.ij);
+  free(D);
+  free(Dr);
+  lv_space_free(sp);
+}
+END_TEST
+
 /* d/de exp((w + e dw)~) at e = 0 equals exp(w~) (T(w) dw)~, checked for each
  * kind by central differences of lv_space_compose_exp from the identity. */
 START_TEST(test_dexp_fd) {
@@ -1171,6 +1293,8 @@ static Suite *space_suite(void) {
   tcase_add_test(tc, test_so3_exp_log);
   tcase_add_test(tc, test_so3_near_pi);
   tcase_add_test(tc, test_so3_tangent);
+  tcase_add_test(tc, test_so3_tangent_inv_deriv);
+  tcase_add_test(tc, test_tangent_inv_deriv_product);
   tcase_add_test(tc, test_dexp_fd);
   tcase_add_test(tc, test_s3_vs_so3);
   tcase_add_test(tc, test_se3_homogeneous);

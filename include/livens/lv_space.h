@@ -76,6 +76,17 @@ int lv_space_tangent_apply(const lv_space *sp, const double *v,
                            const double *x, double *y);
 int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
                                const double *x, double *y);
+/** y = T(v)^{-1} x as lv_space_tangent_inv_apply (to round-off), and the
+ *  derivative D = d(T(w)^{-1} x)/dw at w = v (nv x nv, block diagonal),
+ *  added into @p D through the sink.  Positions written: the 3x3 rotational
+ *  block of each SO(3), S^3 and R^3 x SO(3) factor, and for SE(3) the
+ *  blocks lv_space_tangent writes; nothing for R^k and the translation of
+ *  R^3 x SO(3), where D = 0.  The positions do not depend on v.  SO(3)
+ *  blocks are analytic (closed form, series for |psi| < 1); the
+ *  translational rows of SE(3) are central differences (relative error
+ *  ~1e-10).  y may alias x.  Status: LV_EINPUT, or the sink's. */
+int lv_space_tangent_inv_deriv(const lv_space *sp, const double *v,
+                               const double *x, double *y, struct lv_sink *D);
 /** y = ad_v x = [v~, x~] in vector form. */
 int lv_space_ad(const lv_space *sp, const double *v, const double *x,
                 double *y);
@@ -94,6 +105,14 @@ void lv_so3_exp(const double psi[3], double R[9]);
 void lv_so3_log(const double R[9], double psi[3]);
 /** T_SO(3)(psi), 3x3 row-major. */
 void lv_so3_tangent(const double psi[3], double T[9]);
+/** T_SO(3)(psi)^{-1}, 3x3 row-major. */
+void lv_so3_tangent_inv(const double psi[3], double Ti[9]);
+/** y = T_SO(3)(psi)^{-1} x and, if @p D is not NULL,
+ *  D = d(T_SO(3)(psi)^{-1} x)/dpsi, 3x3 row-major (analytic; series in
+ *  |psi|^2 below |psi| = 1), and, if @p Ti is not NULL, the matrix
+ *  T_SO(3)(psi)^{-1}.  y may alias x. */
+void lv_so3_tangent_inv_deriv(const double psi[3], const double x[3], double y[3], double D[9],
+                              double Ti[9]);
 
 #ifdef __cplusplus
 }

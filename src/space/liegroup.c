@@ -26,6 +26,13 @@ static const double SER_D[] = {
     8.2671957671957675e-07, 2.08767569878681e-08, 5.2841901386874932e-10,
     1.3382536530684679e-11, 3.3896802963225827e-13, 8.5860620562778452e-15,
     2.1748686985580619e-16, 5.5090028283602295e-18};
+/* d'(phi) / phi for d above: sum_n>=1 2n D_n x^(n-1), D_n = SER_D[n] (derivative
+ * of T^{-1}, lv_so3_tangent_inv_deriv) */
+static const double SER_DP[] = {
+    0.0027777777777777779, 0.00013227513227513228, 4.9603174603174603e-06,
+    1.670140559029448e-07, 5.2841901386874934e-09, 1.6059043836821613e-10,
+    4.745552414851616e-12, 1.3737699290044552e-13, 3.914763657404511e-15,
+    1.1018005656720459e-16, 3.069982230878755e-18, 8.483296895110721e-20};
 /* (2(1 - cos phi)/phi^2 - sin phi/phi) / phi^2 = sum_k>=1 (-1)^(k+1) 2k x^(k-1) / (2k+2)! */
 static const double SER_F[] = {
     0.083333333333333329, -0.0055555555555555558, 0.00014880952380952382,
@@ -82,6 +89,40 @@ static double so3_coef_inv(double phi) {
   if (phi < 1.0) return horner(SER_D, NELEM(SER_D), phi * phi);
   double t = 0.5 * phi;
   return (1.0 - t / tan(t)) / (phi * phi);
+}
+
+/* d and e = d'(phi)/phi (the derivative of T^{-1}).  The series are cut
+ * where the tail falls below 1e-17 of the leading term (the largest x for
+ * n terms of e, computed from the exact coefficients; d's tail is smaller
+ * still): at the angles of a time step, |psi| ~ 1e-2, 4 terms instead of
+ * 12.  Above 1: d' = ((t / sin^2 t - cot t) / 2 - 2 (1 - t cot t) / phi) / phi^2
+ * with t = phi/2; the difference loses about two digits near phi = 1 (e is
+ * 0.0029 there against terms of 0.17), which only Newton matrices see. */
+static const double XMAX[] = {5.4e-5, 1.5e-3, 1.1e-2, 4.2e-2, 0.11, 0.22, 0.39, 0.62, 0.90};
+static int ser_terms(double x) {
+  int n = 3;
+  while (n < 12 && x > XMAX[n - 3]) n++;
+  return n;
+}
+
+/* d alone with the cut series */
+static double so3_coef_inv_fast(double phi) {
+  if (phi >= 1.0) return so3_coef_inv(phi);
+  int n = ser_terms(phi * phi);
+  return horner(SER_D, n < NELEM(SER_D) ? n : NELEM(SER_D), phi * phi);
+}
+
+static void so3_coef_inv_d(double phi, double *d, double *e) {
+  double x = phi * phi;
+  if (phi < 1.0) {
+    int n = ser_terms(x);
+    *d = horner(SER_D, n < NELEM(SER_D) ? n : NELEM(SER_D), x);
+    *e = horner(SER_DP, n, x);
+    return;
+  }
+  double t = 0.5 * phi, st = sin(t), cot = cos(t) / st;
+  *d = so3_coef_inv(phi);
+  *e = (0.5 * (t / (st * st) - cot) - 2.0 * phi * *d) / (x * phi);
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -180,10 +221,22 @@ void lv_so3_tangent(const double psi[3], double T[9]) {
   so3_combo(psi, a, -b, c, T);
 }
 
-void lv_lg_so3_tangent_inv(const double psi[3], double Ti[9]) {
-  double phi = norm3(psi), d = so3_coef_inv(phi);
-  so3_combo(psi, 1.0 - d * phi * phi, 0.5, d, Ti);
+/* alpha I + psi~ / 2 + d psi psi^T, d by the cut series (so3_coef_inv_fast) */
+static void so3_tinv_mat(const double p[3], double alpha, double d, double Ti[9]) {
+  const double a[3] = {d * p[0], d * p[1], d * p[2]};
+  const double T[9] = {a[0] * p[0] + alpha, a[0] * p[1] - 0.5 * p[2], a[0] * p[2] + 0.5 * p[1],
+                       a[1] * p[0] + 0.5 * p[2], a[1] * p[1] + alpha, a[1] * p[2] - 0.5 * p[0],
+                       a[2] * p[0] - 0.5 * p[1], a[2] * p[1] + 0.5 * p[0], a[2] * p[2] + alpha};
+  memcpy(Ti, T, sizeof T);
 }
+
+void lv_lg_so3_tangent_inv(const double psi[3], double Ti[9]) {
+  const double p[3] = {psi[0], psi[1], psi[2]};
+  double phi = norm3(p), d = so3_coef_inv_fast(phi);
+  so3_tinv_mat(p, 1.0 - d * phi * phi, d, Ti);
+}
+
+void lv_so3_tangent_inv(const double psi[3], double Ti[9]) { lv_lg_so3_tangent_inv(psi, Ti); }
 
 void lv_lg_so3_tangent_apply(const double psi[3], const double x[3], double y[3]) {
   double phi = norm3(psi), a, b, c;
@@ -200,6 +253,42 @@ void lv_lg_so3_tangent_tr_apply(const double psi[3], const double x[3], double y
 void lv_lg_so3_tangent_inv_apply(const double psi[3], const double x[3], double y[3]) {
   double phi = norm3(psi), d = so3_coef_inv(phi);
   so3_combo_apply(psi, 1.0 - d * phi * phi, 0.5, d, x, y);
+}
+
+/* y = T^{-1}(psi) x = x + psi x x / 2 + d psi x (psi x x).  With
+ * s = psi . x and z = psi x (psi x x) = s psi - phi^2 x:
+ *   D = dy/dpsi = -x~ / 2 + d (s I + psi x^T - 2 x psi^T) + e z psi^T,
+ * e = d'(phi) / phi (d(d)/dpsi = e psi^T).  D row-major; D and Ti are
+ * optional (NULL), Ti = T^{-1}(psi) from the same coefficients. */
+void lv_lg_so3_tangent_inv_deriv(const double psi[3], const double x0[3], double y[3], double D[9], double Ti[9]) {
+  /* local copies: y may alias x0, and D may alias neither */
+  const double x[3] = {x0[0], x0[1], x0[2]}, p[3] = {psi[0], psi[1], psi[2]};
+  double phi = norm3(p), d, e = 0.0;
+  if (D)
+    so3_coef_inv_d(phi, &d, &e);
+  else
+    d = so3_coef_inv_fast(phi);
+  double s = dot3(p, x), p2 = phi * phi, c[3];
+  lv_lg_cross(p, x, c);
+  double alpha = 1.0 - d * phi * phi, g = d * s; /* as lv_lg_so3_tangent_inv */
+  for (int i = 0; i < 3; i++) y[i] = alpha * x[i] + 0.5 * c[i] + g * p[i];
+  if (Ti) so3_tinv_mat(p, alpha, d, Ti);
+  if (!D) return;
+  const double a[3] = {d * p[0], d * p[1], d * p[2]};
+  /* D_ij = a_i x_j + b_i p_j + g delta_ij - x~_ij / 2 with a = d p,
+   * b = e z - 2 d x */
+  double b[3];
+  for (int i = 0; i < 3; i++) b[i] = e * (s * p[i] - p2 * x[i]) - 2.0 * d * x[i];
+  double M[9] = {a[0] * x[0] + b[0] * p[0] + g, a[0] * x[1] + b[0] * p[1] + 0.5 * x[2],
+                 a[0] * x[2] + b[0] * p[2] - 0.5 * x[1], a[1] * x[0] + b[1] * p[0] - 0.5 * x[2],
+                 a[1] * x[1] + b[1] * p[1] + g, a[1] * x[2] + b[1] * p[2] + 0.5 * x[0],
+                 a[2] * x[0] + b[2] * p[0] + 0.5 * x[1], a[2] * x[1] + b[2] * p[1] - 0.5 * x[0],
+                 a[2] * x[2] + b[2] * p[2] + g};
+  memcpy(D, M, sizeof M);
+}
+
+void lv_so3_tangent_inv_deriv(const double psi[3], const double x[3], double y[3], double D[9], double Ti[9]) {
+  lv_lg_so3_tangent_inv_deriv(psi, x, y, D, Ti);
 }
 
 void lv_lg_so3_tangent_inv_tr_apply(const double psi[3], const double x[3], double y[3]) {

@@ -21,6 +21,9 @@ void lv_lg_so3_tangent_apply(const double psi[3], const double x[3], double y[3]
 void lv_lg_so3_tangent_tr_apply(const double psi[3], const double x[3], double y[3]);
 void lv_lg_so3_tangent_inv_apply(const double psi[3], const double x[3], double y[3]);
 void lv_lg_so3_tangent_inv_tr_apply(const double psi[3], const double x[3], double y[3]);
+/* y = T(psi)^{-1} x and D = d(T(psi)^{-1} x)/dpsi (row-major); Ti, if not
+ * NULL, = T(psi)^{-1}. */
+void lv_lg_so3_tangent_inv_deriv(const double psi[3], const double x[3], double y[3], double D[9], double Ti[9]);
 /* Nearest rotation (polar factor).  LV_EINPUT if R is singular, a
  * reflection or not finite. */
 int lv_lg_so3_normalize(double R[9]);

@@ -1,6 +1,7 @@
 /* The configuration space: a product of R^k and matrix Lie group factors.
  * Every product-level operation is a loop over the factors, so a chain of
  * 10^5 rigid bodies costs O(N) per call. */
+#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include "lv_internal.h"
@@ -410,6 +411,60 @@ int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
         break;
       case LV_FACTOR_SE3:
         lv_lg_se3_tangent_inv_apply(vi, xi, yi);
+        break;
+    }
+  }
+  return 0;
+}
+
+/* SE(3): the rotational rows y_psi = T_SO3(psi)^{-1} x_psi are analytic;
+ * the translational rows y_U = T^{-1}(x_U - T_Upsi y_psi) by central
+ * differences (linear in U, so exact there up to round-off; relative
+ * error ~1e-10 in the psi columns). */
+static int se3_inv_deriv(const double *w, const double *x0, double *y, lv_sink *D, int o) {
+  double Dr[9], w1[6], yp[6], ym[6], B[18], x[6];
+  memcpy(x, x0, sizeof x); /* y may alias x0 */
+  lv_lg_se3_tangent_inv_apply(w, x, y);
+  lv_lg_so3_tangent_inv_deriv(w + 3, x + 3, yp + 3, Dr, NULL);
+  for (int j = 0; j < 6; j++) {
+    double st = cbrt(DBL_EPSILON) * fmax(1.0, fabs(w[j]));
+    memcpy(w1, w, sizeof w1);
+    w1[j] = w[j] + st;
+    st = w1[j] - w[j];
+    lv_lg_se3_tangent_inv_apply(w1, x, yp);
+    w1[j] = w[j] - st;
+    lv_lg_se3_tangent_inv_apply(w1, x, ym);
+    for (int i = 0; i < 3; i++) B[6 * i + j] = (yp[i] - ym[i]) / (2.0 * st);
+  }
+  LV_CHECK(add_block3(D, o, o, B, 6));
+  LV_CHECK(add_block3(D, o, o + 3, B + 3, 6));
+  return add_block3(D, o + 3, o + 3, Dr, 3);
+}
+
+int lv_space_tangent_inv_deriv(const lv_space *sp, const double *v, const double *x, double *y,
+                               struct lv_sink *D) {
+  if (!sp || !v || !x || !y || !D) return LV_EINPUT;
+  for (int i = 0; i < sp->nf; i++) {
+    const factor *f = &sp->f[i];
+    const double *vi = v + f->v_off, *xi = x + f->v_off;
+    double *yi = y + f->v_off, M[9];
+    int o = f->v_off;
+    switch (f->kind) {
+      case LV_FACTOR_RN:
+        if (yi != xi) memmove(yi, xi, (size_t)f->nv * sizeof *yi);
+        break;
+      case LV_FACTOR_SO3:
+      case LV_FACTOR_S3:
+        lv_lg_so3_tangent_inv_deriv(vi, xi, yi, M, NULL);
+        LV_CHECK(add_block3(D, o, o, M, 3));
+        break;
+      case LV_FACTOR_R3SO3:
+        for (int j = 0; j < 3; j++) yi[j] = xi[j];
+        lv_lg_so3_tangent_inv_deriv(vi + 3, xi + 3, yi + 3, M, NULL);
+        LV_CHECK(add_block3(D, o + 3, o + 3, M, 3));
+        break;
+      case LV_FACTOR_SE3:
+        LV_CHECK(se3_inv_deriv(vi, xi, yi, D, o));
         break;
     }
   }
