@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "livens/livens.h"
+#include "tests/testutil.h"
 
 /* CPU time of this process: the machine is shared, wall time is not a
  * per-step cost */
@@ -26,8 +27,9 @@ static double now(void) {
 
 static const char *model_name = "heavy-top";
 
-/* returns 0 and x(T) (first 3 coordinates), iterations/step, seconds/step */
-static int run(double h, double T, const char *sigma, const char *corr, const char *f, double x[3], double *its,
+/* returns 0 and q(T) (the first 12 coordinates at most: x, then R or the
+ * angles / Euler parameters), iterations/step, seconds/step */
+static int run(double h, double T, const char *sigma, const char *corr, const char *f, double x[12], double *its,
                double *sps) {
   lv_model *m = NULL;
   if (lv_model_create(model_name, NULL, &m)) return -1;
@@ -42,7 +44,8 @@ static int run(double h, double T, const char *sigma, const char *corr, const ch
   for (int n = 0; n < N && !rc; n++) rc = lv_integrator_step(it);
   double t1 = now();
   if (!rc) {
-    memcpy(x, lv_integrator_state(it)->q, 3 * sizeof(double));
+    int nq = lv_model_nq(m);
+    memcpy(x, lv_integrator_state(it)->q, (size_t)(nq < 12 ? nq : 12) * sizeof(double));
     lv_integrator_stats st;
     lv_integrator_get_stats(it, &st);
     *its = (double)st.newton_iterations / (double)st.steps;
@@ -155,10 +158,44 @@ static int want(const char *name) {
   return 0;
 }
 
+static double xr[12]; /* heavy-top reference q(1): x, R */
+static const double H[5] = {2e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4};
+
+static double xdist(const double *x) {
+  return sqrt(pow(x[0] - xr[0], 2) + pow(x[1] - xr[1], 2) + pow(x[2] - xr[2], 2));
+}
+
+/* One row of the error table: |x(1) - x_ref(1)| over H for model_name,
+ * the fitted order over the step sizes that ran, iterations at h = 1e-3. */
+static void row(const char *label, const char *sigma, const char *corr, const char *f) {
+  double e[5], it1 = 0, sl = 0, sx = 0, sxx = 0, sxy = 0, its, sps;
+  int ok = 0;
+  printf("%-21s", label);
+  for (int k = 0; k < 5; k++) {
+    double x[12];
+    if (run(H[k], 1.0, sigma, corr, f, x, &its, &sps)) {
+      printf(" %10s", "fail");
+      continue;
+    }
+    e[k] = xdist(x);
+    if (k == 1) it1 = its;
+    printf(" %10.4e", e[k]);
+    double lx = log(H[k]), ly = log(e[k]);
+    sx += lx, sl += ly, sxx += lx * lx, sxy += lx * ly, ok++;
+  }
+  if (ok > 1)
+    printf("  %5.3f", (ok * sxy - sx * sl) / (ok * sxx - sx * sx));
+  else
+    printf("  %5s", "-");
+  if (it1 > 0)
+    printf("  %.2f\n", it1);
+  else
+    printf("  %4s\n", "-");
+}
+
 static void heavy_top(void) {
-  double xr[3], its, sps;
+  double its, sps;
   if (run(2.5e-5, 1.0, "optimal", "exact", "1", xr, &its, &sps)) return;
-  const double H[5] = {2e-3, 1e-3, 5e-4, 2.5e-4, 1.25e-4};
   const char *var[][3] = {{"0", "exact", "1"},   {"1", "exact", "1"},   {"optimal", "exact", "1"},
                           {"1", "paper", "1"},   {"optimal", "paper", "1"}, {"1", "paper", "0.5"},
                           {"optimal", "paper", "0.5"}};
@@ -167,45 +204,34 @@ static void heavy_top(void) {
   for (int k = 0; k < 5; k++) printf(" %10g", H[k]);
   printf("  order  it/step(1e-3)\n");
   for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
-    double e[5], it1 = 0, sl = 0, sx = 0, sxx = 0, sxy = 0;
-    int ok = 0;
-    printf("%-9s %-6s %-4s", var[v][0], var[v][1], var[v][2]);
-    for (int k = 0; k < 5; k++) {
-      double x[3];
-      if (run(H[k], 1.0, var[v][0], var[v][1], var[v][2], x, &its, &sps)) {
-        printf(" %10s", "fail");
-        continue;
-      }
-      e[k] = sqrt(pow(x[0] - xr[0], 2) + pow(x[1] - xr[1], 2) + pow(x[2] - xr[2], 2));
-      if (k == 1) it1 = its;
-      printf(" %10.4e", e[k]);
-      double lx = log(H[k]), ly = log(e[k]);
-      sx += lx, sl += ly, sxx += lx * lx, sxy += lx * ly, ok++;
-    }
-    double p = ok > 1 ? (ok * sxy - sx * sl) / (ok * sxx - sx * sx) : NAN;
-    printf("  %5.3f  %.2f\n", p, it1);
+    char label[32];
+    snprintf(label, sizeof label, "%-9s %-6s %-4s", var[v][0], var[v][1], var[v][2]);
+    row(label, var[v][0], var[v][1], var[v][2]);
   }
-  {
-    /* the non-Lie comparison: Euler parameters, classical generalized-alpha
-     * (genalpha on R^7), index 3 */
-    model_name = "heavy-top-ep";
-    printf("%-21s", "Euler parameters");
-    double e[5], sx = 0, sl = 0, sxx = 0, sxy = 0, it1 = 0;
-    for (int k = 0; k < 5; k++) {
-      double x[3];
-      if (run(H[k], 1.0, "0", "exact", "1", x, &its, &sps)) {
-        printf(" %10s", "fail");
-        continue;
-      }
-      e[k] = sqrt(pow(x[0] - xr[0], 2) + pow(x[1] - xr[1], 2) + pow(x[2] - xr[2], 2));
-      if (k == 1) it1 = its;
-      printf(" %10.4e", e[k]);
-      double lx = log(H[k]), ly = log(e[k]);
-      sx += lx, sl += ly, sxx += lx * lx, sxy += lx * ly;
+  /* the non-Lie comparisons: classical generalized-alpha (genalpha on a
+   * linear space), index 3 */
+  model_name = "heavy-top-ep";
+  row("Euler parameters", "0", "exact", "1");
+  model_name = "heavy-top-ctb";
+  row("Cardan angles xyz", "0", "exact", "1");
+  /* CTB converges only below 1.25e-4: its own sweep, x and the rotation */
+  const double Hc[4] = {1.25e-4, 6.25e-5, 3.125e-5, 1.5625e-5};
+  double ex[4], eR[4];
+  printf("Cardan angles xyz, h = 1.25e-4 / 2^k: |x - x_ref|, max|R - R_ref|:");
+  for (int k = 0; k < 4; k++) {
+    double q[12], R[9];
+    if (run(Hc[k], 1.0, "0", "exact", "1", q, &its, &sps)) {
+      printf(" fail");
+      ex[k] = eR[k] = NAN;
+      continue;
     }
-    printf("  %5.3f  %.2f\n", (5 * sxy - sx * sl) / (5 * sxx - sx * sx), it1);
-    model_name = "heavy-top";
+    tu_rot_seq("xyz", q + 3, R);
+    ex[k] = xdist(q);
+    eR[k] = tu_max_abs_diff(9, R, xr + 3);
+    printf(" %.3e %.3e;", ex[k], eR[k]);
   }
+  printf(" orders x %.3f, R %.3f\n", tu_fit_order(4, Hc, ex), tu_fit_order(4, Hc, eR));
+  model_name = "heavy-top";
 }
 
 static void cost(int reps) {
@@ -220,7 +246,7 @@ static void cost(int reps) {
   double best[5] = {INFINITY, INFINITY, INFINITY, INFINITY, INFINITY}, bits[5] = {0};
   for (int r = 0; r < reps; r++)
     for (int v = 0; v < 5; v++) {
-      double x[3];
+      double x[12];
       if (run(1e-4, 1.0, cv[v][0], cv[v][1], cv[v][2], x, &its, &sps) == 0 && sps < best[v]) best[v] = sps, bits[v] = its;
     }
   printf("\n%s: per-step cost, h = 1e-4, 10000 steps, best of %d:\n", model_name, reps);

@@ -7,6 +7,7 @@ extern const lv_model_info lv_model_gyro_top, lv_model_four_particle;
 extern const lv_model_info lv_model_chain, lv_model_rigid_chain;
 extern const lv_model_info lv_model_pendulum2d, lv_model_heavy_top;
 extern const lv_model_info lv_model_rotor, lv_model_slider_crank, lv_model_heavy_top_ep; /* issue 6 */
+extern const lv_model_info lv_model_heavy_top_ctb;
 
 static const lv_model_info *const models[] = {
     &lv_model_pendulum3d,
@@ -19,6 +20,7 @@ static const lv_model_info *const models[] = {
     &lv_model_rotor,
     &lv_model_slider_crank,
     &lv_model_heavy_top_ep,
+    &lv_model_heavy_top_ctb,
     NULL,
 };
 

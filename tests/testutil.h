@@ -73,4 +73,21 @@ static inline double tu_fit_order(int n, const double *h, const double *err) {
   return (n * sxy - sx * sy) / (n * sxx - sx * sx);
 }
 
+/* Rotation matrix (row-major) of Cardan/Tait-Bryan angles for the axis
+ * sequence seq ("xyz": R = Rx(phi1) Ry(phi2) Rz(phi3)), the convention of
+ * the heavy-top-ctb model; written independently of the model. */
+static inline void tu_rot_seq(const char *seq, const double phi[3], double R[9]) {
+  double A[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  for (int k = 0; k < 3; k++) {
+    int a = seq[k] - 'x', b = (a + 1) % 3, d = (a + 2) % 3;
+    double c = cos(phi[k]), s = sin(phi[k]), E[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, P[9];
+    E[4 * a] = 1.0;
+    E[4 * b] = c, E[3 * b + d] = -s, E[3 * d + b] = s, E[4 * d] = c;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) P[3 * i + j] = A[3 * i] * E[j] + A[3 * i + 1] * E[3 + j] + A[3 * i + 2] * E[6 + j];
+    for (int i = 0; i < 9; i++) A[i] = P[i];
+  }
+  for (int i = 0; i < 9; i++) R[i] = A[i];
+}
+
 #endif
