@@ -414,6 +414,7 @@ typedef struct {
   int has_se3;                 /* SE(3) factors go through the sink-based space calls */
   double *tiblk, *dblk;        /* 36 nfactors each */
   double *phblk;               /* Phi = dtheta/dx of the last Newton matrix, 36 nfactors */
+  double *xblk;                /* (I - c D)^-1 of the last Newton matrix (index 2), 36 nfactors */
   double *bne;                 /* B_n^T eta (index 2; zero for index 3) */
   double *sbase;               /* per step: v*, b, v'b (sigma_step_init), 3 nv */
   double s_ihg, s_ka;          /* per step: 1 / (h gamma), (1 - alpha_m) / (1 - alpha_f) */
@@ -791,6 +792,7 @@ static int fill_fmat(void *ctx, lv_sink *s) {
       for (int a = 0; a < 9; a++) A[a] = -c * D[a];
       A[0] += 1.0, A[4] += 1.0, A[8] += 1.0;
       LV_CHECK(inv3(A, X));
+      memcpy(g->xblk + 36 * f, X, sizeof X);
       mul3(X, Ti, Ph);
       for (int a = 0; a < 9; a++) Ph[a] = (1.0 - sig) * X[a] + sig * Ph[a];
       LV_CHECK(inv3(Ti, T));
@@ -799,6 +801,13 @@ static int fill_fmat(void *ctx, lv_sink *s) {
         for (int b = 0; b < 3; b++) LV_CHECK(lv_sink_add(s, o + a, o + b, Y[3 * a + b]));
       continue;
     }
+    double *X = g->xblk + 36 * f;
+    for (int a = 0; a < k * k; a++) {
+      A[a] = -c * D[a];
+      X[a] = a % (k + 1) == 0;
+    }
+    for (int a = 0; a < k; a++) A[a * k + a] += 1.0;
+    LV_CHECK(small_solve(k, A, X, k));
     for (int a = 0; a < k; a++)
       for (int b = 0; b < k; b++) {
         double t = Ti[a * k + b];
@@ -998,8 +1007,24 @@ static int ga_update(void *ctx, const double *dx) {
     for (int f = 0; f < nf; f++) {
       int o = g->rb[f], kk = g->rk[f];
       const double *Ph = g->phblk + 36 * f;
+      double z[6] = {0, 0, 0, 0, 0, 0};
+      if (g->index == 2 && k > 0) {
+        /* the B_n^T zeta part of y: (I - c D)^-1 (Q - I) B_n^T zeta, Q - I =
+         * sigma (T^-1 - I) at this iterate, so that v moves by gamma' y as
+         * the Newton matrix assumes (without it, 2.6 instead of 2.0 Newton
+         * iterations per step on the slider-crank, index 2, h = 1e-3) */
+        const double *Ti = g->tiblk + 36 * f, *X = g->xblk + 36 * f, *y0 = y + o, *d0 = dx + o;
+        double w[6];
+        for (int a = 0; a < kk; a++) {
+          double t = 0.0;
+          for (int b = 0; b < kk; b++) t += Ti[a * kk + b] * (y0[b] - d0[b]);
+          w[a] = g->sigma * (t - (y0[a] - d0[a]));
+        }
+        for (int a = 0; a < kk; a++)
+          for (int b = 0; b < kk; b++) z[a] += X[a * kk + b] * w[b];
+      }
       for (int a = 0; a < kk; a++) {
-        double t = 0.0;
+        double t = z[a];
         for (int b = 0; b < kk; b++) t += Ph[a * kk + b] * dx[o + b];
         g->dq[o + a] += t * ih;
       }
@@ -1165,7 +1190,7 @@ static void ga_destroy(lv_stepper *st) {
   free(g->rk);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
                     g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart, g->fdq,
-                    g->fdy1, g->fdy2, g->kb, g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->bne, g->sbase, g->dqc};
+                    g->fdy1, g->fdy2, g->kb, g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(g);
   st->priv = NULL;
@@ -1208,12 +1233,13 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->tiblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->dblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->phblk = lv_calloc(36 * (size_t)nf, sizeof(double));
+  g->xblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->bne = lv_calloc(sd, sizeof(double));
   g->sbase = lv_calloc(3 * sd, sizeof(double));
   g->vfac = lv_calloc(sd + 1, sizeof(int));
   g->rb = lv_calloc((size_t)nf + 1, sizeof(int));
   g->rk = lv_calloc((size_t)nf + 1, sizeof(int));
-  if (!g->dql || !g->tiblk || !g->dblk || !g->phblk || !g->bne || !g->sbase || !g->vfac || !g->rb || !g->rk) return LV_ENOMEM;
+  if (!g->dql || !g->tiblk || !g->dblk || !g->phblk || !g->xblk || !g->bne || !g->sbase || !g->vfac || !g->rb || !g->rk) return LV_ENOMEM;
   for (int f = 0; f < nf; f++) {
     lv_factor_kind kind;
     int qo, nq, vo, nv;
@@ -1222,7 +1248,8 @@ static int create_body(lv_stepper *st, genalpha *g) {
     g->rb[f] = vo + (kind == LV_FACTOR_R3SO3 ? 3 : 0);
     g->rk[f] = kind == LV_FACTOR_RN ? 0 : kind == LV_FACTOR_SE3 ? 6 : 3;
     if (kind == LV_FACTOR_SE3) g->has_se3 = 1;
-    for (int a = 0; a < g->rk[f]; a++) g->phblk[36 * f + a * g->rk[f] + a] = 1.0; /* before any Newton matrix */
+    for (int a = 0; a < g->rk[f]; a++) /* before any Newton matrix */
+      g->phblk[36 * f + a * g->rk[f] + a] = g->xblk[36 * f + a * g->rk[f] + a] = 1.0;
   }
   if (!g->a || !g->vd || !g->q1 || !g->v1 || !g->vd1 || !g->a1 || !g->lam1 || !g->eta || !g->dq ||
       !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->fdq || !g->fdy1 ||
