@@ -1,5 +1,6 @@
 /* Newton solver: quadratic convergence, modified Newton, damping, failures. */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include "livens/livens.h"
@@ -179,6 +180,153 @@ START_TEST(test_damping) {
 }
 END_TEST
 
+/* A unit distance from the point (X, 0), far from the origin:
+ *   r0 = ((x0 - X)^2 + x1^2 - 1) / 2,   r1 = x1 - 0.75 (x0 - X),
+ * solution x0 = X + 0.8, x1 = 0.6.  The iterate x0 is known only to
+ * ulp(X), so the residual cannot go below ~ eps X: for X >= 1e6 that floor
+ * is above the absolute tolerance 1e-12.  Its scale (the magnitudes of the
+ * terms, as lv_newton_set_scale asks) is |x0 - X| (|x0| + |X|) + x1^2 for
+ * r0 and |x1| + 0.75 (|x0| + |X|) for r1. */
+typedef struct {
+  double X, x[2];
+  int scale_calls;
+} far_prob;
+
+static int far_res(void *ctx, double *r) {
+  far_prob *p = ctx;
+  double u = p->x[0] - p->X;
+  r[0] = 0.5 * (u * u + p->x[1] * p->x[1] - 1.0);
+  r[1] = p->x[1] - 0.75 * u;
+  return 0;
+}
+
+static int far_jac(void *ctx, lv_linsol *ls) {
+  far_prob *p = ctx;
+  lv_linsol_add(ls, 0, 0, p->x[0] - p->X);
+  lv_linsol_add(ls, 0, 1, p->x[1]);
+  lv_linsol_add(ls, 1, 0, -0.75);
+  lv_linsol_add(ls, 1, 1, 1.0);
+  return 0;
+}
+
+static int far_upd(void *ctx, const double *dx) {
+  far_prob *p = ctx;
+  p->x[0] += dx[0];
+  p->x[1] += dx[1];
+  return 0;
+}
+
+static int far_scale(void *ctx, double *s) {
+  far_prob *p = ctx;
+  double u = fabs(p->x[0] - p->X), a = fabs(p->x[0]) + fabs(p->X);
+  s[0] = u * a + p->x[1] * p->x[1] + 1.0;
+  s[1] = fabs(p->x[1]) + 0.75 * a;
+  p->scale_calls++;
+  return 0;
+}
+
+/* Solve from (X + 1, 0.3); returns the status, fills stats. */
+static int far_solve(double X, int with_scale, double res_rtol, far_prob *p, lv_newton_stats *st) {
+  lv_newton *nw;
+  ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
+  if (with_scale) lv_newton_set_scale(nw, far_scale);
+  lv_newton_opts(nw)->res_rtol = res_rtol;
+  p->X = X;
+  p->x[0] = X + 1.0;
+  p->x[1] = 0.3;
+  p->scale_calls = 0;
+  lv_newton_problem pb = {far_res, far_jac, far_upd, NULL, p, 2};
+  int rc = lv_newton_solve(nw, &pb, 0, st);
+  lv_newton_free(nw);
+  return rc;
+}
+
+/* The relative residual test: a problem whose round-off floor grows with
+ * |x| converges in the iterations of the same problem at the origin, where
+ * the absolute test alone needs extra iterations or fails; at the origin
+ * the scale changes nothing and the residual meets 1e-12. */
+START_TEST(test_relative_residual) {
+  lv_newton_options def;
+  lv_newton_options_default(&def);
+  ck_assert_double_eq(def.res_tol, 1e-12);
+  ck_assert(def.res_rtol > 0 && def.res_rtol <= 1e-14);
+
+  /* reference: the same problem at the origin, absolute test */
+  far_prob p;
+  lv_newton_stats st0, st;
+  ck_assert_int_eq(far_solve(0.0, 0, def.res_rtol, &p, &st0), 0);
+  ck_assert_double_le(st0.residual_norm, 1e-12);
+  ck_assert_int_eq(st0.scaled, 0);
+  ck_assert_int_ge(st0.iterations, 4); /* a real iteration, not a lucky start */
+
+  /* at the origin with the scale: identical iterations, still <= 1e-12 */
+  ck_assert_int_eq(far_solve(0.0, 1, def.res_rtol, &p, &st), 0);
+  ck_assert_int_eq(st.iterations, st0.iterations);
+  ck_assert_double_le(st.residual_norm, 1e-12);
+  ck_assert_int_eq(st.scaled, 0);
+  ck_assert_int_eq(p.scale_calls, 1); /* once per solve, after the first correction */
+
+  const double Xs[3] = {1e6, 1e7, 1e8};
+  for (int k = 0; k < 3; k++) {
+    double X = Xs[k], floor_est = DBL_EPSILON * X;
+    /* with the scale: at most the iterations of the origin (one fewer
+     * where the origin needs its last iteration only to get from the floor
+     * of X down to 1e-12), accepted by the relative part, the residual
+     * within a few ulps of X and the solution right to ulp(X) */
+    ck_assert_int_eq(far_solve(X, 1, def.res_rtol, &p, &st), 0);
+    ck_assert_msg(st.iterations <= st0.iterations && st.iterations >= st0.iterations - 1,
+                  "X = %g: %d iterations (origin: %d)", X, st.iterations, st0.iterations);
+    ck_assert_int_eq(st.scaled, 1);
+    ck_assert_int_eq(p.scale_calls, 1);
+    ck_assert_double_gt(st.residual_norm, 1e-12);
+    ck_assert_double_le(st.residual_norm, 16.0 * floor_est);
+    ck_assert_double_le(fabs((p.x[0] - X) - 0.8), 4.0 * floor_est);
+    ck_assert_double_le(fabs(p.x[1] - 0.6), 4.0 * floor_est);
+    int scaled_iters = st.iterations;
+    /* absolute test only (res_rtol = 0): the floor is above 1e-12, so the
+     * solve pays at least one more iteration (stopping by the stagnation
+     * rule within 100 res_tol) or, with the floor beyond that, fails */
+    int rc = far_solve(X, 1, 0.0, &p, &st);
+    ck_assert_msg(rc == LV_ENEWTON || (rc == 0 && st.iterations > scaled_iters),
+                  "X = %g: absolute test rc %d after %d iterations (relative: %d)", X, rc, st.iterations,
+                  scaled_iters);
+    ck_assert_int_eq(st.scaled, 0);
+  }
+}
+END_TEST
+
+/* A small problem with a scale is held to res_tol exactly: the relative
+ * part only acts where res_rtol s_i exceeds res_tol. */
+static int small_scale(void *ctx, double *s) {
+  prob *p = ctx;
+  s[0] = p->x[0] * p->x[0] + p->x[1] * p->x[1] + 4.0;
+  s[1] = exp(p->x[0]) + fabs(p->x[1]) + 1.0;
+  return 0;
+}
+
+START_TEST(test_relative_small) {
+  const double tols[2] = {1e-12, 1e-14};
+  for (int t = 0; t < 2; t++) {
+    lv_newton *nw;
+    ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
+    lv_newton_set_scale(nw, small_scale);
+    lv_newton_opts(nw)->res_tol = tols[t];
+    /* with res_tol 1e-14 the default res_rtol would pass residuals up to
+     * 16 eps s ~ 2e-14 here; a user asking for 1e-14 sets res_rtol below
+     * res_tol / max s */
+    if (t == 1) lv_newton_opts(nw)->res_rtol = 1e-16;
+    prob p;
+    prob_init(&p, 1.0, -1.0);
+    lv_newton_problem pb = {res, jac, upd, NULL, &p, 2};
+    lv_newton_stats st;
+    ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), 0);
+    ck_assert_double_le(st.residual_norm, tols[t]);
+    ck_assert_int_eq(st.scaled, 0);
+    lv_newton_free(nw);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("newton");
   TCase *tc = tcase_create("core");
@@ -187,6 +335,8 @@ int main(void) {
   tcase_add_test(tc, test_failures);
   tcase_add_test(tc, test_damping);
   tcase_add_test(tc, test_polish);
+  tcase_add_test(tc, test_relative_residual);
+  tcase_add_test(tc, test_relative_small);
   suite_add_tcase(s, tc);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

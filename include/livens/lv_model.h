@@ -152,6 +152,17 @@ int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda,
 /** y = M(q) x (nv), without forming M. */
 int lv_model_mass_apply(const lv_model *m, const double *q, const double *x,
                         double *y);
+/** The same products with every entry replaced by its modulus,
+ *  y = |M(q)| |x|, |G(q)| |x|, |G(q)|^T |lambda|: the magnitude of the terms
+ *  summed into each component of M x, G x, G^T lambda, i.e. the scale of
+ *  their round-off (for lv_newton_problem.scale).  Entries a callback adds
+ *  twice count twice. */
+int lv_model_mass_apply_abs(const lv_model *m, const double *q, const double *x,
+                            double *y);
+int lv_model_G_apply_abs(const lv_model *m, const double *q, const double *x,
+                         double *y);
+int lv_model_GT_apply_abs(const lv_model *m, const double *q,
+                          const double *lambda, double *y);
 /** Sinks that apply a matrix to a vector instead of storing it: each
  *  add(i, j, a) does y[i] += a x[j] (or y[j] += a x[i] when @p transposed).
  *  The caller zeroes y.  Defined as a struct so it lives on the stack. */

@@ -6,14 +6,27 @@
  *    residual(r)      -- r = F(x) at the current iterate,
  *    jacobian(ls)     -- assemble dF/dx into the linear solver,
  *    update(dx)       -- x <- x (+) dx  (addition or composition with exp),
- *  and optionally a weight vector for the increment test.  The solver solves
- *  J dx = -r, applies the update and stops when
- *    ||r||_inf <= res_tol                 (residual test), or
- *    ||dx / (atol + rtol |x|)||_rms <= 1  (increment test, needs weights)
- *  whichever the options enable.  Full Newton refactorises every iteration;
- *  modified Newton keeps the factorisation, also from one solve to the next,
- *  while the contraction rate of the increments stays below @c reuse_rate,
- *  and refactorises otherwise; simplified Newton factorises once at the
+ *  and optionally a weight vector for the increment test; a scale vector for
+ *  the residual test is set on the solver (lv_newton_set_scale).  The
+ *  solver solves J dx = -r, applies the update and stops when
+ *    |r_i| <= max(res_tol, res_rtol s_i) for all i   (residual test), or
+ *    ||dx / (atol + rtol |x|)||_rms <= 1             (increment test, needs weights)
+ *  whichever the options enable; s_i = 0 without a scale callback, so the
+ *  residual test is then the absolute ||r||_inf <= res_tol.
+ *
+ *  Why a scale: a residual component summed from terms of size s_i cannot
+ *  be computed more accurately than about eps s_i, and an iterate with
+ *  coordinates of size |x| cannot be placed closer than eps |x| to the
+ *  solution.  An absolute res_tol below that round-off floor (a 10^4-link
+ *  chain has coordinates ~ 10^4, floor ~ 10^-12) costs an iteration that
+ *  cannot gain a digit; res_rtol (16 eps by default) accepts the floor and
+ *  nothing far above it.  Components whose s_i stay below res_tol / res_rtol
+ *  (~ 280 by default) are tested against res_tol exactly as without a scale.
+ *
+ *  Full Newton refactorises every iteration; modified Newton keeps the
+ *  factorisation, also from one solve to the next, while the contraction
+ *  rate of the increments stays below @c reuse_rate, and refactorises
+ *  otherwise; simplified Newton factorises once at the
  *  start of every solve (the predictor of a step) and keeps it for that
  *  solve under the same rule.
  */
@@ -40,6 +53,10 @@ typedef struct {
   int n;
 } lv_newton_problem;
 
+/** Residual scale callback (see lv_newton_set_scale): s_i >= 0, the
+ *  magnitude of the terms summed into r_i at the current iterate. */
+typedef int (*lv_newton_scale_fn)(void *ctx, double *s);
+
 typedef enum {
   LV_NEWTON_FULL = 0,     /**< new Jacobian every iteration */
   LV_NEWTON_MODIFIED = 1, /**< reuse the factorisation across solves while convergence is fast */
@@ -50,9 +67,12 @@ typedef enum {
 typedef struct {
   lv_newton_kind kind;
   int max_iter;        /**< iteration limit (default 40) */
-  double res_tol;      /**< residual max-norm tolerance (default 1e-12); <= 0 disables.
-                            A residual within 100x of it that stops decreasing is accepted
-                            as the round-off floor. */
+  double res_tol;      /**< residual max-norm tolerance (default 1e-12); <= 0 disables the
+                            residual test.  A residual within 100x of it that stops
+                            decreasing is accepted as the round-off floor. */
+  double res_rtol;     /**< relative residual tolerance (default 16 DBL_EPSILON): component i
+                            also passes with |r_i| <= res_rtol s_i when the problem supplies
+                            a scale s; <= 0 disables.  Used only with res_tol > 0. */
   double atol, rtol;   /**< increment test tolerances (default 1e-12, 1e-8); used if weights given */
   double reuse_rate;   /**< modified Newton: refactor when ||dx_k||/||dx_{k-1}|| exceeds this (0.3) */
   double divergence;   /**< stop with LV_EDIVERGE if ||r|| grows by this factor over its minimum (1e8) */
@@ -68,6 +88,8 @@ typedef struct {
   double residual_norm;    /**< max-norm of the last residual */
   double increment_norm;   /**< max-norm of the last increment */
   double contraction;      /**< last ||dx_k|| / ||dx_{k-1}|| */
+  int scaled;              /**< converged by the relative part of the residual test: some
+                                |r_i| > res_tol, all |r_i| <= res_rtol s_i where larger */
 } lv_newton_stats;
 
 /** Fill @p opt with the defaults listed above. */
@@ -96,6 +118,18 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse,
  *  residual every step otherwise).  Adds its iterations to @p stats. */
 int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb,
                      int max_corrections, lv_newton_stats *stats);
+
+/** Give the residual test a scale (NULL, the default: absolute test only).
+ *  @p scale is called with the ctx of the problem being solved and returns
+ *  s_i >= 0, the magnitude of the terms summed into r_i (e.g. |M| |q| + |c|
+ *  + |G^T| |lambda| for r = M q - c + G^T lambda, or |G(q)| |q| for g(q),
+ *  whose round-off comes from q known only to eps |q|; lv_model_*_apply_abs
+ *  form such products).  It is called at most once per solve, after the
+ *  first correction and only while the absolute test fails, so it may cost
+ *  as much as a residual.  A solver property rather than a field of
+ *  lv_newton_problem so existing problem initialisers stay complete; every
+ *  problem solved with @p nw must accept the callback's ctx. */
+void lv_newton_set_scale(lv_newton *nw, lv_newton_scale_fn scale);
 
 /** Mark the kept factorisation stale (e.g. after a step-size change). */
 void lv_newton_invalidate(lv_newton *nw);

@@ -306,6 +306,44 @@ int lv_model_mass_apply(const lv_model *m, const double *q, const double *x, dou
   return lv_model_mass(m, q, lv_matvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
 }
 
+/* y[i] += |scale a| |x[j]| (transposed: y[j] += |scale a| |x[i]|) */
+static int absvec_add(lv_sink *s, int i, int j, double a) {
+  lv_matvec_sink *ms = (lv_matvec_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (ms->transposed)
+    ms->y[j] += fabs(s->scale * a) * fabs(ms->x[i]);
+  else
+    ms->y[i] += fabs(s->scale * a) * fabs(ms->x[j]);
+  return 0;
+}
+
+static lv_sink *absvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const double *x, double *y,
+                                 int transposed) {
+  lv_sink *s = lv_matvec_sink_init(ms, nrows, ncols, x, y, transposed);
+  s->add = absvec_add;
+  return s;
+}
+
+int lv_model_mass_apply_abs(const lv_model *m, const double *q, const double *x, double *y) {
+  memset(y, 0, (size_t)m->nv * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_mass(m, q, absvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+}
+
+int lv_model_G_apply_abs(const lv_model *m, const double *q, const double *x, double *y) {
+  if (m->nc == 0) return 0;
+  memset(y, 0, (size_t)m->nc * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_constraint_jac(m, q, absvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+}
+
+int lv_model_GT_apply_abs(const lv_model *m, const double *q, const double *lambda, double *y) {
+  memset(y, 0, (size_t)m->nv * sizeof(double));
+  if (m->nc == 0) return 0;
+  lv_matvec_sink ms;
+  return lv_model_constraint_jac(m, q, absvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+}
+
 int lv_model_mass_dense(const lv_model *m, const double *q, double *M) {
   memset(M, 0, (size_t)m->nv * (size_t)m->nv * sizeof(double));
   lv_sink s = lv_sink_dense(M, m->nv, m->nv, m->nv);

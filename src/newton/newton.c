@@ -1,5 +1,6 @@
 /* Newton's method with full or modified (frozen-Jacobian) iteration and an
  * optional residual-based damping for globalisation. */
+#include <float.h>
 #include "lv_internal.h"
 
 struct lv_newton {
@@ -7,6 +8,8 @@ struct lv_newton {
   lv_linsol *ls;
   lv_newton_options opt;
   double *r, *dx, *w;
+  double *s;        /* scale of the residual components, from scale_fn */
+  lv_newton_scale_fn scale_fn;
   int have_factor;  /* a factorisation from an earlier iteration is usable */
 };
 
@@ -14,6 +17,7 @@ void lv_newton_options_default(lv_newton_options *o) {
   o->kind = LV_NEWTON_FULL;
   o->max_iter = 40;
   o->res_tol = 1e-12;
+  o->res_rtol = 16.0 * DBL_EPSILON; /* a few ulps of the largest term, with room for the rounding of the sum */
   o->atol = 1e-12;
   o->rtol = 1e-8;
   o->reuse_rate = 0.3;
@@ -33,7 +37,8 @@ int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind) {
   nw->r = lv_calloc((size_t)n, sizeof(double));
   nw->dx = lv_calloc((size_t)n, sizeof(double));
   nw->w = lv_calloc((size_t)n, sizeof(double));
-  if (rc || !nw->r || !nw->dx || !nw->w) {
+  nw->s = lv_calloc((size_t)n, sizeof(double));
+  if (rc || !nw->r || !nw->dx || !nw->w || !nw->s) {
     lv_newton_free(nw);
     return rc ? rc : LV_ENOMEM;
   }
@@ -47,12 +52,16 @@ void lv_newton_free(lv_newton *nw) {
   free(nw->r);
   free(nw->dx);
   free(nw->w);
+  free(nw->s);
   free(nw);
 }
 
 lv_newton_options *lv_newton_opts(lv_newton *nw) { return &nw->opt; }
 lv_linsol *lv_newton_linsol(lv_newton *nw) { return nw->ls; }
 void lv_newton_invalidate(lv_newton *nw) { nw->have_factor = 0; }
+void lv_newton_set_scale(lv_newton *nw, lv_newton_scale_fn scale) {
+  if (nw) nw->scale_fn = scale;
+}
 
 /* Evaluates the residual; *norm is its max-norm (the convergence test),
  * *norm2 its Euclidean norm (the merit function of the damped iteration:
@@ -71,6 +80,21 @@ static int eval_residual2(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
 
 static int eval_residual(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st, double *norm) {
   return eval_residual2(nw, pb, st, norm, NULL);
+}
+
+/* max_i |r_i| / max(res_tol, res_rtol s_i): the residual in units of its
+ * componentwise tolerance (<= 1: converged).  Without a scale this is
+ * ||r||_inf / res_tol, the absolute test. */
+static double residual_ratio(const lv_newton *nw, int have_scale) {
+  const lv_newton_options *o = &nw->opt;
+  if (!have_scale) return lv_vnorm_inf(nw->n, nw->r) / o->res_tol;
+  double q = 0.0;
+  for (int i = 0; i < nw->n; i++) {
+    double t = fmax(o->res_tol, o->res_rtol * fabs(nw->s[i]));
+    double a = fabs(nw->r[i]) / t;
+    if (a > q) q = a;
+  }
+  return q;
 }
 
 static int factorize(lv_newton *nw, const lv_newton_problem *pb, lv_newton_stats *st) {
@@ -96,15 +120,30 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
   double tol_pair[2] = {o->atol, o->rtol};
 
   double r2 = 0.0; /* Euclidean norm of the current residual (damping) */
+  int have_scale = 0; /* nw->s holds the problem's residual scale for this solve */
   for (;;) {
     rc = eval_residual2(nw, pb, &st, &rnorm, &r2);
     if (rc) break;
     st.residual_norm = rnorm;
     if (o->res_tol > 0 && rnorm <= o->res_tol) break; /* converged */
+    /* The scale is taken once per solve, after the first correction: it
+     * changes with the iterate only by relative O(correction), and the
+     * predictor is hardly ever within round-off of the solution. */
+    if (o->res_tol > 0 && o->res_rtol > 0 && nw->scale_fn && st.iterations >= 1 && !have_scale) {
+      rc = nw->scale_fn(pb->ctx, nw->s);
+      if (rc) break;
+      if (!lv_all_finite(n, nw->s)) { rc = LV_ENONFINITE; break; }
+      have_scale = 1;
+    }
+    double ratio = o->res_tol > 0 ? residual_ratio(nw, have_scale) : HUGE_VAL;
+    if (ratio <= 1.0) { /* converged by the relative part of the test */
+      st.scaled = 1;
+      break;
+    }
     /* Round-off floor: a residual within 100x of the tolerance that no
      * longer halves per iteration cannot be reduced further; accept it
      * rather than report a failure that is only about the last digits. */
-    if (o->res_tol > 0 && st.iterations >= 2 && rnorm <= 100.0 * o->res_tol && rnorm > 0.5 * rprev) break;
+    if (st.iterations >= 2 && ratio <= 100.0 && rnorm > 0.5 * rprev) break;
     rprev = rnorm;
     if (rnorm < rmin) rmin = rnorm;
     if (rnorm > o->divergence * rmin && rnorm > 1.0) { rc = LV_EDIVERGE; break; }
