@@ -3,7 +3,8 @@
  * on the same trajectory (RATTLE, the Lie group families, VI and EM), the
  * KLU back-end's own contract, one symbolic analysis per run, the N = 1000
  * chain for 100 RATTLE steps and 10 VI-A / EM steps (also under the
- * sanitizers), the automatic back-end choice. */
+ * sanitizers), the automatic back-end choice, RATTLE's relative residual
+ * test on a chain far from the origin. */
 #include <check.h>
 #include <float.h>
 #include <math.h>
@@ -602,6 +603,59 @@ END_TEST
 
 /* LV_LINSOL_AUTO picks by n = nv + nc against the threshold, and a user
  * threshold overrides the default. */
+/* RATTLE on a chain whose coordinates reach 10^4 (200 links of 50 m,
+ * horizontal start; the 10^4-link chain of bench_scale in 1/50 of the
+ * unknowns): the stage-1 residual's round-off floor, ~eps |q|, is then
+ * above 1e-12, the default absolute tolerance.  With the relative
+ * residual test (lv_newton_set_scale, RATTLE's default) Newton stops at
+ * that floor instead of iterating on it: fewer iterations than the
+ * absolute test alone, the same trajectory to well below the tolerances
+ * that matter, the constraints held to round-off of the coordinates. */
+START_TEST(test_far_chain_residual_scale) {
+  const char *keys[3] = {"N", "l", "angle"}, *vals[3] = {"200", "50", "90"};
+  lv_kv kv = {3, keys, vals};
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("chain", &kv, &m), 0);
+  int nq = lv_model_nq(m), nc = lv_model_nc(m);
+  double *q[2], qmax = 0;
+  long iters[2];
+  for (int k = 0; k < 2; k++) {
+    lv_integrator *it = NULL;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
+    ck_assert_int_eq(lv_integrator_set_linsol(it, LV_LINSOL_KLU, 0), 0);
+    lv_newton_options o;
+    lv_integrator_get_newton(it, &o);
+    if (k == 1) o.res_rtol = 0.0; /* absolute test only */
+    ck_assert_int_eq(lv_integrator_set_newton(it, &o), 0);
+    ck_assert_int_eq(lv_integrator_set_halving(it, 0), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    for (int n = 0; n < 40; n++) ck_assert_int_eq(lv_integrator_step(it), 0);
+    lv_integrator_stats st;
+    lv_integrator_get_stats(it, &st);
+    iters[k] = st.newton_iterations;
+    q[k] = malloc((size_t)nq * sizeof(double));
+    memcpy(q[k], lv_integrator_state(it)->q, (size_t)nq * sizeof(double));
+    lv_integrator_free(it);
+  }
+  qmax = tu_norm_inf(nq, q[0]);
+  ck_assert_double_gt(qmax, 9000.0);
+  ck_assert_msg(iters[0] < iters[1], "iterations: relative test %ld, absolute %ld", iters[0], iters[1]);
+  double dq = 0;
+  for (int i = 0; i < nq; i++) dq = fmax(dq, fabs(q[0][i] - q[1][i]));
+  ck_assert_msg(dq <= 1e-10, "|q_relative - q_absolute| = %g", dq);
+  double *g = calloc((size_t)nc, sizeof(double));
+  ck_assert_int_eq(lv_model_constraints(m, q[0], g), 0);
+  /* |g_k| <= a few eps |q| (|d_k| / l = 1): the links are as exact as the
+   * coordinates can place them */
+  ck_assert_msg(tu_norm_inf(nc, g) <= 16.0 * 2.22e-16 * qmax, "max |g| = %g at max |q| = %g", tu_norm_inf(nc, g),
+                qmax);
+  free(g);
+  free(q[0]);
+  free(q[1]);
+  lv_model_free(m);
+}
+END_TEST
+
 START_TEST(test_auto_choice) {
   lv_model *small = make("chain", 5, NULL, NULL), *big = make("chain", 40, NULL, NULL); /* n = 20, 160 */
   lv_integrator_stats st;
@@ -642,6 +696,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_vi_em_large_chain);
   tcase_add_test(tc, test_large_chain);
   tcase_add_test(tc, test_auto_choice);
+  tcase_add_test(tc, test_far_chain_residual_scale);
   suite_add_tcase(s, tc);
   return s;
 }
