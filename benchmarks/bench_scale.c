@@ -3,7 +3,9 @@
  *   1. per-step cost vs N (N = 10 .. 10^5) for the dense and the sparse
  *      (UMFPACK) back-end (dense only where it fits in time and memory),
  *      with full and modified Newton on the sparse path; the ratio
- *      cost(10^4)/cost(10^3) (linear scaling: 10; target below 12);
+ *      cost(10^4)/cost(10^3) (linear scaling: 10; target below 12); the
+ *      same with the relative residual test of lv_newton off (the previous
+ *      default), for a before/after in one run;
  *   2. memory: max RSS of a child process that builds and runs one size,
  *      minus the same child's RSS before it built anything;
  *   3. dense and sparse back-ends on the same trajectory (N = 50);
@@ -13,9 +15,9 @@
  *
  * Every size runs in its own forked child, so RSS is per size and a
  * failure at one size does not end the others.  A measurement program,
- * not a test.  Usage: bench_scale [--quick] [--csv FILE]  (default
- * bench_scale.csv).  --quick stops at N = 10^4 and shortens the runs;
- * --crossover runs study 4 only.
+ * not a test.  Usage: bench_scale [--quick] [--crossover | --cost] [--csv FILE]
+ * (default bench_scale.csv).  --quick stops at N = 10^4 and shortens the
+ * runs; --crossover runs study 4 only, --cost studies 1-3 only.
  *
  * Sparse means both sparse back-ends: UMFPACK (what LV_LINSOL_AUTO picks)
  * and KLU (LV_LINSOL_KLU). */
@@ -30,9 +32,14 @@
 #include <unistd.h>
 #include "livens/livens.h"
 
+/* CPU time of the (child) process: on a shared machine wall time counts the
+ * time other processes hold the cores, and ratios between sizes measured
+ * at different moments then say more about the load than about livens.
+ * (BLAS threads, if any, add their CPU time: the dense column counts all
+ * the work it causes.) */
 static double now(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -55,51 +62,89 @@ static int make_chain(int N, lv_model **m) { return make_chain_at(N, NULL, m); }
 
 typedef struct {
   int ok;
-  double per_step;   /* seconds per step, excluding the first step */
+  double per_step;   /* seconds per step over the window */
   double iters;      /* Newton iterations per step */
   double facts;      /* factorisations per step */
+  double per_step_s, iters_s, facts_s; /* the same over its first WIN_SHORT steps */
   long symbolic;
   long rss_kb;       /* max RSS growth of the child */
   int linsol;
-  long steps;
+  long steps;        /* window length */
+  int reps;          /* times the window was run */
 } sample;
 
+/* The measured window is steps 2 .. 1 + W of the same motion for every N,
+ * so the Newton iteration counts compare: the chain's tension, hence the
+ * stiffness of the step equations and the iterations per step, grows with
+ * t and with N, and a window that ends earlier for the larger (slower) N
+ * flatters it.  RATTLE, like Stoermer-Verlet, is stable only for
+ * h omega < 2, and the fastest waves of a hanging chain have omega ~
+ * 2 sqrt(T / (m l)) with the tension T growing with N and t: at h = 0.01
+ * the 10^4 chain reaches that limit at t ~ 1.3 s (Newton then fails), the
+ * 10^5 chain at t ~ 0.17 s (max lambda ~ 2e4 by t = 0.4; h = 0.005 runs
+ * on).  Hence W = WIN_LONG (t <= 1.01 s) up to N = 10^4 and WIN_SHORT
+ * (t <= 0.11 s) for 10^5; every run also records its first WIN_SHORT
+ * steps, so cost(10^5)/cost(10^4) compares equal windows too. */
+#define WIN_LONG 100
+#define WIN_SHORT 10
+
 /* One measurement in the calling process: build the chain, take a warm-up
- * step (symbolic analysis, first allocations), then steps until @p budget
- * seconds have passed (at least 3, at most max_steps). */
+ * step (symbolic analysis, first allocations, untimed), then the W steps
+ * of the window; small problems repeat the whole run (fresh integrator)
+ * until @p budget seconds of stepping have been timed. */
 static sample measure(const char *scheme, int N, lv_linsol_kind kind, lv_newton_kind nk, double res_tol,
-                      double budget, int max_steps) {
+                      double res_rtol, int W, double budget) {
   sample s;
   memset(&s, 0, sizeof s);
   long rss0 = maxrss_kb();
   lv_model *m = NULL;
   lv_integrator *it = NULL;
   if (make_chain(N, &m)) return s;
-  if (lv_integrator_new(&it, m, scheme, 0.01)) goto out;
-  lv_newton_options o;
-  lv_newton_options_default(&o);
-  o.kind = nk;
-  if (res_tol > 0) o.res_tol = res_tol;
-  lv_integrator_set_newton(it, &o);
-  lv_integrator_set_linsol(it, kind, 0);
-  if (lv_integrator_init(it, 0.0, NULL, NULL) || lv_integrator_step(it)) goto out;
-  lv_integrator_stats a, b;
-  lv_integrator_get_stats(it, &a);
-  double t0 = now(), t = t0;
-  long n = 0;
-  while (n < 3 || (t - t0 < budget && n < max_steps)) {
-    if (lv_integrator_step(it)) goto out;
-    n++;
-    t = now();
-  }
-  lv_integrator_get_stats(it, &b);
+  double tw = 0, ts = 0;
+  long iw = 0, fw = 0, is = 0, fs = 0;
+  int reps = 0;
+  do {
+    if (lv_integrator_new(&it, m, scheme, 0.01)) goto out;
+    lv_newton_options o;
+    lv_newton_options_default(&o);
+    o.kind = nk;
+    if (res_tol > 0) o.res_tol = res_tol;
+    if (res_rtol >= 0) o.res_rtol = res_rtol;
+    lv_integrator_set_newton(it, &o);
+    lv_integrator_set_linsol(it, kind, 0);
+    if (lv_integrator_init(it, 0.0, NULL, NULL) || lv_integrator_step(it)) goto out;
+    lv_integrator_stats a, b;
+    lv_integrator_get_stats(it, &a);
+    double t0 = now();
+    for (int n = 1; n <= W; n++) {
+      if (lv_integrator_step(it)) goto out;
+      if (n == WIN_SHORT || (n == W && W < WIN_SHORT)) {
+        lv_integrator_get_stats(it, &b);
+        ts += now() - t0;
+        is += b.newton_iterations - a.newton_iterations;
+        fs += b.factorizations - a.factorizations;
+      }
+    }
+    tw += now() - t0;
+    lv_integrator_get_stats(it, &b);
+    iw += b.newton_iterations - a.newton_iterations;
+    fw += b.factorizations - a.factorizations;
+    s.symbolic = b.symbolic;
+    s.linsol = b.linsol;
+    lv_integrator_free(it);
+    it = NULL;
+    reps++;
+  } while (tw < budget);
+  int ws = W < WIN_SHORT ? W : WIN_SHORT;
   s.ok = 1;
-  s.steps = n;
-  s.per_step = (t - t0) / (double)n;
-  s.iters = (double)(b.newton_iterations - a.newton_iterations) / (double)n;
-  s.facts = (double)(b.factorizations - a.factorizations) / (double)n;
-  s.symbolic = b.symbolic;
-  s.linsol = b.linsol;
+  s.steps = W;
+  s.reps = reps;
+  s.per_step = tw / ((double)W * reps);
+  s.iters = (double)iw / ((double)W * reps);
+  s.facts = (double)fw / ((double)W * reps);
+  s.per_step_s = ts / ((double)ws * reps);
+  s.iters_s = (double)is / ((double)ws * reps);
+  s.facts_s = (double)fs / ((double)ws * reps);
   s.rss_kb = maxrss_kb() - rss0;
 out:
   lv_integrator_free(it);
@@ -109,7 +154,7 @@ out:
 
 /* measure() in a forked child, result through a pipe. */
 static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_newton_kind nk, double res_tol,
-                            double budget, int max_steps) {
+                            double res_rtol, int W, double budget) {
   sample s;
   memset(&s, 0, sizeof s);
   int fd[2];
@@ -123,7 +168,7 @@ static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_n
   }
   if (pid == 0) {
     close(fd[0]);
-    sample r = measure(scheme, N, kind, nk, res_tol, budget, max_steps);
+    sample r = measure(scheme, N, kind, nk, res_tol, res_rtol, W, budget);
     ssize_t w = write(fd[1], &r, sizeof r);
     close(fd[1]);
     _exit(w == (ssize_t)sizeof r ? 0 : 1);
@@ -137,25 +182,23 @@ static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_n
   return s;
 }
 
-/* Every size is measured over the same window of the motion, t in
- * [0.01, 0.01 (1 + MAX_STEPS)] at most, so Newton iteration counts compare. */
-#define MAX_STEPS 200
-
 static const char *kname(int k) { return lv_linsol_kind_name((lv_linsol_kind)k); }
 
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
-  int quick = 0, only_cross = 0;
+  int quick = 0, only_cross = 0, no_cross = 0;
   const char *csv_path = "bench_scale.csv";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
     else if (strcmp(argv[i], "--crossover") == 0)
       only_cross = 1;
+    else if (strcmp(argv[i], "--cost") == 0)
+      no_cross = 1;
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
       csv_path = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--quick] [--crossover] [--csv FILE]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--crossover | --cost] [--csv FILE]\n", argv[0]);
       return 2;
     }
   }
@@ -169,40 +212,42 @@ int main(int argc, char **argv) {
   double budget = quick ? 0.5 : 2.0;
 
   /* ---------------------------------------------------------- 1 and 2 */
-  printf("== per-step cost vs N: chain (horizontal start), RATTLE, h = 0.01, steps 2..%d ==\n", MAX_STEPS + 1);
-  printf("%8s %8s | %12s %6s | %12s %6s %6s %5s %10s | %12s %6s %6s | %12s %10s %12s\n", "N", "n",
-         "dense s/step", "iters", "umf s/step", "iters", "facts", "symb", "RSS MiB", "umf+mod s", "iters", "facts",
-         "klu s/step", "RSS MiB", "klu+mod s");
   const int Ns[5] = {10, 100, 1000, 10000, 100000};
   int nN = quick ? 4 : 5;
-  double sparse_cost[5] = {0}, rss[5] = {0}, klu_cost[5] = {0}, klum_cost[5] = {0}, klu_rss[5] = {0};
-  double klu_facts[5] = {0}, umf_facts[5] = {0};
+  int Wn[5];
+  for (int i = 0; i < 5; i++) Wn[i] = quick || Ns[i] > 10000 ? WIN_SHORT : WIN_LONG;
+  printf("== per-step cost vs N: chain (horizontal start), RATTLE, h = 0.01, default Newton options ==\n");
+  printf("(CPU s per step; window: steps 2..%d for N <= 10^4, 2..%d for 10^5; small N repeat the window for %.1f s)\n",
+         Wn[0] + 1, WIN_SHORT + 1, budget);
+  printf("%8s %8s | %12s %6s | %12s %6s %6s %5s %10s | %12s %6s %6s | %12s %6s %10s | %12s %6s\n", "N", "n",
+         "dense s/step", "iters", "umf s/step", "iters", "facts", "symb", "RSS MiB", "umf+mod s", "iters", "facts",
+         "klu s/step", "iters", "RSS MiB", "klu+mod s", "iters");
+  sample U[5], K[5], KM[5];
+  memset(U, 0, sizeof U);
+  memset(K, 0, sizeof K);
+  memset(KM, 0, sizeof KM);
   for (int i = 0; i < nN && !only_cross; i++) {
     int N = Ns[i], n = 4 * N;
-    sample d = {0}, u, um, kl, klm;
+    sample d = {0}, um;
     /* Dense LU is O(n^3) per factorisation and O(n^2) memory: at n = 4000 a
-     * step takes seconds, beyond that it does not fit. */
-    if (N <= 1000) d = measure_child("rattle", N, LV_LINSOL_DENSE, LV_NEWTON_FULL, 0, N == 1000 ? 0.0 : budget, MAX_STEPS);
-    u = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_FULL, 0, budget, MAX_STEPS);
-    um = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_MODIFIED, 0, budget, MAX_STEPS);
-    kl = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_FULL, 0, budget, MAX_STEPS);
-    klm = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_MODIFIED, 0, budget, MAX_STEPS);
-    klu_cost[i] = kl.ok ? kl.per_step : NAN;
-    klum_cost[i] = klm.ok ? klm.per_step : NAN;
-    klu_rss[i] = kl.ok ? (double)kl.rss_kb : NAN;
-    klu_facts[i] = kl.ok ? kl.facts : NAN;
-    umf_facts[i] = u.ok ? u.facts : NAN;
-    sparse_cost[i] = u.ok ? u.per_step : NAN;
-    rss[i] = u.ok ? (double)u.rss_kb : NAN;
+     * step takes seconds (3 steps only), beyond that it does not fit. */
+    if (N <= 1000)
+      d = measure_child("rattle", N, LV_LINSOL_DENSE, LV_NEWTON_FULL, 0, -1, N == 1000 ? 3 : Wn[i],
+                        N == 1000 ? 0.0 : budget);
+    U[i] = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_FULL, 0, -1, Wn[i], budget);
+    um = measure_child("rattle", N, LV_LINSOL_UMFPACK, LV_NEWTON_MODIFIED, 0, -1, Wn[i], budget);
+    K[i] = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_FULL, 0, -1, Wn[i], budget);
+    KM[i] = measure_child("rattle", N, LV_LINSOL_KLU, LV_NEWTON_MODIFIED, 0, -1, Wn[i], budget);
     char dbuf[40] = "-", dib[16] = "-";
     if (d.ok) {
       snprintf(dbuf, sizeof dbuf, "%.3e", d.per_step);
       snprintf(dib, sizeof dib, "%.2f", d.iters);
     }
-    printf("%8d %8d | %12s %6s | %12.3e %6.2f %6.2f %5ld %10.2f | %12.3e %6.2f %6.2f | %12.3e %10.2f %12.3e\n", N,
-           n, dbuf, dib, u.per_step, u.iters, u.facts, u.symbolic, u.rss_kb / 1024.0, um.per_step, um.iters, um.facts,
-           kl.per_step, kl.rss_kb / 1024.0, klm.per_step);
-    const sample *all[5] = {&d, &u, &um, &kl, &klm};
+    printf("%8d %8d | %12s %6s | %12.3e %6.2f %6.2f %5ld %10.2f | %12.3e %6.2f %6.2f | %12.3e %6.2f %10.2f | %12.3e "
+           "%6.2f\n",
+           N, n, dbuf, dib, U[i].per_step, U[i].iters, U[i].facts, U[i].symbolic, U[i].rss_kb / 1024.0, um.per_step,
+           um.iters, um.facts, K[i].per_step, K[i].iters, K[i].rss_kb / 1024.0, KM[i].per_step, KM[i].iters);
+    const sample *all[5] = {&d, &U[i], &um, &K[i], &KM[i]};
     const char *nk[5] = {"full", "full", "modified", "full", "modified"};
     for (int k = 0; k < 5; k++)
       if (all[k]->ok)
@@ -211,57 +256,74 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   if (!only_cross) {
-    printf("cost(10^4)/cost(10^3) (linear: 10, target < 12): umfpack %.2f, klu %.2f, klu+modified %.2f\n",
-           sparse_cost[3] / sparse_cost[2], klu_cost[3] / klu_cost[2], klum_cost[3] / klum_cost[2]);
-    /* The absolute residual tolerance (1e-12) is below the round-off of a
-     * link vector formed from coordinates ~ N l, so long chains end
-     * Newton at the round-off floor, one iteration later: the cost per
-     * factorisation separates that from the cost of the linear algebra. */
-    printf("  per factorisation (Newton iterations grow with N at a fixed absolute tolerance): umfpack %.2f, "
-           "klu %.2f\n",
-           (sparse_cost[3] / umf_facts[3]) / (sparse_cost[2] / umf_facts[2]),
-           (klu_cost[3] / klu_facts[3]) / (klu_cost[2] / klu_facts[2]));
-    printf("cost(10^3)/cost(10^2): umfpack %.2f, klu %.2f\n", sparse_cost[2] / sparse_cost[1],
-           klu_cost[2] / klu_cost[1]);
+    /* failed runs have ok = 0: print NaN rather than a ratio of zeros */
+#define PS(x) ((x).ok ? (x).per_step : NAN)
+#define PSS(x) ((x).ok ? (x).per_step_s : NAN)
+    printf("cost(10^4)/cost(10^3), steps 2..%d (linear: 10, target < 12): umfpack %.2f, klu %.2f, klu+modified "
+           "%.2f\n",
+           Wn[3] + 1, PS(U[3]) / PS(U[2]), PS(K[3]) / PS(K[2]), PS(KM[3]) / PS(KM[2]));
+    printf("  Newton iterations per step 10^3 -> 10^4: umfpack %.2f -> %.2f, klu %.2f -> %.2f\n", U[2].iters,
+           U[3].iters, K[2].iters, K[3].iters);
+    /* The cost per factorisation separates the linear algebra from the
+     * number of Newton iterations per step. */
+    printf("  per factorisation: umfpack %.2f, klu %.2f\n", (PS(U[3]) / U[3].facts) / (PS(U[2]) / U[2].facts),
+           (PS(K[3]) / K[3].facts) / (PS(K[2]) / K[2].facts));
+    if (Wn[3] != WIN_SHORT)
+      printf("cost(10^4)/cost(10^3), steps 2..%d: umfpack %.2f, klu %.2f, klu+modified %.2f\n", WIN_SHORT + 1,
+             PSS(U[3]) / PSS(U[2]), PSS(K[3]) / PSS(K[2]), PSS(KM[3]) / PSS(KM[2]));
+    printf("cost(10^3)/cost(10^2), steps 2..%d: umfpack %.2f, klu %.2f\n", Wn[2] + 1, PS(U[2]) / PS(U[1]),
+           PS(K[2]) / PS(K[1]));
+    if (!quick) {
+      printf("cost(10^5)/cost(10^4), steps 2..%d: umfpack %.2f, klu %.2f, klu+modified %.2f\n", WIN_SHORT + 1,
+             PSS(U[4]) / PSS(U[3]), PSS(K[4]) / PSS(K[3]), PSS(KM[4]) / PSS(KM[3]));
+      printf("  Newton iterations per step 10^4 -> 10^5 (steps 2..%d): %.2f -> %.2f; per factorisation: umfpack "
+             "%.2f, klu %.2f\n",
+             WIN_SHORT + 1, U[3].iters_s, U[4].iters_s, (PSS(U[4]) / U[4].facts_s) / (PSS(U[3]) / U[3].facts_s),
+             (PSS(K[4]) / K[4].facts_s) / (PSS(K[3]) / K[3].facts_s));
+    }
+    printf("RSS growth 10^4/10^3 (linear: 10): umfpack %.2f, klu %.2f", (double)U[3].rss_kb / U[2].rss_kb,
+           (double)K[3].rss_kb / K[2].rss_kb);
     if (!quick)
-      printf("cost(10^5)/cost(10^4): umfpack %.2f, klu %.2f\n", sparse_cost[4] / sparse_cost[3],
-             klu_cost[4] / klu_cost[3]);
-    printf("RSS growth 10^4/10^3 (linear: 10): umfpack %.2f, klu %.2f", rss[3] / rss[2], klu_rss[3] / klu_rss[2]);
-    if (!quick) printf("; 10^5/10^4: umfpack %.2f, klu %.2f", rss[4] / rss[3], klu_rss[4] / klu_rss[3]);
+      printf("; 10^5/10^4: umfpack %.2f, klu %.2f", (double)U[4].rss_kb / U[3].rss_kb,
+             (double)K[4].rss_kb / K[3].rss_kb);
     printf("\n\n");
 
-    /* The same with the residual tolerance scaled to the size of the
-     * coordinates, 1e-14 (1 + N l): the round-off of g grows like eps N l,
-     * and a tolerance below it costs an iteration that says nothing about
-     * the linear algebra. */
-    printf("== the same, Newton residual tolerance 1e-14 (1 + N l) instead of 1e-12 ==\n");
+    /* The same with the relative residual test off (res_rtol = 0: the
+     * absolute 1e-12 alone, the default before it): coordinates ~ N l put
+     * the round-off of the stage-1 residual above 1e-12 from N ~ 10^3 on,
+     * and Newton then ends one iteration later at the round-off floor.
+     * Measured in this run, so the before/after ratios share the load. */
+    printf("== the same, absolute residual test only (res_rtol = 0, res_tol = 1e-12: the previous default) ==\n");
     printf("%8s | %12s %6s | %12s %6s | %12s %6s\n", "N", "umf s/step", "iters", "klu s/step", "iters",
            "klu+mod s", "iters");
-    double sc[3][5] = {{0}};
+    sample A[3][5];
+    memset(A, 0, sizeof A);
     for (int i = 2; i < nN; i++) {
-      double tol = 1e-14 * (1.0 + Ns[i]);
-      sample a = measure_child("rattle", Ns[i], LV_LINSOL_UMFPACK, LV_NEWTON_FULL, tol, budget, MAX_STEPS);
-      sample b = measure_child("rattle", Ns[i], LV_LINSOL_KLU, LV_NEWTON_FULL, tol, budget, MAX_STEPS);
-      sample c = measure_child("rattle", Ns[i], LV_LINSOL_KLU, LV_NEWTON_MODIFIED, tol, budget, MAX_STEPS);
-      sc[0][i] = a.ok ? a.per_step : NAN;
-      sc[1][i] = b.ok ? b.per_step : NAN;
-      sc[2][i] = c.ok ? c.per_step : NAN;
-      printf("%8d | %12.3e %6.2f | %12.3e %6.2f | %12.3e %6.2f\n", Ns[i], a.per_step, a.iters, b.per_step, b.iters,
-             c.per_step, c.iters);
-      const sample *all[3] = {&a, &b, &c};
-      const char *nk[3] = {"full-scaledtol", "full-scaledtol", "modified-scaledtol"};
+      A[0][i] = measure_child("rattle", Ns[i], LV_LINSOL_UMFPACK, LV_NEWTON_FULL, 1e-12, 0.0, Wn[i], budget);
+      A[1][i] = measure_child("rattle", Ns[i], LV_LINSOL_KLU, LV_NEWTON_FULL, 1e-12, 0.0, Wn[i], budget);
+      A[2][i] = measure_child("rattle", Ns[i], LV_LINSOL_KLU, LV_NEWTON_MODIFIED, 1e-12, 0.0, Wn[i], budget);
+      printf("%8d | %12.3e %6.2f | %12.3e %6.2f | %12.3e %6.2f\n", Ns[i], A[0][i].per_step, A[0][i].iters,
+             A[1][i].per_step, A[1][i].iters, A[2][i].per_step, A[2][i].iters);
+      const char *nk[3] = {"full-absolute", "full-absolute", "modified-absolute"};
       for (int k = 0; k < 3; k++)
-        if (all[k]->ok)
+        if (A[k][i].ok)
           fprintf(csv, "cost,rattle,%d,%d,%s,%s,%.6e,%.3f,%.3f,%ld,%ld,%ld\n", Ns[i], 4 * Ns[i],
-                  kname(all[k]->linsol), nk[k], all[k]->per_step, all[k]->iters, all[k]->facts, all[k]->symbolic,
-                  all[k]->rss_kb, all[k]->steps);
+                  kname(A[k][i].linsol), nk[k], A[k][i].per_step, A[k][i].iters, A[k][i].facts, A[k][i].symbolic,
+                  A[k][i].rss_kb, A[k][i].steps);
     }
-    printf("cost(10^4)/cost(10^3): umfpack %.2f, klu %.2f, klu+modified %.2f", sc[0][3] / sc[0][2],
-           sc[1][3] / sc[1][2], sc[2][3] / sc[2][2]);
+    printf("cost(10^4)/cost(10^3), steps 2..%d: umfpack %.2f, klu %.2f, klu+modified %.2f\n", Wn[3] + 1,
+           PS(A[0][3]) / PS(A[0][2]), PS(A[1][3]) / PS(A[1][2]), PS(A[2][3]) / PS(A[2][2]));
+    if (Wn[3] != WIN_SHORT)
+      printf("cost(10^4)/cost(10^3), steps 2..%d: umfpack %.2f, klu %.2f, klu+modified %.2f\n", WIN_SHORT + 1,
+             PSS(A[0][3]) / PSS(A[0][2]), PSS(A[1][3]) / PSS(A[1][2]), PSS(A[2][3]) / PSS(A[2][2]));
     if (!quick)
-      printf("; cost(10^5)/cost(10^4): umfpack %.2f, klu %.2f, klu+modified %.2f", sc[0][4] / sc[0][3],
-             sc[1][4] / sc[1][3], sc[2][4] / sc[2][3]);
-    printf("\n\n");
+      printf("cost(10^5)/cost(10^4), steps 2..%d: umfpack %.2f, klu %.2f, klu+modified %.2f\n", WIN_SHORT + 1,
+             PSS(A[0][4]) / PSS(A[0][3]), PSS(A[1][4]) / PSS(A[1][3]), PSS(A[2][4]) / PSS(A[2][3]));
+    printf("default vs absolute-only, per step (same run): N = 10^3 umfpack %.2f, klu %.2f; N = 10^4 umfpack "
+           "%.2f, klu %.2f\n\n",
+           PS(U[2]) / PS(A[0][2]), PS(K[2]) / PS(A[1][2]), PS(U[3]) / PS(A[0][3]), PS(K[3]) / PS(A[1][3]));
+#undef PS
+#undef PSS
   }
 
   /* ---------------------------------------------------------- 3 */
@@ -314,6 +376,11 @@ int main(int argc, char **argv) {
   }
 
   /* ---------------------------------------------------------- 4 */
+  if (no_cross) {
+    fclose(csv);
+    printf("CSV: %s\n", csv_path);
+    return 0;
+  }
   printf("== dense/sparse crossover on Newton matrices: chain, h = 0.01, full Newton ==\n");
   printf("(n = nv + nc = 4N, the size LV_LINSOL_AUTO decides on; current threshold %d)\n",
          LV_LINSOL_AUTO_THRESHOLD);
@@ -329,9 +396,10 @@ int main(int argc, char **argv) {
            "klu/dns");
     int cross = -1, crossk = -1;
     for (int j = 0; j < nx; j++) {
-      sample d = measure_child(schemes[si], Nx[j], LV_LINSOL_DENSE, LV_NEWTON_FULL, 0, quick ? 0.1 : 0.4, MAX_STEPS);
-      sample u = measure_child(schemes[si], Nx[j], LV_LINSOL_UMFPACK, LV_NEWTON_FULL, 0, quick ? 0.1 : 0.4, MAX_STEPS);
-      sample kl = measure_child(schemes[si], Nx[j], LV_LINSOL_KLU, LV_NEWTON_FULL, 0, quick ? 0.1 : 0.4, MAX_STEPS);
+      double bx = quick ? 0.1 : 0.4;
+      sample d = measure_child(schemes[si], Nx[j], LV_LINSOL_DENSE, LV_NEWTON_FULL, 0, -1, WIN_SHORT, bx);
+      sample u = measure_child(schemes[si], Nx[j], LV_LINSOL_UMFPACK, LV_NEWTON_FULL, 0, -1, WIN_SHORT, bx);
+      sample kl = measure_child(schemes[si], Nx[j], LV_LINSOL_KLU, LV_NEWTON_FULL, 0, -1, WIN_SHORT, bx);
       if (!d.ok || !u.ok || !kl.ok) {
         printf("%-9s %6d  (run failed: dense %d, umfpack %d, klu %d)\n", "", 4 * Nx[j], d.ok, u.ok, kl.ok);
         continue;
