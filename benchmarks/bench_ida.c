@@ -566,6 +566,7 @@ static int selected(const char *list, const char *label) {
 }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
   int quick = 0, N = 100, longN = 4, richardson = 1, wp_only = 0;
   const char *only = NULL;

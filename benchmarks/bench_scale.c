@@ -185,6 +185,7 @@ static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_n
 static const char *kname(int k) { return lv_linsol_kind_name((lv_linsol_kind)k); }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
   int quick = 0, only_cross = 0, no_cross = 0;
   const char *csv_path = "bench_scale.csv";

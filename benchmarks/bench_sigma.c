@@ -377,6 +377,7 @@ static void cost(int reps) {
 }
 
 int main(int argc, char **argv) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
   int reps = 5, a = 1;
   if (argc > 1 && atoi(argv[1]) > 0) reps = atoi(argv[1]), a = 2;
   nsec = argc - a;
