@@ -152,6 +152,10 @@ int lv_spm_end(lv_spm *A, int callback_status) {
   return 0;
 }
 
+int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
+  return lv_spm_end(G, lv_model_constraint_jac(m, q, lv_spm_begin(G)));
+}
+
 /* ------------------------------------------------------------ transpose */
 
 int lv_spm_transpose(lv_spm *T, const lv_spm *A) {

@@ -57,6 +57,10 @@ void lv_spm_free(lv_spm *A);
 lv_sink *lv_spm_begin(lv_spm *A);
 int lv_spm_end(lv_spm *A, int callback_status);
 
+/* G(q) of the model's constraints captured into G (k x d): the capture
+ * every scheme on the sparse path repeats at its moving points. */
+int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G);
+
 /* T = A^T, C = A B (pattern rebuilt only when an operand's changed). */
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B);

@@ -84,10 +84,7 @@
  * gamma^{n+1}: the multipliers of the interval [t^n, t^{n+1}] (they carry
  * the superscript n+1 in (84)). */
 #include "schemes/discrete_gradient.h"
-#include "linsol/spmat.h"
-
-/* Largest connected block of M for which the sparse path forms M^-1. */
-#define EM_MAX_MASS_BLOCK 64
+#include "schemes/mass_op.h"
 
 typedef enum { EM_GGL = 0, EM_G = 1 } em_kind;
 
@@ -100,9 +97,6 @@ typedef struct {
   double h;
   lv_newton *nw;
   lv_dgrad *dg;
-  int mdiag;
-  const double *M, *Minv; /* owned by dg */
-  double *md, *mid, *rs;  /* diag(M), diag(M)^-1 if diagonal, 1/diag(M) */
   double *x, *r, *xsave, *rsave;
   /* per step */
   double *v0, *gx, *gvx;  /* M^-1 p, and (non-quadratic g only) g(q), G(q) v */
@@ -113,45 +107,14 @@ typedef struct {
   double *wo;             /* their direction: Delta projected off the group orbit */
   /* Jacobian scratch */
   double *JV, *Hb, *Ha, *MiHb, *B, *Z;
-  /* sparse assembly (UMFPACK / KLU back-ends) */
-  int sp;
-  lv_spm sM, sMi, sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
+  /* sparse assembly (UMFPACK / KLU back-ends), chosen iff mass.sparse */
+  lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
   lv_spm sJV, sHa, sZu, sZw, sI; /* D(D^G V), H(z; a), Z(z; u), Z(q1; w), identity */
   lv_asm as;                      /* the Newton matrix, merged */
+  /* M, M^-1, rs = 1/diag(M); sparse form = sparse assembly (last: its
+   * sparse part is large and cold on the dense path) */
+  lv_mass_op mass;
 } em;
-
-static int cap_G(const lv_model *m, const double *q, lv_spm *G) {
-  return lv_spm_end(G, lv_model_constraint_jac(m, q, lv_spm_begin(G)));
-}
-
-/* ------------------------------------------------------------ dense helpers */
-
-static void minv_vec(const em *E, const double *x, double *y) {
-  int d = E->d;
-  if (E->sp) {
-    lv_spm_matvec(&E->sMi, 1.0, x, 0, y);
-  } else if (E->mdiag) {
-    for (int i = 0; i < d; i++) y[i] = E->mid[i] * x[i];
-  } else {
-    lv_dense_matvec(d, d, E->Minv, x, y);
-  }
-}
-
-static void m_vec(const em *E, const double *x, double *y) {
-  int d = E->d;
-  if (E->sp) {
-    lv_spm_matvec(&E->sM, 1.0, x, 0, y);
-  } else if (E->mdiag) {
-    for (int i = 0; i < d; i++) y[i] = E->md[i] * x[i];
-  } else {
-    lv_dense_matvec(d, d, E->M, x, y);
-  }
-}
-
-/* Y = M^-1 X for X d x c */
-static void minv_cols(const em *E, int c, const double *X, double *Y) {
-  for (int j = 0; j < c; j++) minv_vec(E, X + (size_t)j * E->d, Y + (size_t)j * E->d);
-}
 
 /* ------------------------------------------------------------ residual */
 
@@ -166,18 +129,18 @@ static int em_eval(em *E) {
     E->z[i] = q[i] + 0.5 * dl[i];
   }
   memcpy(E->u, dl, (size_t)d * sizeof(double));
-  if (k > 0 && E->sp) {
-    LV_CHECK(cap_G(m, E->z, &E->sGz));
+  if (k > 0 && E->mass.sparse) {
+    LV_CHECK(lv_spm_constraint_jac(m, E->z, &E->sGz));
     if (E->kind == EM_GGL) { /* u = Delta - M^-1 G(z)^T b */
       lv_spm_matvec_t(&E->sGz, 1.0, b, 0, E->tmp);
-      minv_vec(E, E->tmp, E->w);
+      lv_mass_inv_mul(&E->mass, E->tmp, E->w);
       for (int i = 0; i < d; i++) E->u[i] -= E->w[i];
     }
   } else if (k > 0) {
     LV_CHECK(lv_model_constraint_jac_dense(m, E->z, E->Gz));
     if (E->kind == EM_GGL) {
       lv_dense_transpose(k, d, E->Gz, E->tmp2);
-      minv_cols(E, k, E->tmp2, E->MiGzT);
+      lv_mass_inv_cols(&E->mass, k, E->tmp2, E->MiGzT);
       lv_dense_gemm_acc(d, k, 1, -1.0, E->MiGzT, b, E->u); /* u = Delta - M^-1 G(z)^T b */
     }
   }
@@ -205,7 +168,7 @@ static int em_corrections_sp(em *E, const double *gy) {
   /* remainder of g^v: G(y) v1 - G(q) v0 - G(z) (v1 - v0) - Z(z; w) Delta,
    * v1 = 2u/h - v0, w = u/h */
   for (int i = 0; i < d; i++) v1[i] = 2.0 * E->u[i] / h - E->v0[i];
-  LV_CHECK(cap_G(m, E->y, &E->sGy));
+  LV_CHECK(lv_spm_constraint_jac(m, E->y, &E->sGy));
   for (int i = 0; i < d; i++) t[i] = v1[i] - E->v0[i];
   lv_spm_matvec(&E->sGy, 1.0, v1, 0, br);
   lv_spm_matvec(&E->sGz, -1.0, t, 1, br);
@@ -221,7 +184,7 @@ static int em_corrections_sp(em *E, const double *gy) {
 /* Gonzalez coefficients for non-quadratic constraints: beta_c for g_c and
  * betav_c for g^v_c (see lv_dgrad_constraints / _velocity_constraints). */
 static int em_corrections(em *E, const double *gy) {
-  if (E->sp) return em_corrections_sp(E, gy);
+  if (E->mass.sparse) return em_corrections_sp(E, gy);
   const lv_model *m = E->m;
   int d = E->d, k = E->k;
   double h = E->h;
@@ -269,10 +232,10 @@ static int em_residual(void *ctx, double *r) {
   double h = E->h;
   const double *p = E->s->p, *a = E->x + d, *b = E->x + d + k;
   /* F1 = D^-1 [ M u - h p + h^2/2 D^G V + G(z)^T a + 1/2 H(z; b) u ] */
-  m_vec(E, E->u, r);
+  lv_mass_mul(&E->mass, E->u, r);
   for (int i = 0; i < d; i++) r[i] += 0.5 * h * h * E->DGV[i] - h * p[i];
   if (k > 0) {
-    if (E->sp)
+    if (E->mass.sparse)
       lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->w);
     else
       lv_dense_matvec_t(k, d, E->Gz, a, E->w);
@@ -290,7 +253,7 @@ static int em_residual(void *ctx, double *r) {
       for (int i = 0; i < d; i++) r[i] += s * E->wo[i];
     }
   }
-  for (int i = 0; i < d; i++) r[i] *= E->rs[i];
+  for (int i = 0; i < d; i++) r[i] *= E->mass.rs[i];
   if (E->kind == EM_GGL && k > 0) {
     /* Fv = G(q1) (u - h/2 v0) */
     for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
@@ -314,37 +277,37 @@ static int em_jacobian_sp(em *E, lv_linsol *ls) {
   lv_asm_begin(S);
 
   /* dF1/dDelta = D^-1 [ M + h^2/2 J_V + 1/2 H(z;a) - 1/4 H(z;b) M^-1 H(z;b) (+ s I) ] */
-  LV_CHECK(lv_asm_add(S, 0, 0, &E->sM, 1.0, E->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, 0, &E->mass.sM, 1.0, E->mass.rs, 0));
   LV_CHECK(lv_spm_end(&E->sJV, lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_spm_begin(&E->sJV))));
-  LV_CHECK(lv_asm_add(S, 0, 0, &E->sJV, 0.5 * h * h, E->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, 0, &E->sJV, 0.5 * h * h, E->mass.rs, 0));
   if (k == 0) return lv_asm_end(S, ls);
   LV_CHECK(lv_spm_end(&E->sHa, lv_model_constraint_hessian(m, E->z, a, lv_spm_begin(&E->sHa))));
-  LV_CHECK(lv_asm_add(S, 0, 0, &E->sHa, 0.5, E->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, 0, &E->sHa, 0.5, E->mass.rs, 0));
   if (ggl) {
     LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
-    LV_CHECK(lv_spm_product(&E->sMiHb, &E->sMi, &E->sHb));
+    LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
     LV_CHECK(lv_spm_product(&E->sP11, &E->sHb, &E->sMiHb));
-    LV_CHECK(lv_asm_add(S, 0, 0, &E->sP11, -0.25, E->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, 0, &E->sP11, -0.25, E->mass.rs, 0));
   }
   if (!lv_dgrad_constraints_quadratic(E->dg)) {
     double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
-    LV_CHECK(lv_asm_add(S, 0, 0, &E->sI, sc, E->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, 0, &E->sI, sc, E->mass.rs, 0));
   }
 
   /* dF1/da = D^-1 G(z)^T,  dFg/dDelta = G(q1) */
-  LV_CHECK(lv_asm_add(S, 0, d, &E->sGz, 1.0, E->rs, 1));
-  LV_CHECK(cap_G(m, E->y, &E->sGy));
+  LV_CHECK(lv_asm_add(S, 0, d, &E->sGz, 1.0, E->mass.rs, 1));
+  LV_CHECK(lv_spm_constraint_jac(m, E->y, &E->sGy));
   LV_CHECK(lv_asm_add(S, d, 0, &E->sGy, 1.0, NULL, 0));
   if (!ggl) return lv_asm_end(S, ls);
 
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T ] */
-  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sGz, -1.0, E->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sGz, -1.0, E->mass.rs, 1));
   LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
-  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sZu, 0.5, E->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
   LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
-  LV_CHECK(lv_spm_product(&E->sMiGzT, &E->sMi, &E->sGzT));
+  LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
   LV_CHECK(lv_spm_product(&E->sP13, &E->sHb, &E->sMiGzT));
-  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sP13, -0.5, E->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sP13, -0.5, E->mass.rs, 0));
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
@@ -362,7 +325,7 @@ static int em_jacobian_sp(em *E, lv_linsol *ls) {
 static int em_jacobian(void *ctx, lv_linsol *ls) {
   em *E = ctx;
   LV_CHECK(em_eval(E));
-  if (E->sp) return em_jacobian_sp(E, ls);
+  if (E->mass.sparse) return em_jacobian_sp(E, ls);
   const lv_model *m = E->m;
   int d = E->d, k = E->k, ggl = E->kind == EM_GGL;
   double h = E->h;
@@ -372,13 +335,13 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   /* J_V (the toolkit recomputes D^G V with its derivative) */
   LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, E->JV));
   double *B11 = E->B;
-  for (size_t i = 0; i < dd; i++) B11[i] = E->M[i] + 0.5 * h * h * E->JV[i];
+  for (size_t i = 0; i < dd; i++) B11[i] = E->mass.M[i] + 0.5 * h * h * E->JV[i];
   if (k > 0) {
     LV_CHECK(lv_model_constraint_hessian_dense(m, E->z, a, E->Ha));
     for (size_t i = 0; i < dd; i++) B11[i] += 0.5 * E->Ha[i];
     if (ggl) {
       LV_CHECK(lv_model_constraint_hessian_dense(m, E->z, b, E->Hb));
-      minv_cols(E, d, E->Hb, E->MiHb);
+      lv_mass_inv_cols(&E->mass, d, E->Hb, E->MiHb);
       lv_dense_gemm_acc(d, d, d, -0.25, E->Hb, E->MiHb, B11);
     }
     if (!lv_dgrad_constraints_quadratic(E->dg)) {
@@ -386,7 +349,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
       lv_dg_add_projector(E->dg, s, B11);
     }
   }
-  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, E->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, E->mass.rs));
   if (k == 0) return 0;
 
   /* dF1/da = D^-1 (G(z)^T + Delta beta^T) */
@@ -394,7 +357,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   if (!lv_dgrad_constraints_quadratic(E->dg))
     for (int c = 0; c < k; c++)
       for (int i = 0; i < d; i++) E->tmp2[i + (size_t)c * d] += E->wo[i] * E->beta[c];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, E->tmp2, E->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, E->tmp2, E->mass.rs));
 
   /* dFg/dDelta = G(q1) */
   LV_CHECK(lv_model_constraint_jac_dense(m, E->y, E->Gy));
@@ -412,7 +375,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   if (!lv_dgrad_constraints_quadratic(E->dg))
     for (int c = 0; c < k; c++)
       for (int i = 0; i < d; i++) B13[i + (size_t)c * d] += 0.5 * h * E->wo[i] * E->betav[c];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, E->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, E->mass.rs));
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
@@ -441,13 +404,14 @@ static void em_destroy(lv_stepper *st) {
   if (!E) return;
   lv_newton_free(E->nw);
   lv_dgrad_free(E->dg);
-  double **arrs[] = {&E->md,  &E->mid,   &E->rs,  &E->x,    &E->r,    &E->xsave, &E->rsave,
-                     &E->v0,  &E->gx,    &E->gvx, &E->y,    &E->z,    &E->u,     &E->DGV,
-                     &E->Gz,  &E->MiGzT, &E->Gy,  &E->tmp,  &E->tmp2, &E->w,     &E->beta,
-                     &E->betav, &E->JV,  &E->Hb,  &E->Ha,   &E->MiHb, &E->B,     &E->Z,  &E->wo};
+  double **arrs[] = {&E->x,   &E->r,    &E->xsave, &E->rsave, &E->v0,    &E->gx, &E->gvx, &E->y,
+                     &E->z,   &E->u,    &E->DGV,   &E->Gz,    &E->MiGzT, &E->Gy, &E->tmp, &E->tmp2,
+                     &E->w,   &E->beta, &E->betav, &E->JV,    &E->Hb,    &E->Ha, &E->MiHb, &E->B,
+                     &E->Z,   &E->wo};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
-  lv_spm *sps[] = {&E->sM,  &E->sMi,   &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11,
-                   &E->sP13, &E->sP31, &E->sP33, &E->sJV, &E->sHa,    &E->sZu, &E->sZw, &E->sI};
+  lv_mass_op_free(&E->mass);
+  lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13,
+                   &E->sP31, &E->sP33, &E->sJV,    &E->sHa, &E->sZu, &E->sZw,   &E->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
   lv_asm_free(&E->as);
   free(E);
@@ -494,55 +458,35 @@ static int em_create(lv_stepper *st, em_kind kind) {
   LV_CHECK(lv_newton_new(&E->nw, n, st->linsol_kind));
   *lv_newton_opts(E->nw) = st->newton;
   st->linsol = lv_newton_linsol(E->nw);
-  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
-  lv_spm *sps[] = {&E->sM,  &E->sMi,   &E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11,
-                   &E->sP13, &E->sP31, &E->sP33, &E->sJV, &E->sHa,    &E->sZu, &E->sZw, &E->sI};
+  lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13,
+                   &E->sP31, &E->sP33, &E->sJV,    &E->sHa, &E->sZu, &E->sZw,   &E->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
   lv_spm_init(&E->sGz, k, d);
   lv_spm_init(&E->sGy, k, d);
   lv_spm_init(&E->sZu, k, d);
   lv_spm_init(&E->sZw, k, d);
-  E->md = lv_calloc((size_t)d, sizeof(double));
-  if (!E->md) return LV_ENOMEM;
-  if (lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE) {
-    int rc = lv_spm_mass(m, st->state->q, EM_MAX_MASS_BLOCK, &E->sM, &E->sMi, E->md);
-    if (rc == 0)
-      E->sp = 1;
-    else if (rc != LV_ENOTIMPL)
-      return rc;
-  }
-  if (E->sp) {
+  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
+  LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE));
+  if (E->mass.sparse) {
     lv_asm_init(&E->as, n);
     LV_CHECK(lv_spm_identity(&E->sI, d));
   }
-  if (!E->sp) {
-    LV_CHECK(lv_dg_dense_mass(E->dg));
-    E->mdiag = E->dg->mdiag;
-    E->M = E->dg->M;
-    E->Minv = E->dg->Minv;
-  }
   size_t dd = (size_t)d * d, dk = (size_t)d * (k > 0 ? k : 1), kk = (size_t)(k > 0 ? k : 1);
-  if (E->sp) dd = dk = 1; /* the dense blocks are never formed */
+  if (E->mass.sparse) dd = dk = 1; /* the dense blocks are never formed */
   size_t big = dd > dk ? dd : dk;
   if (big < 3 * kk) big = 3 * kk;
   struct {
     double **p;
     size_t len;
-  } al[] = {{&E->mid, d},    {&E->rs, d},   {&E->x, n},      {&E->r, n},
-            {&E->xsave, n}, {&E->rsave, n},  {&E->v0, d},   {&E->gx, kk},    {&E->gvx, kk},
-            {&E->y, d},     {&E->z, d},      {&E->u, d},    {&E->DGV, d},    {&E->Gz, dk},
-            {&E->MiGzT, dk}, {&E->Gy, dk},   {&E->tmp, d},  {&E->tmp2, big}, {&E->w, d},
-            {&E->beta, kk}, {&E->betav, kk}, {&E->JV, dd},  {&E->Hb, dd},    {&E->Ha, dd},
-            {&E->MiHb, dd}, {&E->B, big},    {&E->Z, dk},   {&E->wo, d}};
+  } al[] = {{&E->x, n},      {&E->r, n},      {&E->xsave, n}, {&E->rsave, n},  {&E->v0, d},
+            {&E->gx, kk},    {&E->gvx, kk},   {&E->y, d},     {&E->z, d},      {&E->u, d},
+            {&E->DGV, d},    {&E->Gz, dk},    {&E->MiGzT, dk}, {&E->Gy, dk},   {&E->tmp, d},
+            {&E->tmp2, big}, {&E->w, d},      {&E->beta, kk}, {&E->betav, kk}, {&E->JV, dd},
+            {&E->Hb, dd},    {&E->Ha, dd},    {&E->MiHb, dd}, {&E->B, big},    {&E->Z, dk},
+            {&E->wo, d}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
-  }
-  for (int i = 0; i < d; i++) {
-    if (!E->sp) E->md[i] = E->M[i + (size_t)i * d];
-    if (!(E->md[i] > 0.0)) return LV_EINPUT; /* not positive definite */
-    E->rs[i] = 1.0 / E->md[i];
-    E->mid[i] = !E->sp && E->mdiag ? 1.0 / E->md[i] : 0.0;
   }
   return 0;
 }
@@ -582,7 +526,7 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   E->h = h;
   /* p is the state; v = M^-1 p is re-derived every step so that rounding
    * cannot make the two drift apart over 10^7 steps. */
-  minv_vec(E, s->p, E->v0);
+  lv_mass_inv_mul(&E->mass, s->p, E->v0);
   LV_CHECK(lv_dg_begin(E->dg, s->q));
   if (k > 0 && !lv_dgrad_constraints_quadratic(E->dg)) {
     LV_CHECK(lv_model_constraints(m, s->q, E->gx));
@@ -649,10 +593,10 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   LV_CHECK(em_eval(E));
 
   /* Commit: p1 = 2 M u / h - p, v1 = M^-1 p1. */
-  m_vec(E, E->u, E->w);
+  lv_mass_mul(&E->mass, E->u, E->w);
   for (int i = 0; i < d; i++) s->p[i] = 2.0 * E->w[i] / h - s->p[i];
   memcpy(s->q, E->y, (size_t)d * sizeof(double));
-  minv_vec(E, s->p, s->v);
+  lv_mass_inv_mul(&E->mass, s->p, s->v);
   for (int i = 0; i < k; i++) s->lambda[i] = 2.0 * a[i] / (h * h);
   if (E->kind == EM_GGL)
     for (int i = 0; i < k; i++) s->gamma[i] = b[i] / h;

@@ -80,8 +80,8 @@
  *              solver: O(nnz) per iteration and memory, one pattern, one
  *              symbolic analysis per run (chain: 54N entries, LU fill 100N
  *              at every N).  A mass matrix whose components exceed
- *              VI_MAX_MASS_BLOCK (M^-1 then is not sparse) keeps the dense
- *              assembly whatever the back-end.
+ *              LV_MASS_MAX_BLOCK (M^-1 then is not sparse) keeps the dense
+ *              assembly whatever the back-end (mass_op.h).
  * The two assemble the same entries in a different summation order, so
  * they agree to round-off (tests/check_chain.c).
  *
@@ -115,11 +115,7 @@
  *   levels for vi-s; use G(q) M^-1 p.
  */
 #include "lv_internal.h"
-#include "linsol/spmat.h"
-
-/* Largest connected block of M for which the sparse path forms M^-1
- * (a rigid body in director coordinates has 12). */
-#define VI_MAX_MASS_BLOCK 64
+#include "schemes/mass_op.h"
 
 typedef enum { VI_S = 0, VI_A = 1, VI_B = 2 } vi_kind;
 
@@ -132,10 +128,6 @@ typedef struct {
   int d, k, n;
   double h;
   lv_newton *nw;
-  /* constant mass matrix */
-  int mdiag;
-  double *M, *Minv; /* dense d x d, column-major */
-  double *md, *mid, *rs; /* diag(M), diag(M^-1) (if mdiag), 1/diag(M) */
   /* iterate and results */
   double *x, *r, *dx;
   /* per-step constants */
@@ -144,53 +136,18 @@ typedef struct {
   int cached;
   double *qt, *q1, *u, *hp1, *y, *Gt, *G1, *MiGt, *w, *tmp, *tmp2;
   double *Hb, *Ha, *D2V, *Z, *MiHb;
-  /* sparse assembly (UMFPACK / KLU back-ends): the same quantities as
-   * fixed-pattern sparse matrices */
-  int sp;
-  lv_spm sM, sMi;                 /* M, M^-1 */
+  /* sparse assembly (UMFPACK / KLU back-ends), chosen iff mass.sparse: the
+   * same quantities as fixed-pattern sparse matrices */
   lv_spm sG0, sG0T, sMiG0T;       /* G(q^n) (VI-B, VI-S) */
   lv_spm sGt, sGtT, sMiGtT, sG1;  /* G(qt), G(q1) at the iterate */
   lv_spm sHb, sZ, sMiHb, sHbMi;   /* H(qt; b), Z, M^-1 Hb, Hb M^-1 */
   lv_spm sP11, sP13, sP31, sP33, sX, sA1, sA2, sC1; /* products */
   lv_spm sD2V, sHa, sI;           /* d2V(qt), H(qt; a), identity */
   lv_asm as;                      /* the Newton matrix, merged */
+  /* constant mass matrix: M, M^-1, rs = 1/diag(M); sparse form = sparse
+   * assembly (last: its sparse part is large and cold on the dense path) */
+  lv_mass_op mass;
 } vi;
-
-static int cap_G(const lv_model *m, const double *q, lv_spm *G) {
-  return lv_spm_end(G, lv_model_constraint_jac(m, q, lv_spm_begin(G)));
-}
-
-/* ------------------------------------------------------------ dense helpers */
-
-/* y = M^-1 x */
-static void minv_vec(const vi *V, const double *x, double *y) {
-  int d = V->d;
-  if (V->sp) {
-    lv_spm_matvec(&V->sMi, 1.0, x, 0, y);
-  } else if (V->mdiag) {
-    for (int i = 0; i < d; i++) y[i] = V->mid[i] * x[i];
-  } else {
-    lv_dense_matvec(d, d, V->Minv, x, y);
-  }
-}
-
-/* Y = M^-1 X, X and Y d x c column-major (may not alias) */
-static void minv_cols(const vi *V, int c, const double *X, double *Y) {
-  int d = V->d;
-  for (int j = 0; j < c; j++) minv_vec(V, X + (size_t)j * d, Y + (size_t)j * d);
-}
-
-/* y = M x */
-static void m_vec(const vi *V, const double *x, double *y) {
-  int d = V->d;
-  if (V->sp) {
-    lv_spm_matvec(&V->sM, 1.0, x, 0, y);
-  } else if (V->mdiag) {
-    for (int i = 0; i < d; i++) y[i] = V->md[i] * x[i];
-  } else {
-    lv_dense_matvec(d, d, V->M, x, y);
-  }
-}
 
 /* ------------------------------------------------------------ sparse path */
 
@@ -206,12 +163,12 @@ static int ab_eval_sp(vi *V) {
     V->qt[i] = q[i] + th * dq[i];
     V->q1[i] = q[i] + dq[i];
   }
-  LV_CHECK(cap_G(m, V->qt, &V->sGt));
-  if (V->kind == VI_B && th != 1.0) LV_CHECK(cap_G(m, V->q1, &V->sG1));
+  LV_CHECK(lv_spm_constraint_jac(m, V->qt, &V->sGt));
+  if (V->kind == VI_B && th != 1.0) LV_CHECK(lv_spm_constraint_jac(m, V->q1, &V->sG1));
   const lv_spm *G1 = th == 1.0 ? &V->sGt : &V->sG1;
   /* u = h v^{n+1} = dq - M^-1 G(qt)^T b */
   lv_spm_matvec_t(&V->sGt, 1.0, b, 0, V->tmp);
-  minv_vec(V, V->tmp, V->w);
+  lv_mass_inv_mul(&V->mass, V->tmp, V->w);
   for (int i = 0; i < d; i++) V->u[i] = dq[i] - V->w[i];
   /* h p^{n+1} = h p - h^2 dV(qt) - Gl^T a - H(qt; b) u */
   LV_CHECK(lv_model_grad_potential(m, V->qt, V->tmp));
@@ -232,7 +189,7 @@ static int ab_residual_sp(vi *V, double *r) {
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h;
   const double *p = V->s->p, *a = V->x + d;
-  m_vec(V, V->u, r);
+  lv_mass_mul(&V->mass, V->u, r);
   for (int i = 0; i < d; i++) r[i] -= th * h * p[i] + (1.0 - th) * V->hp1[i];
   if (V->kind == VI_B) {
     /* + Gc^T a = theta (1-vt) G(q)^T a - (1-theta) vt G(q1)^T a */
@@ -241,7 +198,7 @@ static int ab_residual_sp(vi *V, double *r) {
     lv_spm_matvec_t(th == 1.0 ? &V->sGt : &V->sG1, -(1.0 - th) * vt, a, 1, V->tmp);
     for (int i = 0; i < d; i++) r[i] += V->tmp[i];
   }
-  for (int i = 0; i < d; i++) r[i] *= V->rs[i];
+  for (int i = 0; i < d; i++) r[i] *= V->mass.rs[i];
   if (k == 0) return 0;
   LV_CHECK(lv_model_constraints(V->m, V->kind == VI_A ? V->qt : V->q1, r + d));
   lv_spm_matvec(&V->sGt, 1.0, V->u, 0, r + d + k);
@@ -260,35 +217,35 @@ static int ab_jacobian_sp(vi *V, lv_linsol *ls) {
   lv_asm_begin(S);
 
   /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
-  LV_CHECK(lv_asm_add(S, 0, 0, &V->sM, 1.0, V->rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, 0, &V->mass.sM, 1.0, V->mass.rs, 0));
   LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
-  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_asm_add(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->rs, 0));
-  if (c1 != 0.0 || th != 0.0) LV_CHECK(lv_spm_product(&V->sMiHb, &V->sMi, &V->sHb));
+  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_asm_add(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->mass.rs, 0));
+  if (c1 != 0.0 || th != 0.0) LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
   if (c1 != 0.0) {
     LV_CHECK(lv_spm_end(&V->sD2V, lv_model_hess_potential(m, V->qt, lv_spm_begin(&V->sD2V))));
-    LV_CHECK(lv_asm_add(S, 0, 0, &V->sD2V, c1 * h * h, V->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, 0, &V->sD2V, c1 * h * h, V->mass.rs, 0));
     if (V->kind == VI_A) {
       LV_CHECK(lv_spm_end(&V->sHa, lv_model_constraint_hessian(m, V->qt, a, lv_spm_begin(&V->sHa))));
-      LV_CHECK(lv_asm_add(S, 0, 0, &V->sHa, c1, V->rs, 0));
+      LV_CHECK(lv_asm_add(S, 0, 0, &V->sHa, c1, V->mass.rs, 0));
     }
     LV_CHECK(lv_spm_product(&V->sP11, &V->sHb, &V->sMiHb));
-    LV_CHECK(lv_asm_add(S, 0, 0, &V->sP11, -c1, V->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, 0, &V->sP11, -c1, V->mass.rs, 0));
   }
   if (k == 0) return lv_asm_end(S, ls);
 
   /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
   double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
-  LV_CHECK(lv_asm_add(S, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->mass.rs, 1));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
-  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sGt, -1.0, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sGt, -1.0, V->mass.rs, 1));
   LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->u, lv_spm_begin(&V->sZ))));
   LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
-  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->sMi, &V->sGtT));
+  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
   if (1.0 - th != 0.0) {
-    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, 1.0 - th, V->rs, 1));
+    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, 1.0 - th, V->mass.rs, 1));
     LV_CHECK(lv_spm_product(&V->sP13, &V->sHb, &V->sMiGtT));
-    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sP13, -(1.0 - th), V->rs, 0));
+    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sP13, -(1.0 - th), V->mass.rs, 0));
   }
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
@@ -318,15 +275,15 @@ static int s_eval_sp(vi *V) {
   /* y = h M v^n = c0 - G(q)^T a;  u = h v^n;  qt = qbar = q + h v^n */
   lv_spm_matvec_t(&V->sG0, 1.0, a, 0, V->tmp);
   for (int i = 0; i < d; i++) V->y[i] = V->c0[i] - V->tmp[i];
-  minv_vec(V, V->y, V->u);
+  lv_mass_inv_mul(&V->mass, V->y, V->u);
   for (int i = 0; i < d; i++) V->qt[i] = q[i] + V->u[i];
-  LV_CHECK(cap_G(m, V->qt, &V->sGt));
+  LV_CHECK(lv_spm_constraint_jac(m, V->qt, &V->sGt));
   /* q^{n+1} = qbar + M^-1 G(qbar)^T b */
   lv_spm_matvec_t(&V->sGt, 1.0, b, 0, V->tmp);
-  minv_vec(V, V->tmp, V->w);
+  lv_mass_inv_mul(&V->mass, V->tmp, V->w);
   for (int i = 0; i < d; i++) V->q1[i] = V->qt[i] + V->w[i];
   /* hp1 holds M^-1 P here */
-  minv_vec(V, P, V->hp1);
+  lv_mass_inv_mul(&V->mass, P, V->hp1);
   V->cached = 1;
   return 0;
 }
@@ -340,26 +297,26 @@ static int s_jacobian_sp(vi *V, lv_linsol *ls) {
 
   /* dF1/dP = -D^-1 (I + Hb M^-1) */
   LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
-  LV_CHECK(lv_spm_product(&V->sHbMi, &V->sHb, &V->sMi));
-  LV_CHECK(lv_asm_add(S, 0, 0, &V->sI, -1.0, V->rs, 0));
-  LV_CHECK(lv_asm_add(S, 0, 0, &V->sHbMi, -1.0, V->rs, 0));
+  LV_CHECK(lv_spm_product(&V->sHbMi, &V->sHb, &V->mass.sMi));
+  LV_CHECK(lv_asm_add(S, 0, 0, &V->sI, -1.0, V->mass.rs, 0));
+  LV_CHECK(lv_asm_add(S, 0, 0, &V->sHbMi, -1.0, V->mass.rs, 0));
   if (k == 0) return lv_asm_end(S, ls);
 
   /* dF1/da = -D^-1 G(q)^T,  dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
-  LV_CHECK(lv_asm_add(S, 0, d, &V->sG0, -1.0, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d, &V->sG0, -1.0, V->mass.rs, 1));
   LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->hp1, lv_spm_begin(&V->sZ))));
-  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, -1.0, V->rs, 1));
+  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, -1.0, V->mass.rs, 1));
 
   /* dFg/da = -G(q1) M^-1 G(q)^T - G(q1) (M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
-  LV_CHECK(cap_G(m, V->q1, &V->sG1));
-  LV_CHECK(lv_spm_product(&V->sMiHb, &V->sMi, &V->sHb));
+  LV_CHECK(lv_spm_constraint_jac(m, V->q1, &V->sG1));
+  LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
   LV_CHECK(lv_spm_product(&V->sX, &V->sMiHb, &V->sMiG0T));
   LV_CHECK(lv_spm_product(&V->sA1, &V->sG1, &V->sMiG0T));
   LV_CHECK(lv_spm_product(&V->sA2, &V->sG1, &V->sX));
   LV_CHECK(lv_asm_add(S, d, d, &V->sA1, -1.0, NULL, 0));
   LV_CHECK(lv_asm_add(S, d, d, &V->sA2, -1.0, NULL, 0));
   LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
-  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->sMi, &V->sGtT));
+  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
   LV_CHECK(lv_spm_product(&V->sP33, &V->sG1, &V->sMiGtT));
   LV_CHECK(lv_asm_add(S, d, d + k, &V->sP33, 1.0, NULL, 0));
 
@@ -375,7 +332,7 @@ static int s_jacobian_sp(vi *V, lv_linsol *ls) {
 /* Everything the residual and the Newton matrix share, at the iterate x. */
 static int ab_eval(vi *V) {
   if (V->cached) return 0;
-  if (V->sp) return ab_eval_sp(V);
+  if (V->mass.sparse) return ab_eval_sp(V);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *q = V->s->q, *p = V->s->p;
@@ -393,7 +350,7 @@ static int ab_eval(vi *V) {
       LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
   }
   lv_dense_transpose(k, d, V->Gt, V->tmp2);
-  minv_cols(V, k, V->tmp2, V->MiGt);
+  lv_mass_inv_cols(&V->mass, k, V->tmp2, V->MiGt);
   /* u = h v^{n+1} = dq - M^-1 G(qt)^T b */
   for (int i = 0; i < d; i++) V->u[i] = dq[i];
   lv_dense_gemm_acc(d, k, 1, -1.0, V->MiGt, b, V->u);
@@ -417,11 +374,11 @@ static int ab_eval(vi *V) {
 static int ab_residual(void *ctx, double *r) {
   vi *V = ctx;
   LV_CHECK(ab_eval(V));
-  if (V->sp) return ab_residual_sp(V, r);
+  if (V->mass.sparse) return ab_residual_sp(V, r);
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h;
   const double *p = V->s->p, *a = V->x + d;
-  m_vec(V, V->u, r);
+  lv_mass_mul(&V->mass, V->u, r);
   for (int i = 0; i < d; i++) r[i] -= th * h * p[i] + (1.0 - th) * V->hp1[i];
   if (V->kind == VI_B) {
     /* + Gc^T a = theta (1-vt) G(q)^T a - (1-theta) vt G(q1)^T a */
@@ -430,7 +387,7 @@ static int ab_residual(void *ctx, double *r) {
     lv_dense_matvec_t(k, d, V->G1, a, V->w);
     for (int i = 0; i < d; i++) r[i] += th * (1.0 - vt) * V->tmp[i] - (1.0 - th) * vt * V->w[i];
   }
-  for (int i = 0; i < d; i++) r[i] *= V->rs[i];
+  for (int i = 0; i < d; i++) r[i] *= V->mass.rs[i];
   if (k == 0) return 0;
   LV_CHECK(lv_model_constraints(V->m, V->kind == VI_A ? V->qt : V->q1, r + d));
   lv_dense_matvec(k, d, V->Gt, V->u, r + d + k);
@@ -440,7 +397,7 @@ static int ab_residual(void *ctx, double *r) {
 static int ab_jacobian(void *ctx, lv_linsol *ls) {
   vi *V = ctx;
   LV_CHECK(ab_eval(V));
-  if (V->sp) return ab_jacobian_sp(V, ls);
+  if (V->mass.sparse) return ab_jacobian_sp(V, ls);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h;
@@ -448,7 +405,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
 
   /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
   LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, b, V->Hb));
-  minv_cols(V, d, V->Hb, V->MiHb);
+  lv_mass_inv_cols(&V->mass, d, V->Hb, V->MiHb);
   memset(V->D2V, 0, (size_t)d * d * sizeof(double));
   lv_sink sD = lv_sink_dense(V->D2V, d, d, d);
   LV_CHECK(lv_model_hess_potential(m, V->qt, &sD));
@@ -459,16 +416,16 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   } else {
     for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * h * h * V->D2V[i];
   }
-  for (size_t i = 0; i < (size_t)d * d; i++) B11[i] += V->M[i] + (1.0 - 2.0 * th) * V->Hb[i];
+  for (size_t i = 0; i < (size_t)d * d; i++) B11[i] += V->mass.M[i] + (1.0 - 2.0 * th) * V->Hb[i];
   if (th * (1.0 - th) != 0.0) lv_dense_gemm_acc(d, d, d, -th * (1.0 - th), V->Hb, V->MiHb, B11);
-  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->mass.rs));
   if (k == 0) return 0;
 
   /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
   lv_dense_transpose(k, d, V->kind == VI_A ? V->Gt : V->G0, V->tmp2);
   double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] *= ca;
-  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->mass.rs));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
   LV_CHECK(lv_model_constraint_curvature_dense(m, V->qt, V->u, V->Z));
@@ -478,7 +435,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   lv_dense_transpose(k, d, V->Z, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) B13[i] += (1.0 - th) * V->tmp2[i];
   lv_dense_gemm_acc(d, d, k, -(1.0 - th), V->Hb, V->MiGt, B13);
-  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, V->mass.rs));
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
   if (V->kind == VI_A) {
@@ -503,7 +460,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
 
 static int s_eval(vi *V) {
   if (V->cached) return 0;
-  if (V->sp) return s_eval_sp(V);
+  if (V->mass.sparse) return s_eval_sp(V);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *q = V->s->q;
@@ -511,16 +468,16 @@ static int s_eval(vi *V) {
   /* y = h M v^n = c0 - G(q)^T a;  u = h v^n;  qt = qbar = q + h v^n */
   lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
   for (int i = 0; i < d; i++) V->y[i] = V->c0[i] - V->tmp[i];
-  minv_vec(V, V->y, V->u);
+  lv_mass_inv_mul(&V->mass, V->y, V->u);
   for (int i = 0; i < d; i++) V->qt[i] = q[i] + V->u[i];
   LV_CHECK(lv_model_constraint_jac_dense(m, V->qt, V->Gt));
   lv_dense_transpose(k, d, V->Gt, V->tmp2);
-  minv_cols(V, k, V->tmp2, V->MiGt);
+  lv_mass_inv_cols(&V->mass, k, V->tmp2, V->MiGt);
   /* q^{n+1} = qbar + M^-1 G(qbar)^T b */
   memcpy(V->q1, V->qt, (size_t)d * sizeof(double));
   lv_dense_gemm_acc(d, k, 1, 1.0, V->MiGt, b, V->q1);
   /* hp1 holds M^-1 P here */
-  minv_vec(V, P, V->hp1);
+  lv_mass_inv_mul(&V->mass, P, V->hp1);
   V->cached = 1;
   return 0;
 }
@@ -531,10 +488,10 @@ static int s_residual(void *ctx, double *r) {
   int d = V->d, k = V->k;
   const double *P = V->x, *b = V->x + d + k;
   LV_CHECK(lv_model_hessian_apply(V->m, V->qt, b, V->hp1, V->w));
-  for (int i = 0; i < d; i++) r[i] = V->rs[i] * (V->y[i] - P[i] - V->w[i]);
+  for (int i = 0; i < d; i++) r[i] = V->mass.rs[i] * (V->y[i] - P[i] - V->w[i]);
   if (k == 0) return 0;
   LV_CHECK(lv_model_constraints(V->m, V->q1, r + d));
-  if (V->sp)
+  if (V->mass.sparse)
     lv_spm_matvec(&V->sGt, 1.0, V->hp1, 0, r + d + k);
   else
     lv_dense_matvec(k, d, V->Gt, V->hp1, r + d + k);
@@ -544,30 +501,30 @@ static int s_residual(void *ctx, double *r) {
 static int s_jacobian(void *ctx, lv_linsol *ls) {
   vi *V = ctx;
   LV_CHECK(s_eval(V));
-  if (V->sp) return s_jacobian_sp(V, ls);
+  if (V->mass.sparse) return s_jacobian_sp(V, ls);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *b = V->x + d + k;
 
   /* dF1/dP = -D^-1 (I + Hb M^-1);  Hb M^-1 = (M^-1 Hb)^T, both symmetric */
   LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, b, V->Hb));
-  minv_cols(V, d, V->Hb, V->MiHb);
+  lv_mass_inv_cols(&V->mass, d, V->Hb, V->MiHb);
   double *B11 = V->Ha;
   lv_dense_transpose(d, d, V->MiHb, B11);
   for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = -B11[i];
   for (int i = 0; i < d; i++) B11[i + (size_t)i * d] -= 1.0;
-  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->mass.rs));
   if (k == 0) return 0;
 
   /* dF1/da = -D^-1 G(q)^T */
   lv_dense_transpose(k, d, V->G0, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->mass.rs));
   /* dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
   LV_CHECK(lv_model_constraint_curvature_dense(m, V->qt, V->hp1, V->Z));
   lv_dense_transpose(k, d, V->Z, V->tmp2);
   for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, V->tmp2, V->rs));
+  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, V->tmp2, V->mass.rs));
 
   /* dFg/da = -G(q1) (I + M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
   LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
@@ -603,13 +560,14 @@ static void vi_destroy(lv_stepper *st) {
   vi *V = st->priv;
   if (!V) return;
   lv_newton_free(V->nw);
-  double **arrs[] = {&V->M, &V->Minv, &V->md, &V->mid, &V->rs, &V->x, &V->r, &V->dx, &V->G0, &V->MiG0t,
-                     &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->Gt, &V->G1, &V->MiGt,
-                     &V->w, &V->tmp, &V->tmp2, &V->Hb, &V->Ha, &V->D2V, &V->Z, &V->MiHb};
+  double **arrs[] = {&V->x,  &V->r,    &V->dx,   &V->G0, &V->MiG0t, &V->c0,  &V->qt,  &V->q1,  &V->u,
+                     &V->hp1, &V->y,   &V->Gt,   &V->G1, &V->MiGt,  &V->w,   &V->tmp, &V->tmp2, &V->Hb,
+                     &V->Ha,  &V->D2V, &V->Z,    &V->MiHb};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
-  lv_spm *sps[] = {&V->sM,  &V->sMi,   &V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT,
-                   &V->sG1, &V->sHb,   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,
-                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1,  &V->sD2V, &V->sHa,  &V->sI};
+  lv_mass_op_free(&V->mass);
+  lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
+                   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,   &V->sP33, &V->sX,
+                   &V->sA1,  &V->sA2,  &V->sC1,    &V->sD2V, &V->sHa,  &V->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
   lv_asm_free(&V->as);
   free(V);
@@ -673,73 +631,34 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   LV_CHECK(lv_newton_new(&V->nw, n, st->linsol_kind));
   *lv_newton_opts(V->nw) = st->newton;
   st->linsol = lv_newton_linsol(V->nw);
-  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
-  lv_spm *sps[] = {&V->sM,  &V->sMi,   &V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT,
-                   &V->sG1, &V->sHb,   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,
-                   &V->sP33, &V->sX,   &V->sA1,  &V->sA2,  &V->sC1,  &V->sD2V, &V->sHa,  &V->sI};
+  lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
+                   &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,   &V->sP33, &V->sX,
+                   &V->sA1,  &V->sA2,  &V->sC1,    &V->sD2V, &V->sHa,  &V->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
   lv_spm_init(&V->sG0, k, d);
   lv_spm_init(&V->sGt, k, d);
   lv_spm_init(&V->sG1, k, d);
   lv_spm_init(&V->sZ, k, d);
-  V->md = lv_calloc((size_t)d, sizeof(double));
-  if (!V->md) return LV_ENOMEM;
-  if (lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE) {
-    int rc = lv_spm_mass(m, st->state->q, VI_MAX_MASS_BLOCK, &V->sM, &V->sMi, V->md);
-    if (rc == 0)
-      V->sp = 1;
-    else if (rc != LV_ENOTIMPL)
-      return rc;
-  }
+  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
+  LV_CHECK(lv_mass_op_init(&V->mass, m, st->state->q, lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE));
   size_t dd = (size_t)d * d, dk = (size_t)d * (k > 0 ? k : 1);
   size_t dmax = (size_t)(d > k ? d : k);
-  if (V->sp) dd = dk = 1; /* the dense blocks are never formed */
+  if (V->mass.sparse) dd = dk = 1; /* the dense blocks are never formed */
   struct {
     double **p;
     size_t len;
-  } al[] = {{&V->M, dd},    {&V->Minv, dd}, {&V->mid, d},    {&V->rs, d},     {&V->x, n},
-            {&V->r, n},     {&V->dx, n},     {&V->G0, dk},   {&V->MiG0t, dk}, {&V->c0, d},   {&V->qt, d},     {&V->q1, d},
-            {&V->u, d},     {&V->hp1, d},   {&V->y, d},    {&V->Gt, dk},    {&V->G1, dk},    {&V->MiGt, dk},
-            {&V->w, dk > dmax ? dk : dmax}, {&V->tmp, dmax}, {&V->tmp2, dd > dk ? dd : dk},
-            {&V->Hb, dd},   {&V->Ha, dd},   {&V->D2V, dd}, {&V->Z, dk},     {&V->MiHb, dd}};
+  } al[] = {{&V->x, n},      {&V->r, n},      {&V->dx, n},     {&V->G0, dk},   {&V->MiG0t, dk},
+            {&V->c0, d},     {&V->qt, d},     {&V->q1, d},     {&V->u, d},     {&V->hp1, d},
+            {&V->y, d},      {&V->Gt, dk},    {&V->G1, dk},    {&V->MiGt, dk}, {&V->w, dk > dmax ? dk : dmax},
+            {&V->tmp, dmax}, {&V->tmp2, dd > dk ? dd : dk},    {&V->Hb, dd},   {&V->Ha, dd},
+            {&V->D2V, dd},   {&V->Z, dk},     {&V->MiHb, dd}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
   }
-
-  if (V->sp) {
-    for (int i = 0; i < d; i++) V->rs[i] = 1.0 / V->md[i];
-    lv_asm_init(&V->as, n);
-    return kind == VI_S ? lv_spm_identity(&V->sI, d) : 0;
-  }
-  /* M once (it is constant); M^-1 exactly if diagonal, else by dense LU. */
-  LV_CHECK(lv_model_mass_dense(m, st->state->q, V->M));
-  V->mdiag = 1;
-  for (int j = 0; j < d; j++)
-    for (int i = 0; i < d; i++)
-      if (i != j && V->M[i + (size_t)j * d] != 0.0) V->mdiag = 0;
-  for (int i = 0; i < d; i++) {
-    V->md[i] = V->M[i + (size_t)i * d];
-    if (!(V->md[i] > 0.0)) return LV_EINPUT; /* not positive definite */
-    V->rs[i] = 1.0 / V->md[i];
-    V->mid[i] = V->mdiag ? 1.0 / V->md[i] : 0.0;
-  }
-  if (!V->mdiag) {
-    lv_linsol *ls = NULL;
-    LV_CHECK(lv_linsol_new(&ls, LV_LINSOL_DENSE, d, 0));
-    int rc = lv_linsol_begin(ls);
-    lv_sink s = lv_linsol_sink(ls);
-    if (!rc) rc = lv_model_mass(m, st->state->q, &s);
-    if (!rc) rc = lv_linsol_factor(ls);
-    for (int j = 0; j < d && !rc; j++) {
-      double *col = V->Minv + (size_t)j * d;
-      col[j] = 1.0;
-      rc = lv_linsol_solve(ls, col);
-    }
-    lv_linsol_free(ls);
-    if (rc) return rc;
-  }
-  return 0;
+  if (!V->mass.sparse) return 0;
+  lv_asm_init(&V->as, n);
+  return kind == VI_S ? lv_spm_identity(&V->sI, d) : 0;
 }
 
 static int vi_s_create(lv_stepper *st) { return vi_create(st, VI_S); }
@@ -796,8 +715,8 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   if (h != V->h) lv_newton_invalidate(V->nw);
   V->h = h;
   double *a = V->x + d, *b = V->x + d + k;
-  if (k > 0 && V->sp) {
-    if (V->kind != VI_A) LV_CHECK(cap_G(m, s->q, &V->sG0)); /* VI-A never uses G(q^n) */
+  if (k > 0 && V->mass.sparse) {
+    if (V->kind != VI_A) LV_CHECK(lv_spm_constraint_jac(m, s->q, &V->sG0)); /* VI-A never uses G(q^n) */
   } else if (k > 0) {
     LV_CHECK(lv_model_constraint_jac_dense(m, s->q, V->G0));
   }
@@ -810,16 +729,16 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     /* c0 = h p - h^2 dV(q);  M^-1 G(q)^T */
     LV_CHECK(lv_model_grad_potential(m, s->q, V->tmp));
     for (int i = 0; i < d; i++) V->c0[i] = h * s->p[i] - h * h * V->tmp[i];
-    if (V->sp) {
+    if (V->mass.sparse) {
       LV_CHECK(lv_spm_transpose(&V->sG0T, &V->sG0));
-      LV_CHECK(lv_spm_product(&V->sMiG0T, &V->sMi, &V->sG0T));
+      LV_CHECK(lv_spm_product(&V->sMiG0T, &V->mass.sMi, &V->sG0T));
     } else {
       lv_dense_transpose(k, d, V->G0, V->tmp2);
-      minv_cols(V, k, V->tmp2, V->MiG0t);
+      lv_mass_inv_cols(&V->mass, k, V->tmp2, V->MiG0t);
     }
     if (V->advanced) {
       /* P = h M v^n at the guessed lambda: exact up to the O(h^2 gamma) term */
-      if (V->sp)
+      if (V->mass.sparse)
         lv_spm_matvec_t(&V->sG0, 1.0, a, 0, V->tmp);
       else
         lv_dense_matvec_t(k, d, V->G0, a, V->tmp);

@@ -1,0 +1,78 @@
+/* The constant mass matrix M of the reduced GGL schemes (ggl_vi.c, em.c),
+ * in the form their Newton-matrix assembly uses (internal, not installed).
+ *
+ * Why one object: the VI and EM schemes reduce their equations the same
+ * way (position-level unknowns, momentum rows scaled by D^-1 = diag(M)^-1)
+ * and need the same things from M: products M x and M^-1 x, the row
+ * scaling, and either dense M, M^-1 (dense assembly) or fixed-pattern
+ * sparse M, M^-1 (sparse assembly, linsol/spmat.h), chosen the same way.
+ * Written once here, the two schemes cannot drift apart in how M is formed,
+ * inverted or applied -- which the dense vs sparse agreement tests of both
+ * rely on.
+ *
+ *   sparse form  with a sparse back-end, when every connected block of M's
+ *                pattern has at most LV_MASS_MAX_BLOCK rows: M and M^-1
+ *                (block by block, lv_spm_mass) as fixed-pattern matrices;
+ *   dense form   otherwise: M once (it is constant), M^-1 as 1/diag(M) if
+ *                M is diagonal, else by dense LU (M^-1 is then not sparse).
+ *
+ * The products are static inline: they sit in the schemes' innermost loops
+ * (several per Newton iteration on ~10 us steps). */
+#ifndef LIVENS_MASS_OP_H
+#define LIVENS_MASS_OP_H
+
+#include "lv_internal.h"
+#include "linsol/spmat.h"
+
+/* Largest connected block of M for which the sparse form is built (a rigid
+ * body in director coordinates has 12). */
+#define LV_MASS_MAX_BLOCK 64
+
+typedef struct {
+  int d;
+  int sparse;       /* sparse form: sM, sMi are set, M and Minv are not */
+  int diag;         /* dense form: M is diagonal (M^-1 x = rs .* x) */
+  double *md;       /* diag(M), positive */
+  double *rs;       /* 1 / diag(M): the row scaling D^-1 of the momentum rows */
+  double *M, *Minv; /* dense form: d x d, column-major (Minv's diagonal set also when diag) */
+  lv_spm sM, sMi;   /* sparse form (last: large, and not touched by the dense form) */
+} lv_mass_op;
+
+/* M of the constant-mass model @p m (evaluated at @p q), in sparse form if
+ * @p try_sparse and M^-1 is sparse, else in dense form.  Status: LV_EINPUT
+ * (a diagonal entry not positive), LV_ESINGULAR, LV_ENOMEM.  @p mo can be
+ * freed with lv_mass_op_free whatever the status; a zero-filled lv_mass_op
+ * can be freed too. */
+int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int try_sparse);
+void lv_mass_op_free(lv_mass_op *mo);
+
+/* y = A x for A = M (sparse S, diagonal dg, dense D) or A = M^-1 */
+static inline void lv_mass_op_apply_(const lv_mass_op *mo, const lv_spm *S, const double *dg, const double *D,
+                                     const double *x, double *y) {
+  int d = mo->d;
+  if (mo->sparse) {
+    lv_spm_matvec(S, 1.0, x, 0, y);
+  } else if (mo->diag) {
+    for (int i = 0; i < d; i++) y[i] = dg[i] * x[i];
+  } else {
+    lv_dense_matvec(d, d, D, x, y);
+  }
+}
+
+/* y = M x */
+static inline void lv_mass_mul(const lv_mass_op *mo, const double *x, double *y) {
+  lv_mass_op_apply_(mo, &mo->sM, mo->md, mo->M, x, y);
+}
+
+/* y = M^-1 x */
+static inline void lv_mass_inv_mul(const lv_mass_op *mo, const double *x, double *y) {
+  lv_mass_op_apply_(mo, &mo->sMi, mo->rs, mo->Minv, x, y);
+}
+
+/* Y = M^-1 X, X and Y d x c column-major (may not alias) */
+static inline void lv_mass_inv_cols(const lv_mass_op *mo, int c, const double *X, double *Y) {
+  int d = mo->d;
+  for (int j = 0; j < c; j++) lv_mass_inv_mul(mo, X + (size_t)j * d, Y + (size_t)j * d);
+}
+
+#endif
