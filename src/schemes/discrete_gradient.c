@@ -642,7 +642,8 @@ static int check_invariants(lv_dgrad *dg) {
 
 void lv_dgrad_free(lv_dgrad *dg) {
   if (!dg) return;
-  double **arr[] = {&dg->M,   &dg->Minv, &dg->x,    &dg->pia,  &dg->vta,  &dg->dvta, &dg->tz,
+  lv_mass_op_free(&dg->mass);
+  double **arr[] = {&dg->x,   &dg->pia,  &dg->vta,  &dg->dvta, &dg->tz,
                     &dg->ty,  &dg->hval, &dg->z,    &dg->dl,   &dg->w1,   &dg->w2,   &dg->H,
                     &dg->pib, &dg->pim,  &dg->pie,  &dg->vtb,  &dg->dvtb, &dg->vtm,  &dg->dvtm,
                     &dg->vte, &dg->dvte, &dg->c,    &dg->cp,   &dg->eps,  &dg->gx,   &dg->gy,
@@ -723,46 +724,10 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
 /* Dense M and M^-1 on first use: d x d each, so only the dense paths (and
  * lv_dgrad_velocity_constraints, whose outputs are dense) pay for them. */
 int lv_dg_dense_mass(lv_dgrad *dg) {
-  if (dg->M) return 0;
+  if (dg->mass.M) return 0;
   if (!dg->mass_const) return LV_ENOTIMPL;
-  const lv_model *m = dg->m;
-  int d = dg->d, rc = 0;
-  size_t dd = (size_t)d * d;
-  dg->M = lv_calloc(dd, sizeof(double));
-  dg->Minv = lv_calloc(dd, sizeof(double));
-  if (!dg->M || !dg->Minv) rc = LV_ENOMEM;
-  if (!rc) rc = lv_model_mass_dense(m, m->q0, dg->M);
-  if (!rc) {
-    dg->mdiag = 1;
-    for (int j = 0; j < d; j++)
-      for (int i = 0; i < d; i++)
-        if (i != j && dg->M[i + (size_t)j * d] != 0.0) dg->mdiag = 0;
-    if (dg->mdiag) {
-      for (int i = 0; i < d; i++) {
-        double mi = dg->M[i + (size_t)i * d];
-        if (!(mi > 0.0)) rc = LV_EINPUT;
-        dg->Minv[i + (size_t)i * d] = 1.0 / mi;
-      }
-    } else {
-      lv_linsol *ls = NULL;
-      rc = lv_linsol_new(&ls, LV_LINSOL_DENSE, d, 0);
-      if (!rc) rc = lv_linsol_begin(ls);
-      lv_sink s = ls ? lv_linsol_sink(ls) : lv_sink_null(d, d);
-      if (!rc) rc = lv_model_mass(m, m->q0, &s);
-      if (!rc) rc = lv_linsol_factor(ls);
-      for (int j = 0; j < d && !rc; j++) {
-        double *col = dg->Minv + (size_t)j * d;
-        col[j] = 1.0;
-        rc = lv_linsol_solve(ls, col);
-      }
-      lv_linsol_free(ls);
-    }
-  }
-  if (rc) {
-    free(dg->M);
-    free(dg->Minv);
-    dg->M = dg->Minv = NULL;
-  }
+  int rc = lv_mass_op_init(&dg->mass, dg->m, dg->m->q0, 0);
+  if (rc) lv_mass_op_free(&dg->mass);
   return rc;
 }
 
@@ -828,15 +793,15 @@ int lv_dgrad_velocity_constraints(lv_dgrad *dg, const double *x, const double *p
     dg->dl[i] = y[i] - x[i];
     dg->z[i] = x[i] + 0.5 * dg->dl[i];
   }
-  lv_dense_matvec(d, d, dg->Minv, px, dg->vx);
-  lv_dense_matvec(d, d, dg->Minv, py, dg->vy);
+  lv_dense_matvec(d, d, dg->mass.Minv, px, dg->vx);
+  lv_dense_matvec(d, d, dg->mass.Minv, py, dg->vy);
   for (int i = 0; i < d; i++) dg->wv[i] = 0.5 * (dg->vx[i] + dg->vy[i]);
   /* dp = G(z) M^-1 (M^-1 symmetric: row c of dp is (M^-1 G_c(z)^T)^T) */
   LV_CHECK(lv_model_constraint_jac_dense(m, dg->z, dg->Gz));
   memset(dp, 0, (size_t)nc * (size_t)d * sizeof(double));
   for (int j = 0; j < d; j++)
     for (int k = 0; k < d; k++) {
-      double a = dg->Minv[k + (size_t)j * d];
+      double a = dg->mass.Minv[k + (size_t)j * d];
       if (a == 0.0) continue;
       for (int c = 0; c < nc; c++) dp[c + (size_t)j * nc] += dg->Gz[c + (size_t)k * nc] * a;
     }

@@ -9,16 +9,14 @@
 
 #include "lv_internal.h"
 #include "livens/lv_dgrad.h"
+#include "schemes/mass_op.h"
 
 struct lv_dgrad {
   const lv_model *m;
   int d, nc, ninv;
   lv_dgrad_kind pot;
   int con_quad;        /* every g_k at most quadratic (midpoint exact) */
-  /* constant mass matrix (dense, column-major), if the model has one;
-   * formed on first use by lv_dg_dense_mass (NULL until then) */
-  int mass_const, mdiag;
-  double *M, *Minv;
+  int mass_const;      /* the model's mass matrix is constant (see mass below) */
   /* start point (lv_dg_begin) */
   double *x;
   double Vx;
@@ -40,6 +38,10 @@ struct lv_dgrad {
   /* orthonormal basis of the group orbit's tangent span{xi_k(z)} */
   int nsym, nxb;
   double *xb, *wo;
+  /* constant mass matrix in dense form (mass.M, mass.Minv d x d
+   * column-major), formed on first use by lv_dg_dense_mass (mass.M NULL
+   * until then); last, as it is large and cold */
+  lv_mass_op mass;
 };
 
 /* Rounding-guarded Gonzalez coefficient: bracket / dd if the bracket is
@@ -72,9 +74,8 @@ int lv_dg_pot(lv_dgrad *dg, const double *y, double *out, double *jac);
  * sequence, in O(nnz) (sparse assembly).  For Gonzalez' form only the
  * sparse part 1/2 D2V(z) + beta I is written (see pot_gonzalez). */
 int lv_dg_pot_sink(lv_dgrad *dg, const double *y, double *out, lv_sink *jac);
-/* dg->M, dg->Minv, dg->mdiag from the model's constant mass matrix, on
- * first call (LV_ENOTIMPL without one; LV_EINPUT, LV_ESINGULAR for a bad
- * one). */
+/* dg->mass in dense form from the model's constant mass matrix, on first
+ * call (LV_ENOTIMPL without one; LV_EINPUT, LV_ESINGULAR for a bad one). */
 int lv_dg_dense_mass(lv_dgrad *dg);
 
 #endif

@@ -8,7 +8,8 @@
  * sparse M, M^-1 (sparse assembly, linsol/spmat.h), chosen the same way.
  * Written once here, the two schemes cannot drift apart in how M is formed,
  * inverted or applied -- which the dense vs sparse agreement tests of both
- * rely on.
+ * rely on.  The discrete-gradient toolkit keeps its dense M^-1 (for
+ * lv_dgrad_velocity_constraints) in one too.
  *
  *   sparse form  with a sparse back-end, when every connected block of M's
  *                pattern has at most LV_MASS_MAX_BLOCK rows: M and M^-1
