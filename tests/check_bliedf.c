@@ -16,11 +16,6 @@
 #include "testutil.h"
 #include "bliedf_top.h"
 
-static double norm2(int n, const double *x) {
-  double s = 0.0;
-  for (int i = 0; i < n; i++) s += x[i] * x[i];
-  return sqrt(s);
-}
 static double dist2(int n, const double *x, const double *y) {
   double s = 0.0;
   for (int i = 0; i < n; i++) s += (x[i] - y[i]) * (x[i] - y[i]);
@@ -199,7 +194,7 @@ static double fit(int i0, int i1, const double *err) {
 START_TEST(test_so3_orders) {
   lv_model *m;
   ck_assert_int_eq(ht_model(0, &m), 0);
-  const double nW2 = norm2(3, HT_W2);
+  const double nW2 = tu_norm2(3, HT_W2);
   /* spec §7.1 at h = 1.25e-4: q with L (k=2,3,4), q with L = 0 (k=4) */
   const double want_q[5] = {0, 0, 1.684e-2, 1.222e-3, 3.416e-6}, want_q_off4 = 1.653e-4;
   for (int k = 2; k <= 5; k++) {
@@ -254,7 +249,7 @@ START_TEST(test_r3so3_orders) {
   memcpy(y, HT_R2, sizeof HT_R2);
   memcpy(y + 9, HT_W2, sizeof HT_W2);
   ht_r3_state(y, qr, vr, lr);
-  const double nv = norm2(6, vr), nl = norm2(3, lr);
+  const double nv = tu_norm2(6, vr), nl = tu_norm2(3, lr);
   /* lambda fitted on [i0, i1] of HS */
   const int l0[5] = {0, 0, 2, 1, 0}, l1[5] = {0, 0, 5, 4, 3};
   const double want_q[5] = {0, 0, 8.580e-4, 6.741e-5, 2.487e-7}, want_l[5] = {0, 0, 8.264e-4, 1.443e-5, 2.368e-7};
@@ -396,29 +391,9 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 /* The 3D pendulum on R^3 (index 3), m = l = 1: q, v, lambda against RK4 on
- * the index-1 ODE, lambda = |v|^2 - g q3. */
-static void pend_rhs(const double *y, double *f) {
-  const double *q = y, *v = y + 3;
-  double lam = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] - 9.81 * q[2]) / (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-  for (int i = 0; i < 3; i++) f[i] = v[i], f[3 + i] = -lam * q[i];
-  f[5] -= 9.81;
-}
+ * the index-1 ODE (tu_pendulum3d_reference), lambda = |v|^2 - g q3. */
 static void pend_ref(double T, double *y, double *lam) {
-  double k1[6], k2[6], k3[6], k4[6], t[6];
-  double y0[6] = {1, 0, 0, 0, 1, 0};
-  memcpy(y, y0, sizeof y0);
-  int n = 50000;
-  double h = T / n;
-  for (int s = 0; s < n; s++) {
-    pend_rhs(y, k1);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + 0.5 * h * k1[i];
-    pend_rhs(t, k2);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + 0.5 * h * k2[i];
-    pend_rhs(t, k3);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + h * k3[i];
-    pend_rhs(t, k4);
-    for (int i = 0; i < 6; i++) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-  }
+  tu_pendulum3d_reference(T, 50000, y);
   *lam = y[3] * y[3] + y[4] * y[4] + y[5] * y[5] - 9.81 * y[2];
 }
 
@@ -504,7 +479,7 @@ START_TEST(test_index2) {
   memcpy(y, HT_R2, sizeof HT_R2);
   memcpy(y + 9, HT_W2, sizeof HT_W2);
   ht_r3_state(y, qr, vr, lr);
-  const double nv = norm2(6, vr), nl = norm2(3, lr);
+  const double nv = tu_norm2(6, vr), nl = tu_norm2(3, lr);
   for (int k = 2; k <= 4; k++) {
     double eq[6], ev[6], el[6], q[12], v[6], lam[3];
     for (int j = 1; j < 5; j++) {
@@ -640,9 +615,5 @@ int main(void) {
   tcase_add_test(tc, test_r3so3_orders);
   tcase_add_test(tc, test_index2);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -302,8 +302,6 @@ static double dot(int n, const double *a, const double *b) {
   return s;
 }
 
-static double norm2(int n, const double *a) { return sqrt(dot(n, a, a)); }
-
 /* ================================================================= runs */
 
 typedef struct {
@@ -375,8 +373,8 @@ START_TEST(test_gonzalez_scalar) {
       if (err > worst) worst = err;
       double diff[3] = {dg[0] - dz[0], dg[1] - dz[1], dg[2] - dz[2]};
       double h = pow(10.0, e);
-      ck_assert_msg(norm2(3, diff) <= 10.0 * h * h + 1e-13, "consistency |D^G f - Df(z)| = %g at |y-x| = %g",
-                    norm2(3, diff), h);
+      ck_assert_msg(tu_norm2(3, diff) <= 10.0 * h * h + 1e-13, "consistency |D^G f - Df(z)| = %g at |y-x| = %g",
+                    tu_norm2(3, diff), h);
     }
   }
   ck_assert_msg(worst <= 1e-13, "directionality defect %g", worst);
@@ -431,7 +429,7 @@ static void check_invariant_dg(int quad) {
       if (rep % 4 == 3) {
         /* rigid rotation of x about a random axis: pi(y) = pi(x) exactly
          * in exact arithmetic (the degenerate quotient) */
-        double ax[3] = {tu_rand(&s), tu_rand(&s), tu_rand(&s)}, n = norm2(3, ax), ang = pow(10.0, e);
+        double ax[3] = {tu_rand(&s), tu_rand(&s), tu_rand(&s)}, n = tu_norm2(3, ax), ang = pow(10.0, e);
         for (int c = 0; c < 3; c++) ax[c] /= n;
         for (int p = 0; p < 4; p++) {
           double *xp = x + 3 * p, *yp = y + 3 * p, kx[3], kd = dot(3, ax, xp), ca = cos(ang), sa = sin(ang);
@@ -448,7 +446,7 @@ static void check_invariant_dg(int quad) {
       for (int i = 0; i < 12; i++) dl[i] = y[i] - x[i], z[i] = 0.5 * (x[i] + y[i]);
       double dir = fabs(Vy - Vx - dot(12, dg_v, dl)) / (fabs(Vx) + fabs(Vy) + 1.0);
       if (dir > worst_dir) worst_dir = dir;
-      double ng = norm2(12, dg_v);
+      double ng = tu_norm2(12, dg_v);
       for (int k = 0; k < 6; k++) {
         lv_model_symmetry(m, k, z, xi);
         double o = fabs(dot(12, dg_v, xi));
@@ -456,7 +454,7 @@ static void check_invariant_dg(int quad) {
           o /= ng > 0 ? ng : 1.0;
           if (o > worst_tr) worst_tr = o;
         } else {
-          o /= (ng > 0 ? ng : 1.0) * norm2(12, z);
+          o /= (ng > 0 ? ng : 1.0) * tu_norm2(12, z);
           if (o > worst_rot) worst_rot = o;
         }
       }
@@ -497,7 +495,7 @@ START_TEST(test_gonzalez_equivariant) {
       wd = fmax(wd, fabs(Vy - Vx - dot(12, D, dl)) / (fabs(Vx) + fabs(Vy) + 1.0));
       for (int k = 0; k < 6; k++) {
         lv_model_symmetry(m, k, z, xi);
-        wo = fmax(wo, fabs(dot(12, D, xi)) / (norm2(12, D) * fmax(1.0, norm2(12, z)) + 1e-300));
+        wo = fmax(wo, fabs(dot(12, D, xi)) / (tu_norm2(12, D) * fmax(1.0, tu_norm2(12, z)) + 1e-300));
       }
     }
   ck_assert_msg(wd <= 1e-13, "Gonzalez V: directionality %g", wd);
@@ -519,7 +517,7 @@ START_TEST(test_gonzalez_equivariant) {
       lv_model_symmetry(m, 0, z, xi);
       /* xi^T pm for xi = e3^ : (pm_y, -pm_x, 0) */
       xit[0] = pm[1], xit[1] = -pm[0], xit[2] = 0.0;
-      double sc = norm2(3, z) * (norm2(3, Dg) + norm2(3, Dq)) + norm2(3, Dp) * norm2(3, pm);
+      double sc = tu_norm2(3, z) * (tu_norm2(3, Dg) + tu_norm2(3, Dq)) + tu_norm2(3, Dp) * tu_norm2(3, pm);
       wo = fmax(wo, fabs(dot(3, Dg, xi)) / sc);
       wo = fmax(wo, fabs(dot(3, Dq, xi) - dot(3, Dp, xit)) / sc); /* (85b) */
     }
@@ -1076,9 +1074,5 @@ int main(void) {
   tcase_add_test(tc, test_dense_vs_umfpack);
   tcase_add_test(tc, test_sparse_assembly);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

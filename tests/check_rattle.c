@@ -6,35 +6,12 @@
 #include "livens/livens.h"
 #include "testutil.h"
 
-/* Independent reference: the pendulum as an ODE (index-1 form, lambda from
- * the acceleration-level constraint), m = l = 1:
- *   q'' = -grav e3 - lambda q,  lambda = (|v|^2 - grav q3) / |q|^2,
- * integrated with classical RK4 at a tiny step. */
-static void rhs(const double *y, double *f) {
-  const double grav = 9.81;
-  const double *q = y, *v = y + 3;
-  double lam = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] - grav * q[2]) / (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-  for (int i = 0; i < 3; i++) {
-    f[i] = v[i];
-    f[3 + i] = -lam * q[i];
-  }
-  f[5] -= grav;
-}
-
+/* Independent reference: the pendulum as an index-1 ODE integrated with
+ * classical RK4 at a tiny step (tu_pendulum3d_reference), and the node
+ * multiplier lambda = (|v|^2 - grav q3) / |q|^2 from it. */
 static void reference(double T, double *q_out, double *lam_out) {
-  double y[6] = {1, 0, 0, 0, 1, 0}, k1[6], k2[6], k3[6], k4[6], t[6];
-  int n = 100000;
-  double h = T / n;
-  for (int s = 0; s < n; s++) {
-    rhs(y, k1);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + 0.5 * h * k1[i];
-    rhs(t, k2);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + 0.5 * h * k2[i];
-    rhs(t, k3);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + h * k3[i];
-    rhs(t, k4);
-    for (int i = 0; i < 6; i++) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-  }
+  double y[6];
+  tu_pendulum3d_reference(T, 100000, y);
   for (int i = 0; i < 3; i++) q_out[i] = y[i];
   *lam_out = (y[3] * y[3] + y[4] * y[4] + y[5] * y[5] - 9.81 * y[2]) / (y[0] * y[0] + y[1] * y[1] + y[2] * y[2]);
 }
@@ -286,9 +263,5 @@ int main(void) {
   tcase_add_test(tc, test_midpoint_refuses_constraints);
   tcase_add_test(tc, test_midpoint_unconstrained);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

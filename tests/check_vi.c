@@ -159,12 +159,10 @@ static void run(const lv_model *m, const char *scheme, double h, double T, watch
   ck_assert_msg(rc == 0, "%s h=%g: %s", scheme, h, lv_strerror(rc));
 }
 
-static double norm2(int n, const double *x) { return sqrt(lv_vdot(n, x, x)); }
-
 static double rel2(int n, const double *x, const double *y) {
   double d[12];
   for (int i = 0; i < n; i++) d[i] = x[i] - y[i];
-  return norm2(n, d) / norm2(n, y);
+  return tu_norm2(n, d) / tu_norm2(n, y);
 }
 
 /* ------------------------------------------------------------ options */
@@ -319,33 +317,6 @@ END_TEST
 
 /* ------------------------------------------------------------ orders */
 
-/* Pendulum as an index-1 ODE integrated by RK4 at a tiny step (independent
- * of every livens scheme), m = l = 1, gravity 9.81. */
-static void pend_rhs(const double *y, double *f) {
-  const double grav = 9.81, *q = y, *v = y + 3;
-  double lam = (lv_vdot(3, v, v) - grav * q[2]) / lv_vdot(3, q, q);
-  for (int i = 0; i < 3; i++) f[i] = v[i], f[3 + i] = -lam * q[i];
-  f[5] -= grav;
-}
-
-static void pend_reference(double T, double *y) {
-  double k1[6], k2[6], k3[6], k4[6], t[6];
-  const double y0[6] = {1, 0, 0, 0, 1, 0};
-  memcpy(y, y0, sizeof y0);
-  int n = 100000;
-  double h = T / n;
-  for (int s = 0; s < n; s++) {
-    pend_rhs(y, k1);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + 0.5 * h * k1[i];
-    pend_rhs(t, k2);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + 0.5 * h * k2[i];
-    pend_rhs(t, k3);
-    for (int i = 0; i < 6; i++) t[i] = y[i] + h * k3[i];
-    pend_rhs(t, k4);
-    for (int i = 0; i < 6; i++) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
-  }
-}
-
 static void check_order(const char *what, const char *scheme, int n, const double *hs, const double *err,
                         double want) {
   double p = tu_fit_order(n, hs, err);
@@ -356,7 +327,7 @@ static void check_order(const char *what, const char *scheme, int n, const doubl
 /* q(T = 1) on the pendulum: global error over 100-800 steps. */
 START_TEST(test_order_pendulum) {
   double ref[6], q[3], hs[4] = {0.01, 0.005, 0.0025, 0.00125}, err[4];
-  pend_reference(1.0, ref);
+  tu_pendulum3d_reference(1.0, 100000, ref); /* RK4, independent of every livens scheme */
   lv_model *m = model("pendulum3d");
   for (int k = 0; k < 3; k++) {
     for (int j = 0; j < 4; j++) {
@@ -621,7 +592,7 @@ static double symplectic_defect(const lv_model *m, const char *scheme, const dou
       double e = sgn ? -eps : eps;
       for (int i = 0; i < 3; i++) x[sgn][i] = q[i] + e * A[b][i], y[sgn][i] = p[i] + e * A[b][3 + i];
       if (onsphere[b]) {
-        double n = norm2(3, x[sgn]);
+        double n = tu_norm2(3, x[sgn]);
         for (int i = 0; i < 3; i++) x[sgn][i] /= n;
       }
       one_step(m, scheme, x[sgn], y[sgn], x1[sgn], y1[sgn]);
@@ -658,7 +629,7 @@ START_TEST(test_symplectic) {
   /* tangent basis t1 (towards e3) and t2 = q x t1; then e1..e3 in p; then radial q */
   double E[6][6] = {{0}}, t1[3], c = q[2];
   for (int i = 0; i < 3; i++) t1[i] = (i == 2) - c * q[i];
-  double n1 = norm2(3, t1);
+  double n1 = tu_norm2(3, t1);
   for (int i = 0; i < 3; i++) E[0][i] = t1[i] / n1;
   E[1][0] = q[1] * E[0][2] - q[2] * E[0][1];
   E[1][1] = q[2] * E[0][0] - q[0] * E[0][2];
@@ -970,9 +941,5 @@ int main(void) {
   tcase_add_test(tc, test_theta_family);
   tcase_add_test(tc, test_energy_long);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -4,8 +4,10 @@
 #ifndef LIVENS_TESTUTIL_H
 #define LIVENS_TESTUTIL_H
 
+#include <check.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* xorshift64*: reproducible across platforms and libc versions, unlike
  * rand().  The state must be non-zero; tu_seed guarantees that. */
@@ -88,6 +90,57 @@ static inline void tu_rot_seq(const char *seq, const double phi[3], double R[9])
     for (int i = 0; i < 9; i++) A[i] = P[i];
   }
   for (int i = 0; i < 9; i++) R[i] = A[i];
+}
+
+/* sqrt(sum_i x_i^2), summed in index order */
+static inline double tu_norm2(int n, const double *x) {
+  double s = 0.0;
+  for (int i = 0; i < n; i++) s += x[i] * x[i];
+  return sqrt(s);
+}
+
+/* n classical RK4 steps of size h for y' = f(y), dim(y) <= 32: the
+ * independent reference integrator of the convergence tests. */
+static inline void tu_rk4(void (*f)(const double *y, double *dy), int dim, double *y, double h, long n) {
+  double k1[32], k2[32], k3[32], k4[32], t[32];
+  for (long s = 0; s < n; s++) {
+    f(y, k1);
+    for (int i = 0; i < dim; i++) t[i] = y[i] + 0.5 * h * k1[i];
+    f(t, k2);
+    for (int i = 0; i < dim; i++) t[i] = y[i] + 0.5 * h * k2[i];
+    f(t, k3);
+    for (int i = 0; i < dim; i++) t[i] = y[i] + h * k3[i];
+    f(t, k4);
+    for (int i = 0; i < dim; i++) y[i] += h / 6 * (k1[i] + 2 * k2[i] + 2 * k3[i] + k4[i]);
+  }
+}
+
+/* The pendulum3d model (m = l = 1, gravity 9.81 along -e3) as an ODE in
+ * y = (q, v), index-1 form with lambda from the acceleration-level
+ * constraint:  q'' = -9.81 e3 - lambda q,  lambda = (|v|^2 - 9.81 q3) / |q|^2. */
+static inline void tu_pendulum3d_rhs(const double *y, double *f) {
+  const double grav = 9.81, *q = y, *v = y + 3;
+  double lam = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] - grav * q[2]) / (q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
+  for (int i = 0; i < 3; i++) f[i] = v[i], f[3 + i] = -lam * q[i];
+  f[5] -= grav;
+}
+
+/* y = (q, v)(T) of pendulum3d from its default initial data q = e1, v = e2,
+ * by n RK4 steps. */
+static inline void tu_pendulum3d_reference(double T, long n, double *y) {
+  const double y0[6] = {1, 0, 0, 0, 1, 0};
+  for (int i = 0; i < 6; i++) y[i] = y0[i];
+  tu_rk4(tu_pendulum3d_rhs, 6, y, T / n, n);
+}
+
+/* Run every test of s, free the runner and return the exit status: the
+ * tail of every suite's main(). */
+static inline int tu_run_suite(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
 #endif
