@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "livens/livens.h"
+#include "benchutil.h"
 #include "tests/bliedf_top.h"
 
 #define NJ 8 /* h_j = 1e-3 2^-j, j = 0..NJ-1 (down to 7.8125e-6) */
@@ -74,11 +75,6 @@ static double nrm(int n, const double *a) {
   double s = 0.0;
   for (int i = 0; i < n; i++) s += a[i] * a[i];
   return sqrt(s);
-}
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 static double order(double e0, double e1, double h0, double h1) { return log(e0 / e1) / log(h0 / h1); }
 
@@ -168,9 +164,9 @@ static result run(const lv_model *m, int r3, const char *scheme, int k, double h
     lv_integrator_free(it);
     return r;
   }
-  double c0 = cpu_now();
+  double c0 = bu_cpu();
   r.rc = lv_integrator_run_until(it, t_end);
-  r.cpu = cpu_now() - c0;
+  r.cpu = bu_cpu() - c0;
   lv_integrator_stats st;
   lv_integrator_get_stats(it, &st);
   r.steps = st.steps;
@@ -495,9 +491,9 @@ static double steps_per_s(const lv_model *m, const cfg *c, double h, int reps, d
     }
     /* the start phase of BLieDF is excluded: steady-state cost per step */
     for (int s = 0; s < 8; s++) lv_integrator_step(it);
-    double c0 = cpu_now();
+    double c0 = bu_cpu();
     int rc = lv_integrator_run_until(it, 0.5);
-    double dt = cpu_now() - c0;
+    double dt = bu_cpu() - c0;
     lv_integrator_stats st;
     lv_integrator_get_stats(it, &st);
     lv_integrator_free(it);
@@ -606,7 +602,7 @@ static void work_precision(void) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (argv[i][0] == '-') {
@@ -618,18 +614,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "cannot create %s: %s\n", outdir, strerror(errno));
     return 1;
   }
-  double c0 = cpu_now();
+  double c0 = bu_cpu();
   build_reference();
   const double *y2 = ref_at(2.0);
   printf("reference: RK4 h = %.4g, %.1f s; at t = 2 it differs from the spec's DOP853 values by %.1e (R), %.1e "
          "(Omega)\n",
-         REF_DT / NREF_STRIDE, cpu_now() - c0, dist(9, y2, HT_R2), dist(3, y2 + 9, HT_W2));
+         REF_DT / NREF_STRIDE, bu_cpu() - c0, dist(9, y2, HT_R2), dist(3, y2 + 9, HT_W2));
   global_errors();
   local_errors();
   lambda_fix();
   performance();
   work_precision();
-  printf("\nCSV files in %s/; total %.0f s CPU\n", outdir, cpu_now() - c0);
+  printf("\nCSV files in %s/; total %.0f s CPU\n", outdir, bu_cpu() - c0);
   free(REF);
   return 0;
 }

@@ -9,12 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "livens/livens.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "benchutil.h"
 
 static unsigned long long rng_next(unsigned long long *s) {
   unsigned long long x = *s;
@@ -151,11 +146,11 @@ static void run_once(job *jb, int mode) {
 static double measure(job *jb, int mode, double min_time) {
   run_once(jb, mode);
   int reps = 0;
-  double t0 = now(), t;
+  double t0 = bu_wall(), t;
   do {
     run_once(jb, mode);
     reps++;
-    t = now() - t0;
+    t = bu_wall() - t0;
   } while (t < min_time && reps < 1000000);
   return t / reps;
 }
@@ -294,7 +289,7 @@ static void bench_rattle_pendulum(void) {
 }
 
 int main(void) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   printf("livens %s core benchmarks\n\n", lv_version());
   bench_linsol();
   bench_rattle_pendulum();

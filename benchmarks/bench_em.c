@@ -25,15 +25,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "livens/livens.h"
+#include "benchutil.h"
 
 static const char *outdir = "bench-out";
 static int quick = 0;
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void die(const char *what, int rc) {
   fprintf(stderr, "bench_em: %s: %s\n", what, lv_strerror(rc));
@@ -156,9 +151,9 @@ static runres run(const lv_model *m, const runcfg *c) {
   if (c->csv) ctx.f = open_csv(c->csv, m);
   lv_integrator_set_output(it, out_cb, &ctx);
   if ((rc = lv_integrator_init(it, 0.0, NULL, NULL))) die("init", rc);
-  double t0 = now();
+  double t0 = bu_wall();
   r.rc = lv_integrator_run_until(it, c->T);
-  r.wall = now() - t0;
+  r.wall = bu_wall() - t0;
   lv_integrator_stats st;
   lv_integrator_get_stats(it, &st);
   r.steps = st.steps;
@@ -396,9 +391,9 @@ static int timed(const lv_model *m, const char *scheme, const char *guess, doubl
     lv_integrator_free(it);
     return rc;
   }
-  double t0 = now();
+  double t0 = bu_wall();
   for (long n = 0; n < steps && !rc; n++) rc = lv_integrator_step(it);
-  double t1 = now();
+  double t1 = bu_wall();
   lv_integrator_stats st;
   lv_integrator_get_stats(it, &st);
   *us = 1e6 * (t1 - t0) / (double)steps;
@@ -448,7 +443,7 @@ static void cost(void) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;

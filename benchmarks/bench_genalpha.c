@@ -33,20 +33,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "livens/livens.h"
+#include "benchutil.h"
 
 static const char *outdir = "bench-out";
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void die(const char *what, int rc) {
   fprintf(stderr, "bench_genalpha: %s: %s\n", what, lv_strerror(rc));
@@ -239,7 +228,7 @@ static double (*RQ)[12], (*RV)[6], (*RL)[3];
 static lv_space *R3SO3;
 
 static void reference(void) {
-  double t0 = now();
+  double t0 = bu_wall();
   RQ = calloc(NSAMPLE, sizeof *RQ);
   RV = calloc(NSAMPLE, sizeof *RV);
   RL = calloc(NSAMPLE, sizeof *RL);
@@ -262,7 +251,7 @@ static void reference(void) {
   printf("\nHeavy-top reference: index 2, h = 2.5e-5 on [0, 1] (40000 steps) in %.2f s;\n"
          "  lambda(0) = (%.9g, %.9g, %.9g)   [spec: (0, -319.525988166, -317.262461538)]\n"
          "  x3(1) = %.9f, lambda(1) = (%.4f, %.4f, %.4f)\n",
-         now() - t0, RL[0][0], RL[0][1], RL[0][2], RQ[NSAMPLE - 1][2], RL[NSAMPLE - 1][0], RL[NSAMPLE - 1][1],
+         bu_wall() - t0, RL[0][0], RL[0][1], RL[0][2], RQ[NSAMPLE - 1][2], RL[NSAMPLE - 1][0], RL[NSAMPLE - 1][1],
          RL[NSAMPLE - 1][2]);
 }
 
@@ -620,9 +609,9 @@ static void performance(int quick) {
       }
       if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
       if (rc) die("performance", rc);
-      double t0 = cpu_now();
+      double t0 = bu_cpu();
       for (int n = 0; n < N; n++) step(it);
-      double sps = N / (cpu_now() - t0);
+      double sps = N / (bu_cpu() - t0);
       lv_integrator_stats st;
       lv_integrator_get_stats(it, &st);
       if (sps > best) best = sps;
@@ -641,7 +630,7 @@ static void performance(int quick) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   int quick = 0, perf_only = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
@@ -655,7 +644,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "bench_genalpha: cannot create %s: %s\n", outdir, strerror(errno));
     return 1;
   }
-  double t0 = now();
+  double t0 = bu_wall();
   if (perf_only) {
     performance(quick);
     return 0;
@@ -669,7 +658,7 @@ int main(int argc, char **argv) {
   formulations();
   tolerances();
   performance(quick);
-  printf("\nCSV files in %s/ (%.1f s)\n", outdir, now() - t0);
+  printf("\nCSV files in %s/ (%.1f s)\n", outdir, bu_wall() - t0);
   free(RQ);
   free(RV);
   free(RL);

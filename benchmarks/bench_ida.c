@@ -63,12 +63,7 @@
 #include <sunmatrix/sunmatrix_sparse.h>
 
 #include "livens/livens.h"
-
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "benchutil.h"
 
 /* Initial angle of the straight chain from the downward vertical (degrees).
  * 60 by default: from the horizontal the free end of a long chain whips
@@ -77,13 +72,7 @@ static double cpu_now(void) {
  * runs that case too. */
 static const char *g_angle = "60";
 
-static int make_chain(int N, lv_model **m) {
-  char nb[32];
-  snprintf(nb, sizeof nb, "%d", N);
-  const char *k[2] = {"N", "angle"}, *v[2] = {nb, g_angle};
-  lv_kv kv = {2, k, v};
-  return lv_model_create("chain", &kv, m);
-}
+static int make_chain(int N, lv_model **m) { return bu_make_chain(N, g_angle, m); }
 
 static double energy(const lv_model *m, const double *q, const double *v, double *tmp) {
   double V = 0, T = 0;
@@ -320,7 +309,7 @@ static ida_result run_ida(const lv_model *m, double T, double tol, double *qT, d
   memcpy(p, lv_model_v0(m), (size_t)d * sizeof(double));
   for (int i = 0; i < neq; i++) idv[i] = i < 2 * d ? 1.0 : 0.0;
 
-  double t0 = cpu_now();
+  double t0 = bu_cpu();
   void *mem = NULL;
   SUNMatrix A = NULL;
   SUNLinearSolver LS = NULL;
@@ -357,7 +346,7 @@ static ida_result run_ida(const lv_model *m, double T, double tol, double *qT, d
     if (tret >= T * (1 - 1e-14)) break;
     tout += every > 0 ? every : T;
   }
-  res.cpu = cpu_now() - t0;
+  res.cpu = bu_cpu() - t0;
   if (!failed) {
     res.ok = 1;
     if (qT) memcpy(qT, y, (size_t)d * sizeof(double));
@@ -412,7 +401,7 @@ static lv_result run_livens(const lv_model *m, const lv_method *me, double h, do
   int d = lv_model_nv(m);
   double *tmp = calloc((size_t)d, sizeof(double));
   lv_diag *dg = NULL;
-  double t0 = cpu_now();
+  double t0 = bu_cpu();
   if (lv_integrator_new(&it, m, me->scheme, h)) goto out;
   if (me->newton != NEWTON_DEFAULT || me->newton_rtol > 0) {
     /* edit the options in force, so the scheme's other defaults stay */
@@ -436,7 +425,7 @@ static lv_result run_livens(const lv_model *m, const lv_method *me, double h, do
       cb(lv_integrator_state(it)->t, lv_integrator_state(it)->q, pt.energy, cbctx);
     }
   }
-  r.cpu = cpu_now() - t0;
+  r.cpu = bu_cpu() - t0;
   r.ok = 1;
   if (qT) memcpy(qT, lv_integrator_state(it)->q, (size_t)d * sizeof(double));
   lv_integrator_stats st;
@@ -566,7 +555,7 @@ static int selected(const char *list, const char *label) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
   int quick = 0, N = 100, longN = 4, richardson = 1, wp_only = 0;
   const char *only = NULL;

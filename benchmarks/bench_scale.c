@@ -31,34 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "livens/livens.h"
+#include "benchutil.h"
 
-/* CPU time of the (child) process: on a shared machine wall time counts the
- * time other processes hold the cores, and ratios between sizes measured
- * at different moments then say more about the load than about livens.
- * (BLAS threads, if any, add their CPU time: the dense column counts all
- * the work it causes.) */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static long maxrss_kb(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss; /* kilobytes on Linux */
-}
-
-/* The chain with N particles; @p angle NULL: the default horizontal start. */
-static int make_chain_at(int N, const char *angle, lv_model **m) {
-  char nb[32];
-  snprintf(nb, sizeof nb, "%d", N);
-  const char *k[2] = {"N", "angle"}, *v[2] = {nb, angle};
-  lv_kv kv = {angle ? 2 : 1, k, v};
-  return lv_model_create("chain", &kv, m);
-}
-
-static int make_chain(int N, lv_model **m) { return make_chain_at(N, NULL, m); }
+/* Timings are CPU time of the (child) process (bu_cpu): on a shared machine
+ * wall time counts the time other processes hold the cores, and ratios
+ * between sizes measured at different moments then say more about the load
+ * than about livens.  (BLAS threads, if any, add their CPU time: the dense
+ * column counts all the work it causes.) */
+static int make_chain(int N, lv_model **m) { return bu_make_chain(N, NULL, m); }
 
 typedef struct {
   int ok;
@@ -96,7 +76,7 @@ static sample measure(const char *scheme, int N, lv_linsol_kind kind, lv_newton_
                       double res_rtol, int W, double budget) {
   sample s;
   memset(&s, 0, sizeof s);
-  long rss0 = maxrss_kb();
+  long rss0 = bu_maxrss_kb();
   lv_model *m = NULL;
   lv_integrator *it = NULL;
   if (make_chain(N, &m)) return s;
@@ -115,17 +95,17 @@ static sample measure(const char *scheme, int N, lv_linsol_kind kind, lv_newton_
     if (lv_integrator_init(it, 0.0, NULL, NULL) || lv_integrator_step(it)) goto out;
     lv_integrator_stats a, b;
     lv_integrator_get_stats(it, &a);
-    double t0 = now();
+    double t0 = bu_cpu();
     for (int n = 1; n <= W; n++) {
       if (lv_integrator_step(it)) goto out;
       if (n == WIN_SHORT || (n == W && W < WIN_SHORT)) {
         lv_integrator_get_stats(it, &b);
-        ts += now() - t0;
+        ts += bu_cpu() - t0;
         is += b.newton_iterations - a.newton_iterations;
         fs += b.factorizations - a.factorizations;
       }
     }
-    tw += now() - t0;
+    tw += bu_cpu() - t0;
     lv_integrator_get_stats(it, &b);
     iw += b.newton_iterations - a.newton_iterations;
     fw += b.factorizations - a.factorizations;
@@ -145,7 +125,7 @@ static sample measure(const char *scheme, int N, lv_linsol_kind kind, lv_newton_
   s.per_step_s = ts / ((double)ws * reps);
   s.iters_s = (double)is / ((double)ws * reps);
   s.facts_s = (double)fs / ((double)ws * reps);
-  s.rss_kb = maxrss_kb() - rss0;
+  s.rss_kb = bu_maxrss_kb() - rss0;
 out:
   lv_integrator_free(it);
   lv_model_free(m);
@@ -185,7 +165,7 @@ static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_n
 static const char *kname(int k) { return lv_linsol_kind_name((lv_linsol_kind)k); }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
   int quick = 0, only_cross = 0, no_cross = 0;
   const char *csv_path = "bench_scale.csv";
@@ -336,7 +316,7 @@ int main(int argc, char **argv) {
     /* Started at 60 degrees: from the horizontal the 50 m chain's free end
      * whips at t ~ 3 s, faster than RATTLE's Newton iteration follows at
      * h = 0.01. */
-    int ok = make_chain_at(N, "60", &m) == 0;
+    int ok = bu_make_chain(N, "60", &m) == 0;
     for (int k = 0; k < 3 && ok; k++) {
       lv_integrator *it = NULL;
       ok = lv_integrator_new(&it, m, "rattle", 0.01) == 0 &&

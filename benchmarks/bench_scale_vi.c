@@ -34,26 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "livens/livens.h"
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static long maxrss_kb(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss; /* kilobytes on Linux */
-}
-
-static int make_chain(int N, const char *angle, lv_model **m) {
-  char nb[32];
-  snprintf(nb, sizeof nb, "%d", N);
-  const char *k[2] = {"N", "angle"}, *v[2] = {nb, angle};
-  lv_kv kv = {angle ? 2 : 1, k, v};
-  return lv_model_create("chain", &kv, m);
-}
+#include "benchutil.h"
 
 typedef struct {
   int ok, rc;
@@ -77,21 +58,21 @@ typedef struct {
 static sample measure(const char *scheme, int N, lv_linsol_kind kind, double budget, int min_steps) {
   sample s;
   memset(&s, 0, sizeof s);
-  long rss0 = maxrss_kb();
+  long rss0 = bu_maxrss_kb();
   lv_model *m = NULL;
   lv_integrator *it = NULL;
-  if ((s.rc = make_chain(N, NULL, &m))) return s;
+  if ((s.rc = bu_make_chain(N, NULL, &m))) return s;
   if ((s.rc = lv_integrator_new(&it, m, scheme, 0.01))) goto out;
   lv_integrator_set_linsol(it, kind, 0);
   if ((s.rc = lv_integrator_init(it, 0.0, NULL, NULL)) || (s.rc = lv_integrator_step(it))) goto out;
   lv_integrator_stats a, b;
   lv_integrator_get_stats(it, &a);
-  double t0 = now(), t = t0;
+  double t0 = bu_wall(), t = t0;
   long n = 0;
   while (n < min_steps || (t - t0 < budget && n < MAX_STEPS)) {
     if ((s.rc = lv_integrator_step(it))) goto out;
     n++;
-    t = now();
+    t = bu_wall();
   }
   lv_integrator_get_stats(it, &b);
   s.ok = 1;
@@ -101,7 +82,7 @@ static sample measure(const char *scheme, int N, lv_linsol_kind kind, double bud
   s.facts = (double)(b.factorizations - a.factorizations) / (double)n;
   s.symbolic = b.symbolic;
   s.linsol = b.linsol;
-  s.rss_kb = maxrss_kb() - rss0;
+  s.rss_kb = bu_maxrss_kb() - rss0;
 out:
   lv_integrator_free(it);
   lv_model_free(m);
@@ -209,7 +190,7 @@ static void agreement(FILE *csv, const char *scheme, int N, int steps) {
   const lv_linsol_kind kinds[3] = {LV_LINSOL_DENSE, LV_LINSOL_KLU, LV_LINSOL_UMFPACK};
   lv_model *m = NULL;
   double *q[3] = {NULL, NULL, NULL}, *v[3] = {NULL, NULL, NULL};
-  int ok = make_chain(N, "60", &m) == 0, d = 3 * N;
+  int ok = bu_make_chain(N, "60", &m) == 0, d = 3 * N;
   for (int k = 0; k < 3 && ok; k++) {
     lv_integrator *it = NULL;
     ok = lv_integrator_new(&it, m, scheme, 0.01) == 0 && lv_integrator_set_linsol(it, kinds[k], 0) == 0 &&
@@ -248,7 +229,7 @@ static void agreement(FILE *csv, const char *scheme, int N, int steps) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   setvbuf(stdout, NULL, _IOLBF, 0);
   int quick = 0, all = 0, dense_max = 100;
   int Ns[8] = {10, 100, 1000, 10000}, nN = 4;

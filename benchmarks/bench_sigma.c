@@ -17,15 +17,11 @@
 #include <string.h>
 #include <time.h>
 #include "livens/livens.h"
+#include "benchutil.h"
 #include "tests/testutil.h"
 
 /* CPU time of this process: the machine is shared, wall time is not a
  * per-step cost */
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static const char *model_name = "heavy-top";
 
@@ -42,9 +38,9 @@ static int run(double h, double T, const char *sigma, const char *corr, const ch
   for (int i = 0; !rc && o[i]; i += 2) rc = lv_integrator_set_option(it, o[i], o[i + 1]);
   if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
   int N = (int)(T / h + 0.5);
-  double t0 = now();
+  double t0 = bu_cpu();
   for (int n = 0; n < N && !rc; n++) rc = lv_integrator_step(it);
-  double t1 = now();
+  double t1 = bu_cpu();
   if (!rc) {
     int nq = lv_model_nq(m);
     memcpy(x, lv_integrator_state(it)->q, (size_t)(nq < 12 ? nq : 12) * sizeof(double));
@@ -74,7 +70,7 @@ static void rotor_precession(void) {
     const lv_state *s = lv_integrator_state(it);
     double tc[16];
     int nc = 0, rc = 0, sg = 0;
-    double t0 = now();
+    double t0 = bu_cpu();
     for (int n = 0; n < 500000 && !rc; n++) {
       rc = lv_integrator_step(it);
       double z = s->q[9];
@@ -86,7 +82,7 @@ static void rotor_precession(void) {
     lv_integrator_get_stats(it, &st);
     printf("  sigma=%-8s status %d, %d sign changes, periods", sig[c], rc, nc);
     for (int k = 2; k < nc; k++) printf(" %.4f", tc[k] - tc[k - 2]);
-    printf(" s; %.2f it/step, %.2f s\n", (double)st.newton_iterations / (double)st.steps, now() - t0);
+    printf(" s; %.2f it/step, %.2f s\n", (double)st.newton_iterations / (double)st.steps, bu_cpu() - t0);
     lv_integrator_free(it);
     lv_model_free(m);
   }
@@ -377,7 +373,7 @@ static void cost(int reps) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   int reps = 5, a = 1;
   if (argc > 1 && atoi(argv[1]) > 0) reps = atoi(argv[1]), a = 2;
   nsec = argc - a;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "livens/livens.h"
+#include "benchutil.h"
 
 /* Resident set size now, in kB (from /proc), and the peak from getrusage. */
 static long rss_now_kb(void) {
@@ -55,7 +56,7 @@ static int out(const lv_integrator *it, lv_output_event ev, void *ctx) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   long steps = argc > 1 ? atol(argv[1]) : 10000000L;
   char list[256] = "vi-a,em";
   if (argc > 2) snprintf(list, sizeof list, "%s", argv[2]);

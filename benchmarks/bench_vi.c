@@ -21,23 +21,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "livens/livens.h"
+#include "benchutil.h"
 
 static const char *const SCH[3] = {"vi-s", "vi-a", "vi-b"};
 static const char *outdir = "bench-out";
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* CPU time of this thread: on a loaded machine it is far steadier than the
  * wall clock (and it leaves out OpenBLAS's idle worker threads). */
-static double cpu_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void die(const char *what, int rc) {
   fprintf(stderr, "bench_vi: %s: %s\n", what, lv_strerror(rc));
@@ -407,10 +397,10 @@ static void time_one(const lv_model *m, const char *scheme, double h, long steps
     if (modified) o.kind = LV_NEWTON_MODIFIED;
     lv_integrator_set_newton(it, &o);
     lv_integrator_init(it, 0.0, NULL, NULL);
-    double t0 = now(), c0 = cpu_now();
+    double t0 = bu_wall(), c0 = bu_thread_cpu();
     int rc = 0;
     for (long n = 0; n < steps && !rc; n++) rc = lv_integrator_step(it);
-    double dt = now() - t0, dc = cpu_now() - c0;
+    double dt = bu_wall() - t0, dc = bu_thread_cpu() - c0;
     if (1e6 * dc / steps < *cpu_us) *cpu_us = 1e6 * dc / steps;
     if (rc) fprintf(stderr, "bench_vi: %s stopped: %s\n", scheme, lv_strerror(rc));
     lv_integrator_stats st;
@@ -447,7 +437,7 @@ static void study_performance(void) {
 }
 
 int main(int argc, char **argv) {
-  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1); /* see lv_linsol.h */
+  bu_blas_single_thread();
   int quick = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;

@@ -1,0 +1,50 @@
+/* Shared scaffolding of the benchmark programs (not installed): clocks,
+ * peak memory, the chain model, single-threaded BLAS. */
+#ifndef LIVENS_BENCHUTIL_H
+#define LIVENS_BENCHUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#include "livens/livens.h"
+
+static inline double bu_clock(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Wall-clock seconds (monotonic). */
+static inline double bu_wall(void) { return bu_clock(CLOCK_MONOTONIC); }
+
+/* CPU seconds of the process: on a shared machine wall time also counts the
+ * time other processes hold the cores. */
+static inline double bu_cpu(void) { return bu_clock(CLOCK_PROCESS_CPUTIME_ID); }
+
+/* CPU seconds of the calling thread (excludes BLAS helper threads). */
+static inline double bu_thread_cpu(void) { return bu_clock(CLOCK_THREAD_CPUTIME_ID); }
+
+/* Peak resident set size of this process, KiB (Linux). */
+static inline long bu_maxrss_kb(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+/* The `chain` model with N particles; @p angle NULL: its default start. */
+static inline int bu_make_chain(int N, const char *angle, lv_model **m) {
+  char nb[32];
+  snprintf(nb, sizeof nb, "%d", N);
+  const char *k[2] = {"N", "angle"}, *v[2] = {nb, angle};
+  lv_kv kv = {angle ? 2 : 1, k, v};
+  return lv_model_create("chain", &kv, m);
+}
+
+/* Single-threaded BLAS unless OPENBLAS_NUM_THREADS says otherwise (see
+ * lv_blas_set_threads in lv_linsol.h). */
+static inline void bu_blas_single_thread(void) {
+  if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1);
+}
+
+#endif
