@@ -132,33 +132,27 @@ out:
   return s;
 }
 
-/* measure() in a forked child, result through a pipe. */
+typedef struct {
+  const char *scheme;
+  int N;
+  lv_linsol_kind kind;
+  lv_newton_kind nk;
+  double res_tol, res_rtol;
+  int W;
+  double budget;
+} job;
+
+static void run_job(const void *ctx, void *out) {
+  const job *j = ctx;
+  *(sample *)out = measure(j->scheme, j->N, j->kind, j->nk, j->res_tol, j->res_rtol, j->W, j->budget);
+}
+
+/* measure() in a forked child (own peak RSS; a failure ends only its size). */
 static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_newton_kind nk, double res_tol,
                             double res_rtol, int W, double budget) {
+  job j = {scheme, N, kind, nk, res_tol, res_rtol, W, budget};
   sample s;
-  memset(&s, 0, sizeof s);
-  int fd[2];
-  fflush(NULL);
-  if (pipe(fd)) return s;
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fd[0]);
-    close(fd[1]);
-    return s;
-  }
-  if (pid == 0) {
-    close(fd[0]);
-    sample r = measure(scheme, N, kind, nk, res_tol, res_rtol, W, budget);
-    ssize_t w = write(fd[1], &r, sizeof r);
-    close(fd[1]);
-    _exit(w == (ssize_t)sizeof r ? 0 : 1);
-  }
-  close(fd[1]);
-  ssize_t got = read(fd[0], &s, sizeof s);
-  close(fd[0]);
-  int st;
-  waitpid(pid, &st, 0);
-  if (got != (ssize_t)sizeof s) memset(&s, 0, sizeof s);
+  bu_in_child(run_job, &j, &s, sizeof s);
   return s;
 }
 

@@ -89,31 +89,24 @@ out:
   return s;
 }
 
+typedef struct {
+  const char *scheme;
+  int N;
+  lv_linsol_kind kind;
+  double budget;
+  int min_steps;
+} job;
+
+static void run_job(const void *ctx, void *out) {
+  const job *j = ctx;
+  *(sample *)out = measure(j->scheme, j->N, j->kind, j->budget, j->min_steps);
+}
+
+/* measure() in a forked child (own peak RSS; a failure ends only its size). */
 static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, double budget, int min_steps) {
+  job j = {scheme, N, kind, budget, min_steps};
   sample s;
-  memset(&s, 0, sizeof s);
-  int fd[2];
-  fflush(NULL);
-  if (pipe(fd)) return s;
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fd[0]);
-    close(fd[1]);
-    return s;
-  }
-  if (pid == 0) {
-    close(fd[0]);
-    sample r = measure(scheme, N, kind, budget, min_steps);
-    ssize_t w = write(fd[1], &r, sizeof r);
-    close(fd[1]);
-    _exit(w == (ssize_t)sizeof r ? 0 : 1);
-  }
-  close(fd[1]);
-  ssize_t got = read(fd[0], &s, sizeof s);
-  close(fd[0]);
-  int st;
-  waitpid(pid, &st, 0);
-  if (got != (ssize_t)sizeof s) memset(&s, 0, sizeof s);
+  bu_in_child(run_job, &j, &s, sizeof s);
   return s;
 }
 

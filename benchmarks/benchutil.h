@@ -5,7 +5,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 #include "livens/livens.h"
 
@@ -39,6 +42,40 @@ static inline int bu_make_chain(int N, const char *angle, lv_model **m) {
   const char *k[2] = {"N", "angle"}, *v[2] = {nb, angle};
   lv_kv kv = {angle ? 2 : 1, k, v};
   return lv_model_create("chain", &kv, m);
+}
+
+/* Run fn(ctx, out) in a forked child and copy its result (size bytes) back
+ * through a pipe, so every measurement has its own peak RSS and a crash or
+ * failure at one size does not end the others.  On any failure *out is
+ * zeroed and -1 returned. */
+static inline int bu_in_child(void (*fn)(const void *ctx, void *out), const void *ctx, void *out, size_t size) {
+  memset(out, 0, size);
+  int fd[2];
+  fflush(NULL);
+  if (pipe(fd)) return -1;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    close(fd[0]);
+    fn(ctx, out);
+    ssize_t w = write(fd[1], out, size);
+    close(fd[1]);
+    _exit(w == (ssize_t)size ? 0 : 1);
+  }
+  close(fd[1]);
+  ssize_t got = read(fd[0], out, size);
+  close(fd[0]);
+  int st;
+  waitpid(pid, &st, 0);
+  if (got != (ssize_t)size) {
+    memset(out, 0, size);
+    return -1;
+  }
+  return 0;
 }
 
 /* Single-threaded BLAS unless OPENBLAS_NUM_THREADS says otherwise (see
