@@ -77,6 +77,7 @@
  * All storage is allocated in create(); a step allocates nothing. */
 #include <float.h>
 #include "lv_internal.h"
+#include "product_sink.h"
 
 #define KMAX 4
 /* Past velocities kept for the Newton predictor, whatever k: a cubic
@@ -109,170 +110,12 @@ static const double EXTRAP[NPRED][NPRED] = {
 };
 
 /* ------------------------------------------------------------------ */
-/* A sparse matrix recorded from a callback, grouped by one index (the key:
- * row or column of the callback's matrix), so that a product sink can expand
- * an entry A(i, key) into A(i, key) F(key, j) for all j.  The pattern is
- * recorded on the first fill; later fills that write the same positions in
- * the same order only refresh the values (callbacks must keep their pattern,
- * lv_model.h), a changed pattern is recorded again. */
-typedef struct {
-  int nkey, by_col;
-  int n, cap, count, built, bad, err;
-  int *rk, *ro;   /* key / other index per call, in call order */
-  double *rv;     /* value per call */
-  int *ptr, *idx, *pos;
-  double *val;
-} rec;
-
-typedef struct {
-  lv_sink sink;
-  rec *F;
-} rec_sink;
-
-static int rec_init(rec *F, int nkey, int by_col, int cap) {
-  memset(F, 0, sizeof *F);
-  F->nkey = nkey;
-  F->by_col = by_col;
-  F->cap = cap > 16 ? cap : 16;
-  F->rk = lv_calloc((size_t)F->cap, sizeof(int));
-  F->ro = lv_calloc((size_t)F->cap, sizeof(int));
-  F->idx = lv_calloc((size_t)F->cap, sizeof(int));
-  F->pos = lv_calloc((size_t)F->cap, sizeof(int));
-  F->rv = lv_calloc((size_t)F->cap, sizeof(double));
-  F->val = lv_calloc((size_t)F->cap, sizeof(double));
-  F->ptr = lv_calloc((size_t)nkey + 1, sizeof(int));
-  return (F->rk && F->ro && F->idx && F->pos && F->rv && F->val && F->ptr) ? 0 : LV_ENOMEM;
-}
-
-static void rec_free(rec *F) {
-  free(F->rk);
-  free(F->ro);
-  free(F->idx);
-  free(F->pos);
-  free(F->rv);
-  free(F->val);
-  free(F->ptr);
-}
-
-static int rec_grow(rec *F) {
-  int cap = 2 * F->cap;
-  int *a = realloc(F->rk, (size_t)cap * sizeof(int));
-  if (!a) return LV_ENOMEM;
-  F->rk = a;
-  if (!(a = realloc(F->ro, (size_t)cap * sizeof(int)))) return LV_ENOMEM;
-  F->ro = a;
-  if (!(a = realloc(F->idx, (size_t)cap * sizeof(int)))) return LV_ENOMEM;
-  F->idx = a;
-  if (!(a = realloc(F->pos, (size_t)cap * sizeof(int)))) return LV_ENOMEM;
-  F->pos = a;
-  double *b = realloc(F->rv, (size_t)cap * sizeof(double));
-  if (!b) return LV_ENOMEM;
-  F->rv = b;
-  if (!(b = realloc(F->val, (size_t)cap * sizeof(double)))) return LV_ENOMEM;
-  F->val = b;
-  F->cap = cap;
-  return 0;
-}
-
-static int rec_add(lv_sink *s, int i, int j, double v) {
-  rec *F = ((rec_sink *)s)->F;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
-  int key = F->by_col ? j : i, oth = F->by_col ? i : j;
-  int c = F->count++;
-  if (F->built) {
-    if (c >= F->n || F->rk[c] != key || F->ro[c] != oth) {
-      F->bad = 1; /* pattern changed: the fill is repeated in recording mode */
-      return 0;
-    }
-  } else {
-    if (c >= F->cap && (F->err = rec_grow(F)) != 0) return F->err; /* recording only */
-    F->rk[c] = key;
-    F->ro[c] = oth;
-  }
-  F->rv[c] = s->scale * v;
-  return 0;
-}
-
-/* Group the recorded calls by key (counting sort, stable in call order). */
-static void rec_build(rec *F) {
-  F->n = F->count;
-  for (int k = 0; k <= F->nkey; k++) F->ptr[k] = 0;
-  for (int c = 0; c < F->n; c++) F->ptr[F->rk[c] + 1]++;
-  for (int k = 0; k < F->nkey; k++) F->ptr[k + 1] += F->ptr[k];
-  for (int c = F->n - 1; c >= 0; c--) {
-    int slot = --F->ptr[F->rk[c] + 1];
-    F->pos[c] = slot;
-    F->idx[slot] = F->ro[c];
-  }
-  for (int k = 0; k < F->nkey; k++) F->ptr[k] = F->ptr[k + 1];
-  F->ptr[F->nkey] = F->n;
-  F->built = 1;
-}
-
-typedef int (*rec_fill_fn)(const void *ctx, lv_sink *s);
-
-static int rec_fill(rec *F, int nrows, int ncols, rec_fill_fn fn, const void *ctx) {
-  for (int attempt = 0; attempt < 2; attempt++) {
-    rec_sink rs;
-    memset(&rs, 0, sizeof rs);
-    rs.sink.add = rec_add;
-    rs.sink.nrows = nrows;
-    rs.sink.ncols = ncols;
-    rs.sink.scale = 1.0;
-    rs.F = F;
-    F->count = 0;
-    F->bad = 0;
-    F->err = 0;
-    int rc = fn(ctx, &rs.sink);
-    if (F->err) return F->err;
-    if (rc) return rc;
-    if (F->built && (F->bad || F->count != F->n)) {
-      F->built = 0;
-      continue;
-    }
-    if (!F->built) rec_build(F);
-    for (int t = 0; t < F->n; t++) F->val[t] = 0.0;
-    for (int c = 0; c < F->n; c++) F->val[F->pos[c]] += F->rv[c];
-    return 0;
-  }
-  return LV_EPATTERN;
-}
-
-/* Product sink: entry (i, key, a) of A becomes entries (i, j, a F(key, j))
- * of A F in the parent. */
-typedef struct {
-  lv_sink sink;
-  lv_sink *parent;
-  const rec *F;
-} prod_sink;
-
-static int prod_add(lv_sink *s, int i, int key, double a) {
-  prod_sink *p = (prod_sink *)s;
-  if (i < 0 || key < 0 || i >= s->nrows || key >= s->ncols) return LV_EINPUT;
-  const rec *F = p->F;
-  lv_sink *par = p->parent;
-  for (int t = F->ptr[key]; t < F->ptr[key + 1]; t++)
-    LV_CHECK(par->add(par, i, F->idx[t], s->scale * a * F->val[t]));
-  return 0;
-}
-
-static lv_sink *prod_init(prod_sink *p, lv_sink *parent, const rec *F, int nrows, int ncols,
-                          double scale) {
-  memset(p, 0, sizeof *p);
-  p->sink.add = prod_add;
-  p->sink.nrows = nrows;
-  p->sink.ncols = ncols;
-  p->sink.scale = scale;
-  p->parent = parent;
-  p->F = F;
-  return &p->sink;
-}
-
+/* Fills for the recorded factors (product_sink.h). */
 typedef struct {
   const lv_space *sp;
   const double *w;
 } tan_ctx;
-static int fill_tangent(const void *ctx, lv_sink *s) {
+static int fill_tangent(void *ctx, lv_sink *s) {
   const tan_ctx *c = ctx;
   return lv_space_tangent(c->sp, c->w, s);
 }
@@ -280,7 +123,7 @@ typedef struct {
   const lv_model *m;
   const double *q;
 } jac_ctx;
-static int fill_jac(const void *ctx, lv_sink *s) {
+static int fill_jac(void *ctx, lv_sink *s) {
   const jac_ctx *c = ctx;
   return lv_model_constraint_jac(c->m, c->q, s);
 }
@@ -318,8 +161,8 @@ typedef struct {
   double *rq, *rv, *L, *d, *eta, *mu, *lam, *q1, *v1, *a1, *hd;
   double *tmp, *tmp2, *bnz;
   double *fdq, *fdy1, *fdy2; /* finite differences of M(q) a */
-  rec T;                     /* T(h d), keyed by row */
-  rec Bn;                    /* G(q_n), keyed by column (rows of G_n^T) */
+  lv_rfac T;                 /* T(h d), keyed by row */
+  lv_rfac Bn;                /* G(q_n), keyed by column (rows of G_n^T) */
   lv_newton *nw;
   lv_linsol *kkt; /* [M G^T; G 0]: start, projections, (56) */
   double *kb;     /* its right-hand side, nv + nc */
@@ -599,7 +442,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
 
 /* out = G_n^T x from the recorded G(q_n) */
 static void gnt_apply(const bliedf *B, const double *x, double *out) {
-  const rec *F = &B->Bn;
+  const lv_rfac *F = &B->Bn;
   for (int col = 0; col < F->nkey; col++) {
     double sum = 0.0;
     for (int t = F->ptr[col]; t < F->ptr[col + 1]; t++) sum += F->val[t] * x[F->idx[t]];
@@ -671,7 +514,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   int d = B->nv, k = B->nc;
   double h = B->h, g1 = B->ga[0], a0 = B->al[0];
   tan_ctx tc = {m->space, B->hd};
-  LV_CHECK(rec_fill(&B->T, d, d, fill_tangent, &tc));
+  LV_CHECK(lv_rfac_fill(&B->T, d, d, fill_tangent, &tc));
 
   lv_sink A = lv_linsol_sink(ls);
   /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
@@ -682,10 +525,10 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
     LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, &c));
   }
   lv_sink kp = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
-  prod_sink p1, p2;
-  lv_sink *kt = prod_init(&p1, &kp, &B->T, d, d, h * h);
+  lv_prod_sink p1, p2;
+  lv_sink *kt = lv_prod_init(&p1, &kp, &B->T, d, d, h * h);
   if (m->dV) LV_CHECK(lv_model_hess_potential(m, B->q1, kt));
-  if (m->force) LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, prod_init(&p2, &kp, &B->T, d, d, -h * h)));
+  if (m->force) LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_prod_init(&p2, &kp, &B->T, d, d, -h * h)));
   if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, kt));
   if (!m->mass_constant) LV_CHECK(mass_fd(B, kt));
   if (k == 0) return 0;
@@ -694,23 +537,23 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   lv_sink a1m = lv_sink_view(&A, 0, cmu, k, d, 1.0, 1); /* G^T */
   LV_CHECK(lv_model_constraint_jac(m, B->q1, &a1m));
   lv_sink a21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0); /* G T */
-  prod_sink p3;
-  LV_CHECK(lv_model_constraint_jac(m, B->q1, prod_init(&p3, &a21, &B->T, k, d, 1.0)));
+  lv_prod_sink p3;
+  LV_CHECK(lv_model_constraint_jac(m, B->q1, lv_prod_init(&p3, &a21, &B->T, k, d, 1.0)));
   if (B->index != 2) return 0;
 
   /* (1,eta): (alpha_0 M + h C_t) G_n^T */
   lv_sink a1e = lv_sink_view(&A, 0, d, d, k, 1.0, 0);
-  prod_sink p4, p5, p6, p7;
-  LV_CHECK(lv_model_mass(m, B->q1, prod_init(&p4, &a1e, &B->Bn, d, d, a0)));
-  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, prod_init(&p5, &a1e, &B->Bn, d, d, -h)));
+  lv_prod_sink p4, p5, p6, p7;
+  LV_CHECK(lv_model_mass(m, B->q1, lv_prod_init(&p4, &a1e, &B->Bn, d, d, a0)));
+  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_prod_init(&p5, &a1e, &B->Bn, d, d, -h)));
   /* (3,1): gamma_1 G + h Z(q; v) T */
   lv_sink a31 = lv_sink_view(&A, d + k, 0, k, d, g1, 0);
   LV_CHECK(lv_model_constraint_jac(m, B->q1, &a31));
   lv_sink a31z = lv_sink_view(&A, d + k, 0, k, d, 1.0, 0);
-  LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, prod_init(&p6, &a31z, &B->T, k, d, h)));
+  LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_prod_init(&p6, &a31z, &B->T, k, d, h)));
   /* (3,eta): G G_n^T */
   lv_sink a3e = lv_sink_view(&A, d + k, d, k, k, 1.0, 0);
-  return lv_model_constraint_jac(m, B->q1, prod_init(&p7, &a3e, &B->Bn, k, d, 1.0));
+  return lv_model_constraint_jac(m, B->q1, lv_prod_init(&p7, &a3e, &B->Bn, k, d, 1.0));
 }
 
 static int bl_update(void *ctx, const double *dx) {
@@ -797,7 +640,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   }
   if (B->index == 2 && c > 0) {
     jac_ctx jc = {m, s->q};
-    LV_CHECK(rec_fill(&B->Bn, c, d, fill_jac, &jc));
+    LV_CHECK(lv_rfac_fill(&B->Bn, c, d, fill_jac, &jc));
   }
   /* predictor: v_{n+1} and lambda_{n+1} extrapolated from the history */
   int np = B->extrapolate ? B->nhist : 1;
@@ -900,8 +743,8 @@ static void bl_destroy(lv_stepper *st) {
   if (!B) return;
   lv_newton_free(B->nw);
   lv_linsol_free(B->kkt);
-  rec_free(&B->T);
-  rec_free(&B->Bn);
+  lv_rfac_free(&B->T);
+  lv_rfac_free(&B->Bn);
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
@@ -952,8 +795,8 @@ static int bl_create_inner(lv_stepper *st, int k) {
     return LV_ENOMEM;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     if (!*vecs[i]) return LV_ENOMEM;
-  LV_CHECK(rec_init(&B->T, d, 0, 6 * d));
-  LV_CHECK(rec_init(&B->Bn, d, 1, 4 * d));
+  LV_CHECK(lv_rfac_init(&B->T, d, 0, 6 * d));
+  LV_CHECK(lv_rfac_init(&B->Bn, d, 1, 4 * d));
   LV_CHECK(lv_newton_new(&B->nw, B->N, st->linsol_kind));
   *lv_newton_opts(B->nw) = st->newton;
   LV_CHECK(lv_linsol_new(&B->kkt, st->linsol_kind, d + c, st->linsol_threshold));

@@ -34,336 +34,8 @@
  * lambda and (index 2) eta in state->gamma (zero for index 3). */
 #include <float.h>
 #include "lv_internal.h"
+#include "product_sink.h"
 
-/* ------------------------------------------------------------------ */
-/* A sparse right factor recorded from a callback: the entries (i, j, v) a
- * callback writes, grouped by one index ("key") so that a product sink can
- * expand an entry A(r, key) into A(r, key) * F(key, other) for all others.
- * The pattern is recorded on the first fill and replayed afterwards (callbacks
- * must write the same positions in the same order); a changed pattern is
- * re-recorded. */
-typedef struct {
-  int nkey, by_col;   /* key = column index (by_col) or row index of the callback's matrix */
-  int n, cap;         /* recorded entries, capacity */
-  int *rk, *ro;       /* key and other index of each call, in call order */
-  double *rv;         /* value of each call */
-  int *ptr;           /* nkey + 1 */
-  int *idx, *pos;     /* other index grouped by key; call -> grouped slot */
-  double *val;        /* values grouped by key */
-  int built, bad, count;
-  int nodup;          /* no position is written twice: val can be filled in place */
-  int err;
-} rfac;
-
-typedef struct {
-  lv_sink sink;
-  rfac *F;
-} rfac_sink;
-
-static int rfac_init(rfac *F, int nkey, int by_col, int cap) {
-  memset(F, 0, sizeof *F);
-  F->nkey = nkey;
-  F->by_col = by_col;
-  F->cap = cap > 0 ? cap : 16;
-  F->rk = lv_calloc((size_t)F->cap, sizeof(int));
-  F->ro = lv_calloc((size_t)F->cap, sizeof(int));
-  F->rv = lv_calloc((size_t)F->cap, sizeof(double));
-  F->idx = lv_calloc((size_t)F->cap, sizeof(int));
-  F->pos = lv_calloc((size_t)F->cap, sizeof(int));
-  F->val = lv_calloc((size_t)F->cap, sizeof(double));
-  F->ptr = lv_calloc((size_t)nkey + 1, sizeof(int));
-  return (F->rk && F->ro && F->rv && F->idx && F->pos && F->val && F->ptr) ? 0 : LV_ENOMEM;
-}
-
-static void rfac_free(rfac *F) {
-  free(F->rk);
-  free(F->ro);
-  free(F->rv);
-  free(F->idx);
-  free(F->pos);
-  free(F->val);
-  free(F->ptr);
-}
-
-static int grow_int(int **p, int n) {
-  int *q = realloc(*p, (size_t)n * sizeof **p);
-  if (!q) return LV_ENOMEM;
-  *p = q;
-  return 0;
-}
-
-static int grow_dbl(double **p, int n) {
-  double *q = realloc(*p, (size_t)n * sizeof **p);
-  if (!q) return LV_ENOMEM;
-  *p = q;
-  return 0;
-}
-
-static int rfac_add(lv_sink *s, int i, int j, double v) {
-  rfac *F = ((rfac_sink *)s)->F;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
-  int k = F->by_col ? j : i, o = F->by_col ? i : j;
-  int c = F->count++;
-  if (F->built) {
-    if (c >= F->n || F->rk[c] != k || F->ro[c] != o) {
-      F->bad = 1;
-      return 0;
-    }
-  } else {
-    if (c >= F->cap) {
-      /* only while recording a pattern, i.e. not in the steady state */
-      int cap = 2 * F->cap;
-      if (grow_int(&F->rk, cap) || grow_int(&F->ro, cap) || grow_dbl(&F->rv, cap) ||
-          grow_int(&F->idx, cap) || grow_int(&F->pos, cap) || grow_dbl(&F->val, cap)) {
-        F->err = LV_ENOMEM;
-        return LV_ENOMEM;
-      }
-      F->cap = cap;
-    }
-    F->rk[c] = k;
-    F->ro[c] = o;
-  }
-  double x = s->scale * v;
-  F->rv[c] = x;
-  if (F->built && F->nodup) F->val[F->pos[c]] = x;
-  return 0;
-}
-
-/* Group the recorded calls by key: counting sort, stable in call order. */
-static void rfac_build(rfac *F) {
-  F->n = F->count;
-  for (int k = 0; k <= F->nkey; k++) F->ptr[k] = 0;
-  for (int c = 0; c < F->n; c++) F->ptr[F->rk[c] + 1]++;
-  for (int k = 0; k < F->nkey; k++) F->ptr[k + 1] += F->ptr[k];
-  /* ptr[k + 1] is the end of key k; filling backwards leaves it at the start */
-  for (int c = F->n - 1; c >= 0; c--) {
-    int slot = --F->ptr[F->rk[c] + 1];
-    F->pos[c] = slot;
-    F->idx[slot] = F->ro[c];
-  }
-  for (int k = 0; k < F->nkey; k++) F->ptr[k] = F->ptr[k + 1];
-  F->ptr[F->nkey] = F->n;
-  F->nodup = 1;
-  for (int k = 0; k < F->nkey && F->nodup; k++)
-    for (int a = F->ptr[k]; a < F->ptr[k + 1] && F->nodup; a++)
-      for (int b = a + 1; b < F->ptr[k + 1]; b++)
-        if (F->idx[a] == F->idx[b]) {
-          F->nodup = 0;
-          break;
-        }
-  F->built = 1;
-}
-
-typedef int (*rfac_fill_fn)(void *ctx, lv_sink *s);
-
-/* Run @p fn into the factor (nrows x ncols as the callback sees it) and
- * gather the values. */
-static int rfac_fill(rfac *F, int nrows, int ncols, rfac_fill_fn fn, void *ctx) {
-  for (int attempt = 0; attempt < 2; attempt++) {
-    rfac_sink rs;
-    memset(&rs, 0, sizeof rs);
-    rs.sink.add = rfac_add;
-    rs.sink.nrows = nrows;
-    rs.sink.ncols = ncols;
-    rs.sink.scale = 1.0;
-    rs.F = F;
-    F->count = 0;
-    F->bad = 0;
-    F->err = 0;
-    int rc = fn(ctx, &rs.sink);
-    if (F->err) return F->err;
-    if (rc) return rc;
-    if (F->built && (F->bad || F->count != F->n)) {
-      F->built = 0; /* the callback changed its pattern: record it again */
-      continue;
-    }
-    if (F->built && F->nodup) return 0; /* filled in place by rfac_add */
-    if (!F->built) rfac_build(F);
-    for (int t = 0; t < F->n; t++) F->val[t] = 0.0;
-    for (int c = 0; c < F->n; c++) F->val[F->pos[c]] += F->rv[c];
-    return 0;
-  }
-  return LV_EPATTERN;
-}
-
-/* Cached assembly of the Newton matrix.  Every entry, whatever callback or
- * cached factor it comes from, is accumulated here first: the first assembly
- * records the sequence of positions and merges duplicates into a list of
- * unique entries; later assemblies replay that sequence with one indexed
- * add per entry and hand the unique entries to the linear solver in a fixed
- * order (so a sparse back-end keeps its pattern).  This removes the layers
- * of views between the model callbacks and the solver, which cost as much
- * as the 9x9 LU itself on the heavy top. */
-typedef struct {
-  int n, cap;          /* recorded calls */
-  int *ci, *cj;        /* position of each call */
-  double *cv;          /* value of each call (recording pass only) */
-  int *slot;           /* call -> unique entry */
-  int nu;              /* unique entries */
-  int *ui, *uj;
-  double *uv;          /* accumulated values */
-  int count, built, bad, err;
-  double *D;           /* dense back-end: an N x N column-major scratch instead */
-  int N;
-} acache;
-
-static int acache_init(acache *A, int cap) {
-  memset(A, 0, sizeof *A);
-  A->cap = cap > 0 ? cap : 64;
-  A->ci = lv_calloc((size_t)A->cap, sizeof(int));
-  A->cj = lv_calloc((size_t)A->cap, sizeof(int));
-  A->cv = lv_calloc((size_t)A->cap, sizeof(double));
-  A->slot = lv_calloc((size_t)A->cap, sizeof(int));
-  A->ui = lv_calloc((size_t)A->cap, sizeof(int));
-  A->uj = lv_calloc((size_t)A->cap, sizeof(int));
-  A->uv = lv_calloc((size_t)A->cap, sizeof(double));
-  return (A->ci && A->cj && A->cv && A->slot && A->ui && A->uj && A->uv) ? 0 : LV_ENOMEM;
-}
-
-static void acache_free(acache *A) {
-  free(A->D);
-  free(A->ci);
-  free(A->cj);
-  free(A->cv);
-  free(A->slot);
-  free(A->ui);
-  free(A->uj);
-  free(A->uv);
-}
-
-static inline void emit(acache *A, int i, int j, double v) {
-  if (A->D) { /* dense back-end: the position bookkeeping is not needed */
-    A->D[i + (size_t)j * (size_t)A->N] += v;
-    return;
-  }
-  int c = A->count++;
-  if (A->built) {
-    if (c < A->n && A->ci[c] == i && A->cj[c] == j)
-      A->uv[A->slot[c]] += v;
-    else
-      A->bad = 1;
-    return;
-  }
-  if (A->err) return;
-  if (c >= A->cap) {
-    int cap = 2 * A->cap;
-    if (grow_int(&A->ci, cap) || grow_int(&A->cj, cap) || grow_dbl(&A->cv, cap) || grow_int(&A->slot, cap) ||
-        grow_int(&A->ui, cap) || grow_int(&A->uj, cap) || grow_dbl(&A->uv, cap)) {
-      A->err = LV_ENOMEM;
-      return;
-    }
-    A->cap = cap;
-  }
-  A->ci[c] = i;
-  A->cj[c] = j;
-  A->cv[c] = v;
-}
-
-typedef struct {
-  long long key; /* i * N + j */
-  int c;         /* call index: keeps the sort stable */
-} call_key;
-
-static int cmp_call(const void *x, const void *y) {
-  const call_key *a = x, *b = y;
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  return (a->c > b->c) - (a->c < b->c);
-}
-
-/* After a recording pass: unique entries in row-major order, call -> slot,
- * and the values of this pass.  @p N is the matrix size. */
-static int acache_build(acache *A, int N) {
-  A->n = A->count;
-  call_key *o = lv_calloc((size_t)A->n, sizeof *o);
-  if (!o) return LV_ENOMEM;
-  for (int c = 0; c < A->n; c++) {
-    o[c].key = (long long)A->ci[c] * N + A->cj[c];
-    o[c].c = c;
-  }
-  qsort(o, (size_t)A->n, sizeof *o, cmp_call);
-  A->nu = 0;
-  for (int t = 0; t < A->n; t++) {
-    int c = o[t].c;
-    if (t == 0 || o[t].key != o[t - 1].key) {
-      A->ui[A->nu] = A->ci[c];
-      A->uj[A->nu] = A->cj[c];
-      A->uv[A->nu] = 0.0;
-      A->nu++;
-    }
-    A->slot[c] = A->nu - 1;
-  }
-  free(o);
-  for (int c = 0; c < A->n; c++) A->uv[A->slot[c]] += A->cv[c];
-  A->built = 1;
-  return 0;
-}
-
-/* Sink for one block of the Newton matrix: entry (i, j, v) of the block
- * becomes scale * v at (r0 + i, c0 + j) (transposed: (r0 + j, c0 + i)), or,
- * with a right factor F, the entries scale * v * F(j, l) at (r0 + i, c0 + l):
- * the product of the block with F (the tangent operator, or B_n^T). */
-typedef struct {
-  lv_sink sink;
-  acache *A;
-  int r0, c0, transpose;
-  double scale;
-  const rfac *F;
-} blk_sink;
-
-static inline void blk_put(acache *A, int r0, int c0, double scale, int transpose, const rfac *F, int i, int j,
-                    double v) {
-  v *= scale;
-  if (F) {
-    for (int t = F->ptr[j]; t < F->ptr[j + 1]; t++) emit(A, r0 + i, c0 + F->idx[t], v * F->val[t]);
-  } else if (transpose) {
-    emit(A, r0 + j, c0 + i, v);
-  } else {
-    emit(A, r0 + i, c0 + j, v);
-  }
-}
-
-static int blk_add(lv_sink *s, int i, int j, double v) {
-  blk_sink *b = (blk_sink *)s;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
-  blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
-  return 0;
-}
-
-/* A block sink for a callback writing an nrows x ncols matrix. */
-static lv_sink *blk(blk_sink *b, acache *A, int r0, int c0, int nrows, int ncols, double scale, int transpose,
-                    const rfac *F) {
-  memset(b, 0, sizeof *b);
-  b->sink.add = blk_add;
-  b->sink.nrows = nrows;
-  b->sink.ncols = ncols;
-  b->sink.scale = 1.0;
-  b->A = A;
-  b->r0 = r0;
-  b->c0 = c0;
-  b->scale = scale;
-  b->transpose = transpose;
-  b->F = F;
-  return &b->sink;
-}
-
-/* The same for a matrix already recorded in an rfac (no callback). */
-static void blk_rfac(acache *A, const rfac *M, int r0, int c0, double scale, int transpose, const rfac *F) {
-  for (int c = 0; c < M->n; c++) {
-    int i = M->by_col ? M->ro[c] : M->rk[c], j = M->by_col ? M->rk[c] : M->ro[c];
-    blk_put(A, r0, c0, scale, transpose, F, i, j, M->rv[c]);
-  }
-}
-
-/* y += M x (transposed: y += M^T x) for a recorded matrix. */
-static void rfac_matvec(const rfac *M, const double *x, double *y, int transposed) {
-  for (int c = 0; c < M->n; c++) {
-    int i = M->by_col ? M->ro[c] : M->rk[c], j = M->by_col ? M->rk[c] : M->ro[c];
-    if (transposed)
-      y[j] += M->rv[c] * x[i];
-    else
-      y[i] += M->rv[c] * x[j];
-  }
-}
 
 /* ------------------------------------------------------------------ */
 
@@ -391,12 +63,12 @@ typedef struct {
   double *bnz;                /* B_n^T zeta, nv */
   double *vstart, *astart;    /* perturbed starting values */
   double *fdq, *fdy1, *fdy2;  /* finite differences of M(q) vd: nq, nv, nv */
-  rfac T;                     /* tangent operator T(h Dq) */
-  rfac Bn;                    /* G(q_n), keyed by column: rows of B_n^T */
-  rfac G1;                    /* G(q_{n+1}) at the current iterate */
-  rfac Mc;                    /* M (recorded once if constant, else per iterate) */
+  lv_rfac T;                     /* tangent operator T(h Dq) */
+  lv_rfac Bn;                    /* G(q_n), keyed by column: rows of B_n^T */
+  lv_rfac G1;                    /* G(q_{n+1}) at the current iterate */
+  lv_rfac Mc;                    /* M (recorded once if constant, else per iterate) */
   int g1_valid, mc_valid;
-  acache asmb;                /* Newton matrix assembly */
+  lv_acache asmb;                /* Newton matrix assembly */
   lv_newton *nw;
   lv_linsol *kkt;             /* [M G^T; G 0]: (7), the start, projections */
   double *kb;                 /* its right-hand side, nv + nc */
@@ -420,7 +92,7 @@ typedef struct {
   double s_ihg, s_ka;          /* per step: 1 / (h gamma), (1 - alpha_m) / (1 - alpha_f) */
 } genalpha;
 
-/* ---- small fills for rfac ---- */
+/* ---- small fills for lv_rfac ---- */
 typedef struct {
   const lv_space *sp;
   const double *w;
@@ -446,12 +118,12 @@ static int fill_mass(void *ctx, lv_sink *s) {
 static int iterate_matrices(genalpha *g) {
   if (!g->mc_valid) {
     jac_ctx jc = {g->m, g->q1};
-    LV_CHECK(rfac_fill(&g->Mc, g->nv, g->nv, fill_mass, &jc));
+    LV_CHECK(lv_rfac_fill(&g->Mc, g->nv, g->nv, fill_mass, &jc));
     g->mc_valid = g->m->mass_constant;
   }
   if (!g->g1_valid && g->nc > 0) {
     jac_ctx jc = {g->m, g->q1};
-    LV_CHECK(rfac_fill(&g->G1, g->nc, g->nv, fill_jac, &jc));
+    LV_CHECK(lv_rfac_fill(&g->G1, g->nc, g->nv, fill_jac, &jc));
     g->g1_valid = 1;
   }
   return 0;
@@ -742,7 +414,7 @@ static int sigma_state(genalpha *g) {
   return isfinite(chk) ? 0 : LV_ENONFINITE;
 }
 
-/* P = sigma I + (1 - sigma) T(w) into an rfac. */
+/* P = sigma I + (1 - sigma) T(w) into an lv_rfac. */
 typedef struct {
   const lv_space *sp;
   const double *w;
@@ -855,7 +527,7 @@ static int ga_residual(void *ctx, double *r) {
   int d = g->nv, k = g->nc;
   LV_CHECK(iterate_matrices(g));
   memset(r, 0, (size_t)d * sizeof(double));
-  rfac_matvec(&g->Mc, g->vd1, r, 0);
+  lv_rfac_matvec(&g->Mc, g->vd1, r, 0);
   if (m->dV) {
     LV_CHECK(lv_model_grad_potential(m, g->q1, g->tmp));
     for (int i = 0; i < d; i++) r[i] += g->tmp[i];
@@ -864,14 +536,14 @@ static int ga_residual(void *ctx, double *r) {
     LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
     for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
   }
-  if (k > 0) rfac_matvec(&g->G1, g->lam1, r, 1);
+  if (k > 0) lv_rfac_matvec(&g->G1, g->lam1, r, 1);
   double sb = 1.0 / g->bp;
   for (int i = 0; i < d; i++) r[i] *= sb;
   if (k > 0) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
   if (g->index == 2 && k > 0) {
     double *rv = r + d + k;
     memset(rv, 0, (size_t)k * sizeof(double));
-    rfac_matvec(&g->G1, g->v1, rv, 0);
+    lv_rfac_matvec(&g->G1, g->v1, rv, 0);
     for (int i = 0; i < k; i++) rv[i] *= g->s3;
   }
   return 0;
@@ -897,87 +569,57 @@ static int mass_fd(genalpha *g, lv_sink *K) {
 }
 
 /* Every block of the scaled iteration matrix into the assembly cache. */
-static int assemble(genalpha *g) {
+static int assemble(void *ctx) {
+  genalpha *g = ctx;
   const lv_model *m = g->m;
-  acache *A = &g->asmb;
+  lv_acache *A = &g->asmb;
   int d = g->nv, k = g->nc;
   double sb = 1.0 / g->bp, cg = g->gp / g->bp;
-  blk_sink b;
+  lv_blk_sink b;
   /* (1,1): M + (gamma'/beta') C_t + (1/beta') K_t T,  C_t = -df/dv,
    * K_t = D_q(M vd) + d2V - df/dq + D_q(G^T lambda). */
-  blk_rfac(A, &g->Mc, 0, 0, 1.0, 0, NULL);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
-  if (m->dV) LV_CHECK(lv_model_hess_potential(m, g->q1, blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (m->force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
-  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (!m->mass_constant) LV_CHECK(mass_fd(g, blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  lv_blk_rfac(A, &g->Mc, 0, 0, 1.0, 0, NULL);
+  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
+  if (m->dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (m->force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
+  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (!m->mass_constant) LV_CHECK(mass_fd(g, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
   if (k == 0) return 0;
   int cl = g->index == 2 ? d + k : d; /* column of the lambda block */
-  blk_rfac(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
-  blk_rfac(A, &g->G1, d, 0, 1.0, 0, &g->T); /* G T */
+  lv_blk_rfac(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
+  lv_blk_rfac(A, &g->G1, d, 0, 1.0, 0, &g->T); /* G T */
   if (g->index != 2) return 0;
   /* (1,zeta): (M + (gamma'/beta') C_t) B_n^T */
-  blk_rfac(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, blk(&b, A, 0, d, d, d, -cg, 0, &g->Bn)));
+  lv_blk_rfac(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
+  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, d, d, d, -cg, 0, &g->Bn)));
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
-  blk_rfac(A, &g->G1, d + k, 0, sgp, 0, NULL);
-  LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
-  blk_rfac(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
+  lv_blk_rfac(A, &g->G1, d + k, 0, sgp, 0, NULL);
+  LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
+  lv_blk_rfac(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
   return 0;
 }
 
 static int ga_jacobian(void *ctx, lv_linsol *ls) {
   genalpha *g = ctx;
-  acache *A = &g->asmb;
   for (int i = 0; i < g->nv; i++) g->hdq[i] = g->h * g->dq[i];
   if (g->sigma != 0.0 && !g->corr_paper) { /* exact sigma-scheme: T -> F */
     fmat_ctx fc = {g, g->hdq};
-    LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_fmat, &fc));
+    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_fmat, &fc));
   } else if (g->sigma != 0.0) { /* paper: T -> P, the "full Jacobian" (67) */
     pmat_ctx pc = {g->m->space, g->hdq, g->sigma};
-    LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_pmat, &pc));
+    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_pmat, &pc));
   } else {
     tan_ctx tc = {g->m->space, g->hdq};
-    LV_CHECK(rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
+    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
   }
   LV_CHECK(iterate_matrices(g));
-  if (A->D) {
-    /* A dense matrix has no pattern to keep: accumulate in place and hand
-     * over the nonzero entries. */
-    int N = A->N;
-    memset(A->D, 0, (size_t)N * (size_t)N * sizeof(double));
-    A->err = 0;
-    LV_CHECK(assemble(g));
-    for (int j = 0; j < N; j++)
-      for (int i = 0; i < N; i++) {
-        double v = A->D[i + (size_t)j * (size_t)N];
-        if (v != 0.0) LV_CHECK(lv_linsol_add(ls, i, j, v));
-      }
-    return 0;
-  }
-  for (int attempt = 0; attempt < 2; attempt++) {
-    A->count = 0;
-    A->bad = 0;
-    A->err = 0;
-    if (A->built)
-      for (int u = 0; u < A->nu; u++) A->uv[u] = 0.0;
-    LV_CHECK(assemble(g));
-    if (A->err) return A->err;
-    if (A->built && (A->bad || A->count != A->n)) {
-      A->built = 0; /* some callback changed its pattern: record again */
-      continue;
-    }
-    if (!A->built) LV_CHECK(acache_build(A, g->N));
-    for (int u = 0; u < A->nu; u++) LV_CHECK(lv_linsol_add(ls, A->ui[u], A->uj[u], A->uv[u]));
-    return 0;
-  }
-  return LV_EPATTERN;
+  return lv_acache_assemble(&g->asmb, g->N, assemble, g, ls);
 }
 
 /* y += B_n^T z from the recorded G(q_n). */
 static void bn_t_apply(const genalpha *g, const double *z, double *y) {
-  const rfac *F = &g->Bn;
+  const lv_rfac *F = &g->Bn;
   for (int c = 0; c < F->nkey; c++)
     for (int t = F->ptr[c]; t < F->ptr[c + 1]; t++) y[c] += F->val[t] * z[F->idx[t]];
 }
@@ -1180,11 +822,11 @@ static void ga_destroy(lv_stepper *st) {
   if (!g) return;
   lv_newton_free(g->nw);
   lv_linsol_free(g->kkt);
-  rfac_free(&g->T);
-  rfac_free(&g->Bn);
-  rfac_free(&g->G1);
-  rfac_free(&g->Mc);
-  acache_free(&g->asmb);
+  lv_rfac_free(&g->T);
+  lv_rfac_free(&g->Bn);
+  lv_rfac_free(&g->G1);
+  lv_rfac_free(&g->Mc);
+  lv_acache_free(&g->asmb);
   free(g->vfac);
   free(g->rb);
   free(g->rk);
@@ -1255,16 +897,14 @@ static int create_body(lv_stepper *st, genalpha *g) {
       !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->fdq || !g->fdy1 ||
       !g->fdy2 || !g->kb)
     return LV_ENOMEM;
-  LV_CHECK(rfac_init(&g->T, d, 0, 6 * d));
-  LV_CHECK(rfac_init(&g->Bn, d, 1, 4 * d));
-  LV_CHECK(rfac_init(&g->G1, k, 0, 4 * d));
-  LV_CHECK(rfac_init(&g->Mc, d, 0, 4 * d));
-  LV_CHECK(acache_init(&g->asmb, 16 * d));
+  LV_CHECK(lv_rfac_init(&g->T, d, 0, 6 * d));
+  LV_CHECK(lv_rfac_init(&g->Bn, d, 1, 4 * d));
+  LV_CHECK(lv_rfac_init(&g->G1, k, 0, 4 * d));
+  LV_CHECK(lv_rfac_init(&g->Mc, d, 0, 4 * d));
+  LV_CHECK(lv_acache_init(&g->asmb, 16 * d));
   LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
   if (lv_linsol_kind_of(lv_newton_linsol(g->nw)) == LV_LINSOL_DENSE) {
-    g->asmb.N = g->N;
-    g->asmb.D = lv_calloc((size_t)g->N * (size_t)g->N, sizeof(double));
-    if (!g->asmb.D) return LV_ENOMEM;
+    LV_CHECK(lv_acache_dense(&g->asmb, g->N));
   }
   *lv_newton_opts(g->nw) = st->newton;
   LV_CHECK(lv_linsol_new(&g->kkt, st->linsol_kind, d + k, st->linsol_threshold));
@@ -1366,7 +1006,7 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   memcpy(g->lam1, s->lambda, (size_t)k * sizeof(double));
   if (g->index == 2 && k > 0) {
     jac_ctx jc = {m, s->q};
-    LV_CHECK(rfac_fill(&g->Bn, k, d, fill_jac, &jc));
+    LV_CHECK(lv_rfac_fill(&g->Bn, k, d, fill_jac, &jc));
     memcpy(g->eta, s->gamma, (size_t)k * sizeof(double));
     memset(g->bnz, 0, (size_t)d * sizeof(double));
     bn_t_apply(g, g->eta, g->bnz);
