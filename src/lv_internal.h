@@ -113,4 +113,8 @@ int lv_fd_force_dv(const lv_model *m, double t, const double *q,
 /* Step used for the finite difference in direction j at q. */
 double lv_fd_step(const double *q, int nq);
 
+/* White-box check of the genalpha Newton matrix against central differences
+ * of its residual along its update (tests; genalpha.c). */
+int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n);
+
 #endif

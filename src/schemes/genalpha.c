@@ -88,6 +88,8 @@ typedef struct {
   double *phblk;               /* Phi = dtheta/dx of the last Newton matrix, 36 nfactors */
   double *xblk;                /* (I - c D)^-1 of the last Newton matrix (index 2), 36 nfactors */
   double *bne;                 /* B_n^T eta (index 2; zero for index 3) */
+  double *wacc;                /* index 2: one row of the zeta columns of F, nc (fill_fmat) */
+  int *wmark, *wlist;          /* its positions: marks and list, nc each */
   double *sbase;               /* per step: v*, b, v'b (sigma_step_init), 3 nv */
   double s_ihg, s_ka;          /* per step: 1 / (h gamma), (1 - alpha_m) / (1 - alpha_f) */
 } genalpha;
@@ -207,10 +209,12 @@ static int project_velocity(genalpha *g, const double *q, double *v) {
  * D = d(T^-1(theta) v)/dtheta):
  *   (I - c D) dtheta = (sigma T^-1 + (1 - sigma) I) y = Q y,  Phi = (I - c D)^-1 Q,
  * and the Newton matrix is the sigma = 0 one with T replaced by F = T Phi
- * (fill_fmat).  For index 2, y = Dx + B_n^T zeta and the relation gives
- * v += gamma' (Dx + Q^-1 B_n^T zeta); the matrix keeps gamma' B_n^T zeta
- * (the Q^-1 - I part is O(sigma |theta|)): it slows Newton slightly, it
- * does not change the solution.
+ * (fill_fmat).  For index 2, y = Dx + B_n^T zeta: v moves by gamma' y and
+ * theta by Phi Dx + (I - c D)^-1 (Q - I) B_n^T zeta, so F has nc more
+ * columns, T (I - c D)^-1 (Q - I) B_n^T, that carry zeta into every
+ * position-dependent block (K_t, G, Z).  Without them (a term of size
+ * sigma |theta| / 2) the heavy top at h = 1e-3 took 4.00 instead of 2.00
+ * Newton iterations per step, with the same converged solution.
  *
  * Paper corrector (corrector=paper, spec §3.8 Alg 2 template for every
  * sigma): zero-acceleration predictor v'_{n+1} = 0, lambda = 0 and
@@ -444,11 +448,44 @@ typedef struct {
   genalpha *g;
   const double *th; /* theta */
 } fmat_ctx;
+
+/* Index 2: rows o .. o + k - 1 of the zeta columns of F (columns nv ..
+ * nv + nc - 1 of the factor), W = E B_n^T with this factor's block
+ * E = T (I - c D)^-1 sigma (T^-1 - I): zeta = h d(eta) moves theta by
+ * (I - c D)^-1 (Q - I) B_n^T zeta (ga_update), Q - I = sigma (T^-1 - I).
+ * Each row is merged over the block before it is written, in an order fixed
+ * by the pattern of B_n, so the factor keeps its pattern and has no
+ * repeated positions. */
+static int fill_zeta_cols(genalpha *g, lv_sink *s, int o, int k, const double *E) {
+  const lv_rfac *B = &g->Bn;
+  for (int a = 0; a < k; a++) {
+    int nl = 0;
+    for (int b = 0; b < k; b++) {
+      double e = E[a * k + b];
+      for (int t = B->ptr[o + b]; t < B->ptr[o + b + 1]; t++) {
+        int r = B->idx[t];
+        if (!g->wmark[r]) {
+          g->wmark[r] = 1;
+          g->wlist[nl++] = r;
+          g->wacc[r] = 0.0;
+        }
+        g->wacc[r] += e * B->val[t];
+      }
+    }
+    for (int l = 0; l < nl; l++) {
+      int r = g->wlist[l];
+      g->wmark[r] = 0;
+      LV_CHECK(lv_sink_add(s, o + a, g->nv + r, g->wacc[r]));
+    }
+  }
+  return 0;
+}
 static int fill_fmat(void *ctx, lv_sink *s) {
   fmat_ctx *fc = ctx;
   genalpha *g = fc->g;
   int nf = lv_space_nfactors(g->m->space);
   double sig = g->sigma, c = sig * g->h * g->beta / g->gam;
+  int zeta = g->index == 2 && g->nc > 0; /* the zeta columns too (fill_zeta_cols) */
   LV_CHECK(factor_blocks(g, fc->th, g->v1, g->tmp2, 1));
   for (int i = 0; i < g->nv; i++) { /* F = I outside the blocks */
     int f = g->vfac[i];
@@ -471,6 +508,14 @@ static int fill_fmat(void *ctx, lv_sink *s) {
       mul3(T, Ph, Y);
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) LV_CHECK(lv_sink_add(s, o + a, o + b, Y[3 * a + b]));
+      if (zeta) { /* E = T X sigma (T^-1 - I) */
+        double S[9], XS[9], E[9];
+        for (int a = 0; a < 9; a++) S[a] = sig * Ti[a];
+        S[0] -= sig, S[4] -= sig, S[8] -= sig;
+        mul3(X, S, XS);
+        mul3(T, XS, E);
+        LV_CHECK(fill_zeta_cols(g, s, o, 3, E));
+      }
       continue;
     }
     double *X = g->xblk + 36 * f;
@@ -496,6 +541,18 @@ static int fill_fmat(void *ctx, lv_sink *s) {
         if (k == 6 && a >= 3 && b < 3) continue;
         LV_CHECK(lv_sink_add(s, o + a, o + b, Y[a * k + b]));
       }
+    if (zeta) { /* E = T X sigma (T^-1 - I): solve T^-1 E = X sigma (T^-1 - I) */
+      double E[36];
+      for (int a = 0; a < k; a++)
+        for (int b = 0; b < k; b++) {
+          double t = 0.0;
+          for (int l = 0; l < k; l++) t += X[a * k + l] * (Ti[l * k + b] - (l == b));
+          E[a * k + b] = sig * t;
+        }
+      memcpy(A, Ti, (size_t)(k * k) * sizeof(double));
+      LV_CHECK(small_solve(k, A, E, k));
+      LV_CHECK(fill_zeta_cols(g, s, o, k, E));
+    }
   }
   return 0;
 }
@@ -605,7 +662,8 @@ static int ga_jacobian(void *ctx, lv_linsol *ls) {
   for (int i = 0; i < g->nv; i++) g->hdq[i] = g->h * g->dq[i];
   if (g->sigma != 0.0 && !g->corr_paper) { /* exact sigma-scheme: T -> F */
     fmat_ctx fc = {g, g->hdq};
-    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_fmat, &fc));
+    int nz = g->index == 2 ? g->nc : 0; /* index 2: F has the zeta columns too */
+    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv + nz, fill_fmat, &fc));
   } else if (g->sigma != 0.0) { /* paper: T -> P, the "full Jacobian" (67) */
     pmat_ctx pc = {g->m->space, g->hdq, g->sigma};
     LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_pmat, &pc));
@@ -830,6 +888,9 @@ static void ga_destroy(lv_stepper *st) {
   free(g->vfac);
   free(g->rb);
   free(g->rk);
+  free(g->wacc);
+  free(g->wmark);
+  free(g->wlist);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
                     g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart, g->fdq,
                     g->fdy1, g->fdy2, g->kb, g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc};
@@ -877,6 +938,10 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->phblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->xblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->bne = lv_calloc(sd, sizeof(double));
+  g->wacc = lv_calloc(sk, sizeof(double));
+  g->wmark = lv_calloc(sk, sizeof(int));
+  g->wlist = lv_calloc(sk, sizeof(int));
+  if (!g->wacc || !g->wmark || !g->wlist) return LV_ENOMEM;
   g->sbase = lv_calloc(3 * sd, sizeof(double));
   g->vfac = lv_calloc(sd + 1, sizeof(int));
   g->rb = lv_calloc((size_t)nf + 1, sizeof(int));
@@ -974,8 +1039,8 @@ static int perturbed_start(genalpha *g, double h) {
   return 0;
 }
 
-static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
-  genalpha *g = st->priv;
+/* The step's parameters and the predictor: the first Newton iterate. */
+static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   const lv_model *m = g->m;
   lv_state *s = st->state;
   int d = g->nv, k = g->nc;
@@ -1040,6 +1105,17 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   LV_CHECK(lv_space_compose_exp(m->space, s->q, h, g->dq, g->q1));
   g->g1_valid = 0; /* new iterate */
   g->mc_valid = g->mc_valid && m->mass_constant;
+  return 0;
+}
+
+static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
+  genalpha *g = st->priv;
+  const lv_model *m = g->m;
+  lv_state *s = st->state;
+  int d = g->nv, k = g->nc;
+  double am = g->am, af = g->af, be = g->beta;
+  LV_CHECK(ga_predict(g, st, h));
+  const double *vn = g->vn, *an = g->an;
 
   lv_newton_problem pb = {ga_residual, ga_jacobian, ga_update, ga_weights, g, g->N};
   *lv_newton_opts(g->nw) = st->newton;
@@ -1078,6 +1154,46 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   g->next_proj = next;
   g->start_pending = 0;
   return 0;
+}
+
+/* White-box check for the tests (lv_internal.h): the Newton matrix J at the
+ * predictor of a step of size h from the current state, and Jfd, its
+ * columns by central differences of the residual along the update
+ * (predictor, matrix, update(+-eps e_j), residual), both N x N
+ * column-major.  Every quantity the update takes from the Newton matrix
+ * (Phi etc.) is the predictor's, as in the first Newton iteration.  The
+ * state is not changed. */
+int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n) {
+  genalpha *g = st->priv;
+  int N = g->N, rc = 0;
+  *n = N;
+  lv_linsol *ls = NULL;
+  double *dx = lv_calloc((size_t)N, sizeof(double)), *rp = lv_calloc((size_t)N, sizeof(double)),
+         *rm = lv_calloc((size_t)N, sizeof(double));
+  if (!dx || !rp || !rm) rc = LV_ENOMEM;
+  if (!rc) rc = lv_linsol_new(&ls, LV_LINSOL_DENSE, N, 0);
+  if (!rc) rc = ga_predict(g, st, h);
+  if (!rc) rc = lv_linsol_begin(ls);
+  if (!rc) rc = ga_jacobian(g, ls);
+  for (int j = 0; j < N && !rc; j++) {
+    memset(dx, 0, (size_t)N * sizeof(double));
+    dx[j] = 1.0;
+    rc = lv_linsol_matvec(ls, dx, J + (size_t)j * (size_t)N);
+    for (int sgn = -1; sgn <= 1 && !rc; sgn += 2) {
+      dx[j] = sgn * eps;
+      rc = ga_predict(g, st, h);
+      if (!rc) rc = lv_linsol_begin(ls);
+      if (!rc) rc = ga_jacobian(g, ls);
+      if (!rc) rc = ga_update(g, dx);
+      if (!rc) rc = ga_residual(g, sgn < 0 ? rm : rp);
+    }
+    for (int i = 0; i < N && !rc; i++) Jfd[i + (size_t)j * (size_t)N] = (rp[i] - rm[i]) / (2.0 * eps);
+  }
+  lv_linsol_free(ls);
+  free(dx);
+  free(rp);
+  free(rm);
+  return rc;
 }
 
 const lv_scheme_type lv_scheme_genalpha = {
