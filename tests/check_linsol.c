@@ -368,6 +368,55 @@ START_TEST(test_blas_threads) {
 }
 END_TEST
 
+/* KLU keeps the pivot order of the last pivot search while the pivots stay
+ * good (rcond within 10 of the fresh one), refines the solution when they
+ * have degraded (10 .. 10^3), and searches again beyond: on each path the
+ * solution agrees with dense LU.  One diagonal entry of a diagonally
+ * dominant band matrix is shrunk by 2, 200 and 10^5 (rcond ratios 1.0,
+ * 0.03, 8e-6). */
+START_TEST(test_klu_kept_pivots) {
+  const int n = 200;
+  const double shrink[4] = {1.0, 2.0, 200.0, 1e5};
+  lv_linsol *klu, *dense;
+  ck_assert_int_eq(lv_linsol_new(&klu, LV_LINSOL_KLU, n, 0), 0);
+  ck_assert_int_eq(lv_linsol_new(&dense, LV_LINSOL_DENSE, n, 0), 0);
+  double rc0 = 0.0;
+  for (int c = 0; c < 4; c++) {
+    lv_linsol *ls[2] = {klu, dense};
+    double x[2][200];
+    for (int b = 0; b < 2; b++) {
+      lv_linsol_begin(ls[b]);
+      for (int i = 0; i < n; i++) {
+        double dii = 4.0 + sin(i + 1.0);
+        if (i == n / 2) dii /= shrink[c];
+        ck_assert_int_eq(lv_linsol_add(ls[b], i, i, dii), 0);
+        if (i > 0) ck_assert_int_eq(lv_linsol_add(ls[b], i, i - 1, -1.0 / (1.0 + c)), 0);
+        if (i + 3 < n) ck_assert_int_eq(lv_linsol_add(ls[b], i, i + 3, 0.7), 0);
+      }
+      ck_assert_int_eq(lv_linsol_factor(ls[b]), 0);
+      for (int i = 0; i < n; i++) x[b][i] = cos(0.1 * i);
+      ck_assert_int_eq(lv_linsol_solve(ls[b], x[b]), 0);
+    }
+    if (c == 0) rc0 = lv_linsol_rcond(klu);
+    double ratio = lv_linsol_rcond(klu) / rc0;
+    if (c == 2) ck_assert_msg(ratio > 1e-3 && ratio < 0.1, "refinement path not reached: rcond ratio %g", ratio);
+    if (c == 3) ck_assert_msg(ratio < 1e-3, "fresh pivot search not reached: rcond ratio %g", ratio);
+    double err = 0.0, xmax = 0.0;
+    for (int i = 0; i < n; i++) {
+      err = fmax(err, fabs(x[0][i] - x[1][i]));
+      xmax = fmax(xmax, fabs(x[1][i]));
+    }
+    ck_assert_msg(err <= 1e-13 * xmax, "shrink %g (rcond %g of fresh %g): klu - dense = %g", shrink[c],
+                  lv_linsol_rcond(klu), rc0, err);
+  }
+  lv_linsol_stats st;
+  lv_linsol_get_stats(klu, &st);
+  ck_assert_int_eq(st.symbolic, 1);
+  lv_linsol_free(klu);
+  lv_linsol_free(dense);
+}
+END_TEST
+
 START_TEST(test_nonfinite) {
   const double bad[2] = {NAN, INFINITY};
   const int N = 12;
@@ -723,6 +772,7 @@ static Suite *linsol_suite(void) {
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_nonfinite);
   tcase_add_test(tc, test_blas_threads);
+  tcase_add_test(tc, test_klu_kept_pivots);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("pattern");
