@@ -1,4 +1,5 @@
-/* Newton's method with full or modified (frozen-Jacobian) iteration and an
+/* Newton's method with full, simplified (one Jacobian per solve) or modified
+ * (frozen across solves) iteration, a relative residual test and an
  * optional residual-based damping for globalisation. */
 #include <float.h>
 #include "lv_internal.h"
