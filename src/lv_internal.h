@@ -88,6 +88,19 @@ int lv_model_constraint_curvature_dense(const lv_model *m, const double *q, cons
 int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gamma, const double *x, double *y);
 int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w, const double *x, double *y);
 
+/* Add the saddle-point matrix [M(qM) G(qGT)^T; G(qG) 0] ((nv + nc) square)
+ * to A: the M block, then G^T, then G.  The same q three times is the
+ * matrix of consistent accelerations and projections; RATTLE's stage 1 and
+ * the initial projection take M and G^T at the old point. */
+int lv_model_saddle(const lv_model *m, const double *qM, const double *qGT, const double *qG, lv_sink *A);
+
+/* Consistent v' and lambda at (t, q, v) from the index-1 equations
+ *   [M G^T; G 0] [v'; lambda] = [f - dV; -Z(q; v) v],
+ * with @p kkt holding that matrix at q, factorised.  On return
+ * b (nv + nc) = [v'; lambda]; tmp: scratch, nv. */
+int lv_model_consistent_accelerations(const lv_model *m, lv_linsol *kkt, double t, const double *q,
+                                      const double *v, double *b, double *tmp);
+
 /* Map a user callback's return value to a library status. */
 static inline int lv_cb_status(int rc) { return rc == 0 ? 0 : LV_ECALLBACK; }
 

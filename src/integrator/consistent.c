@@ -24,12 +24,7 @@ static int proj_residual(void *ctx, double *r) {
 
 static int assemble_saddle(const lv_model *m, const double *qM, const double *qG, lv_linsol *ls) {
   lv_sink A = lv_linsol_sink(ls);
-  lv_sink vm = lv_sink_view(&A, 0, 0, m->nv, m->nv, 1.0, 0);
-  LV_CHECK(lv_model_mass(m, qM, &vm));
-  lv_sink vg = lv_sink_view(&A, m->nv, 0, m->nc, m->nv, 1.0, 0);
-  LV_CHECK(lv_model_constraint_jac(m, qG, &vg));
-  lv_sink vgt = lv_sink_view(&A, 0, m->nv, m->nc, m->nv, 1.0, 1);
-  return lv_model_constraint_jac(m, qG, &vgt);
+  return lv_model_saddle(m, qM, qG, qG, &A);
 }
 
 static int proj_jacobian(void *ctx, lv_linsol *ls) {

@@ -382,3 +382,27 @@ int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w
   lv_matvec_sink ms;
   return lv_model_constraint_curvature(m, q, w, lv_matvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
 }
+
+int lv_model_saddle(const lv_model *m, const double *qM, const double *qGT, const double *qG, lv_sink *A) {
+  int d = m->nv, k = m->nc;
+  lv_sink b11 = lv_sink_view(A, 0, 0, d, d, 1.0, 0);
+  LV_CHECK(lv_model_mass(m, qM, &b11));
+  if (k == 0) return 0;
+  lv_sink b12 = lv_sink_view(A, 0, d, k, d, 1.0, 1);
+  LV_CHECK(lv_model_constraint_jac(m, qGT, &b12));
+  lv_sink b21 = lv_sink_view(A, d, 0, k, d, 1.0, 0);
+  return lv_model_constraint_jac(m, qG, &b21);
+}
+
+int lv_model_consistent_accelerations(const lv_model *m, lv_linsol *kkt, double t, const double *q,
+                                      const double *v, double *b, double *tmp) {
+  int d = m->nv, k = m->nc;
+  LV_CHECK(lv_model_force(m, t, q, v, b));
+  LV_CHECK(lv_model_grad_potential(m, q, tmp));
+  for (int i = 0; i < d; i++) b[i] -= tmp[i];
+  if (k > 0) {
+    LV_CHECK(lv_model_curvature_apply(m, q, v, v, b + d));
+    for (int i = 0; i < k; i++) b[d + i] = -b[d + i];
+  }
+  return lv_linsol_solve(kkt, b);
+}

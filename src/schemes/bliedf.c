@@ -172,18 +172,9 @@ typedef struct {
 /* ---- saddle-point solves ---- */
 
 static int kkt_factor(bliedf *B, const double *q) {
-  const lv_model *m = B->m;
-  int d = B->nv, k = B->nc;
   LV_CHECK(lv_linsol_begin(B->kkt));
   lv_sink A = lv_linsol_sink(B->kkt);
-  lv_sink b11 = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
-  LV_CHECK(lv_model_mass(m, q, &b11));
-  if (k > 0) {
-    lv_sink b12 = lv_sink_view(&A, 0, d, k, d, 1.0, 1);
-    LV_CHECK(lv_model_constraint_jac(m, q, &b12));
-    lv_sink b21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0);
-    LV_CHECK(lv_model_constraint_jac(m, q, &b21));
-  }
+  LV_CHECK(lv_model_saddle(B->m, q, q, q, &A));
   return lv_linsol_factor(B->kkt);
 }
 
@@ -191,21 +182,9 @@ static int kkt_factor(bliedf *B, const double *q) {
  *   [M G^T; G 0] [v'; lambda] = [f - dV; -Z(q; v) v]. */
 static int accelerations(bliedf *B, double t, const double *q, const double *v, double *vd,
                          double *lam) {
-  const lv_model *m = B->m;
   int d = B->nv, k = B->nc;
   LV_CHECK(kkt_factor(B, q));
-  memset(B->kb, 0, (size_t)(d + k) * sizeof(double));
-  if (m->force) LV_CHECK(lv_model_force(m, t, q, v, B->kb));
-  if (m->dV) {
-    LV_CHECK(lv_model_grad_potential(m, q, B->tmp2));
-    for (int i = 0; i < d; i++) B->kb[i] -= B->tmp2[i];
-  }
-  if (k > 0) {
-    lv_matvec_sink ms;
-    LV_CHECK(lv_model_constraint_curvature(m, q, v, lv_matvec_sink_init(&ms, k, d, v, B->kb + d, 0)));
-    for (int i = 0; i < k; i++) B->kb[d + i] = -B->kb[d + i];
-  }
-  LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+  LV_CHECK(lv_model_consistent_accelerations(B->m, B->kkt, t, q, v, B->kb, B->tmp2));
   if (vd) memcpy(vd, B->kb, (size_t)d * sizeof(double));
   if (lam && k > 0) memcpy(lam, B->kb + d, (size_t)k * sizeof(double));
   return 0;

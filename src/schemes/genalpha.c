@@ -133,18 +133,9 @@ static int iterate_matrices(genalpha *g) {
 
 /* ---- the saddle-point solver [M G^T; G 0] at q ---- */
 static int kkt_factor(genalpha *g, const double *q) {
-  const lv_model *m = g->m;
-  int d = g->nv, k = g->nc;
   LV_CHECK(lv_linsol_begin(g->kkt));
   lv_sink A = lv_linsol_sink(g->kkt);
-  lv_sink b11 = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
-  LV_CHECK(lv_model_mass(m, q, &b11));
-  if (k > 0) {
-    lv_sink b12 = lv_sink_view(&A, 0, d, k, d, 1.0, 1);
-    LV_CHECK(lv_model_constraint_jac(m, q, &b12));
-    lv_sink b21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0);
-    LV_CHECK(lv_model_constraint_jac(m, q, &b21));
-  }
+  LV_CHECK(lv_model_saddle(g->m, q, q, q, &A));
   return lv_linsol_factor(g->kkt);
 }
 
@@ -152,19 +143,9 @@ static int kkt_factor(genalpha *g, const double *q) {
  *   [M G^T; G 0] [vd; lambda] = [f - dV; -Z(q; v) v]. */
 static int accelerations(genalpha *g, double t, const double *q, const double *v, double *vd,
                          double *lam) {
-  const lv_model *m = g->m;
   int d = g->nv, k = g->nc;
   LV_CHECK(kkt_factor(g, q));
-  LV_CHECK(lv_model_force(m, t, q, v, g->kb));
-  LV_CHECK(lv_model_grad_potential(m, q, g->tmp));
-  for (int i = 0; i < d; i++) g->kb[i] -= g->tmp[i];
-  if (k > 0) {
-    memset(g->kb + d, 0, (size_t)k * sizeof(double));
-    lv_matvec_sink ms;
-    LV_CHECK(lv_model_constraint_curvature(m, q, v, lv_matvec_sink_init(&ms, k, d, v, g->kb + d, 0)));
-    for (int i = 0; i < k; i++) g->kb[d + i] = -g->kb[d + i];
-  }
-  LV_CHECK(lv_linsol_solve(g->kkt, g->kb));
+  LV_CHECK(lv_model_consistent_accelerations(g->m, g->kkt, t, q, v, g->kb, g->tmp));
   memcpy(vd, g->kb, (size_t)d * sizeof(double));
   if (lam && k > 0) memcpy(lam, g->kb + d, (size_t)k * sizeof(double));
   return 0;
