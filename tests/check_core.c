@@ -117,6 +117,45 @@ static int f_g(const double *q, double *g, void *u) {
   return 0;
 }
 
+/* A damped oscillator (constant mass, applied force): the conservative
+ * schemes refuse it instead of dropping the force, the others run it. */
+static int damp_mass(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  return lv_sink_add(M, 0, 0, 1.0);
+}
+static int damp_force(double t, const double *q, const double *v, double *f, void *u) {
+  (void)t, (void)u;
+  f[0] = -q[0] - 0.1 * v[0];
+  return 0;
+}
+START_TEST(test_conservative_schemes_refuse_forces) {
+  lv_space *sp;
+  lv_model *m;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 1), 0);
+  ck_assert_int_eq(lv_model_new(&m, "damped", sp, 0), 0);
+  lv_model_set_mass(m, damp_mass, 1);
+  ck_assert_int_eq(lv_model_set_force(m, damp_force, NULL, NULL), 0);
+  double q0[1] = {1}, v0[1] = {0};
+  lv_model_set_initial(m, q0, v0);
+  const char *refuse[] = {"rattle", "midpoint", "vi-a", "vi-s", "vi-b", "em", "em-g"};
+  for (size_t i = 0; i < sizeof refuse / sizeof refuse[0]; i++) {
+    lv_integrator *it = NULL;
+    ck_assert_msg(lv_integrator_new(&it, m, refuse[i], 0.01) == LV_ENOTIMPL, "%s accepted a force", refuse[i]);
+    ck_assert(it == NULL);
+  }
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 1.0), 0);
+  /* damped: the amplitude decays like exp(-0.05 t) */
+  const lv_state *s = lv_integrator_state(it);
+  double E = 0.5 * (s->q[0] * s->q[0] + s->v[0] * s->v[0]);
+  ck_assert_msg(E < 0.5 && E > 0.5 * exp(-0.2), "energy %g", E);
+  lv_integrator_free(it);
+  lv_model_free(m); /* owns sp */
+}
+END_TEST
+
 START_TEST(test_callback_faults) {
   for (int mode = 0; mode < 2; mode++) {
     lv_space *sp;
@@ -253,6 +292,7 @@ int main(void) {
   tcase_add_test(tc, test_kv);
   tcase_add_test(tc, test_integrator_bad_input);
   tcase_add_test(tc, test_callback_faults);
+  tcase_add_test(tc, test_conservative_schemes_refuse_forces);
   tcase_add_test(tc, test_singular_models);
   tcase_add_test(tc, test_inconsistent_detail);
   tcase_add_test(tc, test_create_failure_releases);

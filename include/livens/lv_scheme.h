@@ -37,7 +37,11 @@ enum {
    *  tolerance, not to round-off.  Conserving schemes (EM, VI, RATTLE) leave
    *  it unset: their invariants hold to the residual of the last iterate,
    *  which full Newton takes to round-off. */
-  LV_SCHEME_SIMPLIFIED_NEWTON = 1u << 6
+  LV_SCHEME_SIMPLIFIED_NEWTON = 1u << 6,
+  /** Requires a model without applied forces f(t, q, v): the discrete
+   *  equations are those of a conservative (Hamiltonian) system, and a
+   *  force would otherwise be ignored silently. */
+  LV_SCHEME_CONSERVATIVE = 1u << 7
 };
 
 /** One instance of a scheme attached to an integrator. */

@@ -55,6 +55,7 @@ int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *sc
   if ((type->flags & LV_SCHEME_CONSTANT_MASS) && !model->mass_constant) return LV_ENOTIMPL;
   if ((type->flags & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(model->space)) return LV_ENOTIMPL;
   if ((type->flags & LV_SCHEME_UNCONSTRAINED) && model->nc > 0) return LV_ENOTIMPL;
+  if ((type->flags & LV_SCHEME_CONSERVATIVE) && model->force) return LV_ENOTIMPL;
 
   lv_integrator *it = lv_calloc(1, sizeof *it);
   if (!it) return LV_ENOMEM;

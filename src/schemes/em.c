@@ -610,7 +610,7 @@ const lv_scheme_type lv_scheme_em = {
     "not symplectic; momentum maps of symmetries of V, g and g^v (exact); energy exact (eq. (89)); "
     "g(q) = 0 and G(q) M^-1 p = 0 at every node",
     2,
-    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE,
     em_options,
     em_ggl_create,
     em_init,
@@ -625,7 +625,7 @@ const lv_scheme_type lv_scheme_em_g = {
     "not symplectic; momentum maps of symmetries of V and g (exact); energy exact; g(q) = 0 at every "
     "node; velocity constraint G(q) M^-1 p = 0 not enforced (violated at O(h^2))",
     2,
-    LV_SCHEME_HAS_P | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    LV_SCHEME_HAS_P | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE,
     em_options,
     em_g_create,
     em_init,

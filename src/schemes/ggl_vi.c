@@ -792,7 +792,7 @@ const lv_scheme_type lv_scheme_vi_s = {
     "(bounded oscillation); g(q) = 0 at every node; velocity constraint only at qbar = q^n + h v^n "
     "(G(qbar) M^-1 p^{n+1} = 0), not at the nodes in general; state v and lambda are those of t^n",
     1,
-    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE,
     vi_s_options,
     vi_s_create,
     vi_init,
@@ -807,7 +807,7 @@ const lv_scheme_type lv_scheme_vi_a = {
     "symplectic (on all of R^2d); momentum maps of symmetries of L, g and g^v; energy not conserved (bounded "
     "oscillation); g(q^{n+theta}) = 0 and G(q^{n+theta}) v^{n+1} = 0 at the intermediate point, not at the nodes",
     2,
-    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE,
     vi_a_options,
     vi_a_create,
     vi_init,
@@ -823,7 +823,7 @@ const lv_scheme_type lv_scheme_vi_b = {
     "(bounded oscillation); g(q) = 0 at every node; G(q^{n+theta}) v^{n+1} = 0, i.e. G(q^{n+1}) v^{n+1} = 0 "
     "at the nodes for theta = 1 (in the velocity v, not G M^-1 p)",
     1,
-    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    LV_SCHEME_HAS_P | LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE,
     vi_b_options,
     vi_b_create,
     vi_init,

@@ -130,7 +130,7 @@ const lv_scheme_type lv_scheme_midpoint = {
     "implicit midpoint rule, order 2, for unconstrained models (constrained ones: use rattle)",
     "symplectic; quadratic invariants (e.g. angular momentum of a central force) exact; energy bounded",
     2,
-    LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_UNCONSTRAINED,
+    LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE | LV_SCHEME_UNCONSTRAINED,
     mp_options,
     mp_create,
     NULL,

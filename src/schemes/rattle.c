@@ -65,14 +65,8 @@ static int stage1_scale(void *ctx, double *sc) {
 }
 
 static int saddle(const lv_model *m, const double *qT, const double *qG, lv_linsol *ls) {
-  int d = m->nv, k = m->nc;
   lv_sink A = lv_linsol_sink(ls);
-  lv_sink b11 = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
-  LV_CHECK(lv_model_mass(m, qT, &b11));
-  lv_sink b12 = lv_sink_view(&A, 0, d, k, d, 1.0, 1);
-  LV_CHECK(lv_model_constraint_jac(m, qT, &b12));
-  lv_sink b21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0);
-  return lv_model_constraint_jac(m, qG, &b21);
+  return lv_model_saddle(m, qT, qT, qG, &A);
 }
 
 static int stage1_jacobian(void *ctx, lv_linsol *ls) {
@@ -224,7 +218,7 @@ const lv_scheme_type lv_scheme_rattle = {
     "symplectic; momentum maps of linear symmetries; g(q) = 0 and G(q)M^-1 p = 0 at every node; "
     "energy bounded (no drift)",
     2,
-    LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE,
+    LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE,
     rattle_options,
     rattle_create,
     rattle_init,
