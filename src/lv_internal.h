@@ -123,6 +123,10 @@ int lv_fd_force_dq(const lv_model *m, double t, const double *q,
 int lv_fd_force_dv(const lv_model *m, double t, const double *q,
                    const double *v, lv_sink *C,
                     double mult);
+/* D_q (M(q) a) (nv x nv) by central differences along q o exp(+-eps e_j):
+ * the mass-matrix derivative of schemes with configuration-dependent M,
+ * which has no derivative callback. */
+int lv_fd_mass_dq(const lv_model *m, const double *q, const double *a, lv_sink *K, double mult);
 /* Step used for the finite difference in direction j at q. */
 double lv_fd_step(const double *q, int nq);
 

@@ -107,3 +107,27 @@ int lv_fd_force_dv(const lv_model *m, double t, const double *q, const double *v
   free(fm);
   return rc;
 }
+
+int lv_fd_mass_dq(const lv_model *m, const double *q, const double *a, lv_sink *K, double mult) {
+  int nv = m->nv;
+  double eps = mult * lv_fd_step(q, m->nq);
+  double *e = lv_calloc((size_t)nv, sizeof(double));
+  double *qp = lv_calloc((size_t)m->nq, sizeof(double));
+  double *yp = lv_calloc((size_t)nv, sizeof(double));
+  double *ym = lv_calloc((size_t)nv, sizeof(double));
+  int rc = (!e || !qp || !yp || !ym) ? LV_ENOMEM : 0;
+  for (int j = 0; j < nv && !rc; j++) {
+    e[j] = 1.0;
+    rc = lv_space_compose_exp(m->space, q, eps, e, qp);
+    if (!rc) rc = lv_model_mass_apply(m, qp, a, yp);
+    if (!rc) rc = lv_space_compose_exp(m->space, q, -eps, e, qp);
+    if (!rc) rc = lv_model_mass_apply(m, qp, a, ym);
+    e[j] = 0.0;
+    for (int i = 0; i < nv && !rc; i++) rc = lv_sink_add(K, i, j, (yp[i] - ym[i]) / (2.0 * eps));
+  }
+  free(e);
+  free(qp);
+  free(yp);
+  free(ym);
+  return rc;
+}

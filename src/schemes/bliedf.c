@@ -160,7 +160,6 @@ typedef struct {
   double h, t1;
   double *rq, *rv, *L, *d, *eta, *mu, *lam, *q1, *v1, *a1, *hd;
   double *tmp, *tmp2, *bnz;
-  double *fdq, *fdy1, *fdy2; /* finite differences of M(q) a */
   lv_rfac T;                 /* T(h d), keyed by row */
   lv_rfac Bn;                /* G(q_n), keyed by column (rows of G_n^T) */
   lv_newton *nw;
@@ -468,25 +467,6 @@ static int bl_residual(void *ctx, double *r) {
   return 0;
 }
 
-/* D_q (M(q) a) along q o exp(eps e_j): only for configuration-dependent mass
- * matrices (no derivative callback); a dense block. */
-static int mass_fd(bliedf *B, lv_sink *K) {
-  const lv_model *m = B->m;
-  int d = B->nv;
-  double eps = lv_fd_step(B->q1, B->nq);
-  memset(B->tmp2, 0, (size_t)d * sizeof(double));
-  for (int j = 0; j < d; j++) {
-    B->tmp2[j] = 1.0;
-    LV_CHECK(lv_space_compose_exp(m->space, B->q1, eps, B->tmp2, B->fdq));
-    LV_CHECK(lv_model_mass_apply(m, B->fdq, B->a1, B->fdy1));
-    LV_CHECK(lv_space_compose_exp(m->space, B->q1, -eps, B->tmp2, B->fdq));
-    LV_CHECK(lv_model_mass_apply(m, B->fdq, B->a1, B->fdy2));
-    B->tmp2[j] = 0.0;
-    for (int i = 0; i < d; i++) LV_CHECK(lv_sink_add(K, i, j, (B->fdy1[i] - B->fdy2[i]) / (2.0 * eps)));
-  }
-  return 0;
-}
-
 static int bl_jacobian(void *ctx, lv_linsol *ls) {
   bliedf *B = ctx;
   const lv_model *m = B->m;
@@ -509,7 +489,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (m->dV) LV_CHECK(lv_model_hess_potential(m, B->q1, kt));
   if (m->force) LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_prod_init(&p2, &kp, &B->T, d, d, -h * h)));
   if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, kt));
-  if (!m->mass_constant) LV_CHECK(mass_fd(B, kt));
+  if (!m->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, kt, 1.0));
   if (k == 0) return 0;
 
   int cmu = B->index == 2 ? d + k : d; /* first column of mu */
@@ -727,7 +707,7 @@ static void bl_destroy(lv_stepper *st) {
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
-                    B->tmp, B->tmp2, B->bnz, B->fdq, B->fdy1, B->fdy2, B->kb};
+                    B->tmp, B->tmp2, B->bnz, B->kb};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(B);
   st->priv = NULL;
@@ -760,17 +740,16 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->nv_b = lv_calloc(nodes * sd, sizeof(double));
   B->nl = lv_calloc(nodes * sc, sizeof(double));
   double **vecs[] = {&B->th, &B->thd, &B->vs, &B->acc, &B->dth, &B->dv, &B->rq, &B->rv, &B->L,
-                     &B->d,  &B->v1,  &B->a1, &B->hd,  &B->tmp, &B->tmp2, &B->bnz, &B->fdy1, &B->fdy2};
+                     &B->d,  &B->v1,  &B->a1, &B->hd,  &B->tmp, &B->tmp2, &B->bnz};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) *vecs[i] = lv_calloc(sd, sizeof(double));
   B->qs = lv_calloc(sq, sizeof(double));
   B->q1 = lv_calloc(sq, sizeof(double));
-  B->fdq = lv_calloc(sq, sizeof(double));
   B->eta = lv_calloc(sc, sizeof(double));
   B->mu = lv_calloc(sc, sizeof(double));
   B->lam = lv_calloc(sc, sizeof(double));
   B->kb = lv_calloc(sd + sc, sizeof(double));
   if (!B->dqh || !B->vh || !B->lh || !B->etah || !B->nq_a || !B->nv_a || !B->nq_b || !B->nv_b ||
-      !B->nl || !B->qs || !B->q1 || !B->fdq || !B->eta || !B->mu || !B->lam || !B->kb)
+      !B->nl || !B->qs || !B->q1 || !B->eta || !B->mu || !B->lam || !B->kb)
     return LV_ENOMEM;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     if (!*vecs[i]) return LV_ENOMEM;

@@ -62,7 +62,6 @@ typedef struct {
   double *hdq, *tmp, *tmp2;   /* scratch, nv */
   double *bnz;                /* B_n^T zeta, nv */
   double *vstart, *astart;    /* perturbed starting values */
-  double *fdq, *fdy1, *fdy2;  /* finite differences of M(q) vd: nq, nv, nv */
   lv_rfac T;                     /* tangent operator T(h Dq) */
   lv_rfac Bn;                    /* G(q_n), keyed by column: rows of B_n^T */
   lv_rfac G1;                    /* G(q_{n+1}) at the current iterate */
@@ -587,25 +586,6 @@ static int ga_residual(void *ctx, double *r) {
   return 0;
 }
 
-/* D_q (M(q) vd) along q o exp(eps e_j): only for configuration-dependent
- * mass matrices, which have no derivative callback.  Writes a dense block. */
-static int mass_fd(genalpha *g, lv_sink *K) {
-  const lv_model *m = g->m;
-  int d = g->nv;
-  double eps = lv_fd_step(g->q1, g->nq);
-  memset(g->tmp2, 0, (size_t)d * sizeof(double));
-  for (int j = 0; j < d; j++) {
-    g->tmp2[j] = 1.0;
-    LV_CHECK(lv_space_compose_exp(m->space, g->q1, eps, g->tmp2, g->fdq));
-    LV_CHECK(lv_model_mass_apply(m, g->fdq, g->vd1, g->fdy1));
-    LV_CHECK(lv_space_compose_exp(m->space, g->q1, -eps, g->tmp2, g->fdq));
-    LV_CHECK(lv_model_mass_apply(m, g->fdq, g->vd1, g->fdy2));
-    g->tmp2[j] = 0.0;
-    for (int i = 0; i < d; i++) LV_CHECK(lv_sink_add(K, i, j, (g->fdy1[i] - g->fdy2[i]) / (2.0 * eps)));
-  }
-  return 0;
-}
-
 /* Every block of the scaled iteration matrix into the assembly cache. */
 static int assemble(void *ctx) {
   genalpha *g = ctx;
@@ -621,7 +601,7 @@ static int assemble(void *ctx) {
   if (m->dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
   if (m->force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
   if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (!m->mass_constant) LV_CHECK(mass_fd(g, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (!m->mass_constant) LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
   if (k == 0) return 0;
   int cl = g->index == 2 ? d + k : d; /* column of the lambda block */
   lv_blk_rfac(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
@@ -873,8 +853,8 @@ static void ga_destroy(lv_stepper *st) {
   free(g->wmark);
   free(g->wlist);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
-                    g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart, g->fdq,
-                    g->fdy1, g->fdy2, g->kb, g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc};
+                    g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart,
+                    g->kb, g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(g);
   st->priv = NULL;
@@ -906,9 +886,6 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->bnz = lv_calloc(sd, sizeof(double));
   g->vstart = lv_calloc(sd, sizeof(double));
   g->astart = lv_calloc(sd, sizeof(double));
-  g->fdq = lv_calloc((size_t)g->nq, sizeof(double));
-  g->fdy1 = lv_calloc(sd, sizeof(double));
-  g->fdy2 = lv_calloc(sd, sizeof(double));
   g->kb = lv_calloc(sd + sk, sizeof(double));
   g->dql = lv_calloc(sd, sizeof(double));
   g->dqc = lv_calloc(sd, sizeof(double));
@@ -940,8 +917,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
       g->phblk[36 * f + a * g->rk[f] + a] = g->xblk[36 * f + a * g->rk[f] + a] = 1.0;
   }
   if (!g->a || !g->vd || !g->q1 || !g->v1 || !g->vd1 || !g->a1 || !g->lam1 || !g->eta || !g->dq ||
-      !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->fdq || !g->fdy1 ||
-      !g->fdy2 || !g->kb)
+      !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->kb)
     return LV_ENOMEM;
   LV_CHECK(lv_rfac_init(&g->T, d, 0, 6 * d));
   LV_CHECK(lv_rfac_init(&g->Bn, d, 1, 4 * d));
