@@ -363,8 +363,11 @@ int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T) {
   return 0;
 }
 
-int lv_space_tangent_apply(const lv_space *sp, const double *v,
-                           const double *x, double *y) {
+/* y = T(v) x or T(v)^-1 x factor by factor (y may alias x). */
+typedef void (*tangent_fn)(const double *w, const double *x, double *y);
+
+static int tangent_apply(const lv_space *sp, const double *v, const double *x, double *y, tangent_fn so3,
+                         tangent_fn se3) {
   if (!sp || !v || !x || !y) return LV_EINPUT;
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
@@ -376,45 +379,26 @@ int lv_space_tangent_apply(const lv_space *sp, const double *v,
         break;
       case LV_FACTOR_SO3:
       case LV_FACTOR_S3:
-        lv_lg_so3_tangent_apply(vi, xi, yi);
+        so3(vi, xi, yi);
         break;
       case LV_FACTOR_R3SO3:
         for (int j = 0; j < 3; j++) yi[j] = xi[j];
-        lv_lg_so3_tangent_apply(vi + 3, xi + 3, yi + 3);
+        so3(vi + 3, xi + 3, yi + 3);
         break;
       case LV_FACTOR_SE3:
-        lv_lg_se3_tangent_apply(vi, xi, yi);
+        se3(vi, xi, yi);
         break;
     }
   }
   return 0;
 }
 
-int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
-                               const double *x, double *y) {
-  if (!sp || !v || !x || !y) return LV_EINPUT;
-  for (int i = 0; i < sp->nf; i++) {
-    const factor *f = &sp->f[i];
-    const double *vi = v + f->v_off, *xi = x + f->v_off;
-    double *yi = y + f->v_off;
-    switch (f->kind) {
-      case LV_FACTOR_RN:
-        if (yi != xi) memmove(yi, xi, (size_t)f->nv * sizeof *yi);
-        break;
-      case LV_FACTOR_SO3:
-      case LV_FACTOR_S3:
-        lv_lg_so3_tangent_inv_apply(vi, xi, yi);
-        break;
-      case LV_FACTOR_R3SO3:
-        for (int j = 0; j < 3; j++) yi[j] = xi[j];
-        lv_lg_so3_tangent_inv_apply(vi + 3, xi + 3, yi + 3);
-        break;
-      case LV_FACTOR_SE3:
-        lv_lg_se3_tangent_inv_apply(vi, xi, yi);
-        break;
-    }
-  }
-  return 0;
+int lv_space_tangent_apply(const lv_space *sp, const double *v, const double *x, double *y) {
+  return tangent_apply(sp, v, x, y, lv_lg_so3_tangent_apply, lv_lg_se3_tangent_apply);
+}
+
+int lv_space_tangent_inv_apply(const lv_space *sp, const double *v, const double *x, double *y) {
+  return tangent_apply(sp, v, x, y, lv_lg_so3_tangent_inv_apply, lv_lg_se3_tangent_inv_apply);
 }
 
 /* SE(3): the rotational rows y_psi = T_SO3(psi)^{-1} x_psi are analytic;
