@@ -10,8 +10,9 @@ mkdir -p "$top/build-vg"
 cd "$top/build-vg"
 [ -f Makefile ] || ../configure -q --disable-shared CFLAGS="-O1 -g"
 make -s -j"$(nproc)" >/dev/null
-make -s -j"$(nproc)" $(sed -n 's/^check_PROGRAMS = //p; s/^\t\(tests\/check_[a-z_]*\).*/\1/p' "$top/Makefile.am" | tr -d '\\') >/dev/null 2>&1 ||
-  make -s check TESTS= >/dev/null
+# every check program (make check with no tests to run builds them all,
+# including those added with check_PROGRAMS +=)
+make -s -j"$(nproc)" check TESTS= >/dev/null
 status=0
 for t in tests/check_*; do
   case "$t" in *.o | *.log | *.trs) continue ;; esac
