@@ -12,7 +12,14 @@
  *    |r_i| <= max(res_tol, res_rtol s_i) for all i   (residual test), or
  *    ||dx / (atol + rtol |x|)||_rms <= 1             (increment test, needs weights)
  *  whichever the options enable; s_i = 0 without a scale callback, so the
- *  residual test is then the absolute ||r||_inf <= res_tol.
+ *  residual test is then the absolute ||r||_inf <= res_tol.  With units
+ *  (lv_newton_set_units) the absolute part reads |r_i| <= res_tol u_i.
+ *
+ *  The residual test is applied only to iterates reached by at least one
+ *  correction: a predictor is never accepted as it stands, however small
+ *  its residual.  Rows a scheme scales by powers of h (to keep the Newton
+ *  matrix O(1)) would otherwise pass uncorrected once h is small (issue
+ *  14: generalized-alpha at h = 1e-6 accepted force residuals ~ 1).
  *
  *  Why a scale: a residual component summed from terms of size s_i cannot
  *  be computed more accurately than about eps s_i, and an iterate with
@@ -130,6 +137,15 @@ int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb,
  *  lv_newton_problem so existing problem initialisers stay complete; every
  *  problem solved with @p nw must accept the callback's ctx. */
 void lv_newton_set_scale(lv_newton *nw, lv_newton_scale_fn scale);
+
+/** Give the residual test units (NULL, the default: u_i = 1).  @p units
+ *  is called with the problem's ctx at the start of every solve and
+ *  returns u_i > 0, the size in r_i of one unit of the equation the row
+ *  states (force, constraint value, ...): the absolute test then reads
+ *  |r_i| <= res_tol u_i, i.e. r_i / u_i <= res_tol in the equation's own
+ *  units, whatever factors of h the scheme scaled the row by to keep its
+ *  Newton matrix O(1).  A solver property like the scale. */
+void lv_newton_set_units(lv_newton *nw, lv_newton_scale_fn units);
 
 /** Mark the kept factorisation stale (e.g. after a step-size change). */
 void lv_newton_invalidate(lv_newton *nw);
