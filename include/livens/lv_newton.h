@@ -15,11 +15,13 @@
  *  residual test is then the absolute ||r||_inf <= res_tol.  With units
  *  (lv_newton_set_units) the absolute part reads |r_i| <= res_tol u_i.
  *
- *  The residual test is applied only to iterates reached by at least one
- *  correction: a predictor is never accepted as it stands, however small
- *  its residual.  Rows a scheme scales by powers of h (to keep the Newton
- *  matrix O(1)) would otherwise pass uncorrected once h is small (issue
- *  14: generalized-alpha at h = 1e-6 accepted force residuals ~ 1).
+ *  Both tests judge only iterates reached by at least one correction: the
+ *  starting iterate (a scheme's predictor) is corrected however small its
+ *  residual.  Schemes scale their rows by powers of h, so an absolute test
+ *  on the stored rows loosens as h shrinks, and at h = 1e-6 the
+ *  generalized-alpha predictor passed uncorrected with force residuals ~ 1
+ *  (issue 14).  One correction of full or simplified Newton is an exact
+ *  Newton step, which squares the predictor's error.
  *
  *  Why a scale: a residual component summed from terms of size s_i cannot
  *  be computed more accurately than about eps s_i, and an iterate with
