@@ -18,7 +18,8 @@
  *  - a problem may give its rows units (lv_newton_set_units): row i then
  *    passes with |r_i| <= res_tol u_i, in the units of the quantity its
  *    correction moves.  EM uses it (velocity): the rule above was not
- *    enough there (energy error 4e-9 at h = 1e-7).  Generalized-alpha does
+ *    enough there (energy error 4e-9 at h = 1e-7), at the price of a third
+ *    iteration at h = 1e-3 (doc/guide.md).  Generalized-alpha does
  *    not: force units take a third simplified-Newton iteration at h = 1e-3
  *    (7-14% fewer steps per second, beyond check_sigma's budget of 2.5
  *    iterations per step) without changing any result there, and the rule
