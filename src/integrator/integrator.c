@@ -278,6 +278,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   memset(s->gamma, 0, (size_t)m->nc * sizeof(double));
   it->t_base = t0;
   it->n_since_base = 0;
+  it->h_attempt = 0.0;
   /* One decision per run, on the size of the saddle-point matrix
    * [M G^T; G 0]: the projection, every solver the scheme creates (whatever
    * its own system size) and the reported back-end then agree, and a scheme
@@ -332,6 +333,8 @@ static int step_recursive(lv_integrator *it, double h, int level) {
   lv_newton_stats ns;
   memset(&ns, 0, sizeof ns);
   double t_end = it->state.t + h;
+  if (h != it->h_attempt && it->type->new_h) it->type->new_h(&it->stepper, h);
+  it->h_attempt = h;
   int rc = it->type->step(&it->stepper, h, &ns);
   account(it, &ns);
   it->last = ns;
@@ -360,6 +363,16 @@ int lv_integrator_step(lv_integrator *it) {
   lv_state_copy(&it->backup, &it->state, m->nq, m->nv, m->nc);
   lv_model_clear_error(m);
   it->not_ready = 0;
+  /* Halved sub-steps that succeeded before the step failed as a whole have
+   * moved the scheme's history on: take it back with the state. */
+  int saved = it->max_halvings > 0 && it->type->save;
+  if (saved) {
+    int src = it->type->save(&it->stepper);
+    if (src) {
+      it->last_status = src;
+      return src;
+    }
+  }
   int rc = step_recursive(it, it->h, 0);
   if (rc == 0 && it->guard_on) {
     /* The step's own end time, for the message (state.t is set from the
@@ -373,6 +386,7 @@ int lv_integrator_step(lv_integrator *it) {
   it->fail_in_init = 0;
   if (rc) {
     lv_state_copy(&it->state, &it->backup, m->nq, m->nv, m->nc);
+    if (saved && it->type->restore) it->type->restore(&it->stepper);
   } else {
     /* Times from the step count, so 10^7 steps do not accumulate round-off. */
     it->n_since_base++;

@@ -35,6 +35,7 @@ struct lv_integrator {
   double guard_e0, guard_escale, guard_gscale, guard_gvscale;
   double div_t, div_value, div_bound; /* figures of the last LV_EDIVERGED */
   const char *div_what;
+  double h_attempt;    /* h of the last scheme step attempted since init (0: none) */
   int not_ready;       /* the last step was refused: no successful init */
 };
 
