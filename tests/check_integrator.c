@@ -143,6 +143,122 @@ START_TEST(test_refused_reinit) {
 }
 END_TEST
 
+/* A 1-D oscillator with an applied force that can be made to return NaN
+ * for t beyond a threshold (LV_ENONFINITE: a failure halving retries). */
+typedef struct {
+  double nan_after; /* NaN for t > nan_after */
+  int nan_count;    /* NaNs left to return (negative: unlimited) */
+} osc_user;
+
+static int osc_V(const double *q, double *out, void *user) {
+  (void)user;
+  *out = 0.5 * q[0] * q[0];
+  return 0;
+}
+static int osc_dV(const double *q, double *out, void *user) {
+  (void)user;
+  out[0] = q[0];
+  return 0;
+}
+static int osc_force(double t, const double *q, const double *v, double *out, void *user) {
+  osc_user *u = user;
+  out[0] = -0.1 * v[0] + 0.0 * q[0];
+  if (t > u->nan_after && u->nan_count != 0) {
+    out[0] = NAN;
+    if (u->nan_count > 0) u->nan_count--;
+  }
+  return 0;
+}
+
+static lv_model *oscillator(osc_user *u) {
+  lv_space *sp;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 1), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_model_new(&m, "osc", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_user(m, u, NULL), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, unit_mass, 1), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, osc_V, osc_dV, NULL), 0);
+  ck_assert_int_eq(lv_model_set_force(m, osc_force, NULL, NULL), 0);
+  double q0 = 1.0, v0 = 0.3;
+  ck_assert_int_eq(lv_model_set_initial(m, &q0, &v0), 0);
+  return m;
+}
+
+/* A halved step whose second half fails fails as a whole: the state and
+ * genalpha's history (a, v') must both go back, so that the next step is
+ * bit-for-bit the first step of a fresh run.  Used to restore only the
+ * state, leaving a and v' of t = 0.05. */
+START_TEST(test_failed_halving_restores_history) {
+  osc_user u = {0.075, -1};
+  lv_model *m = oscillator(&u);
+  lv_integrator *it, *ref;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 0.1), 0);
+  ck_assert_int_eq(lv_integrator_set_halving(it, 1), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_step(it), LV_ENONFINITE);
+  lv_integrator_stats st;
+  lv_integrator_get_stats(it, &st);
+  ck_assert_int_eq(st.halvings, 1); /* the first half was taken, then undone */
+  ck_assert_double_eq(lv_integrator_state(it)->t, 0.0);
+  u.nan_count = 0;
+  ck_assert_int_eq(lv_integrator_step(it), 0);
+  ck_assert_int_eq(lv_integrator_step(it), 0);
+  ck_assert_int_eq(lv_integrator_new(&ref, m, "genalpha", 0.1), 0);
+  ck_assert_int_eq(lv_integrator_init(ref, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  const lv_state *a = lv_integrator_state(it), *b = lv_integrator_state(ref);
+  ck_assert_msg(a->q[0] == b->q[0] && a->v[0] == b->v[0], "q %.17g vs %.17g, v %.17g vs %.17g", a->q[0], b->q[0],
+                a->v[0], b->v[0]);
+  lv_integrator_free(it);
+  lv_integrator_free(ref);
+  lv_model_free(m);
+}
+END_TEST
+
+/* A step that succeeds only halved, then steps at the full size again, is
+ * the run that took the two half steps and then full steps from the start
+ * (genalpha: the new-h hook refreshes beta', gamma' and the matrix). */
+START_TEST(test_halving_then_continuing) {
+  osc_user u = {0.075, 1}; /* the full step's first evaluation at t = 0.1 fails once */
+  lv_model *m = oscillator(&u);
+  lv_integrator *it, *ref;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 0.1), 0);
+  ck_assert_int_eq(lv_integrator_set_halving(it, 3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(lv_integrator_step(it), 0);
+  lv_integrator_stats st;
+  lv_integrator_get_stats(it, &st);
+  ck_assert_int_eq(st.halvings, 1);
+  ck_assert_int_eq(u.nan_count, 0);
+  ck_assert_int_eq(lv_integrator_new(&ref, m, "genalpha", 0.05), 0);
+  ck_assert_int_eq(lv_integrator_init(ref, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  ck_assert_int_eq(lv_integrator_set_step(ref, 0.1), 0);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(lv_integrator_step(ref), 0);
+  const lv_state *a = lv_integrator_state(it), *b = lv_integrator_state(ref);
+  ck_assert_double_eq_tol(a->t, 0.4, 1e-15);
+  ck_assert_double_eq_tol(b->t, 0.4, 1e-15);
+  ck_assert_msg(fabs(a->q[0] - b->q[0]) <= 1e-14 && fabs(a->v[0] - b->v[0]) <= 1e-14,
+                "q %.17g vs %.17g, v %.17g vs %.17g", a->q[0], b->q[0], a->v[0], b->v[0]);
+  lv_integrator_free(it);
+  lv_integrator_free(ref);
+  lv_model_free(m);
+}
+END_TEST
+
+/* BLieDF keeps a multistep history: halving is refused, not half done. */
+START_TEST(test_bliedf_refuses_halving) {
+  lv_model *m = builtin("pendulum3d");
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "bliedf2", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_set_halving(it, 2), LV_ENOTIMPL);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("integrator");
   TCase *tc = tcase_create("core");
@@ -152,6 +268,9 @@ int main(void) {
   tcase_add_test(tc, test_guard_settable);
   tcase_add_test(tc, test_nonfinite_state);
   tcase_add_test(tc, test_refused_reinit);
+  tcase_add_test(tc, test_failed_halving_restores_history);
+  tcase_add_test(tc, test_halving_then_continuing);
+  tcase_add_test(tc, test_bliedf_refuses_halving);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }
