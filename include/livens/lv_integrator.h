@@ -77,15 +77,42 @@ int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode,
  *  @p max_halvings times (0 disables, the default). */
 int lv_integrator_set_halving(lv_integrator *it, int max_halvings);
 int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx);
+
+/** Default bound of the divergence guard on |E - E0| / E_s, where
+ *  E_s = max(|E0|, |T0| + |V0|) from the consistent initial state.  Growth
+ *  by a hundred times the initial energy content is no result even for a
+ *  dissipative scheme (whose error stays below E_s) or a driven model. */
+#define LV_GUARD_ENERGY_DEFAULT 1e2
+/** Default bound of the guard on max|g| / (1 + max|q0|) and
+ *  max|G v| / ((1 + max|q0|)(1 + max|v0|)): a constraint error as large as
+ *  the configuration (velocity) itself. */
+#define LV_GUARD_CONSTRAINT_DEFAULT 1.0
+/** Divergence guard, on by default: after each accepted step a non-finite
+ *  state, or an energy or constraint error beyond the bounds above, stops
+ *  the run with LV_EDIVERGED; lv_integrator_error_detail gives the time and
+ *  the figure.  The state is then that of the last step within the bounds
+ *  and lv_integrator_step returns LV_EINPUT until the next init (the
+ *  scheme's history has moved past it).  @p enabled = 0 switches the guard
+ *  off (no evaluation cost); a bound of 0 selects its default.  Read at
+ *  init for the reference figures.  Status: LV_EINPUT (negative or NaN
+ *  bound). */
+int lv_integrator_set_divergence_guard(lv_integrator *it, int enabled,
+                                       double energy_bound,
+                                       double constraint_bound);
 int lv_integrator_set_step(lv_integrator *it, double h);
 
 /** Set t0 and the initial values (NULL: the model's), make them consistent
  *  (or check them), initialise the scheme and call the output with
- *  LV_OUTPUT_INIT.  Status: LV_EINCONSISTENT, evaluation errors. */
+ *  LV_OUTPUT_INIT.  Status: LV_EINCONSISTENT, evaluation errors.  A failed
+ *  init leaves no state to continue from (the state may be half
+ *  overwritten): lv_integrator_step then returns LV_EINPUT, with that
+ *  reason in lv_integrator_error_detail, until an init succeeds. */
 int lv_integrator_init(lv_integrator *it, double t0, const double *q0,
                        const double *v0);
 /** One step of size h (or several smaller ones after halving).  On failure
- *  the state is that of the last accepted step. */
+ *  the state is that of the last accepted step.  Status: LV_EINPUT (no
+ *  successful init since creation, a failed init or LV_EDIVERGED),
+ *  LV_EDIVERGED (divergence guard), solver and evaluation errors. */
 int lv_integrator_step(lv_integrator *it);
 /** Steps until t >= t_end - h/2 (the last step is not shortened), then the
  *  output with LV_OUTPUT_FINAL. */

@@ -73,6 +73,20 @@ typedef struct {
   int (*step)(lv_stepper *st, double h, lv_newton_stats *stats);
   /** Release st->priv. */
   void (*destroy)(lv_stepper *st);
+  /* Members below were added after the first release: positional
+   * initialisers that stop at destroy leave them NULL. */
+  /** Optional: keep a copy of the private history that a successful step
+   *  carries to the next one (anything besides st->state), so that the
+   *  integrator can take back sub-steps of a halved step that failed as a
+   *  whole.  NULL: the scheme keeps no such history.  Status: LV_ENOMEM. */
+  int (*save)(lv_stepper *st);
+  /** Optional: return the private history to the last save. */
+  void (*restore)(lv_stepper *st);
+  /** Optional: the integrator is about to call step with @p h, a step size
+   *  different from that of the last step attempted since init (always
+   *  called before the first step).  Factorisations that depend on h become
+   *  stale; a multistep history no longer fits and restarts. */
+  void (*new_h)(lv_stepper *st, double h);
 } lv_scheme_type;
 
 /** Registered schemes, terminated by NULL. */

@@ -28,7 +28,8 @@ enum lv_status {
   LV_ESTEPMIN = -12,     /**< step size fell below the minimum after halving */
   LV_EIO = -13,          /**< file could not be opened or written */
   LV_EPATTERN = -14,     /**< matrix assembly used an entry outside the fixed pattern */
-  LV_ESTOPPED = -15      /**< run stopped on request (signal or output callback) */
+  LV_ESTOPPED = -15,     /**< run stopped on request (signal or output callback) */
+  LV_EDIVERGED = -16     /**< the divergence guard stopped a blown-up run */
 };
 
 /** One-sentence, human-readable description of a status code. Never NULL. */

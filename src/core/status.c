@@ -29,6 +29,8 @@ static const struct {
     {LV_EPATTERN, "LV_EPATTERN",
      "a matrix entry was assembled outside the fixed sparsity pattern"},
     {LV_ESTOPPED, "LV_ESTOPPED", "the run was stopped on request"},
+    {LV_EDIVERGED, "LV_EDIVERGED",
+     "the solution diverged (non-finite state, or energy or constraint error beyond the guard's bound)"},
 };
 
 const char *lv_strerror(int status) {

@@ -65,10 +65,14 @@ int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *sc
   it->linsol_kind = LV_LINSOL_AUTO;
   it->init_mode = LV_INIT_PROJECT;
   it->init_tol = 1e-10;
+  it->guard_on = 1;
+  it->guard_energy = LV_GUARD_ENERGY_DEFAULT;
+  it->guard_constraint = LV_GUARD_CONSTRAINT_DEFAULT;
   lv_newton_options_default(&it->newton);
   if (type->flags & LV_SCHEME_SIMPLIFIED_NEWTON) it->newton.kind = LV_NEWTON_SIMPLIFIED;
   int rc = state_alloc(&it->state, model->nq, model->nv, model->nc);
   if (!rc) rc = state_alloc(&it->backup, model->nq, model->nv, model->nc);
+  if (!rc) rc = lv_diag_new(&it->guard_diag, model, (type->flags & LV_SCHEME_HAS_P) != 0);
   if (rc) {
     lv_integrator_free(it);
     return rc;
@@ -82,6 +86,7 @@ void lv_integrator_free(lv_integrator *it) {
   if (it->created && it->type->destroy) it->type->destroy(&it->stepper);
   state_free(&it->state);
   state_free(&it->backup);
+  lv_diag_free(it->guard_diag);
   free_options(it);
   free(it);
 }
@@ -149,6 +154,17 @@ int lv_integrator_set_halving(lv_integrator *it, int max_halvings) {
   return 0;
 }
 
+int lv_integrator_set_divergence_guard(lv_integrator *it, int enabled, double energy_bound,
+                                      double constraint_bound) {
+  if (!it || energy_bound < 0 || constraint_bound < 0 || energy_bound != energy_bound ||
+      constraint_bound != constraint_bound)
+    return LV_EINPUT;
+  it->guard_on = enabled != 0;
+  it->guard_energy = energy_bound > 0 ? energy_bound : LV_GUARD_ENERGY_DEFAULT;
+  it->guard_constraint = constraint_bound > 0 ? constraint_bound : LV_GUARD_CONSTRAINT_DEFAULT;
+  return 0;
+}
+
 int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx) {
   if (!it) return LV_EINPUT;
   it->output = fn;
@@ -170,10 +186,80 @@ int lv_integrator_init(lv_integrator *it, double t0, const double *q0, const dou
   if (!it) return LV_EINPUT;
   lv_model_clear_error(it->model);
   memset(&it->last, 0, sizeof it->last);
+  it->not_ready = 0;
   int rc = init_body(it, t0, q0, v0);
   it->last_status = rc;
   it->fail_in_init = rc != 0;
+  /* init_body overwrites the state before it can know whether the new
+   * values are acceptable, and may have replaced the scheme instance: a
+   * refused init therefore leaves nothing to continue from, and steps are
+   * refused until an init succeeds. */
+  if (rc) it->initialized = 0;
   return rc;
+}
+
+static double vmax_abs(int n, const double *x) {
+  double m = 0.0;
+  for (int i = 0; i < n; i++)
+    if (fabs(x[i]) > m) m = fabs(x[i]);
+  return m;
+}
+
+/* Reference figures of the divergence guard, from the consistent initial
+ * state: the energy scale is |T0| + |V0| (not |E0|, which can be ~0 when
+ * kinetic and potential energy cancel), the constraint scales grow with the
+ * size of the configuration and velocity so the bounds are unit-free. */
+static int guard_start(lv_integrator *it) {
+  const lv_model *m = it->model;
+  lv_diag_point pt;
+  double V;
+  LV_CHECK(lv_diag_eval(it->guard_diag, &it->state, &pt));
+  LV_CHECK(lv_model_potential(m, it->state.q, &V));
+  it->guard_e0 = pt.energy;
+  double e_scale = fabs(pt.energy - V) + fabs(V);
+  it->guard_escale = e_scale > fabs(pt.energy) ? e_scale : fabs(pt.energy);
+  double qs = 1.0 + vmax_abs(m->nq, it->state.q), vs = 1.0 + vmax_abs(m->nv, it->state.v);
+  it->guard_gscale = qs;
+  it->guard_gvscale = qs * vs;
+  return 0;
+}
+
+/* LV_EDIVERGED with the figures for error_detail if the state just accepted
+ * is non-finite or its energy or constraint error is beyond the bounds. */
+static int guard_check(lv_integrator *it) {
+  const lv_model *m = it->model;
+  const lv_state *s = &it->state;
+  it->div_t = s->t;
+  if (!lv_all_finite(m->nq, s->q) || !lv_all_finite(m->nv, s->v) || !lv_all_finite(m->nv, s->p) ||
+      !lv_all_finite(m->nc, s->lambda) || !lv_all_finite(m->nc, s->gamma)) {
+    it->div_what = "non-finite";
+    return LV_EDIVERGED;
+  }
+  lv_diag_point pt;
+  int rc = lv_diag_eval(it->guard_diag, s, &pt);
+  if (rc) return rc;
+  if (!isfinite(pt.energy) || !isfinite(pt.g_norm) || !isfinite(pt.gv_norm)) {
+    it->div_what = "non-finite";
+    return LV_EDIVERGED;
+  }
+  if (it->guard_escale > 0) {
+    double de = fabs(pt.energy - it->guard_e0) / it->guard_escale;
+    if (de > it->guard_energy) {
+      it->div_what = "relative energy error";
+      it->div_value = de;
+      it->div_bound = it->guard_energy;
+      return LV_EDIVERGED;
+    }
+  }
+  double rg = pt.g_norm / it->guard_gscale, rgv = pt.gv_norm / it->guard_gvscale;
+  if (rg > it->guard_constraint || rgv > it->guard_constraint) {
+    it->div_what = rg > it->guard_constraint ? "relative position constraint error max|g|"
+                                             : "relative velocity constraint error max|G v|";
+    it->div_value = rg > it->guard_constraint ? rg : rgv;
+    it->div_bound = it->guard_constraint;
+    return LV_EDIVERGED;
+  }
+  return 0;
 }
 
 static int init_body(lv_integrator *it, double t0, const double *q0, const double *v0) {
@@ -192,6 +278,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   memset(s->gamma, 0, (size_t)m->nc * sizeof(double));
   it->t_base = t0;
   it->n_since_base = 0;
+  it->h_attempt = 0.0;
   /* One decision per run, on the size of the saddle-point matrix
    * [M G^T; G 0]: the projection, every solver the scheme creates (whatever
    * its own system size) and the reported back-end then agree, and a scheme
@@ -228,6 +315,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->created = 1;
   rc = it->type->init ? it->type->init(&it->stepper) : 0;
   if (rc) return rc;
+  if (it->guard_on) LV_CHECK(guard_start(it));
   it->initialized = 1;
   it->stats.wall_time += lv_wall_time() - start;
   if (it->output && it->output(it, LV_OUTPUT_INIT, it->output_ctx)) return LV_ESTOPPED;
@@ -245,6 +333,8 @@ static int step_recursive(lv_integrator *it, double h, int level) {
   lv_newton_stats ns;
   memset(&ns, 0, sizeof ns);
   double t_end = it->state.t + h;
+  if (h != it->h_attempt && it->type->new_h) it->type->new_h(&it->stepper, h);
+  it->h_attempt = h;
   int rc = it->type->step(&it->stepper, h, &ns);
   account(it, &ns);
   it->last = ns;
@@ -261,16 +351,42 @@ static int step_recursive(lv_integrator *it, double h, int level) {
 }
 
 int lv_integrator_step(lv_integrator *it) {
-  if (!it || !it->initialized) return LV_EINPUT;
+  if (!it) return LV_EINPUT;
+  if (!it->initialized) {
+    it->last_status = LV_EINPUT;
+    it->fail_in_init = 0;
+    it->not_ready = 1;
+    return LV_EINPUT;
+  }
   const lv_model *m = it->model;
   double start = lv_wall_time();
   lv_state_copy(&it->backup, &it->state, m->nq, m->nv, m->nc);
   lv_model_clear_error(m);
+  it->not_ready = 0;
+  /* Halved sub-steps that succeeded before the step failed as a whole have
+   * moved the scheme's history on: take it back with the state. */
+  int saved = it->max_halvings > 0 && it->type->save;
+  if (saved) {
+    int src = it->type->save(&it->stepper);
+    if (src) {
+      it->last_status = src;
+      return src;
+    }
+  }
   int rc = step_recursive(it, it->h, 0);
+  if (rc == 0 && it->guard_on) {
+    /* The step's own end time, for the message (state.t is set from the
+     * step count below only for accepted steps). */
+    rc = guard_check(it);
+    /* The scheme's private history has already moved past the rejected
+     * state: continuing would mix the two, so a further step needs init. */
+    if (rc == LV_EDIVERGED) it->initialized = 0;
+  }
   it->last_status = rc;
   it->fail_in_init = 0;
   if (rc) {
     lv_state_copy(&it->state, &it->backup, m->nq, m->nv, m->nc);
+    if (saved && it->type->restore) it->type->restore(&it->stepper);
   } else {
     /* Times from the step count, so 10^7 steps do not accumulate round-off. */
     it->n_since_base++;
@@ -322,6 +438,9 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
   const char *where = it->fail_in_init ? "initialisation" : "step";
   if (rc == 0) {
     snprintf(buf, n, "no failure");
+  } else if (rc == LV_EINPUT && it->not_ready) {
+    snprintf(buf, n, "the integrator has no state to step from: the last init failed or a divergence stopped "
+             "the run; call lv_integrator_init first");
   } else if ((rc == LV_ENONFINITE || rc == LV_ECALLBACK || rc == LV_EINPUT) && mrc && cb) {
     if (mrc == LV_ENONFINITE && col >= 0)
       snprintf(buf, n, "the model's %s callback produced NaN or Inf in entry (%d, %d) during the %s at t = %.9g",
@@ -353,6 +472,12 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
                "step is probably too large for the iteration (try a smaller step or step halving); if it "
                "persists, check for constraints that become redundant along the motion",
                it->state.t, it->stats.steps);
+  } else if (rc == LV_EDIVERGED && it->div_what && strcmp(it->div_what, "non-finite") == 0) {
+    snprintf(buf, n, "diverged at t = %.6g: the state became NaN or Inf (the last finite state, at t = %.6g, "
+             "is kept)", it->div_t, it->state.t);
+  } else if (rc == LV_EDIVERGED) {
+    snprintf(buf, n, "diverged at t = %.6g: %s %.2g exceeds the bound %.2g (the last state within it, at "
+             "t = %.6g, is kept)", it->div_t, it->div_what, it->div_value, it->div_bound, it->state.t);
   } else if (rc == LV_EINCONSISTENT) {
     snprintf(buf, n, "the initial values violate the constraints: max|g(q0)| = %.3e, max|G(q0) v0| = %.3e "
              "(tolerance %.1e); %s",

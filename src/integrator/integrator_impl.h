@@ -28,6 +28,15 @@ struct lv_integrator {
   lv_newton_stats last;
   int last_status;     /* status of the last init/step, for error_detail */
   int fail_in_init;    /* the last failure happened in init */
+  /* Divergence guard (see lv_integrator_set_divergence_guard). */
+  int guard_on;
+  double guard_energy, guard_constraint;
+  lv_diag *guard_diag;
+  double guard_e0, guard_escale, guard_gscale, guard_gvscale;
+  double div_t, div_value, div_bound; /* figures of the last LV_EDIVERGED */
+  const char *div_what;
+  double h_attempt;    /* h of the last scheme step attempted since init (0: none) */
+  int not_ready;       /* the last step was refused: no successful init */
 };
 
 void lv_state_copy(lv_state *dst, const lv_state *src, int nq, int nv, int nc);

@@ -140,7 +140,7 @@ typedef struct {
   const double *al, *ga; /* ALPHA[k-1], GAMMA[k-1] */
 
   /* history for t_n (valid when hist_h > 0) */
-  double hist_h;  /* step size the history belongs to; 0: start pending */
+  double hist_h;  /* step size the history belongs to; 0: start pending (new_h) */
   int handout;    /* starting values still to be handed out (1..k-1) */
   int next_node;  /* index of the next starting node to hand out */
   double *dqh;    /* (k-1) x nv: Dq_{n-1}, Dq_{n-2}, ... */
@@ -165,7 +165,7 @@ typedef struct {
   lv_newton *nw;
   lv_linsol *kkt; /* [M G^T; G 0]: start, projections, (56) */
   double *kb;     /* its right-hand side, nv + nc */
-  double h_fact;  /* step of the last Newton factorisation (modified Newton) */
+  int h_new;      /* new_h since the last solve: the factorisation is stale */
 } bliedf;
 
 /* ---- saddle-point solves ---- */
@@ -578,10 +578,8 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   const lv_model *m = B->m;
   lv_state *s = st->state;
   int k = B->k, d = B->nv, c = B->nc;
-  if (B->hist_h != h) {
-    /* first step, or a new step size: the fixed-step formulas (increments,
-     * difference quotients of (22)) no longer fit the history */
-    B->hist_h = 0.0;
+  if (B->hist_h == 0.0) {
+    /* first step, or a new step size (bl_new_h) */
     LV_CHECK(start_phase(B, h, ns));
   }
   if (B->handout > 0) return handout_node(B);
@@ -620,8 +618,8 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
   lv_newton_problem pb = {bl_residual, bl_jacobian, bl_update, bl_weights, B, B->N};
   *lv_newton_opts(B->nw) = st->newton;
-  if (h != B->h_fact) lv_newton_invalidate(B->nw); /* the matrix scales with h */
-  B->h_fact = h;
+  if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with h */
+  B->h_new = 0;
   LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
 
   /* commit: p = M v first, the only evaluation that can still fail */
@@ -779,8 +777,17 @@ static int bl_init(lv_stepper *st) {
   memset(s->gamma, 0, (size_t)B->nc * sizeof(double));
   B->hist_h = 0.0;
   B->handout = 0;
-  B->h_fact = 0.0;
   return 0;
+}
+
+/* The fixed-step formulas (increments, difference quotients of (22)) no
+ * longer fit a history taken with another step: start again. */
+static void bl_new_h(lv_stepper *st, double h) {
+  (void)h;
+  bliedf *B = st->priv;
+  B->hist_h = 0.0;
+  B->handout = 0;
+  B->h_new = 1;
 }
 
 static int bl_create1(lv_stepper *st) { return bl_create(st, 1); }
@@ -795,13 +802,13 @@ static int bl_create4(lv_stepper *st) { return bl_create(st, 4); }
 
 const lv_scheme_type lv_scheme_bliedf1 = {
     "bliedf1", "Lie group BDF, k = 1 (Lie group implicit Euler): order 1, one Newton solve per step",
-    BL_CONSERVES, 1, BL_FLAGS, bl_options, bl_create1, bl_init, bl_step, bl_destroy};
+    BL_CONSERVES, 1, BL_FLAGS, bl_options, bl_create1, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
 const lv_scheme_type lv_scheme_bliedf2 = {
     "bliedf2", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 2: order 2, one Newton solve per step",
-    BL_CONSERVES, 2, BL_FLAGS, bl_options, bl_create2, bl_init, bl_step, bl_destroy};
+    BL_CONSERVES, 2, BL_FLAGS, bl_options, bl_create2, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
 const lv_scheme_type lv_scheme_bliedf3 = {
     "bliedf3", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 3 with correction term L_3: order 3",
-    BL_CONSERVES, 3, BL_FLAGS, bl_options, bl_create3, bl_init, bl_step, bl_destroy};
+    BL_CONSERVES, 3, BL_FLAGS, bl_options, bl_create3, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
 const lv_scheme_type lv_scheme_bliedf4 = {
     "bliedf4", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 4 with correction term L_4: order 4",
-    BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy};
+    BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};

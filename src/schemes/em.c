@@ -629,6 +629,13 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
+/* A modified-Newton factorisation belongs to one step size. */
+static void em_new_h(lv_stepper *st, double h) {
+  (void)h;
+  em *X = st->priv;
+  if (X && X->nw) lv_newton_invalidate(X->nw);
+}
+
 const lv_scheme_type lv_scheme_em = {
     "em",
     "GGL energy-momentum scheme EM (seed 003 eq. (84)): discrete gradients, primary and secondary "
@@ -642,6 +649,9 @@ const lv_scheme_type lv_scheme_em = {
     em_init,
     em_step,
     em_destroy,
+    NULL,
+    NULL,
+    em_new_h,
 };
 
 const lv_scheme_type lv_scheme_em_g = {
@@ -657,4 +667,7 @@ const lv_scheme_type lv_scheme_em_g = {
     em_init,
     em_step,
     em_destroy,
+    NULL,
+    NULL,
+    em_new_h,
 };

@@ -71,7 +71,9 @@ typedef struct {
   lv_newton *nw;
   lv_linsol *kkt;             /* [M G^T; G 0]: (7), the start, projections */
   double *kb;                 /* its right-hand side, nv + nc */
-  double h_last;              /* step of the last factorisation (modified Newton) */
+  int h_new;                  /* new_h since the last solve: the factorisation is stale */
+  double *saved;              /* a, v', dqc at the last save (halving), 3 nv */
+  int saved_next_proj, saved_start_pending;
   /* sigma-modification (issue 6, spec 002): see the block before ga_residual */
   double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
   int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3) */
@@ -840,6 +842,7 @@ static void ga_destroy(lv_stepper *st) {
   genalpha *g = st->priv;
   if (!g) return;
   lv_newton_free(g->nw);
+  free(g->saved);
   lv_linsol_free(g->kkt);
   lv_rfac_free(&g->T);
   lv_rfac_free(&g->Bn);
@@ -952,7 +955,6 @@ static int ga_init(lv_stepper *st) {
   memset(s->gamma, 0, (size_t)g->nc * sizeof(double));
   g->start_pending = g->start == START_PERTURBED;
   g->next_proj = 0;
-  g->h_last = 0.0;
   g->mc_valid = g->g1_valid = 0;
   memset(g->dqc, 0, (size_t)g->nv * sizeof(double)); /* sigma: no previous correction */
   return 0;
@@ -1076,8 +1078,8 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
   lv_newton_problem pb = {ga_residual, ga_jacobian, ga_update, ga_weights, g, g->N};
   *lv_newton_opts(g->nw) = st->newton;
-  if (h != g->h_last) lv_newton_invalidate(g->nw); /* beta', gamma' changed */
-  g->h_last = h;
+  if (g->h_new) lv_newton_invalidate(g->nw); /* beta', gamma' changed */
+  g->h_new = 0;
   LV_CHECK(lv_newton_solve(g->nw, &pb, 1, ns));
 
   if (g->sigma != 0.0 && !g->corr_paper) /* (theta - theta_lin) / h */
@@ -1153,6 +1155,38 @@ int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, doubl
   return rc;
 }
 
+static void ga_new_h(lv_stepper *st, double h) {
+  (void)h;
+  genalpha *g = st->priv;
+  g->h_new = 1;
+}
+
+/* What a step carries to the next besides the state: a, v', the sigma
+ * corrector of the last step, the projection schedule, the pending start. */
+static int ga_save(lv_stepper *st) {
+  genalpha *g = st->priv;
+  size_t d = (size_t)g->nv;
+  if (!g->saved && !(g->saved = lv_calloc(3 * d + 1, sizeof(double)))) return LV_ENOMEM;
+  memcpy(g->saved, g->a, d * sizeof(double));
+  memcpy(g->saved + d, g->vd, d * sizeof(double));
+  memcpy(g->saved + 2 * d, g->dqc, d * sizeof(double));
+  g->saved_next_proj = g->next_proj;
+  g->saved_start_pending = g->start_pending;
+  return 0;
+}
+
+static void ga_restore(lv_stepper *st) {
+  genalpha *g = st->priv;
+  size_t d = (size_t)g->nv;
+  if (!g->saved) return;
+  memcpy(g->a, g->saved, d * sizeof(double));
+  memcpy(g->vd, g->saved + d, d * sizeof(double));
+  memcpy(g->dqc, g->saved + 2 * d, d * sizeof(double));
+  g->next_proj = g->saved_next_proj;
+  g->start_pending = g->saved_start_pending;
+  g->mc_valid = g->g1_valid = 0;
+}
+
 const lv_scheme_type lv_scheme_genalpha = {
     "genalpha",
     "Lie group generalized-alpha (Brüls-Cardona-Arnold): index 3, stabilised index 2 (GGL), "
@@ -1166,4 +1200,7 @@ const lv_scheme_type lv_scheme_genalpha = {
     ga_init,
     ga_step,
     ga_destroy,
+    ga_save,
+    ga_restore,
+    ga_new_h,
 };

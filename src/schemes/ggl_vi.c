@@ -709,10 +709,6 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   const lv_model *m = V->m;
   lv_state *s = st->state;
   int d = V->d, k = V->k;
-  /* The Newton matrix depends on h: a factorisation kept by modified
-   * Newton for another step size (e.g. before a halving) would only slow
-   * the iteration down or make it fail. */
-  if (h != V->h) lv_newton_invalidate(V->nw);
   V->h = h;
   double *a = V->x + d, *b = V->x + d + k;
   if (k > 0 && V->mass.sparse) {
@@ -785,6 +781,15 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
+/* The Newton matrix depends on h: a factorisation kept by modified Newton
+ * for another step size (e.g. before a halving) would only slow the
+ * iteration down or make it fail. */
+static void vi_new_h(lv_stepper *st, double h) {
+  (void)h;
+  vi *X = st->priv;
+  if (X && X->nw) lv_newton_invalidate(X->nw);
+}
+
 const lv_scheme_type lv_scheme_vi_s = {
     "vi-s",
     "GGL variational integrator VI-S (seed 003 eq. (55)): first order, GGL analogue of symplectic Euler",
@@ -798,6 +803,9 @@ const lv_scheme_type lv_scheme_vi_s = {
     vi_init,
     vi_step,
     vi_destroy,
+    NULL,
+    NULL,
+    vi_new_h,
 };
 
 const lv_scheme_type lv_scheme_vi_a = {
@@ -813,6 +821,9 @@ const lv_scheme_type lv_scheme_vi_a = {
     vi_init,
     vi_step,
     vi_destroy,
+    NULL,
+    NULL,
+    vi_new_h,
 };
 
 const lv_scheme_type lv_scheme_vi_b = {
@@ -829,4 +840,7 @@ const lv_scheme_type lv_scheme_vi_b = {
     vi_init,
     vi_step,
     vi_destroy,
+    NULL,
+    NULL,
+    vi_new_h,
 };

@@ -125,6 +125,13 @@ static int mp_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return lv_model_mass_apply(m, s->q, s->v, s->p);
 }
 
+/* A modified-Newton factorisation belongs to one step size. */
+static void mp_new_h(lv_stepper *st, double h) {
+  (void)h;
+  midpoint *X = st->priv;
+  if (X && X->nw) lv_newton_invalidate(X->nw);
+}
+
 const lv_scheme_type lv_scheme_midpoint = {
     "midpoint",
     "implicit midpoint rule, order 2, for unconstrained models (constrained ones: use rattle)",
@@ -136,4 +143,7 @@ const lv_scheme_type lv_scheme_midpoint = {
     NULL,
     mp_step,
     mp_destroy,
+    NULL,
+    NULL,
+    mp_new_h,
 };

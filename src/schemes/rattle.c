@@ -35,6 +35,8 @@ typedef struct {
   double *mu;         /* stage-2 multiplier of the last step (next guess) */
   double *vprev;      /* v_{n-1}, for the predictor */
   double hprev;       /* the step that led from v_{n-1} to v_n (either sign); 0: no history */
+  double *saved;      /* vprev, mu at the last save (halving), nv + nc */
+  double saved_hprev;
 } rattle;
 
 static int stage1_residual(void *ctx, double *r) {
@@ -87,6 +89,7 @@ static void rattle_destroy(lv_stepper *st) {
   if (!R) return;
   lv_newton_free(R->nw);
   lv_linsol_free(R->vel);
+  free(R->saved);
   free(R->q1);
   free(R->sl);
   free(R->c);
@@ -210,6 +213,33 @@ static int rattle_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
+/* The predictor's v_{n-1}, h_{n-1} and the multiplier guess are history. */
+static int rattle_save(lv_stepper *st) {
+  rattle *R = st->priv;
+  int d = R->m->nv, k = R->m->nc;
+  if (!R->saved && !(R->saved = lv_calloc((size_t)(d + k) + 1, sizeof(double)))) return LV_ENOMEM;
+  memcpy(R->saved, R->vprev, (size_t)d * sizeof(double));
+  if (k) memcpy(R->saved + d, R->mu, (size_t)k * sizeof(double));
+  R->saved_hprev = R->hprev;
+  return 0;
+}
+
+static void rattle_restore(lv_stepper *st) {
+  rattle *R = st->priv;
+  int d = R->m->nv, k = R->m->nc;
+  if (!R->saved) return;
+  memcpy(R->vprev, R->saved, (size_t)d * sizeof(double));
+  if (k) memcpy(R->mu, R->saved + d, (size_t)k * sizeof(double));
+  R->hprev = R->saved_hprev;
+}
+
+/* A modified-Newton factorisation belongs to one step size. */
+static void rattle_new_h(lv_stepper *st, double h) {
+  (void)h;
+  rattle *X = st->priv;
+  if (X && X->nw) lv_newton_invalidate(X->nw);
+}
+
 static const lv_param_info rattle_options[] = {{NULL, NULL, NULL}};
 
 const lv_scheme_type lv_scheme_rattle = {
@@ -224,4 +254,7 @@ const lv_scheme_type lv_scheme_rattle = {
     rattle_init,
     rattle_step,
     rattle_destroy,
+    rattle_save,
+    rattle_restore,
+    rattle_new_h,
 };

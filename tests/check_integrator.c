@@ -1,0 +1,276 @@
+/* The integrator as a state machine: the divergence guard (a blown-up run
+ * is never reported ok) and what a refused init leaves behind. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "livens/livens.h"
+#include "testutil.h"
+
+static lv_model *builtin(const char *name) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create(name, NULL, &m), 0);
+  return m;
+}
+
+/* Issue 14 reproducer: genalpha on the gyro top at h = 1e-3 reaches
+ * max|dE|/E0 = 1e5 and |Gv| = 3e4 by t = 0.5 and used to finish with status
+ * 0.  The guard stops it; switched off, the old behaviour returns (which
+ * also shows the guard is what catches it). */
+START_TEST(test_gyro_top_genalpha_diverges) {
+  lv_model *m = builtin("gyro-top");
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  int rc = lv_integrator_run_until(it, 0.5);
+  char buf[512];
+  ck_assert_int_eq(rc, LV_EDIVERGED);
+  ck_assert_int_eq(lv_integrator_error_detail(it, buf, sizeof buf), LV_EDIVERGED);
+  ck_assert_msg(strstr(buf, "diverged at t = ") && strstr(buf, "exceeds the bound"), "detail: %s", buf);
+  double t_stop = lv_integrator_state(it)->t;
+  ck_assert_msg(t_stop > 0.0 && t_stop < 0.5, "stopped at t = %g", t_stop);
+  /* No state to continue from. */
+  ck_assert_int_eq(lv_integrator_step(it), LV_EINPUT);
+  lv_integrator_free(it);
+
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_divergence_guard(it, 0, 0, 0), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 0.5), 0);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+/* Issue 14 reproducer: RATTLE at h = 1 on four-particle with 30 halvings
+ * converged to spurious roots (energy error 6.6e4) and returned 0. */
+START_TEST(test_four_particle_rattle_halving_diverges) {
+  lv_model *m = builtin("four-particle");
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 1.0), 0);
+  ck_assert_int_eq(lv_integrator_set_halving(it, 30), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 20.0), LV_EDIVERGED);
+  char buf[512];
+  lv_integrator_error_detail(it, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "energy error"), "detail: %s", buf);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+/* The bounds are settable: RATTLE's energy error on the pendulum (~1e-4 at
+ * h = 0.01) trips a bound of 1e-9 but not the default; invalid bounds are
+ * refused. */
+START_TEST(test_guard_settable) {
+  lv_model *m = builtin("pendulum3d");
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_set_divergence_guard(it, 1, -1.0, 0), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_set_divergence_guard(it, 1, 0, NAN), LV_EINPUT);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 0.5), 0);
+  ck_assert_int_eq(lv_integrator_set_divergence_guard(it, 1, 1e-9, 0), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 0.5), LV_EDIVERGED);
+  char buf[512];
+  lv_integrator_error_detail(it, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "relative energy error") && strstr(buf, "1e-09"), "detail: %s", buf);
+  /* The same tight bound on the constraints: RATTLE keeps g and Gv at
+   * round-off, so only the energy bound trips. */
+  ck_assert_int_eq(lv_integrator_set_divergence_guard(it, 1, 0, 1e-9), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 0.5), 0);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+static int unit_mass(const double *q, lv_sink *s, void *user) {
+  (void)q;
+  (void)user;
+  return lv_sink_add(s, 0, 0, 1.0);
+}
+
+/* A free particle at 1e308 moving at 1e308: one step overflows the
+ * position to Inf while every callback stays finite. */
+START_TEST(test_nonfinite_state) {
+  lv_space *sp;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 1), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_model_new(&m, "free", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, unit_mass, 1), 0);
+  double q0 = 1e308, v0 = 1e308;
+  ck_assert_int_eq(lv_model_set_initial(m, &q0, &v0), 0);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "midpoint", 1.0), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  int rc = lv_integrator_step(it);
+  char buf[512];
+  lv_integrator_error_detail(it, buf, sizeof buf);
+  ck_assert_msg(rc == LV_EDIVERGED && strstr(buf, "NaN or Inf"), "status %d, detail: %s", rc, buf);
+  ck_assert(isfinite(lv_integrator_state(it)->q[0]));
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+/* Issue 14: a re-init refused in check mode used to leave a half-overwritten
+ * state (|q|^2 - 1 = -0.75... from q = (2, 0, 0)) that the next step
+ * advanced with status 0.  Now steps are refused until an init succeeds. */
+START_TEST(test_refused_reinit) {
+  lv_model *m = builtin("pendulum3d");
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(lv_integrator_step(it), 0);
+  ck_assert_int_eq(lv_integrator_set_init_mode(it, LV_INIT_CHECK, 1e-10), 0);
+  double q[3] = {2, 0, 0}, v[3] = {0, 0, 0};
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, q, v), LV_EINCONSISTENT);
+  ck_assert_int_eq(lv_integrator_step(it), LV_EINPUT);
+  char buf[512];
+  ck_assert_int_eq(lv_integrator_error_detail(it, buf, sizeof buf), LV_EINPUT);
+  ck_assert_msg(strstr(buf, "lv_integrator_init"), "detail: %s", buf);
+  ck_assert_int_eq(lv_integrator_run_until(it, 1.0), LV_EINPUT);
+  /* A successful init makes it usable again. */
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(lv_integrator_step(it), 0);
+  const double *qs = lv_integrator_state(it)->q;
+  double r2 = qs[0] * qs[0] + qs[1] * qs[1] + qs[2] * qs[2];
+  ck_assert_msg(fabs(r2 - 1.0) < 1e-12, "|q|^2 - 1 = %g", r2 - 1.0);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+/* A 1-D oscillator with an applied force that can be made to return NaN
+ * for t beyond a threshold (LV_ENONFINITE: a failure halving retries). */
+typedef struct {
+  double nan_after; /* NaN for t > nan_after */
+  int nan_count;    /* NaNs left to return (negative: unlimited) */
+} osc_user;
+
+static int osc_V(const double *q, double *out, void *user) {
+  (void)user;
+  *out = 0.5 * q[0] * q[0];
+  return 0;
+}
+static int osc_dV(const double *q, double *out, void *user) {
+  (void)user;
+  out[0] = q[0];
+  return 0;
+}
+static int osc_force(double t, const double *q, const double *v, double *out, void *user) {
+  osc_user *u = user;
+  out[0] = -0.1 * v[0] + 0.0 * q[0];
+  if (t > u->nan_after && u->nan_count != 0) {
+    out[0] = NAN;
+    if (u->nan_count > 0) u->nan_count--;
+  }
+  return 0;
+}
+
+static lv_model *oscillator(osc_user *u) {
+  lv_space *sp;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 1), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_model_new(&m, "osc", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_user(m, u, NULL), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, unit_mass, 1), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, osc_V, osc_dV, NULL), 0);
+  ck_assert_int_eq(lv_model_set_force(m, osc_force, NULL, NULL), 0);
+  double q0 = 1.0, v0 = 0.3;
+  ck_assert_int_eq(lv_model_set_initial(m, &q0, &v0), 0);
+  return m;
+}
+
+/* A halved step whose second half fails fails as a whole: the state and
+ * genalpha's history (a, v') must both go back, so that the next step is
+ * bit-for-bit the first step of a fresh run.  Used to restore only the
+ * state, leaving a and v' of t = 0.05. */
+START_TEST(test_failed_halving_restores_history) {
+  osc_user u = {0.075, -1};
+  lv_model *m = oscillator(&u);
+  lv_integrator *it, *ref;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 0.1), 0);
+  ck_assert_int_eq(lv_integrator_set_halving(it, 1), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_step(it), LV_ENONFINITE);
+  lv_integrator_stats st;
+  lv_integrator_get_stats(it, &st);
+  ck_assert_int_eq(st.halvings, 1); /* the first half was taken, then undone */
+  ck_assert_double_eq(lv_integrator_state(it)->t, 0.0);
+  u.nan_count = 0;
+  ck_assert_int_eq(lv_integrator_step(it), 0);
+  ck_assert_int_eq(lv_integrator_step(it), 0);
+  ck_assert_int_eq(lv_integrator_new(&ref, m, "genalpha", 0.1), 0);
+  ck_assert_int_eq(lv_integrator_init(ref, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  const lv_state *a = lv_integrator_state(it), *b = lv_integrator_state(ref);
+  ck_assert_msg(a->q[0] == b->q[0] && a->v[0] == b->v[0], "q %.17g vs %.17g, v %.17g vs %.17g", a->q[0], b->q[0],
+                a->v[0], b->v[0]);
+  lv_integrator_free(it);
+  lv_integrator_free(ref);
+  lv_model_free(m);
+}
+END_TEST
+
+/* A step that succeeds only halved, then steps at the full size again, is
+ * the run that took the two half steps and then full steps from the start
+ * (genalpha: the new-h hook refreshes beta', gamma' and the matrix). */
+START_TEST(test_halving_then_continuing) {
+  osc_user u = {0.075, 1}; /* the full step's first evaluation at t = 0.1 fails once */
+  lv_model *m = oscillator(&u);
+  lv_integrator *it, *ref;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 0.1), 0);
+  ck_assert_int_eq(lv_integrator_set_halving(it, 3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(lv_integrator_step(it), 0);
+  lv_integrator_stats st;
+  lv_integrator_get_stats(it, &st);
+  ck_assert_int_eq(st.halvings, 1);
+  ck_assert_int_eq(u.nan_count, 0);
+  ck_assert_int_eq(lv_integrator_new(&ref, m, "genalpha", 0.05), 0);
+  ck_assert_int_eq(lv_integrator_init(ref, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  ck_assert_int_eq(lv_integrator_step(ref), 0);
+  ck_assert_int_eq(lv_integrator_set_step(ref, 0.1), 0);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(lv_integrator_step(ref), 0);
+  const lv_state *a = lv_integrator_state(it), *b = lv_integrator_state(ref);
+  ck_assert_double_eq_tol(a->t, 0.4, 1e-15);
+  ck_assert_double_eq_tol(b->t, 0.4, 1e-15);
+  ck_assert_msg(fabs(a->q[0] - b->q[0]) <= 1e-14 && fabs(a->v[0] - b->v[0]) <= 1e-14,
+                "q %.17g vs %.17g, v %.17g vs %.17g", a->q[0], b->q[0], a->v[0], b->v[0]);
+  lv_integrator_free(it);
+  lv_integrator_free(ref);
+  lv_model_free(m);
+}
+END_TEST
+
+/* BLieDF keeps a multistep history: halving is refused, not half done. */
+START_TEST(test_bliedf_refuses_halving) {
+  lv_model *m = builtin("pendulum3d");
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "bliedf2", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_set_halving(it, 2), LV_ENOTIMPL);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("integrator");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_gyro_top_genalpha_diverges);
+  tcase_add_test(tc, test_four_particle_rattle_halving_diverges);
+  tcase_add_test(tc, test_guard_settable);
+  tcase_add_test(tc, test_nonfinite_state);
+  tcase_add_test(tc, test_refused_reinit);
+  tcase_add_test(tc, test_failed_halving_restores_history);
+  tcase_add_test(tc, test_halving_then_continuing);
+  tcase_add_test(tc, test_bliedf_refuses_halving);
+  suite_add_tcase(s, tc);
+  return tu_run_suite(s);
+}
