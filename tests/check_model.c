@@ -176,6 +176,21 @@ START_TEST(test_fd_per_component) {
 }
 END_TEST
 
+/* dV without V: EM/EM-G use differences of V and ran a pendulum without
+ * gravity with status 0.  The model must refuse it. */
+START_TEST(test_potential_needs_V) {
+  lv_space *sp;
+  lv_model *m;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 3), 0);
+  ck_assert_int_eq(lv_model_new(&m, "dV-only", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, NULL, dV, NULL), LV_EINPUT);
+  ck_assert_int_eq(lv_model_set_potential(m, NULL, dV, d2V), LV_EINPUT);
+  ck_assert_int_eq(lv_model_set_potential(m, V, dV, NULL), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, NULL, NULL, NULL), 0);
+  lv_model_free(m);
+}
+END_TEST
+
 START_TEST(test_registry_params) {
   lv_model *m = NULL;
   const char *k1[] = {"l"}, *v1[] = {"2.5"};
@@ -269,6 +284,7 @@ int main(void) {
   tcase_add_test(tc, test_checker);
   tcase_add_test(tc, test_fd_fallback);
   tcase_add_test(tc, test_fd_per_component);
+  tcase_add_test(tc, test_potential_needs_V);
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);

@@ -295,13 +295,15 @@ int lv_integrator_run_until(lv_integrator *it, double t_end) {
   return rc;
 }
 
-const lv_state *lv_integrator_state(const lv_integrator *it) { return &it->state; }
-const lv_model *lv_integrator_model(const lv_integrator *it) { return it->model; }
-const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it) { return it->type; }
-double lv_integrator_step_size(const lv_integrator *it) { return it->h; }
-const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it) { return &it->last; }
+const lv_state *lv_integrator_state(const lv_integrator *it) { return it ? &it->state : NULL; }
+const lv_model *lv_integrator_model(const lv_integrator *it) { return it ? it->model : NULL; }
+const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it) { return it ? it->type : NULL; }
+double lv_integrator_step_size(const lv_integrator *it) { return it ? it->h : NAN; }
+const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it) { return it ? &it->last : NULL; }
 
 void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s) {
+  if (!s) return;
+  if (!it) { memset(s, 0, sizeof *s); return; }
   *s = it->stats;
   s->linsol = it->resolved_kind;
   s->symbolic = 0;
