@@ -191,6 +191,39 @@ START_TEST(test_potential_needs_V) {
 }
 END_TEST
 
+/* A mass callback that writes (3,3) of a 3x3 block and ignores
+ * lv_sink_add's status: the entry used to be dropped and the run said ok. */
+static int mass_spill(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  for (int i = 0; i < 3; i++) lv_sink_add(M, i, i, 2.0);
+  lv_sink_add(M, 3, 3, 1.0);
+  return 0;
+}
+START_TEST(test_sink_outside_block) {
+  lv_model *m = make(1, 0);
+  lv_model_set_mass(m, mass_spill, 1);
+  double q[3] = {0.6, 0.3, 0.7}, A[9] = {0};
+  lv_sink s = lv_sink_dense(A, 3, 3, 3);
+  ck_assert_int_eq(lv_model_mass(m, q, &s), LV_EINPUT);
+  const char *cb = NULL;
+  int row = -1, col = -1;
+  ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_EINPUT);
+  ck_assert_ptr_nonnull(cb);
+  ck_assert_int_eq(row, 3);
+  ck_assert_int_eq(col, 3);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 1e-2), 0);
+  int rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  if (!rc) rc = lv_integrator_step(it);
+  ck_assert_int_eq(rc, LV_EINPUT);
+  char buf[300];
+  lv_integrator_error_detail(it, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "(4, 4)") && strstr(buf, "outside"), "detail: %s", buf);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 START_TEST(test_registry_params) {
   lv_model *m = NULL;
   const char *k1[] = {"l"}, *v1[] = {"2.5"};
@@ -285,6 +318,7 @@ int main(void) {
   tcase_add_test(tc, test_fd_fallback);
   tcase_add_test(tc, test_fd_per_component);
   tcase_add_test(tc, test_potential_needs_V);
+  tcase_add_test(tc, test_sink_outside_block);
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);

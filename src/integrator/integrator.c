@@ -331,6 +331,9 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
     else if (mrc == LV_ENONFINITE)
       snprintf(buf, n, "the model's %s callback produced NaN or Inf in component %d during the %s at t = %.9g", cb,
                row + 1, where, it->state.t);
+    else if (mrc == LV_EINPUT && row >= 0)
+      snprintf(buf, n, "the model's %s callback wrote entry (%d, %d), outside its matrix block, during the %s at t = %.9g",
+               cb, row + 1, col + 1, where, it->state.t);
     else if (mrc == LV_EINPUT)
       snprintf(buf, n, "the model's %s callback wrote an entry outside its matrix block during the %s at t = %.9g",
                cb, where, it->state.t);

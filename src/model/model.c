@@ -123,6 +123,8 @@ typedef struct {
   lv_sink *inner;
   int nonfinite;
   int row, col; /* first non-finite entry */
+  int outside;  /* an entry outside the block: remembered even when the callback ignores the status */
+  int orow, ocol;
 } finite_sink;
 
 static int finite_add(lv_sink *s, int i, int j, double v) {
@@ -132,7 +134,9 @@ static int finite_add(lv_sink *s, int i, int j, double v) {
     f->nonfinite = 1;
     return LV_ENONFINITE;
   }
-  return f->inner->add(f->inner, i, j, v);
+  int rc = f->inner->add(f->inner, i, j, v);
+  if (rc == LV_EINPUT && !f->outside) f->outside = 1, f->orow = i, f->ocol = j;
+  return rc;
 }
 
 static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
@@ -140,6 +144,7 @@ static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
   f->sink.add = finite_add;
   f->inner = inner;
   f->nonfinite = 0;
+  f->outside = 0;
   return &f->sink;
 }
 
@@ -158,7 +163,11 @@ static int record(const lv_model *m, const char *cb, int status, int row, int co
 
 static int finish_matrix(const lv_model *m, const char *cb, int rc, const finite_sink *f) {
   if (f->nonfinite) return record(m, cb, LV_ENONFINITE, f->row, f->col);
-  if (rc == LV_EINPUT) return record(m, cb, LV_EINPUT, -1, -1); /* wrote outside its block */
+  /* An entry outside the block is an error even if the callback ignored
+   * lv_sink_add's status and returned 0: dropping it silently gave a wrong
+   * matrix and a run that said "ok". */
+  if (f->outside) return record(m, cb, LV_EINPUT, f->orow, f->ocol);
+  if (rc == LV_EINPUT) return record(m, cb, LV_EINPUT, -1, -1);
   return rc ? record(m, cb, LV_ECALLBACK, -1, -1) : 0;
 }
 
