@@ -224,6 +224,23 @@ START_TEST(test_sink_outside_block) {
 }
 END_TEST
 
+/* genalpha beta = -1 ran "ok" with |Gv| = 121: refused, with the range named. */
+START_TEST(test_genalpha_beta_range) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("pendulum3d", NULL, &m), 0);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-2), 0);
+  int rc = lv_integrator_set_option(it, "beta", "-1");
+  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  ck_assert_int_eq(rc, LV_EINPUT);
+  char buf[300];
+  ck_assert_int_eq(lv_integrator_error_detail(it, buf, sizeof buf), LV_EINPUT);
+  ck_assert_msg(strstr(buf, "beta = -1") && strstr(buf, "beta > 0"), "detail: %s", buf);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 START_TEST(test_registry_params) {
   lv_model *m = NULL;
   const char *k1[] = {"l"}, *v1[] = {"2.5"};
@@ -319,6 +336,7 @@ int main(void) {
   tcase_add_test(tc, test_fd_per_component);
   tcase_add_test(tc, test_potential_needs_V);
   tcase_add_test(tc, test_sink_outside_block);
+  tcase_add_test(tc, test_genalpha_beta_range);
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);

@@ -217,6 +217,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->stepper.newton = it->newton;
   it->stepper.priv = NULL;
   it->stepper.linsol = NULL;
+  it->stepper.detail[0] = '\0';
   rc = it->type->create(&it->stepper);
   if (rc) {
     /* A create that failed half-way (e.g. on a bad option after its
@@ -324,6 +325,8 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
   const char *where = it->fail_in_init ? "initialisation" : "step";
   if (rc == 0) {
     snprintf(buf, n, "no failure");
+  } else if (rc == LV_EINPUT && it->stepper.detail[0]) {
+    snprintf(buf, n, "%s", it->stepper.detail);
   } else if ((rc == LV_ENONFINITE || rc == LV_ECALLBACK || rc == LV_EINPUT) && mrc && cb) {
     if (mrc == LV_ENONFINITE && col >= 0)
       snprintf(buf, n, "the model's %s callback produced NaN or Inf in entry (%d, %d) during the %s at t = %.9g",
