@@ -237,6 +237,13 @@ START_TEST(test_genalpha_beta_range) {
   ck_assert_int_eq(lv_integrator_error_detail(it, buf, sizeof buf), LV_EINPUT);
   ck_assert_msg(strstr(buf, "beta = -1") && strstr(buf, "beta > 0"), "detail: %s", buf);
   lv_integrator_free(it);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "vi-a", 1e-2), 0);
+  rc = lv_integrator_set_option(it, "theta", "2");
+  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  ck_assert_int_eq(rc, LV_EINPUT);
+  lv_integrator_error_detail(it, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "theta = 2") && strstr(buf, "(0, 1)"), "detail: %s", buf);
+  lv_integrator_free(it);
   lv_model_free(m);
 }
 END_TEST
