@@ -8,7 +8,12 @@
 
 static int mass(const double *q, lv_sink *M, void *u) {
   (void)q, (void)u;
-  for (int i = 0; i < 3; i++) lv_sink_add(M, i, i, 1.0);
+  /* lv_sink_add refuses entries outside the block (and NaN/Inf): pass its
+   * status on, so the run stops with the callback and entry named. */
+  for (int i = 0; i < 3; i++) {
+    int rc = lv_sink_add(M, i, i, 1.0);
+    if (rc) return rc;
+  }
   return 0;
 }
 static int V(const double *q, double *out, void *u) { (void)u; *out = 9.81 * q[2]; return 0; }

@@ -128,7 +128,8 @@ int lv_fd_force_dv(const lv_model *m, double t, const double *q,
  * which has no derivative callback. */
 int lv_fd_mass_dq(const lv_model *m, const double *q, const double *a, lv_sink *K, double mult);
 /* Step used for the finite difference in direction j at q. */
-double lv_fd_step(const double *q, int nq);
+/* Step along tangent direction j of sp, scaled by the coordinate it moves. */
+double lv_fd_step_dir(const lv_space *sp, const double *q, int j);
 
 /* White-box check of the genalpha Newton matrix against central differences
  * of its residual along its update (tests; genalpha.c). */

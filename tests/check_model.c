@@ -129,6 +129,125 @@ START_TEST(test_fd_fallback) {
 }
 END_TEST
 
+
+/* A body far from the origin (positions ~1e3) whose constraint depends on its
+ * rotation: g = R_02 + 1e-6 x0^2/2 on R^3 x SO(3).  The FD Jacobian must be
+ * accurate per component; a step scaled by max|q| for every direction gave
+ * the rotation columns a 6e-3 rad step and an error ~1e-5. */
+static int far_g(const double *q, double *r, void *u) {
+  (void)u;
+  r[0] = q[3 + 2] + 0.5e-6 * q[0] * q[0];
+  return 0;
+}
+static int far_G(const double *q, lv_sink *J, void *u) {
+  (void)u;
+  const double *R = q + 3; /* row-major; d/dh R exp(h w^) = R w^ */
+  lv_sink_add(J, 0, 0, 1e-6 * q[0]);
+  lv_sink_add(J, 0, 3, -R[1]);
+  lv_sink_add(J, 0, 4, R[0]);
+  return 0;
+}
+static int far_mass(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  for (int i = 0; i < 6; i++) lv_sink_add(M, i, i, 1.0);
+  return 0;
+}
+static lv_model *make_far(int analytic) {
+  lv_space *sp;
+  lv_model *m;
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_R3SO3, 0), 0);
+  ck_assert_int_eq(lv_model_new(&m, "far", sp, 1), 0);
+  lv_model_set_mass(m, far_mass, 1);
+  ck_assert_int_eq(lv_model_set_constraints(m, far_g, analytic ? far_G : NULL, NULL, NULL), 0);
+  return m;
+}
+START_TEST(test_fd_per_component) {
+  lv_model *a = make_far(1), *f = make_far(0);
+  double q[12] = {1000.0, -800.0, 500.0}, psi[3] = {0.3, -0.4, 0.5};
+  lv_so3_exp(psi, q + 3);
+  double A[6] = {0}, B[6] = {0};
+  lv_sink sa = lv_sink_dense(A, 1, 1, 6), sb = lv_sink_dense(B, 1, 1, 6);
+  ck_assert_int_eq(lv_model_constraint_jac(a, q, &sa), 0);
+  ck_assert_int_eq(lv_model_constraint_jac(f, q, &sb), 0);
+  for (int j = 0; j < 6; j++) ck_assert_double_lt(fabs(A[j] - B[j]), 1e-9);
+  lv_model_free(a);
+  lv_model_free(f);
+}
+END_TEST
+
+/* dV without V: EM/EM-G use differences of V and ran a pendulum without
+ * gravity with status 0.  The model must refuse it. */
+START_TEST(test_potential_needs_V) {
+  lv_space *sp;
+  lv_model *m;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 3), 0);
+  ck_assert_int_eq(lv_model_new(&m, "dV-only", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, NULL, dV, NULL), LV_EINPUT);
+  ck_assert_int_eq(lv_model_set_potential(m, NULL, dV, d2V), LV_EINPUT);
+  ck_assert_int_eq(lv_model_set_potential(m, V, dV, NULL), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, NULL, NULL, NULL), 0);
+  lv_model_free(m);
+}
+END_TEST
+
+/* A mass callback that writes (3,3) of a 3x3 block and ignores
+ * lv_sink_add's status: the entry used to be dropped and the run said ok. */
+static int mass_spill(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  for (int i = 0; i < 3; i++) lv_sink_add(M, i, i, 2.0);
+  lv_sink_add(M, 3, 3, 1.0);
+  return 0;
+}
+START_TEST(test_sink_outside_block) {
+  lv_model *m = make(1, 0);
+  lv_model_set_mass(m, mass_spill, 1);
+  double q[3] = {0.6, 0.3, 0.7}, A[9] = {0};
+  lv_sink s = lv_sink_dense(A, 3, 3, 3);
+  ck_assert_int_eq(lv_model_mass(m, q, &s), LV_EINPUT);
+  const char *cb = NULL;
+  int row = -1, col = -1;
+  ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_EINPUT);
+  ck_assert_ptr_nonnull(cb);
+  ck_assert_int_eq(row, 3);
+  ck_assert_int_eq(col, 3);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 1e-2), 0);
+  int rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  if (!rc) rc = lv_integrator_step(it);
+  ck_assert_int_eq(rc, LV_EINPUT);
+  char buf[300];
+  lv_integrator_error_detail(it, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "(4, 4)") && strstr(buf, "outside"), "detail: %s", buf);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+/* genalpha beta = -1 ran "ok" with |Gv| = 121: refused, with the range named. */
+START_TEST(test_genalpha_beta_range) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("pendulum3d", NULL, &m), 0);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-2), 0);
+  int rc = lv_integrator_set_option(it, "beta", "-1");
+  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  ck_assert_int_eq(rc, LV_EINPUT);
+  char buf[300];
+  ck_assert_int_eq(lv_integrator_error_detail(it, buf, sizeof buf), LV_EINPUT);
+  ck_assert_msg(strstr(buf, "beta = -1") && strstr(buf, "beta > 0"), "detail: %s", buf);
+  lv_integrator_free(it);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "vi-a", 1e-2), 0);
+  rc = lv_integrator_set_option(it, "theta", "2");
+  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  ck_assert_int_eq(rc, LV_EINPUT);
+  lv_integrator_error_detail(it, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "theta = 2") && strstr(buf, "(0, 1)"), "detail: %s", buf);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 START_TEST(test_registry_params) {
   lv_model *m = NULL;
   const char *k1[] = {"l"}, *v1[] = {"2.5"};
@@ -221,6 +340,10 @@ int main(void) {
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_checker);
   tcase_add_test(tc, test_fd_fallback);
+  tcase_add_test(tc, test_fd_per_component);
+  tcase_add_test(tc, test_potential_needs_V);
+  tcase_add_test(tc, test_sink_outside_block);
+  tcase_add_test(tc, test_genalpha_beta_range);
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);

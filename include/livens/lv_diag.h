@@ -46,11 +46,15 @@ typedef struct {
 int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
 void lv_diag_free(lv_diag *d);
 
-/** Evaluate the diagnostics of one state.  pt->momentum points into @p d. */
+/** Evaluate the diagnostics of one state.  pt->momentum points into @p d.
+ *  lv_diag_eval and lv_diag_record return LV_EINPUT for a NULL argument. */
 int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
 /** Evaluate and accumulate into the summary (first call sets E0, J0). */
 int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+/** Copy the summary; a NULL @p d gives an all-zero summary, a NULL @p sum
+ *  does nothing. */
 void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum);
+/** Forget the summary (NULL: no-op). */
 void lv_diag_reset(lv_diag *d);
 
 /** Write the CSV header for @p it's model and scheme:
@@ -69,6 +73,7 @@ typedef struct {
   int every;         /**< write every n-th step (default 1) */
   long count;
 } lv_diag_writer;
+/** Returns non-zero (LV_EINPUT) for a NULL @p it, @p ctx or ctx->diag. */
 int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx);
 
 #ifdef __cplusplus

@@ -125,6 +125,8 @@ int lv_integrator_run_until(lv_integrator *it, double t_end);
  *  status of that failure (0 if the last call succeeded). */
 int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n);
 
+/* Queries.  A NULL @p it gives NULL (pointers), NaN (step size) or all-zero
+ * statistics; a NULL @p s to lv_integrator_get_stats does nothing. */
 const lv_state *lv_integrator_state(const lv_integrator *it);
 const lv_model *lv_integrator_model(const lv_integrator *it);
 const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it);

@@ -75,6 +75,8 @@ int lv_model_set_mass(lv_model *m, lv_matrix_fn mass, int constant);
  *  system without potential. */
 int lv_model_set_potential(lv_model *m, lv_scalar_fn V, lv_vector_fn dV,
                            lv_matrix_fn d2V);
+/* (V and dV come together: dV without V is LV_EINPUT, since the
+ *  energy-momentum schemes use differences of V and would drop the force.) */
 /** Applied force f(t,q,v) and its Jacobians (optional, finite differences
  *  otherwise).  Gyroscopic terms of Lie group models go here
  *  (f = -Omega x J Omega). */
@@ -100,7 +102,9 @@ typedef int (*lv_invariant_pot_fn)(const double *pi, double *vt, double *dvt,
 int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi,
                             lv_matrix_fn dpi, lv_invariant_pot_fn vt);
 
-/* Queries. */
+/* Queries.  A NULL model is not a crash: the int queries return LV_EINPUT
+ * (negative, so never a valid dimension), lv_model_has_force 0, and the
+ * pointer queries NULL. */
 const char *lv_model_name(const lv_model *m);
 const lv_space *lv_model_space(const lv_model *m);
 int lv_model_nq(const lv_model *m);
@@ -227,7 +231,8 @@ const lv_model_info *const *lv_model_registry(void);
 int lv_model_create(const char *name, const lv_kv *params, lv_model **out);
 
 /** Parameter helpers for model constructors: parse @p key from @p kv as a
- *  double (default @p def).  LV_EINPUT if the text is not a number. */
+ *  double (default @p def).  LV_EINPUT if the text is not a number or @p out
+ *  is NULL.  A NULL @p kv or @p key reads as "not given" (the default). */
 int lv_kv_double(const lv_kv *kv, const char *key, double def, double *out);
 int lv_kv_int(const lv_kv *kv, const char *key, int def, int *out);
 const char *lv_kv_string(const lv_kv *kv, const char *key, const char *def);

@@ -55,6 +55,8 @@ typedef struct {
   void *priv;                    /**< the scheme's own data */
   lv_linsol *linsol;             /**< set by the scheme: its main Newton
                                       solver, for statistics (may be NULL) */
+  char detail[200];              /**< set by create on a refused option: one
+                                      sentence naming the accepted range */
 } lv_stepper;
 
 typedef struct {

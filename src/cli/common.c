@@ -190,7 +190,9 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   /* Options are validated by the scheme at init (values, not only names). */
   if (rc == LV_EINPUT || rc == LV_EUNKNOWN) {
     sigaction(SIGINT, &old, NULL);
-    cli_error("invalid option value for scheme '%s': %s.", r->scheme, lv_strerror(rc));
+    char why[256];
+    lv_integrator_error_detail(it, why, sizeof why);
+    cli_error("invalid option value for scheme '%s': %s.", r->scheme, why);
     lv_diag_free(diag);
     lv_integrator_free(it);
     return CLI_USAGE;

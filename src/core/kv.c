@@ -3,7 +3,7 @@
 #include "lv_internal.h"
 
 static const char *kv_find(const lv_kv *kv, const char *key) {
-  if (!kv) return NULL;
+  if (!kv || !key) return NULL;
   /* The last occurrence wins, like repeated command-line options. */
   for (int i = kv->n - 1; i >= 0; i--)
     if (kv->keys[i] && strcmp(kv->keys[i], key) == 0) return kv->values[i];
@@ -11,6 +11,7 @@ static const char *kv_find(const lv_kv *kv, const char *key) {
 }
 
 int lv_kv_double(const lv_kv *kv, const char *key, double def, double *out) {
+  if (!out) return LV_EINPUT;
   const char *s = kv_find(kv, key);
   if (!s) { *out = def; return 0; }
   char *end = NULL;
@@ -22,6 +23,7 @@ int lv_kv_double(const lv_kv *kv, const char *key, double def, double *out) {
 }
 
 int lv_kv_int(const lv_kv *kv, const char *key, int def, int *out) {
+  if (!out) return LV_EINPUT;
   const char *s = kv_find(kv, key);
   if (!s) { *out = def; return 0; }
   char *end = NULL;

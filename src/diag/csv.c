@@ -51,6 +51,7 @@ int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
 
 int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx) {
   lv_diag_writer *w = ctx;
+  if (!it || !w || !w->diag) return LV_EINPUT;
   lv_diag_point pt;
   if (ev == LV_OUTPUT_FINAL) {
     if (w->csv) fflush(w->csv);

@@ -52,6 +52,7 @@ void lv_diag_free(lv_diag *d) {
 }
 
 void lv_diag_reset(lv_diag *d) {
+  if (!d) return;
   memset(&d->sum, 0, sizeof d->sum);
   d->mean_t = d->mean_e = d->c_te = d->c_tt = 0.0;
 }
@@ -72,6 +73,7 @@ static int solve_mass(lv_diag *d, const double *q, const double *p) {
 }
 
 int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
+  if (!d || !s || !pt) return LV_EINPUT;
   const lv_model *m = d->m;
   int nv = lv_model_nv(m), nc = lv_model_nc(m), ns = lv_model_nsym(m);
   double V;
@@ -145,4 +147,8 @@ int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   return 0;
 }
 
-void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum) { *sum = d->sum; }
+void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum) {
+  if (!sum) return;
+  if (d) *sum = d->sum;
+  else memset(sum, 0, sizeof *sum);
+}

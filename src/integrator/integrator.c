@@ -304,6 +304,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->stepper.newton = it->newton;
   it->stepper.priv = NULL;
   it->stepper.linsol = NULL;
+  it->stepper.detail[0] = '\0';
   rc = it->type->create(&it->stepper);
   if (rc) {
     /* A create that failed half-way (e.g. on a bad option after its
@@ -411,13 +412,15 @@ int lv_integrator_run_until(lv_integrator *it, double t_end) {
   return rc;
 }
 
-const lv_state *lv_integrator_state(const lv_integrator *it) { return &it->state; }
-const lv_model *lv_integrator_model(const lv_integrator *it) { return it->model; }
-const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it) { return it->type; }
-double lv_integrator_step_size(const lv_integrator *it) { return it->h; }
-const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it) { return &it->last; }
+const lv_state *lv_integrator_state(const lv_integrator *it) { return it ? &it->state : NULL; }
+const lv_model *lv_integrator_model(const lv_integrator *it) { return it ? it->model : NULL; }
+const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it) { return it ? it->type : NULL; }
+double lv_integrator_step_size(const lv_integrator *it) { return it ? it->h : NAN; }
+const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it) { return it ? &it->last : NULL; }
 
 void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s) {
+  if (!s) return;
+  if (!it) { memset(s, 0, sizeof *s); return; }
   *s = it->stats;
   s->linsol = it->resolved_kind;
   s->symbolic = 0;
@@ -441,6 +444,8 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
   } else if (rc == LV_EINPUT && it->not_ready) {
     snprintf(buf, n, "the integrator has no state to step from: the last init failed or a divergence stopped "
              "the run; call lv_integrator_init first");
+  } else if (rc == LV_EINPUT && it->stepper.detail[0]) {
+    snprintf(buf, n, "%s", it->stepper.detail);
   } else if ((rc == LV_ENONFINITE || rc == LV_ECALLBACK || rc == LV_EINPUT) && mrc && cb) {
     if (mrc == LV_ENONFINITE && col >= 0)
       snprintf(buf, n, "the model's %s callback produced NaN or Inf in entry (%d, %d) during the %s at t = %.9g",
@@ -448,6 +453,9 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
     else if (mrc == LV_ENONFINITE)
       snprintf(buf, n, "the model's %s callback produced NaN or Inf in component %d during the %s at t = %.9g", cb,
                row + 1, where, it->state.t);
+    else if (mrc == LV_EINPUT && row >= 0)
+      snprintf(buf, n, "the model's %s callback wrote entry (%d, %d), outside its matrix block, during the %s at t = %.9g",
+               cb, row + 1, col + 1, where, it->state.t);
     else if (mrc == LV_EINPUT)
       snprintf(buf, n, "the model's %s callback wrote an entry outside its matrix block during the %s at t = %.9g",
                cb, where, it->state.t);

@@ -69,10 +69,9 @@ int lv_model_check_derivatives(const lv_model *m, const double *q, const double 
   if (!rc && m->V && m->dV) {
     rc = lv_model_grad_potential(m, q, A);
     for (int k = 1; k <= 2 && !rc; k++) {
-      double eps = k * lv_fd_step(q, nq);
       double *D = k == 1 ? B : C;
       for (int j = 0; j < nv && !rc; j++) {
-        double vp, vm;
+        double vp, vm, eps = k * lv_fd_step_dir(m->space, q, j);
         e[j] = 1.0;
         rc = lv_space_compose_exp(m->space, q, eps, e, qp);
         if (!rc) rc = lv_space_compose_exp(m->space, q, -eps, e, qm);

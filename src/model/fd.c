@@ -5,11 +5,28 @@
 #include <float.h>
 #include "lv_internal.h"
 
-double lv_fd_step(const double *q, int nq) {
+/* The step along tangent direction j is scaled by the size of the coordinate
+ * that direction moves, not by max|q|: a rotation must get ~6e-6 rad even when
+ * positions are 1e3 (a scale of 1e3 for every direction made the rotation
+ * columns of an FD Jacobian wrong in the third digit).  Rotation directions
+ * (SO(3), S^3, the rotation half of R^3xSO(3) and SE(3)) have scale 1; a
+ * translation of R^3xSO(3)/SE(3) is scaled by the largest position component
+ * of its body (SE(3)'s translation is in the body frame). */
+double lv_fd_step_dir(const lv_space *sp, const double *q, int j) {
   double s = 1.0;
-  for (int i = 0; i < nq; i++)
-    if (fabs(q[i]) > s) s = fabs(q[i]);
-  return cbrt(DBL_EPSILON) * s; /* balances truncation O(eps^2) and round-off O(u/eps) */
+  int nf = lv_space_nfactors(sp);
+  for (int f = 0; f < nf; f++) {
+    lv_factor_kind kind;
+    int q_off, fnq, v_off, fnv;
+    if (lv_space_factor(sp, f, &kind, &q_off, &fnq, &v_off, &fnv) || j < v_off || j >= v_off + fnv) continue;
+    if (kind == LV_FACTOR_RN) {
+      s = fmax(s, fabs(q[q_off + (j - v_off)]));
+    } else if ((kind == LV_FACTOR_R3SO3 || kind == LV_FACTOR_SE3) && j - v_off < 3) {
+      for (int i = 0; i < 3; i++) s = fmax(s, fabs(q[q_off + i]));
+    }
+    break;
+  }
+  return cbrt(DBL_EPSILON) * s;
 }
 
 /* Evaluates a vector-valued function of q at q o exp(+-eps e_j) and writes
@@ -19,7 +36,6 @@ typedef int (*vec_of_q)(const lv_model *m, const double *q, const void *arg, dou
 static int fd_columns(const lv_model *m, const double *q, vec_of_q f, const void *arg, int nout,
                       lv_sink *out, double mult) {
   int nq = m->nq, nv = m->nv;
-  double eps = mult * lv_fd_step(q, nq);
   double *qp = lv_calloc((size_t)nq, sizeof(double));
   double *qm = lv_calloc((size_t)nq, sizeof(double));
   double *e = lv_calloc((size_t)nv, sizeof(double));
@@ -27,6 +43,7 @@ static int fd_columns(const lv_model *m, const double *q, vec_of_q f, const void
   double *fm = lv_calloc((size_t)nout, sizeof(double));
   int rc = (!qp || !qm || !e || !fp || !fm) ? LV_ENOMEM : 0;
   for (int j = 0; j < nv && !rc; j++) {
+    double eps = mult * lv_fd_step_dir(m->space, q, j);
     e[j] = 1.0;
     rc = lv_space_compose_exp(m->space, q, eps, e, qp);
     if (!rc) rc = lv_space_compose_exp(m->space, q, -eps, e, qm);
@@ -88,13 +105,13 @@ int lv_fd_force_dq(const lv_model *m, double t, const double *q, const double *v
 /* df/dv: v lives in a linear space, so plain differences. */
 int lv_fd_force_dv(const lv_model *m, double t, const double *q, const double *v, lv_sink *C, double mult) {
   int nv = m->nv;
-  double eps = mult * lv_fd_step(v, nv);
   double *vp = lv_calloc((size_t)nv, sizeof(double));
   double *fp = lv_calloc((size_t)nv, sizeof(double));
   double *fm = lv_calloc((size_t)nv, sizeof(double));
   int rc = (!vp || !fp || !fm) ? LV_ENOMEM : 0;
   if (!rc) memcpy(vp, v, (size_t)nv * sizeof(double));
   for (int j = 0; j < nv && !rc; j++) {
+    double eps = mult * cbrt(DBL_EPSILON) * fmax(1.0, fabs(v[j])); /* per component, as for q */
     vp[j] = v[j] + eps;
     rc = lv_model_force(m, t, q, vp, fp);
     vp[j] = v[j] - eps;
@@ -110,13 +127,13 @@ int lv_fd_force_dv(const lv_model *m, double t, const double *q, const double *v
 
 int lv_fd_mass_dq(const lv_model *m, const double *q, const double *a, lv_sink *K, double mult) {
   int nv = m->nv;
-  double eps = mult * lv_fd_step(q, m->nq);
   double *e = lv_calloc((size_t)nv, sizeof(double));
   double *qp = lv_calloc((size_t)m->nq, sizeof(double));
   double *yp = lv_calloc((size_t)nv, sizeof(double));
   double *ym = lv_calloc((size_t)nv, sizeof(double));
   int rc = (!e || !qp || !yp || !ym) ? LV_ENOMEM : 0;
   for (int j = 0; j < nv && !rc; j++) {
+    double eps = mult * lv_fd_step_dir(m->space, q, j);
     e[j] = 1.0;
     rc = lv_space_compose_exp(m->space, q, eps, e, qp);
     if (!rc) rc = lv_model_mass_apply(m, qp, a, yp);

@@ -52,7 +52,9 @@ int lv_model_set_mass(lv_model *m, lv_matrix_fn mass, int constant) {
 }
 
 int lv_model_set_potential(lv_model *m, lv_scalar_fn V, lv_vector_fn dV, lv_matrix_fn d2V) {
-  if (!m || (V && !dV) || (d2V && !dV)) return LV_EINPUT;
+  /* dV without V would be a force the energy-conserving schemes never see
+   * (they use V differences), so a pendulum silently lost its gravity. */
+  if (!m || (V && !dV) || (d2V && !dV) || (dV && !V)) return LV_EINPUT;
   m->V = V;
   m->dV = dV;
   m->d2V = d2V;
@@ -102,17 +104,17 @@ int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi, lv_matrix_fn
   return 0;
 }
 
-const char *lv_model_name(const lv_model *m) { return m->name; }
-const lv_space *lv_model_space(const lv_model *m) { return m->space; }
-int lv_model_nq(const lv_model *m) { return m->nq; }
-int lv_model_nv(const lv_model *m) { return m->nv; }
-int lv_model_nc(const lv_model *m) { return m->nc; }
-int lv_model_nsym(const lv_model *m) { return m->nsym; }
-int lv_model_mass_constant(const lv_model *m) { return m->mass_constant; }
-const double *lv_model_q0(const lv_model *m) { return m->q0; }
-const double *lv_model_v0(const lv_model *m) { return m->v0; }
-void *lv_model_user(const lv_model *m) { return m->user; }
-int lv_model_has_force(const lv_model *m) { return m->force != NULL; }
+const char *lv_model_name(const lv_model *m) { return m ? m->name : NULL; }
+const lv_space *lv_model_space(const lv_model *m) { return m ? m->space : NULL; }
+int lv_model_nq(const lv_model *m) { return m ? m->nq : LV_EINPUT; }
+int lv_model_nv(const lv_model *m) { return m ? m->nv : LV_EINPUT; }
+int lv_model_nc(const lv_model *m) { return m ? m->nc : LV_EINPUT; }
+int lv_model_nsym(const lv_model *m) { return m ? m->nsym : LV_EINPUT; }
+int lv_model_mass_constant(const lv_model *m) { return m ? m->mass_constant : LV_EINPUT; }
+const double *lv_model_q0(const lv_model *m) { return m ? m->q0 : NULL; }
+const double *lv_model_v0(const lv_model *m) { return m ? m->v0 : NULL; }
+void *lv_model_user(const lv_model *m) { return m ? m->user : NULL; }
+int lv_model_has_force(const lv_model *m) { return m && m->force != NULL; }
 
 /* A sink wrapper that rejects non-finite entries before they reach a
  * factorisation, so a NaN from a model becomes LV_ENONFINITE at its source. */
@@ -121,6 +123,8 @@ typedef struct {
   lv_sink *inner;
   int nonfinite;
   int row, col; /* first non-finite entry */
+  int outside;  /* an entry outside the block: remembered even when the callback ignores the status */
+  int orow, ocol;
 } finite_sink;
 
 static int finite_add(lv_sink *s, int i, int j, double v) {
@@ -130,7 +134,9 @@ static int finite_add(lv_sink *s, int i, int j, double v) {
     f->nonfinite = 1;
     return LV_ENONFINITE;
   }
-  return f->inner->add(f->inner, i, j, v);
+  int rc = f->inner->add(f->inner, i, j, v);
+  if (rc == LV_EINPUT && !f->outside) f->outside = 1, f->orow = i, f->ocol = j;
+  return rc;
 }
 
 static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
@@ -138,6 +144,7 @@ static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
   f->sink.add = finite_add;
   f->inner = inner;
   f->nonfinite = 0;
+  f->outside = 0;
   return &f->sink;
 }
 
@@ -156,7 +163,11 @@ static int record(const lv_model *m, const char *cb, int status, int row, int co
 
 static int finish_matrix(const lv_model *m, const char *cb, int rc, const finite_sink *f) {
   if (f->nonfinite) return record(m, cb, LV_ENONFINITE, f->row, f->col);
-  if (rc == LV_EINPUT) return record(m, cb, LV_EINPUT, -1, -1); /* wrote outside its block */
+  /* An entry outside the block is an error even if the callback ignored
+   * lv_sink_add's status and returned 0: dropping it silently gave a wrong
+   * matrix and a run that said "ok". */
+  if (f->outside) return record(m, cb, LV_EINPUT, f->orow, f->ocol);
+  if (rc == LV_EINPUT) return record(m, cb, LV_EINPUT, -1, -1);
   return rc ? record(m, cb, LV_ECALLBACK, -1, -1) : 0;
 }
 

@@ -787,7 +787,13 @@ static int parse_times(const char *s, double **out, int *n) {
   return 0;
 }
 
-static int parse_options(genalpha *g, const lv_kv *kv) {
+/* Rule for method parameters: values where the scheme is not defined (the
+ * step equations divide by beta, gamma, 1 - alpha_m, 1 - alpha_f; rho-inf is
+ * a spectral radius in [0, 1]) are refused with the range in the detail;
+ * defined but unstable values (Chung-Hulbert: alpha_m <= alpha_f <= 1/2,
+ * beta >= 1/4 + (alpha_f - alpha_m)/2) are allowed, because users study them
+ * on purpose. */
+static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
   LV_CHECK(lv_kv_check(kv, ga_options, NULL));
   LV_CHECK(lv_kv_int(kv, "index", 3, &g->index));
   if (g->index != 3 && g->index != 2) return LV_EINPUT;
@@ -805,7 +811,10 @@ static int parse_options(genalpha *g, const lv_kv *kv) {
 
   double rho;
   LV_CHECK(lv_kv_double(kv, "rho-inf", 0.9, &rho));
-  if (!(rho >= 0.0 && rho <= 1.0)) return LV_EINPUT;
+  if (!(rho >= 0.0 && rho <= 1.0)) {
+    snprintf(detail, n, "genalpha: rho-inf = %g is outside its range [0, 1]", rho);
+    return LV_EINPUT;
+  }
   /* Chung-Hulbert (52) */
   g->am = (2.0 * rho - 1.0) / (rho + 1.0);
   g->af = rho / (rho + 1.0);
@@ -816,7 +825,18 @@ static int parse_options(genalpha *g, const lv_kv *kv) {
   LV_CHECK(lv_kv_double(kv, "beta", g->beta, &g->beta));
   LV_CHECK(lv_kv_double(kv, "gamma", g->gam, &g->gam));
   /* the step equations divide by these */
-  if (g->am == 1.0 || g->af == 1.0 || g->beta == 0.0 || g->gam == 0.0) return LV_EINPUT;
+  if (!(g->beta > 0.0)) {
+    snprintf(detail, n, "genalpha: beta = %g is outside its range beta > 0 (stable for beta >= 1/4 + (alpha-f - alpha-m)/2)", g->beta);
+    return LV_EINPUT;
+  }
+  if (!(g->gam > 0.0)) {
+    snprintf(detail, n, "genalpha: gamma = %g is outside its range gamma > 0 (second order for gamma = 1/2 + alpha-f - alpha-m)", g->gam);
+    return LV_EINPUT;
+  }
+  if (!(g->am < 1.0) || !(g->af < 1.0)) {
+    snprintf(detail, n, "genalpha: alpha-m = %g, alpha-f = %g are outside their range alpha < 1 (stable for alpha-m <= alpha-f <= 1/2)", g->am, g->af);
+    return LV_EINPUT;
+  }
   if (sig_opt) g->sigma = g->gam / (3.0 * g->beta); /* removes the Lie term of (40) */
 
   const char *st = lv_kv_string(kv, "start", "perturbed");
@@ -870,7 +890,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->nv = m->nv;
   g->nq = m->nq;
   g->nc = m->nc;
-  LV_CHECK(parse_options(g, st->options));
+  LV_CHECK(parse_options(g, st->options, st->detail, sizeof st->detail));
   int d = g->nv, k = g->nc;
   g->N = d + (g->index == 2 ? 2 * k : k);
   size_t sd = (size_t)d, sk = (size_t)k;

@@ -600,8 +600,21 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   double theta = kind == VI_B ? 1.0 : 0.5, vtheta = 0.5;
   if (kind != VI_S) LV_CHECK(lv_kv_double(st->options, "theta", theta, &theta));
   if (kind == VI_B) LV_CHECK(lv_kv_double(st->options, "vartheta", vtheta, &vtheta));
-  if (kind == VI_A && !(theta > 0.0 && theta < 1.0)) return LV_EINPUT;
-  if (kind == VI_B && (!(theta >= 0.0 && theta <= 1.0) || !(vtheta > 0.0 && vtheta < 1.0))) return LV_EINPUT;
+  /* Refused only where the scheme is undefined; the README's unstable
+   * values (VI-A away from theta = 1/2, VI-B for vartheta > 1/2) stay
+   * allowed, since users study them on purpose. */
+  if (kind == VI_A && !(theta > 0.0 && theta < 1.0)) {
+    snprintf(st->detail, sizeof st->detail, "vi-a: theta = %g is outside its range (0, 1) (stable only at theta = 1/2)", theta);
+    return LV_EINPUT;
+  }
+  if (kind == VI_B && !(theta >= 0.0 && theta <= 1.0)) {
+    snprintf(st->detail, sizeof st->detail, "vi-b: theta = %g is outside its range [0, 1]", theta);
+    return LV_EINPUT;
+  }
+  if (kind == VI_B && !(vtheta > 0.0 && vtheta < 1.0)) {
+    snprintf(st->detail, sizeof st->detail, "vi-b: vartheta = %g is outside its range (0, 1) (stable only for vartheta <= 1/2)", vtheta);
+    return LV_EINPUT;
+  }
   const char *guess = lv_kv_string(st->options, "guess", "simple");
   int advanced;
   if (strcmp(guess, "simple") == 0)
