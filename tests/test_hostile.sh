@@ -98,4 +98,9 @@ expect 2 "run file 'zero.ini' is not a regular file" "/dev/zero as run file" run
 awk 'BEGIN { print "[run]"; while (i++ < 70000) print "; padding padding" }' >big.ini
 expect 2 "run file 'big.ini' is larger than 1048576 bytes" "run file over 1 MiB" run big.ini
 
+# an error after [param] and [opt] were read: under ASan/LSan a leak of
+# those lists would change the exit status
+printf '[run]\nmodel = pendulum3d\n[param]\nm = 2\n[opt]\ntheta = 0.5\n[run]\nbogus = 1\n' >leak.ini
+expect 2 "leak.ini:8: unknown key 'bogus' in \[run\]" "run-file error after [param] and [opt]" run leak.ini
+
 [ "$fails" -eq 0 ] || { echo "$fails hostile-input check(s) failed"; exit 1; }
