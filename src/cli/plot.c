@@ -189,6 +189,10 @@ int cli_plot(const char *csv, const char *png) {
     cli_error("'%s' is not a livens run CSV (it needs the columns t, energy, g_norm, gv_norm).", csv);
     goto done;
   }
+  if (conv && ncol < 2) {
+    cli_error("'%s' is a convergence CSV without error columns.", csv);
+    goto done;
+  }
   status = CLI_FAILED;
   if (!mkdtemp(dir)) {
     cli_error("cannot create a temporary directory: %s.", strerror(errno));
