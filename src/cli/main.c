@@ -340,16 +340,24 @@ static int cmd_plot(int argc, char **argv) {
     rc = CLI_USAGE;
   }
   if (!rc) {
-    char png[1100];
-    if (a.png[0]) snprintf(png, sizeof png, "%s", a.png);
-    else {
-      snprintf(png, sizeof png, "%s", argv[optind]);
+    /* sized to the argument: its length is the user's */
+    const char *src = a.png[0] ? a.png : argv[optind];
+    size_t n = strlen(src);
+    char *png = malloc(n + 5);
+    if (!png) {
+      cli_error("out of memory.");
+      rc = CLI_FAILED;
+    } else {
+      memcpy(png, src, n + 1);
       char *dot = strrchr(png, '.');
-      if (dot && strcmp(dot, ".csv") == 0) *dot = '\0';
-      strcat(png, ".png");
+      if (!a.png[0]) {
+        if (dot && strcmp(dot, ".csv") == 0) *dot = '\0';
+        memcpy(png + strlen(png), ".png", 5);
+      }
+      rc = cli_plot(argv[optind], png);
+      if (!rc) printf("wrote %s\n", png);
+      free(png);
     }
-    rc = cli_plot(argv[optind], png);
-    if (!rc) printf("wrote %s\n", png);
   }
   cli_kv_free(&a.run.params);
   cli_kv_free(&a.run.opts);

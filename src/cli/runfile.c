@@ -15,18 +15,64 @@
  *   [opt]                   ; scheme options by name
  *   theta = 0.5
  *
- * Unknown sections and keys are errors, reported with their line. */
+ * Unknown sections and keys are errors, reported with their line.
+ *
+ * Hostile input.  Debian's libinih is built with a fixed line buffer
+ * (INI_MAX_LINE 200, INI_ALLOW_REALLOC 0): it cuts a long line and parses
+ * the tail as a line of its own, so a commented-out "step = 0.05" at the end
+ * of a long line would take effect; and with INI_ALLOW_MULTILINE an indented
+ * line silently continues the previous value.  Both are compile-time
+ * choices of the system library, so instead of depending on them we read the
+ * whole file ourselves (a regular file of at most CLI_RUNFILE_MAX bytes, so
+ * /dev/zero, FIFOs and directories are refused before any read) and hand
+ * inih one line at a time through ini_parse_stream: comment and blank lines
+ * of any length become empty lines, any other line longer than inih's buffer
+ * and any indented line are errors with file:line, before inih sees them.
+ * Keys given twice are errors too, and so is a file without any setting. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cli.h"
+
+#define CLI_RUNFILE_MAX (1 << 20)
 
 typedef struct {
   cli_run *r;
   const char *path;
   int failed;
+  int settings;   /* handler calls: 0 means an empty run file */
+  char **seen;    /* "section\nname" of every key so far */
+  int nseen;
 } ctx;
+
+/* 1 if section/name was given before (then reported); records it. */
+static int duplicate(ctx *c, const char *section, const char *name, int lineno) {
+  size_t n = strlen(section) + strlen(name) + 2;
+  char *k = malloc(n);
+  char **grown = realloc(c->seen, sizeof *c->seen * (size_t)(c->nseen + 1));
+  if (!k || !grown) {
+    free(k);
+    if (grown) c->seen = grown;
+    cli_error("out of memory reading '%s'.", c->path);
+    return 1;
+  }
+  c->seen = grown;
+  snprintf(k, n, "%s\n%s", section, name);
+  for (int i = 0; i < c->nseen; i++)
+    if (strcmp(c->seen[i], k) == 0) {
+      free(k);
+      cli_error("%s:%d: '%s' in [%s] is given twice (or continued on an indented line).", c->path, lineno, name,
+                section);
+      return 1;
+    }
+  c->seen[c->nseen++] = k;
+  return 0;
+}
 
 static int parse_number(const char *s, double *x) {
   char *end;
@@ -40,6 +86,11 @@ static int handler(void *user, const char *section, const char *name, const char
   cli_run *r = c->r;
   double x;
   if (c->failed) return 0;
+  c->settings++;
+  if (duplicate(c, section, name, lineno)) {
+    c->failed = 1;
+    return 0;
+  }
   if (strcmp(section, "run") == 0) {
     if (strcmp(name, "model") == 0 || strcmp(name, "scheme") == 0) {
       char *dst = name[0] == 'm' ? r->model : r->scheme;
@@ -92,31 +143,42 @@ bad:
 }
 
 /* inih calls the handler without a line number unless built with
- * INI_HANDLER_LINENO; track lines ourselves through a reader that reads
- * either a file or a string. */
+ * INI_HANDLER_LINENO; the reader counts lines itself. */
 typedef struct {
-  FILE *f;
-  const char *text; /* when f is NULL */
+  const char *text;
   int line;
   ctx *c;
 } reader;
 
 static char *read_line(char *str, int num, void *stream) {
   reader *rd = stream;
-  char *s = NULL;
-  if (rd->f) {
-    s = fgets(str, num, rd->f);
-  } else if (*rd->text && num > 1) {
-    int k = 0;
-    while (rd->text[k] && rd->text[k] != '\n' && k < num - 2) k++;
-    if (rd->text[k] == '\n') k++;
-    memcpy(str, rd->text, (size_t)k);
-    str[k] = '\0';
-    rd->text += k;
-    s = str;
+  if (rd->c->failed || !*rd->text || num < 3) return NULL;
+  size_t len = strcspn(rd->text, "\n");
+  const char *line = rd->text;
+  rd->text += len + (line[len] == '\n');
+  rd->line++;
+  size_t lead = strspn(line, " \t\r\f\v");
+  if (lead >= len || line[lead] == ';' || line[lead] == '#') {
+    /* blank or comment: nothing for inih, whatever its length */
+    str[0] = '\n';
+    str[1] = '\0';
+    return str;
   }
-  if (s) rd->line++;
-  return s;
+  if (lead > 0) {
+    cli_error("%s:%d: indented line (a run file line must start in column 1; continuation lines are not "
+              "allowed).", rd->c->path, rd->line);
+    rd->c->failed = 1;
+    return NULL;
+  }
+  if (len > (size_t)num - 2) {
+    cli_error("%s:%d: line longer than %d characters.", rd->c->path, rd->line, num - 2);
+    rd->c->failed = 1;
+    return NULL;
+  }
+  memcpy(str, line, len);
+  str[len] = '\n';
+  str[len + 1] = '\0';
+  return str;
 }
 
 static int handler_noline(void *user, const char *section, const char *name, const char *value) {
@@ -124,35 +186,68 @@ static int handler_noline(void *user, const char *section, const char *name, con
   return handler(rd->c, section, name, value, rd->line);
 }
 
-static int parse(reader *rd, const char *name) {
-  int rc = ini_parse_stream(read_line, rd, handler_noline, rd);
-  if (rd->c->failed) return CLI_USAGE;
-  if (rc > 0) {
+int cli_parse_runfile_string(const char *text, const char *name, cli_run *r) {
+  ctx c = {r, name, 0, 0, NULL, 0};
+  reader rd = {text, 0, &c};
+  int rc = ini_parse_stream(read_line, &rd, handler_noline, &rd), status = CLI_USAGE;
+  if (c.failed) {
+    /* message printed */
+  } else if (rc > 0) {
     cli_error("%s:%d: syntax error.", name, rc);
-    return CLI_USAGE;
-  }
-  if (rc < 0) {
+  } else if (rc < 0) {
     cli_error("cannot parse run file '%s'.", name);
-    return CLI_USAGE;
+  } else if (c.settings == 0) {
+    cli_error("run file '%s' has no settings (it is empty or only comments).", name);
+  } else {
+    status = CLI_OK;
   }
-  return CLI_OK;
+  for (int i = 0; i < c.nseen; i++) free(c.seen[i]);
+  free(c.seen);
+  if (status) {
+    cli_kv_free(&r->params);
+    cli_kv_free(&r->opts);
+  }
+  return status;
 }
 
 int cli_load_runfile(const char *path, cli_run *r) {
-  FILE *f = fopen(path, "r");
-  if (!f) {
-    cli_error("cannot read run file '%s'.", path);
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer */
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) {
+    cli_error("cannot read run file '%s': %s.", path, strerror(errno));
     return CLI_USAGE;
   }
-  ctx c = {r, path, 0};
-  reader rd = {f, NULL, 0, &c};
-  int rc = parse(&rd, path);
-  fclose(f);
-  return rc;
-}
-
-int cli_parse_runfile_string(const char *text, const char *name, cli_run *r) {
-  ctx c = {r, name, 0};
-  reader rd = {NULL, text, 0, &c};
-  return parse(&rd, name);
+  struct stat st;
+  char *text = NULL;
+  int status = CLI_USAGE;
+  if (fstat(fd, &st) != 0) {
+    cli_error("cannot read run file '%s': %s.", path, strerror(errno));
+  } else if (!S_ISREG(st.st_mode)) {
+    cli_error("run file '%s' is not a regular file.", path);
+  } else if (st.st_size > CLI_RUNFILE_MAX) {
+    cli_error("run file '%s' is larger than %d bytes.", path, CLI_RUNFILE_MAX);
+  } else if (!(text = malloc(CLI_RUNFILE_MAX + 2))) {
+    cli_error("out of memory reading '%s'.", path);
+  } else {
+    /* read to the end, bounded: the file may have grown since fstat */
+    size_t n = 0;
+    ssize_t k = 0;
+    while (n <= CLI_RUNFILE_MAX && (k = read(fd, text + n, CLI_RUNFILE_MAX + 1 - n)) != 0) {
+      if (k < 0 && errno == EINTR) continue;
+      if (k < 0) break;
+      n += (size_t)k;
+    }
+    text[n] = '\0';
+    if (k < 0) cli_error("cannot read run file '%s': %s.", path, strerror(errno));
+    else if (n > CLI_RUNFILE_MAX) cli_error("run file '%s' is larger than %d bytes.", path, CLI_RUNFILE_MAX);
+    else if (strlen(text) != n) cli_error("run file '%s' contains a NUL byte (it is not a text file).", path);
+    else status = cli_parse_runfile_string(text, path, r);
+  }
+  free(text);
+  close(fd);
+  if (status) {
+    cli_kv_free(&r->params);
+    cli_kv_free(&r->opts);
+  }
+  return status;
 }

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Builds the libFuzzer harnesses (clang, -fsanitize=fuzzer,address,undefined)
 # and runs each for a bounded time.  Usage: tests/fuzz/run.sh [SECONDS]
-# (default 60 per harness; CI runs a short smoke run).  Inputs that crashed
+# (default 60 per harness; CI runs a short smoke run).  Harnesses: runfile
+# (run files), options (argv parser), plot (plot on any CSV), main (every
+# subcommand from main() on).  Inputs that crashed
 # once are kept in tests/fuzz/regressions/ and replayed first.
 set -eu
 secs=${1:-60}
@@ -14,15 +16,22 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 inc="-I$top/include -I$top/src -I$top/src/cli -I$top $(pkg-config --cflags inih)"
-lib="$top/src/core/kv.c $top/src/core/status.c $top/src/core/util.c"
-for h in runfile options; do
-  extra=""
-  [ $h = runfile ] && extra="$top/src/cli/runfile.c $top/src/cli/common.c $top/src/cli/args.c"
-  [ $h = options ] && extra="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c"
-  # the CLI files reference the rest of the library: link it whole
-  $CC $flags $inc "$top/tests/fuzz/fuzz_$h.c" $extra -o "$out/fuzz_$h" \
-    $(find "$top/src" -name '*.c' ! -path '*/cli/*' ! -path '*/fuzz/*') "$top"/models/*.c \
-    $(pkg-config --libs inih) -I/usr/include/suitesparse -lumfpack -lklu -lamd -lopenblas -lm
+# the library once (objects reused by every harness), then each harness with
+# the program files it drives
+mkdir -p "$out/obj"
+objs=""
+for src in $(find "$top/src" -name '*.c' ! -path '*/cli/*' ! -path '*/fuzz/*') "$top"/models/*.c; do
+  o="$out/obj/$(echo "${src#$top/}" | tr / _).o"
+  $CC $flags -c $inc -I/usr/include/suitesparse "$src" -o "$o"
+  objs="$objs $o"
+done
+cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c"
+for h in runfile options plot main; do
+  extra=$cli
+  # main.c's main() becomes livens_main() for the whole-program harness
+  [ $h = main ] && { $CC $flags -c $inc -Dmain=livens_main "$top/src/cli/main.c" -o "$out/obj/cli_main.o"; extra="$cli $out/obj/cli_main.o"; }
+  $CC $flags $inc "$top/tests/fuzz/fuzz_$h.c" $extra -o "$out/fuzz_$h" $objs \
+    $(pkg-config --libs inih) -lumfpack -lklu -lamd -lopenblas -lm
   corpus="$out/corpus_$h"
   mkdir -p "$corpus"
   cp "$top"/tests/fuzz/seeds_$h/* "$corpus"/ 2>/dev/null || true
