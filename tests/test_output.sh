@@ -67,6 +67,16 @@ done
 if killed_rows_whole TERM; then ok "SIGTERM on chain N=3000: only whole rows"
 else bad "SIGTERM on chain N=3000: partial row"; fi
 
+# the mechanism, deterministically: one write(2) per CSV line
+if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
+  rm -f w.csv
+  $T strace -f -y -e trace=write -o tr.txt "$L" run chain --param N=3000 --scheme rattle --step 0.01 --t-end 0.03 \
+    --out w.csv >/dev/null 2>&1
+  nw=$(grep -c 'w\.csv>' tr.txt); nl=$(wc -l <w.csv)
+  [ "$nw" -eq "$nl" ] && [ "$nl" -eq 5 ] && ok "chain N=3000: $nl CSV lines in $nw write calls" ||
+    bad "chain N=3000: $nl CSV lines in $nw write calls"
+else skip "strace is not usable here"; fi
+
 # --- --every N keeps the final state
 $T "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 0.1 --every 3 --out every.csv >/dev/null 2>err.txt &&
   [ "$(tail -n 1 every.csv | cut -d, -f1)" = "0.10000000000000001" ] && [ "$(wc -l <every.csv)" -eq 6 ] &&
@@ -105,7 +115,9 @@ head -n 1 out.txt | grep -q "t = \[0, 0.07\]" && [ "$end" = 0.070000000000000007
 
 # --- a small address space: an answer, never a hang
 # (a sanitizer build cannot even start there: skipped)
-if (ulimit -v 150000 && timeout -s KILL 10 "$L" list >/dev/null 2>&1) 2>/dev/null; then
+(ulimit -v 150000 && timeout -s KILL 20 "$L" list >/dev/null 2>san.txt) 2>/dev/null; lst=$?
+if [ "$lst" -eq 137 ]; then bad "ulimit -v 150000: 'livens list' hangs"
+elif [ "$lst" -eq 0 ]; then
   (ulimit -v 150000; timeout -s KILL 30 "$L" run pendulum3d --scheme rattle --t-end 0.1 >out.txt 2>err.txt); st=$?
   if [ "$st" -eq 0 ] || { [ "$st" -eq 1 ] && grep -qi 'memory' err.txt; }; then
     ok "ulimit -v 150000: status $st, no hang"
