@@ -106,6 +106,10 @@ int cli_make_model(const cli_run *r, lv_model **out) {
     return CLI_USAGE;
   }
   int rc = lv_model_create(r->model, &kv, out);
+  if (rc == LV_ENOMEM) {
+    cli_error("out of memory creating model '%s'.", r->model);
+    return CLI_FAILED;
+  }
   if (rc) {
     cli_error("invalid parameter value for model '%s': %s.", r->model, lv_strerror(rc));
     return CLI_USAGE;
