@@ -81,6 +81,7 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       case O_PARAM: rc = cli_kv_push(&r->params, optarg, "--param"); break;
       case O_OPT: rc = cli_kv_push(&r->opts, optarg, "--opt"); break;
       case O_OUT:
+        if (!optarg[0]) return cli_error("--out needs a file name, got an empty one."), CLI_USAGE;
         if (strlen(optarg) >= sizeof r->out) return cli_error("output path too long."), CLI_USAGE;
         strcpy(r->out, optarg);
         break;

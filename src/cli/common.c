@@ -1,6 +1,7 @@
 /* Running one simulation for the livens program: model creation, option
  * handling, progress line, clean stop on Ctrl-C. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -105,6 +106,10 @@ int cli_make_model(const cli_run *r, lv_model **out) {
     return CLI_USAGE;
   }
   int rc = lv_model_create(r->model, &kv, out);
+  if (rc == LV_ENOMEM) {
+    cli_error("out of memory creating model '%s'.", r->model);
+    return CLI_FAILED;
+  }
   if (rc) {
     cli_error("invalid parameter value for model '%s': %s.", r->model, lv_strerror(rc));
     return CLI_USAGE;
@@ -116,11 +121,17 @@ typedef struct {
   lv_diag_writer w;
   int progress;
   double t_end, last_print;
+  int failed, err; /* the writer failed; errno of a failed write, else 0 */
 } out_ctx;
 
 static int output(const lv_integrator *it, lv_output_event ev, void *ctx) {
   out_ctx *o = ctx;
-  if (lv_diag_output(it, ev, &o->w)) return 1;
+  errno = 0;
+  if (lv_diag_output(it, ev, &o->w)) {
+    o->failed = 1;
+    o->err = errno;
+    return 1;
+  }
   if (o->progress && ev == LV_OUTPUT_STEP) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -180,16 +191,20 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     cli_error("%s.", lv_strerror(rc));
     return CLI_FAILED;
   }
-  out_ctx oc = {{diag, csv, r->every, 0}, progress, r->t_end, 0.0};
+  out_ctx oc = {{diag, csv, r->every, 0}, progress, r->t_end, 0.0, 0, 0};
   lv_integrator_set_output(it, output, &oc);
-  struct sigaction sa, old;
+  /* SIGTERM (kill, timeout, batch schedulers) stops the run like Ctrl-C: at
+   * a step boundary, with the file complete and the summary printed. */
+  struct sigaction sa, old, oldterm;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint;
   sigaction(SIGINT, &sa, &old);
+  sigaction(SIGTERM, &sa, &oldterm);
   rc = lv_integrator_init(it, 0.0, NULL, NULL);
   /* Options are validated by the scheme at init (values, not only names). */
   if (rc == LV_EINPUT || rc == LV_EUNKNOWN) {
     sigaction(SIGINT, &old, NULL);
+    sigaction(SIGTERM, &oldterm, NULL);
     char why[256];
     lv_integrator_error_detail(it, why, sizeof why);
     cli_error("invalid option value for scheme '%s': %s.", r->scheme, why);
@@ -199,6 +214,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   }
   if (!rc) rc = lv_integrator_run_until(it, r->t_end);
   sigaction(SIGINT, &old, NULL);
+  sigaction(SIGTERM, &oldterm, NULL);
   res->status = rc;
   lv_diag_get_summary(diag, &res->sum);
   lv_integrator_get_stats(it, &res->st);
@@ -216,7 +232,12 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     memcpy(res->v, s->v, sizeof(double) * (size_t)res->nv);
     memcpy(res->lambda, s->lambda, sizeof(double) * (size_t)res->nc);
   }
-  if (rc == LV_ESTOPPED && cli_interrupted) {
+  if (rc == LV_ESTOPPED && oc.failed && oc.err) {
+    cli_error("cannot write %s: %s (the run stopped at t = %.6g).", r->out[0] ? r->out : "the CSV output",
+              strerror(oc.err), s->t);
+  } else if (rc == LV_ESTOPPED && oc.failed) {
+    cli_error("%s stopped at t = %.6g: evaluating the diagnostics (energy, constraints) failed.", r->scheme, s->t);
+  } else if (rc == LV_ESTOPPED && cli_interrupted) {
     cli_error("%s interrupted at t = %.6g; every step up to there is in the output.", r->scheme, s->t);
   } else if (rc) {
     char detail[512];

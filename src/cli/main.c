@@ -11,11 +11,13 @@
  * Wrong input: one sentence on stderr, exit status 2.  A failed
  * computation: exit status 1 (every accepted step is in the output). */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
@@ -67,25 +69,61 @@ static int open_out(const char *path, FILE **f) {
   if (!path[0]) return CLI_OK;
   *f = fopen(path, "w");
   if (!*f) {
-    cli_error("cannot write '%s'.", path);
+    cli_error("cannot write '%s': %s.", path, strerror(errno));
     return CLI_USAGE;
   }
   return CLI_OK;
+}
+
+/* Same file by device and inode, so "./a.ini" and "a.ini" (or a link) match;
+ * a path that does not exist yet is no input. */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* fclose's result too: the last buffered bytes are written there. */
+static int close_out(FILE *f, const char *path) {
+  if (f && fclose(f) != 0) {
+    cli_error("cannot write %s: %s.", path, strerror(errno));
+    return CLI_FAILED;
+  }
+  return CLI_OK;
+}
+
+/* The fixed-step loop takes whole steps (a constant h is part of a
+ * symplectic scheme's structure) and ends at the multiple of h nearest
+ * t-end; the header names that time rather than pretend to reach t-end. */
+static double end_time(double h, double t_end) {
+  double n = ceil(t_end / h - 0.5);
+  return (n < 1 ? 1 : n) * h;
+}
+
+static const char *end_note(double h, double t_end) {
+  double te = end_time(h, t_end);
+  return fabs(te - t_end) > 1e-9 * fmax(1.0, t_end) ? " (t-end is not a multiple of h: nearest whole step)" : "";
 }
 
 static int do_run(cli_run *r) {
   lv_model *model = NULL;
   int rc = cli_make_model(r, &model);
   if (rc) return rc;
+  if (!isfinite(r->t_end) || !(r->t_end > 0) || !isfinite(r->h) || !(r->h > 0)) {
+    cli_error("step and t-end must be finite positive numbers (got %g and %g).", r->h, r->t_end);
+    lv_model_free(model);
+    return CLI_USAGE;
+  }
   FILE *csv = NULL;
   rc = open_out(r->out, &csv);
   cli_result res;
   memset(&res, 0, sizeof res);
   if (!rc) rc = cli_execute(r, model, csv, isatty(2), &res);
-  if (csv) fclose(csv);
+  int crc = close_out(csv, r->out);
+  if (!rc) rc = crc;
   if (rc != CLI_USAGE) {
-    printf("%s on %s, h = %g, t = [0, %g]%s%s\n", r->scheme, r->model, r->h, r->t_end, r->out[0] ? ", CSV: " : "",
-           r->out);
+    printf("%s on %s, h = %g, t = [0, %g]%s%s%s\n", r->scheme, r->model, r->h, end_time(r->h, r->t_end),
+           end_note(r->h, r->t_end), r->out[0] ? ", CSV: " : "", r->out);
     summary_header(stdout);
     summary_row(stdout, r->scheme, &res);
     printf("steps %ld, Newton iterations %ld, factorizations %ld, failed solves %ld, halvings %ld, wall time %.3f s\n",
@@ -126,13 +164,17 @@ static int cmd_run(int argc, char **argv) {
         memset(&b, 0, sizeof b);
         b.run = file;
         rc = cli_parse_args(argc, argv, &b, "run");
+        if (!rc && b.run.out[0] && same_file(arg, b.run.out)) {
+          cli_error("the output '%s' is the run file itself: refusing to overwrite it.", b.run.out);
+          rc = CLI_USAGE;
+        }
         if (!rc) rc = do_run(&b.run);
         cli_kv_free(&b.run.params);
         cli_kv_free(&b.run.opts);
       }
     } else {
       if (strlen(arg) >= sizeof a.run.model) {
-        cli_error("model name too long.");
+        cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
         rc = CLI_USAGE;
       } else {
         strcpy(a.run.model, arg);
@@ -164,15 +206,30 @@ static int cmd_compare(int argc, char **argv) {
     cli_error("--schemes must be a comma-separated list of at most %d names.", CLI_MAXSCHEMES);
     rc = CLI_USAGE;
   }
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) rc = CLI_USAGE;
+  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
+    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
+    rc = CLI_USAGE;
+  }
   if (!rc) strcpy(a.run.model, argv[optind]);
   for (int i = 0; i < n && !rc; i++)
     if (!lv_scheme_find(items[i])) {
       cli_error("unknown scheme '%s' (see 'livens list').", items[i]);
       rc = CLI_USAGE;
     }
+  /* an option no listed scheme has is a typo, not something to skip */
+  for (int k = 0; k < a.run.opts.n && !rc; k++) {
+    int known = 0;
+    for (int i = 0; i < n && !known; i++)
+      for (const lv_param_info *p = lv_scheme_find(items[i])->options; p && p->name; p++)
+        if (strcmp(p->name, a.run.opts.keys[k]) == 0) known = 1;
+    if (!known) {
+      cli_error("no scheme in --schemes has option '%s' (see 'livens list').", a.run.opts.keys[k]);
+      rc = CLI_USAGE;
+    }
+  }
   if (!rc) {
-    printf("%s, h = %g, t = [0, %g]\n", a.run.model, a.run.h, a.run.t_end);
+    printf("%s, h = %g, t = [0, %g]%s\n", a.run.model, a.run.h, end_time(a.run.h, a.run.t_end),
+           end_note(a.run.h, a.run.t_end));
     summary_header(stdout);
   }
   int failed = 0;
@@ -249,8 +306,29 @@ static int cmd_converge(int argc, char **argv) {
     rc = CLI_USAGE;
   }
   for (int i = 0; i < n && !rc; i++) rc = cli_parse_positive(items[i], "each step in --steps", &hs[i]);
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) rc = CLI_USAGE;
+  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
+    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
+    rc = CLI_USAGE;
+  }
   if (!rc) strcpy(a.run.model, argv[optind]);
+  if (rc) {
+    cli_kv_free(&a.run.params);
+    cli_kv_free(&a.run.opts);
+    return rc;
+  }
+  for (int i = 0; i < n && !rc; i++)
+    for (int j = 0; j < i && !rc; j++)
+      if (hs[i] == hs[j]) {
+        cli_error("step %g appears twice in --steps: each step must be different.", hs[i]);
+        rc = CLI_USAGE;
+      }
+  if (!rc && a.ref_step > 0)
+    for (int i = 0; i < n && !rc; i++)
+      if (hs[i] <= a.ref_step) {
+        cli_error("step %g is not larger than the reference step %g: its error would be meaningless.", hs[i],
+                  a.ref_step);
+        rc = CLI_USAGE;
+      }
   if (rc) {
     cli_kv_free(&a.run.params);
     cli_kv_free(&a.run.opts);
@@ -322,7 +400,14 @@ static int cmd_converge(int argc, char **argv) {
     printf("fitted order: q %.3f, v %.3f%s", fit[0], fit[1], ref.nc ? "" : "\n");
     if (ref.nc) printf(", lambda %.3f\n", fit[2]);
   }
-  if (csv) fclose(csv);
+  if (csv && (ferror(csv) || fflush(csv) != 0)) {
+    cli_error("cannot write %s: %s.", a.run.out, strerror(errno));
+    fclose(csv);
+    csv = NULL;
+    if (!rc) rc = CLI_FAILED;
+  }
+  int crc = close_out(csv, a.run.out);
+  if (!rc) rc = crc;
   cli_result_free(&ref);
   lv_model_free(model);
   cli_kv_free(&a.run.params);
@@ -354,7 +439,11 @@ static int cmd_plot(int argc, char **argv) {
         if (dot && strcmp(dot, ".csv") == 0) *dot = '\0';
         memcpy(png + strlen(png), ".png", 5);
       }
-      rc = cli_plot(argv[optind], png);
+      if (same_file(argv[optind], png)) {
+        cli_error("the plot '%s' is the CSV file itself: refusing to overwrite it.", png);
+        rc = CLI_USAGE;
+      } else
+        rc = cli_plot(argv[optind], png);
       if (!rc) printf("wrote %s\n", png);
       free(png);
     }
@@ -374,7 +463,10 @@ static int cmd_check(int argc, char **argv) {
     rc = CLI_USAGE;
   }
   lv_model *model = NULL;
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) rc = CLI_USAGE;
+  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
+    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
+    rc = CLI_USAGE;
+  }
   if (!rc) strcpy(a.run.model, argv[optind]);
   if (!rc) rc = cli_make_model(&a.run, &model);
   if (!rc) {
@@ -445,17 +537,78 @@ static int cmd_demo(void) {
   return status;
 }
 
+/* OpenBLAS maps a work buffer of about 129 MB on its first call and, when
+ * an address-space limit (ulimit -v) refuses it, retries forever.  Probing
+ * the same mapping first turns that hang into a sentence. */
+static int blas_buffer_fits(void) {
+  const size_t need = (size_t)135266304;
+  void *p = mmap(NULL, need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    cli_error("out of memory: the address-space limit (ulimit -v) leaves no room for the %zu MB work buffer "
+              "that OpenBLAS maps.",
+              need >> 20);
+    return 0;
+  }
+  munmap(p, need);
+  return 1;
+}
+
+/* A summary lost to a full disk or a closed pipe is a failure, not exit 0. */
+static int finish(int rc) {
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    cli_error("cannot write the standard output: %s.", strerror(errno));
+    return rc ? rc : CLI_FAILED;
+  }
+  return rc;
+}
+
+/* OpenBLAS starts its thread pool while the shared libraries load, before
+ * main, and under a small address space (ulimit -v 150000) each pool thread
+ * loops forever failing to map a 128 MB malloc arena: the program hung at
+ * start and at exit.  The matrices here are small, so one BLAS thread.  A
+ * setenv in main comes too late, and .preinit_array runs before libc has set
+ * environ, so that function executes the program again with
+ * OPENBLAS_NUM_THREADS=1 added to the environment it was given.  A value
+ * the user set is kept. */
+#if defined(__linux__)
+static void blas_one_thread(int argc, char **argv, char **envp) {
+  (void)argc;
+  static const char var[] = "OPENBLAS_NUM_THREADS=";
+  int n = 0;
+  for (; envp && envp[n]; n++)
+    if (strncmp(envp[n], var, sizeof var - 1) == 0) return;
+  char **env = malloc(sizeof *env * (size_t)(n + 2));
+  if (!env) return;
+  for (int i = 0; i < n; i++) env[i] = envp[i];
+  env[n] = (char *)"OPENBLAS_NUM_THREADS=1";
+  env[n + 1] = NULL;
+  execve("/proc/self/exe", argv, env); /* on failure: run on with the default pool */
+  free(env);
+}
+__attribute__((section(".preinit_array"), used)) static void (*const blas_preinit)(int, char **,
+                                                                                    char **) = blas_one_thread;
+#endif
+
 int main(int argc, char **argv) {
   /* small dense systems: single-threaded BLAS unless the user says otherwise */
   if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1);
-  if (argc < 2 || strcmp(argv[1], "demo") == 0) return cmd_demo();
+  if (argc < 2 || strcmp(argv[1], "demo") == 0) return blas_buffer_fits() ? finish(cmd_demo()) : CLI_FAILED;
   const char *cmd = argv[1];
-  if (strcmp(cmd, "list") == 0) return cmd_list();
-  if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
-  if (strcmp(cmd, "compare") == 0) return cmd_compare(argc - 1, argv + 1);
-  if (strcmp(cmd, "converge") == 0) return cmd_converge(argc - 1, argv + 1);
-  if (strcmp(cmd, "plot") == 0) return cmd_plot(argc - 1, argv + 1);
-  if (strcmp(cmd, "check") == 0) return cmd_check(argc - 1, argv + 1);
+  if (strcmp(cmd, "list") == 0) {
+    if (argc > 2) {
+      cli_error("'list' takes no arguments (got '%s').", argv[2]);
+      return CLI_USAGE;
+    }
+    return finish(cmd_list());
+  }
+  int computes = strcmp(cmd, "run") == 0 || strcmp(cmd, "compare") == 0 || strcmp(cmd, "converge") == 0 ||
+                 strcmp(cmd, "check") == 0;
+  if (computes && !blas_buffer_fits()) return CLI_FAILED;
+  if (strcmp(cmd, "run") == 0) return finish(cmd_run(argc - 1, argv + 1));
+  if (strcmp(cmd, "compare") == 0) return finish(cmd_compare(argc - 1, argv + 1));
+  if (strcmp(cmd, "converge") == 0) return finish(cmd_converge(argc - 1, argv + 1));
+  if (strcmp(cmd, "plot") == 0) return finish(cmd_plot(argc - 1, argv + 1));
+  if (strcmp(cmd, "check") == 0) return finish(cmd_check(argc - 1, argv + 1));
   if (strcmp(cmd, "--version") == 0) {
     printf("livens %s\n", lv_version());
     return CLI_OK;

@@ -1,60 +1,140 @@
-/* CSV output: a header line, one row per output step. */
+/* CSV output: a header line, one row per output step.
+ *
+ * Each line is formatted into memory and handed to the kernel with one
+ * write(2) (looping only on a short write), never through the stdio buffer:
+ * a row longer than that buffer would otherwise reach the file in pieces,
+ * and a run killed between two pieces left a partial last row.  A single
+ * write to a regular file is not split by a signal on Linux, so a killed run
+ * leaves only whole rows (a full disk can still cut one short: that is
+ * reported as LV_EIO). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
 #include "lv_internal.h"
+
+typedef struct {
+  char *s;
+  size_t n, cap;
+  int oom;
+} line;
+
+static void add(line *b, const char *fmt, ...) {
+  if (b->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) {
+      b->oom = 1;
+      return;
+    }
+    if (b->s && b->n + (size_t)k < b->cap) {
+      b->n += (size_t)k;
+      return;
+    }
+    size_t cap = b->cap ? 2 * b->cap : 256;
+    while (cap <= b->n + (size_t)k) cap *= 2;
+    char *t = realloc(b->s, cap);
+    if (!t) {
+      b->oom = 1;
+      return;
+    }
+    b->s = t;
+    b->cap = cap;
+  }
+}
+
+/* Hands the line to the kernel; errno says why on LV_EIO. */
+static int flush_line(FILE *f, line *b) {
+  int rc = 0;
+  if (b->oom) rc = LV_ENOMEM;
+  else if (fflush(f) != 0 || ferror(f)) rc = LV_EIO;
+  else if (fileno(f) < 0) {
+    /* a stream without a descriptor (open_memstream, fmemopen) */
+    if (fwrite(b->s, 1, b->n, f) != b->n || fflush(f) != 0) rc = LV_EIO;
+  } else {
+    int fd = fileno(f);
+    size_t done = 0;
+    while (done < b->n) {
+      ssize_t k = write(fd, b->s + done, b->n - done);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) {
+        if (k == 0) errno = ENOSPC;
+        rc = LV_EIO;
+        break;
+      }
+      done += (size_t)k;
+    }
+  }
+  free(b->s);
+  return rc;
+}
 
 static int has_p(const lv_integrator *it) { return (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0; }
 static int has_gamma(const lv_integrator *it) {
   return (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_GAMMA) != 0;
 }
 
-static void cols(FILE *f, const char *name, int n) {
-  for (int i = 1; i <= n; i++) fprintf(f, ",%s%d", name, i);
+static void cols(line *b, const char *name, int n) {
+  for (int i = 1; i <= n; i++) add(b, ",%s%d", name, i);
 }
 
 int lv_diag_csv_header(FILE *f, const lv_integrator *it) {
   const lv_model *m = lv_integrator_model(it);
   int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
-  fputs("t", f);
-  cols(f, "q", nq);
-  cols(f, "v", nv);
-  if (has_p(it)) cols(f, "p", nv);
-  cols(f, "lambda", nc);
-  if (has_gamma(it)) cols(f, "gamma", nc);
-  fputs(",energy", f);
-  cols(f, "momentum", lv_model_nsym(m));
-  fputs(",g_norm,gv_norm", f);
-  if (has_p(it)) fputs(",gp_norm", f);
-  fputs(",newton_iters\n", f);
-  return ferror(f) ? LV_EIO : 0;
+  line b = {0};
+  add(&b, "t");
+  cols(&b, "q", nq);
+  cols(&b, "v", nv);
+  if (has_p(it)) cols(&b, "p", nv);
+  cols(&b, "lambda", nc);
+  if (has_gamma(it)) cols(&b, "gamma", nc);
+  add(&b, ",energy");
+  cols(&b, "momentum", lv_model_nsym(m));
+  add(&b, ",g_norm,gv_norm");
+  if (has_p(it)) add(&b, ",gp_norm");
+  add(&b, ",newton_iters\n");
+  return flush_line(f, &b);
 }
 
-static void vals(FILE *f, const double *x, int n) {
-  for (int i = 0; i < n; i++) fprintf(f, ",%.17g", x[i]);
+static void vals(line *b, const double *x, int n) {
+  for (int i = 0; i < n; i++) add(b, ",%.17g", x[i]);
 }
 
 int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
   const lv_model *m = lv_integrator_model(it);
   const lv_state *s = lv_integrator_state(it);
   int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
-  fprintf(f, "%.17g", s->t);
-  vals(f, s->q, nq);
-  vals(f, s->v, nv);
-  if (has_p(it)) vals(f, s->p, nv);
-  vals(f, s->lambda, nc);
-  if (has_gamma(it)) vals(f, s->gamma, nc);
-  fprintf(f, ",%.17g", pt->energy);
-  vals(f, pt->momentum, lv_model_nsym(m));
-  fprintf(f, ",%.17g,%.17g", pt->g_norm, pt->gv_norm);
-  if (has_p(it)) fprintf(f, ",%.17g", pt->gp_norm);
-  fprintf(f, ",%d\n", lv_integrator_last_newton(it)->iterations);
-  return ferror(f) ? LV_EIO : 0;
+  line b = {0};
+  add(&b, "%.17g", s->t);
+  vals(&b, s->q, nq);
+  vals(&b, s->v, nv);
+  if (has_p(it)) vals(&b, s->p, nv);
+  vals(&b, s->lambda, nc);
+  if (has_gamma(it)) vals(&b, s->gamma, nc);
+  add(&b, ",%.17g", pt->energy);
+  vals(&b, pt->momentum, lv_model_nsym(m));
+  add(&b, ",%.17g,%.17g", pt->g_norm, pt->gv_norm);
+  if (has_p(it)) add(&b, ",%.17g", pt->gp_norm);
+  add(&b, ",%d\n", lv_integrator_last_newton(it)->iterations);
+  return flush_line(f, &b);
 }
 
 int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx) {
   lv_diag_writer *w = ctx;
   if (!it || !w || !w->diag) return LV_EINPUT;
   lv_diag_point pt;
+  int every = w->every > 0 ? w->every : 1;
   if (ev == LV_OUTPUT_FINAL) {
-    if (w->csv) fflush(w->csv);
+    /* With --every N the last accepted state (the end of the run, or the
+     * step before a failure) would otherwise be skipped. */
+    if (w->csv && w->count > 0 && (w->count - 1) % every != 0) {
+      if (lv_diag_eval(w->diag, lv_integrator_state(it), &pt)) return 1;
+      if (lv_diag_csv_row(w->csv, it, &pt)) return 1;
+    }
     return 0;
   }
   if (ev == LV_OUTPUT_INIT) {
@@ -63,10 +143,8 @@ int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx) {
     if (w->csv && lv_diag_csv_header(w->csv, it)) return 1;
   }
   if (lv_diag_record(w->diag, lv_integrator_state(it), &pt)) return 1;
-  int every = w->every > 0 ? w->every : 1;
   if (w->csv && (w->count % every) == 0) {
     if (lv_diag_csv_row(w->csv, it, &pt)) return 1;
-    fflush(w->csv); /* an interrupted run keeps every written step */
   }
   w->count++;
   return 0;

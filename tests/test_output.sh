@@ -1,0 +1,127 @@
+#!/bin/sh
+# Output is never lost silently, and every failure says what happened
+# (issue 14, sections 5 and 6).  Anything that could hang runs under timeout.
+set -u
+L="$(pwd)/livens"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fails=0
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+skip() { echo "skip $1"; }
+T="timeout -s KILL 60"
+
+# expect_usage "description" args...: exit 2 and one sentence on stderr
+expect_usage() {
+  d=$1; shift
+  $T "$L" "$@" >out.txt 2>err.txt; st=$?
+  n=$(wc -l <err.txt)
+  if [ "$st" -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^livens: .*[.)]$' err.txt; then ok "$d: $(cat err.txt)"
+  else bad "$d (status $st, stderr: $(cat err.txt))"; fi
+}
+
+# --- a full disk: the CSV and the summary
+if [ -w /dev/full ]; then
+  $T "$L" run pendulum3d --scheme rattle --t-end 0.1 --out /dev/full >out.txt 2>err.txt; st=$?
+  [ "$st" -eq 1 ] && grep -q 'cannot write /dev/full: No space left on device' err.txt &&
+    ! grep -q 'no failure' err.txt && ok "--out /dev/full: $(cat err.txt)" ||
+    bad "--out /dev/full (status $st, $(cat err.txt))"
+  $T "$L" run pendulum3d --scheme rattle --t-end 0.1 >/dev/full 2>err.txt; st=$?
+  [ "$st" -eq 1 ] && grep -q 'cannot write the standard output' err.txt && ok "summary to a full stdout: exit 1" ||
+    bad "summary to a full stdout (status $st, $(cat err.txt))"
+  $T "$L" list >/dev/full 2>err.txt; st=$?
+  [ "$st" -eq 1 ] && ok "list to a full stdout: exit 1" || bad "list to a full stdout (status $st)"
+else skip "/dev/full is not writable here"; fi
+
+# --- SIGTERM stops like Ctrl-C: named status, complete file, summary
+$T "$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --out term.csv >out.txt 2>err.txt &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid; st=$?
+rows=$(($(wc -l <term.csv) - 1))
+if [ "$st" -eq 1 ] && [ "$rows" -gt 10 ] && awk -F, 'NR > 1 && NF != 13 { exit 1 }' term.csv &&
+   grep -q 'interrupted at t = ' err.txt && grep -q '^rattle .*LV_ESTOPPED' out.txt; then
+  ok "SIGTERM after $rows steps: exit 1, CSV complete, summary printed"
+else bad "SIGTERM (status $st, $rows rows, $(cat err.txt))"; fi
+
+# --- rows longer than the stdio buffer: a killed run leaves only whole rows
+killed_rows_whole() {
+  sig=$1
+  rm -f big.csv
+  $T "$L" run chain --param N=3000 --scheme rattle --step 0.01 --t-end 1000 --out big.csv >/dev/null 2>&1 &
+  pid=$!
+  i=0
+  while [ "$i" -lt 300 ] && [ "$(wc -l <big.csv 2>/dev/null || echo 0)" -lt 3 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -"$sig" $pid
+  wait $pid 2>/dev/null
+  # every line ends with a newline and has the header's width
+  [ "$(tail -c 1 big.csv | od -An -c | tr -d ' ')" = '\n' ] &&
+    awk -F, 'NR == 1 { n = NF } NF != n { exit 1 } END { exit NR < 2 }' big.csv
+}
+for k in 1 2 3; do
+  if killed_rows_whole KILL; then ok "SIGKILL on chain N=3000 ($k): only whole rows"
+  else bad "SIGKILL on chain N=3000 ($k): partial row"; fi
+done
+if killed_rows_whole TERM; then ok "SIGTERM on chain N=3000: only whole rows"
+else bad "SIGTERM on chain N=3000: partial row"; fi
+
+# the mechanism, deterministically: one write(2) per CSV line
+if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
+  rm -f w.csv
+  $T strace -f -y -e trace=write -o tr.txt "$L" run chain --param N=3000 --scheme rattle --step 0.01 --t-end 0.03 \
+    --out w.csv >/dev/null 2>&1
+  nw=$(grep -c 'w\.csv>' tr.txt); nl=$(wc -l <w.csv)
+  [ "$nw" -eq "$nl" ] && [ "$nl" -eq 5 ] && ok "chain N=3000: $nl CSV lines in $nw write calls" ||
+    bad "chain N=3000: $nl CSV lines in $nw write calls"
+else skip "strace is not usable here"; fi
+
+# --- --every N keeps the final state
+$T "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 0.1 --every 3 --out every.csv >/dev/null 2>err.txt &&
+  [ "$(tail -n 1 every.csv | cut -d, -f1)" = "0.10000000000000001" ] && [ "$(wc -l <every.csv)" -eq 6 ] &&
+  ok "--every 3 writes t = 0, 0.03, 0.06, 0.09 and the final 0.1" ||
+  bad "--every 3: last row $(tail -n 1 every.csv | cut -d, -f1), $(wc -l <every.csv) lines"
+
+# --- input and output the same file: refused, input intact
+printf '[run]\nmodel = pendulum3d\nscheme = rattle\nt-end = 0.1\n' >a.ini
+cp a.ini a.orig
+expect_usage "run a.ini --out a.ini" run a.ini --out a.ini
+expect_usage "run a.ini --out ./a.ini" run a.ini --out ./a.ini
+cmp -s a.ini a.orig && ok "run file intact" || bad "run file overwritten"
+$T "$L" run pendulum3d --scheme rattle --t-end 0.05 --out x.csv >/dev/null 2>&1
+cp x.csv x.orig
+expect_usage "plot x.csv --png x.csv" plot x.csv --png x.csv
+cmp -s x.csv x.orig && ok "CSV intact" || bad "CSV overwritten by plot"
+
+# --- messages that say what happened (section 6)
+expect_usage "--out ''" run pendulum3d --out ''
+expect_usage "list extra" list extra
+long=$(printf 'm%.0s' $(seq 70))
+expect_usage "64+ character model name (run)" run "$long"
+expect_usage "64+ character model name (check)" check "$long"
+expect_usage "64+ character model name (compare)" compare "$long" --schemes rattle
+printf '[run]\nmodel = pendulum3d\nscheme = rattle\nt-end = inf\n' >inf.ini
+expect_usage "t-end = inf in a run file" run inf.ini
+grep -q 'no failure' err.txt && bad "t-end = inf says 'no failure'" || ok "t-end = inf does not say 'no failure'"
+expect_usage "compare --opt bogus=1" compare pendulum3d --schemes rattle,vi-a --opt bogus=1 --t-end 0.1
+expect_usage "converge with a duplicate step" converge pendulum3d --scheme rattle --steps 0.02,0.02
+expect_usage "converge with a step equal to the reference" converge pendulum3d --scheme rattle --steps 0.02,0.01 \
+  --ref-step 0.01
+$T "$L" run pendulum3d --scheme rattle --step 0.07 --t-end 0.1 --out s.csv >out.txt 2>err.txt
+end=$(tail -n 1 s.csv | cut -d, -f1)
+head -n 1 out.txt | grep -q "t = \[0, 0.07\]" && [ "$end" = 0.070000000000000007 ] && ok "--step 0.07 --t-end 0.1: header says [0, $end]" ||
+  bad "--step 0.07 --t-end 0.1: header '$(head -n 1 out.txt)', CSV ends at $end"
+
+# --- a small address space: an answer, never a hang
+# (a sanitizer build cannot even start there: skipped)
+(ulimit -v 150000 && timeout -s KILL 20 "$L" list >/dev/null 2>san.txt) 2>/dev/null; lst=$?
+if [ "$lst" -eq 137 ]; then bad "ulimit -v 150000: 'livens list' hangs"
+elif [ "$lst" -eq 0 ]; then
+  (ulimit -v 150000; timeout -s KILL 30 "$L" run pendulum3d --scheme rattle --t-end 0.1 >out.txt 2>err.txt); st=$?
+  if [ "$st" -eq 0 ] || { [ "$st" -eq 1 ] && grep -qi 'memory' err.txt; }; then
+    ok "ulimit -v 150000: status $st, no hang"
+  else bad "ulimit -v 150000: status $st (137 = hung and killed), $(cat err.txt)"; fi
+else skip "ulimit -v is not available, or this build cannot start under it"; fi
+
+[ "$fails" -eq 0 ] || { echo "$fails output check(s) failed"; exit 1; }
