@@ -53,7 +53,7 @@ killed_rows_whole() {
   $T "$L" run chain --param N=3000 --scheme rattle --step 0.01 --t-end 1000 --out big.csv >/dev/null 2>&1 &
   pid=$!
   i=0
-  while [ "$i" -lt 300 ] && [ "$(wc -l <big.csv 2>/dev/null || echo 0)" -lt 3 ]; do sleep 0.1; i=$((i + 1)); done
+  while [ "$i" -lt 300 ] && [ "$(wc -l 2>/dev/null <big.csv || echo 0)" -lt 3 ]; do sleep 0.1; i=$((i + 1)); done
   kill -"$sig" $pid
   wait $pid 2>/dev/null
   # every line ends with a newline and has the header's width
