@@ -140,8 +140,20 @@ int lv_klu_factor(lv_linsol *ls) {
   }
   double rcond = d->common.rcond;
   ls->rcond = isfinite(rcond) ? rcond : 0.0;
-  /* like UMFPACK's: min/max |U_ii|, not a condition estimate, hence eps */
-  if (!(rcond >= DBL_EPSILON)) {
+  /* One singularity rule for every back-end (dense.c, umfpack.c): reject
+   * when the reciprocal condition figure is below n eps.  klu_rcond is only
+   * min/max |U_ii|, cheap but pessimistic under pivot growth (a well-posed
+   * saddle matrix of check_chain has it below 60 eps), so below the
+   * threshold the 1-norm condition estimate klu_condest -- the quantity
+   * dense.c takes from LAPACK's dgecon -- decides; it costs a few solves,
+   * paid only by such matrices.  Before this rule a 3x3 matrix with pivot
+   * ratio 2.2e-16 (condition ~1e16), which dense LU and UMFPACK reject, was
+   * accepted (issue 14).  The negated tests catch NaN. */
+  const double threshold = (double)ls->n * DBL_EPSILON;
+  int singular = !(rcond >= threshold);
+  if (singular && klu_condest(d->t.Ap, d->t.Ax, d->sym, d->num, &d->common))
+    singular = !(1.0 / d->common.condest >= threshold);
+  if (singular) {
     klu_free_numeric(&d->num, &d->common);
     d->num = NULL;
     return LV_ESINGULAR;

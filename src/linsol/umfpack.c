@@ -100,10 +100,11 @@ int lv_umf_factor(lv_linsol *ls) {
   }
   double rcond = d->Info[UMFPACK_RCOND];
   ls->rcond = isfinite(rcond) ? rcond : 0.0;
-  /* UMFPACK's rcond is only min|U_ii| / max|U_ii| of the scaled matrix, not
-   * a condition estimate, hence the plain eps threshold; a singular-matrix
-   * warning means an exactly zero pivot.  The negated test catches NaN. */
-  if (status == UMFPACK_WARNING_singular_matrix || !(rcond >= DBL_EPSILON)) {
+  /* UMFPACK's rcond is min|U_ii| / max|U_ii| of the scaled matrix, not a
+   * condition estimate; the threshold is the one rule of every back-end
+   * (n eps, see dense.c and klu.c).  A singular-matrix warning means an
+   * exactly zero pivot.  The negated test catches NaN. */
+  if (status == UMFPACK_WARNING_singular_matrix || !(rcond >= (double)ls->n * DBL_EPSILON)) {
     umfpack_di_free_numeric(&d->Numeric);
     d->Numeric = NULL;
     return LV_ESINGULAR;
