@@ -2,22 +2,7 @@
 # The livens program, as a user meets it: every subcommand on a small case,
 # wrong input (exit 2, one sentence on stderr), plots, run files, Ctrl-C.
 set -u
-L="$(pwd)/livens"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
-
-# expect_usage "description" args...: exit status 2 and exactly one line on stderr
-expect_usage() {
-  d=$1; shift
-  "$L" "$@" >out.txt 2>err.txt; st=$?
-  n=$(wc -l <err.txt)
-  if [ "$st" -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^livens: .*[.)]$' err.txt; then ok "$d: $(cat err.txt)"
-  else bad "$d (status $st, stderr: $(cat err.txt))"; fi
-}
+. "${srcdir:-.}/tests/cli_lib.sh"
 
 # --- run: CSV columns and a parsable summary
 if "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 --out run.csv >out.txt 2>err.txt; then

@@ -2,13 +2,7 @@
 # The divergence guard as the program shows it (issue 14): a blown-up run
 # has status LV_EDIVERGED in the summary, a sentence on stderr and exit 1.
 set -u
-L="$(pwd)/livens"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+. "${srcdir:-.}/tests/cli_lib.sh"
 
 # expect_diverged "description" scheme args...: exit 1, the scheme's summary
 # row ends in LV_EDIVERGED, stderr names the time and the figure.

@@ -5,13 +5,7 @@
 # keys, no empty or non-regular files, bounded size).  Each case checks the
 # exit status and the message.
 set -u
-L="$(pwd)/livens"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+. "${srcdir:-.}/tests/cli_lib.sh"
 
 # expect STATUS "pattern" "description" args...: exit status and a stderr line matching pattern
 expect() {

@@ -2,24 +2,8 @@
 # Output is never lost silently, and every failure says what happened
 # (issue 14, sections 5 and 6).  Anything that could hang runs under timeout.
 set -u
-L="$(pwd)/livens"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-fails=0
-ok() { echo "ok   $1"; }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
-skip() { echo "skip $1"; }
 T="timeout -s KILL 60"
-
-# expect_usage "description" args...: exit 2 and one sentence on stderr
-expect_usage() {
-  d=$1; shift
-  $T "$L" "$@" >out.txt 2>err.txt; st=$?
-  n=$(wc -l <err.txt)
-  if [ "$st" -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^livens: .*[.)]$' err.txt; then ok "$d: $(cat err.txt)"
-  else bad "$d (status $st, stderr: $(cat err.txt))"; fi
-}
+. "${srcdir:-.}/tests/cli_lib.sh"
 
 # --- a full disk: the CSV and the summary
 if [ -w /dev/full ]; then

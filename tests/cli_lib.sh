@@ -1,0 +1,23 @@
+# Shared by the program's shell tests (test_cli, test_guard, test_hostile,
+# test_output): the program under test, a private work directory removed on
+# exit, and the ok/bad/skip reporting with its failure count.  Source it
+# from the build directory before anything else.
+L="$(pwd)/livens"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fails=0
+T=${T:-}
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+skip() { echo "skip $1"; }
+
+# expect_usage "description" args...: exit status 2 and exactly one line on
+# stderr, a sentence (it ends in '.' or ')').  $T may hold a timeout prefix.
+expect_usage() {
+  d=$1; shift
+  $T "$L" "$@" >out.txt 2>err.txt; st=$?
+  n=$(wc -l <err.txt)
+  if [ "$st" -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^livens: .*[.)]$' err.txt; then ok "$d: $(cat err.txt)"
+  else bad "$d (status $st, stderr: $(cat err.txt))"; fi
+}
