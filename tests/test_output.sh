@@ -88,6 +88,11 @@ expect_usage "64+ character model name (compare)" compare "$long" --schemes ratt
 printf '[run]\nmodel = pendulum3d\nscheme = rattle\nt-end = inf\n' >inf.ini
 expect_usage "t-end = inf in a run file" run inf.ini
 grep -q 'no failure' err.txt && bad "t-end = inf says 'no failure'" || ok "t-end = inf does not say 'no failure'"
+expect_usage "chain N=2.5" run chain --param N=2.5 --t-end 0.01
+grep -q "refuses N = 2.5 (N: number of particles (1 .. 100000))" err.txt && ok "a refused model parameter is named with its range" ||
+  bad "refused model parameter: $(cat err.txt)"
+expect_usage "pendulum3d l=-1 with m=2" run pendulum3d --param m=2 --param l=-1 --t-end 0.01
+grep -q "refuses l = -1" err.txt && ok "the refused one of two parameters is named" || bad "two parameters: $(cat err.txt)"
 expect_usage "compare --opt bogus=1" compare pendulum3d --schemes rattle,vi-a --opt bogus=1 --t-end 0.1
 expect_usage "converge with a duplicate step" converge pendulum3d --scheme rattle --steps 0.02,0.02
 expect_usage "converge with a step equal to the reference" converge pendulum3d --scheme rattle --steps 0.02,0.01 \

@@ -110,6 +110,25 @@ int cli_make_model(const cli_run *r, lv_model **out) {
     cli_error("out of memory creating model '%s'.", r->model);
     return CLI_FAILED;
   }
+  if (rc == LV_EINPUT) {
+    /* Name the value: the first parameter the model refuses on its own,
+     * with the registry's description (it states the accepted values). */
+    for (int i = 0; i < kv.n; i++) {
+      lv_kv one = {1, kv.keys + i, kv.values + i};
+      lv_model *alone = NULL;
+      int rc1 = lv_model_create(r->model, &one, &alone);
+      lv_model_free(alone);
+      if (rc1 != LV_EINPUT) continue;
+      const char *doc = "";
+      for (const lv_param_info *p = info->params; p->name; p++)
+        if (strcmp(p->name, kv.keys[i]) == 0) doc = p->doc;
+      cli_error("model '%s' refuses %s = %s (%s: %s).", r->model, kv.keys[i], kv.values[i], kv.keys[i], doc);
+      return CLI_USAGE;
+    }
+    cli_error("model '%s' refuses this combination of parameter values (each alone is accepted; see 'livens list').",
+              r->model);
+    return CLI_USAGE;
+  }
   if (rc) {
     cli_error("invalid parameter value for model '%s': %s.", r->model, lv_strerror(rc));
     return CLI_USAGE;
