@@ -56,6 +56,12 @@ if ! make -s -j"$jobs" check; then
   cat test-suite.log
   exit 1
 fi
+echo "setup: the threading test under ThreadSanitizer (one model, integrators in two threads)"
+mkdir -p "$top/build-tsan"
+cd "$top/build-tsan"
+[ -f Makefile ] || ../configure -q --disable-shared CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread"
+make -s -j"$jobs" tests/check_threads >/dev/null
+OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 ./tests/check_threads
 echo "setup: fuzz smoke run (tests/fuzz/run.sh; longer runs: tests/fuzz/run.sh 600)"
 set +e
 FUZZ_OUT="$top/build-fuzz" "$top/tests/fuzz/run.sh" 10

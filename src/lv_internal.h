@@ -65,19 +65,10 @@ struct lv_model {
   lv_matrix_fn dinv;
   lv_invariant_pot_fn inv_pot;
   double *q0, *v0;
-  struct {
-    const char *callback; /* name of the callback that failed last */
-    int status, row, col; /* its status and the first bad component */
-  } err;
 };
 
-/* Forget the last evaluation failure (before a new step). */
-static inline void lv_model_clear_error(const lv_model *m) {
-  lv_model *mm = (lv_model *)m;
-  mm->err.callback = NULL;
-  mm->err.status = 0;
-  mm->err.row = mm->err.col = -1;
-}
+/* Forget this thread's last evaluation failure (before a new step). */
+void lv_model_clear_error(const lv_model *m);
 
 /* Dense (column-major) and matrix-free forms of the constraint Hessian
  * H(q; gamma) = D_q(G^T gamma) (nv x nv) and curvature Z(q; w) = D_q(G w)

@@ -138,9 +138,12 @@ int lv_model_constraint_curvature(const lv_model *m, const double *q,
                                   const double *w, lv_sink *Z);
 int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi);
 
-/** The last evaluation failure: its status (0 if none), the name of the
- *  callback ("dV", "G", "mass", ...) and the first offending component
- *  (row, and column for a matrix; -1 where not applicable). */
+/** The last evaluation failure of this model on the calling thread: its
+ *  status (0 if none), the name of the callback ("dV", "G", "mass", ...)
+ *  and the first offending component (row, and column for a matrix; -1
+ *  where not applicable).  Evaluation never writes the model, so one model
+ *  may serve integrators in several threads; an integrator keeps its own
+ *  copy (lv_integrator_error_detail). */
 int lv_model_last_error(const lv_model *m, const char **callback, int *row,
                         int *col);
 

@@ -182,12 +182,21 @@ int lv_integrator_set_step(lv_integrator *it, double h) {
 
 static int init_body(lv_integrator *it, double t0, const double *q0, const double *v0);
 
+/* Keep this thread's model failure record with the integrator: another
+ * integrator on the same model (or thread) must not overwrite it. */
+static void keep_model_error(lv_integrator *it) {
+  it->model_err.status =
+      lv_model_last_error(it->model, &it->model_err.callback, &it->model_err.row, &it->model_err.col);
+}
+
+
 int lv_integrator_init(lv_integrator *it, double t0, const double *q0, const double *v0) {
   if (!it) return LV_EINPUT;
   lv_model_clear_error(it->model);
   memset(&it->last, 0, sizeof it->last);
   it->not_ready = 0;
   int rc = init_body(it, t0, q0, v0);
+  keep_model_error(it);
   it->last_status = rc;
   it->fail_in_init = rc != 0;
   /* init_body overwrites the state before it can know whether the new
@@ -354,6 +363,7 @@ static int step_recursive(lv_integrator *it, double h, int level) {
 int lv_integrator_step(lv_integrator *it) {
   if (!it) return LV_EINPUT;
   if (!it->initialized) {
+    memset(&it->model_err, 0, sizeof it->model_err);
     it->last_status = LV_EINPUT;
     it->fail_in_init = 0;
     it->not_ready = 1;
@@ -370,6 +380,7 @@ int lv_integrator_step(lv_integrator *it) {
   if (saved) {
     int src = it->type->save(&it->stepper);
     if (src) {
+      keep_model_error(it);
       it->last_status = src;
       return src;
     }
@@ -383,6 +394,7 @@ int lv_integrator_step(lv_integrator *it) {
      * state: continuing would mix the two, so a further step needs init. */
     if (rc == LV_EDIVERGED) it->initialized = 0;
   }
+  keep_model_error(it);
   it->last_status = rc;
   it->fail_in_init = 0;
   if (rc) {
@@ -436,7 +448,10 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
   int rc = it->last_status;
   const char *cb = NULL;
   int row = -1, col = -1;
-  int mrc = lv_model_last_error(it->model, &cb, &row, &col);
+  int mrc = it->model_err.status;
+  cb = it->model_err.callback;
+  row = it->model_err.row;
+  col = it->model_err.col;
   const lv_newton_stats *ns = &it->last;
   const char *where = it->fail_in_init ? "initialisation" : "step";
   if (rc == 0) {

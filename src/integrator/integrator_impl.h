@@ -7,6 +7,10 @@
 
 struct lv_integrator {
   const lv_model *model;
+  struct {
+    const char *callback; /* the model's failure record when the last init or step ended */
+    int status, row, col;
+  } model_err;
   const lv_scheme_type *type;
   lv_stepper stepper;
   int created, initialized;

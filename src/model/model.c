@@ -148,17 +148,33 @@ static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
   return &f->sink;
 }
 
-/* The model remembers which callback failed and where, so the integrator
- * and the program can say more than "NaN somewhere".  It is the only state
- * an evaluation writes; with a model shared between threads the detail may
- * come from either thread, the results never do. */
+/* Which callback failed and where, so the integrator and the program can
+ * say more than "NaN somewhere".  Evaluation never writes the model: the
+ * record is per thread (two integrators on one model in two threads each
+ * see their own failure; issue 14), and the integrator copies it into its
+ * own struct when a step or init ends, so integrators interleaved on one
+ * thread keep theirs too. */
+static _Thread_local struct {
+  const lv_model *model; /* whose callback failed (the record is for it only) */
+  const char *callback;  /* the callback's name */
+  int status, row, col;  /* its status and the first bad component */
+} last_err = {NULL, NULL, 0, -1, -1};
+
 static int record(const lv_model *m, const char *cb, int status, int row, int col) {
-  lv_model *mm = (lv_model *)m;
-  mm->err.callback = cb;
-  mm->err.status = status;
-  mm->err.row = row;
-  mm->err.col = col;
+  last_err.model = m;
+  last_err.callback = cb;
+  last_err.status = status;
+  last_err.row = row;
+  last_err.col = col;
   return status;
+}
+
+void lv_model_clear_error(const lv_model *m) {
+  (void)m;
+  last_err.model = NULL;
+  last_err.callback = NULL;
+  last_err.status = 0;
+  last_err.row = last_err.col = -1;
 }
 
 static int finish_matrix(const lv_model *m, const char *cb, int rc, const finite_sink *f) {
@@ -179,10 +195,11 @@ static int finish_vector(const lv_model *m, const char *cb, int rc, int n, const
 }
 
 int lv_model_last_error(const lv_model *m, const char **callback, int *row, int *col) {
-  if (callback) *callback = m->err.callback;
-  if (row) *row = m->err.row;
-  if (col) *col = m->err.col;
-  return m->err.status;
+  int mine = m && last_err.model == m;
+  if (callback) *callback = mine ? last_err.callback : NULL;
+  if (row) *row = mine ? last_err.row : -1;
+  if (col) *col = mine ? last_err.col : -1;
+  return mine ? last_err.status : 0;
 }
 
 int lv_model_mass(const lv_model *m, const double *q, lv_sink *M) {
