@@ -30,6 +30,19 @@ if [ "$st" -eq 1 ] && [ "$rows" -gt 10 ] && awk -F, 'NR > 1 && NF != 13 { exit 1
   ok "SIGTERM after $rows steps: exit 1, CSV complete, summary printed"
 else bad "SIGTERM (status $st, $rows rows, $(cat err.txt))"; fi
 
+# --- Ctrl-C inside BLieDF's start-up (seconds of sub-steps on a long chain)
+# stops it at once; it used to run the start-up to its end (187 s once)
+timeout -s KILL 30 "$L" run chain --param N=10000 --scheme bliedf4 --t-end 0.1 --out /dev/null >out.txt 2>err.txt &
+pid=$!
+sleep 1
+s0=$(date +%s)
+kill -INT $pid
+wait $pid; st=$?
+dt=$(($(date +%s) - s0))
+if [ "$st" -eq 1 ] && [ "$dt" -le 3 ] && grep -q 'interrupted' err.txt && grep -q 'LV_ESTOPPED' out.txt; then
+  ok "SIGINT in BLieDF's start-up: exit 1 after ${dt} s, summary printed"
+else bad "SIGINT in BLieDF's start-up: status $st after ${dt} s, $(cat err.txt)"; fi
+
 # --- rows longer than the stdio buffer: a killed run leaves only whole rows
 killed_rows_whole() {
   sig=$1

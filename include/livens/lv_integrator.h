@@ -77,6 +77,12 @@ int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode,
  *  @p max_halvings times (0 disables, the default). */
 int lv_integrator_set_halving(lv_integrator *it, int max_halvings);
 int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx);
+/** Ask a running init or step to stop as soon as it can: schemes poll the
+ *  request inside long phases (BLieDF's start-up), and the call returns
+ *  LV_ESTOPPED with the last whole state kept.  Async-signal-safe (it only
+ *  sets a flag), so a SIGINT handler may call it.  The request holds until
+ *  the next lv_integrator_init. */
+int lv_integrator_request_stop(lv_integrator *it);
 
 /** Default bound of the divergence guard on |E - E0| / E_s, where
  *  E_s = max(|E0|, |T0| + |V0|) from the consistent initial state.  Growth

@@ -6,6 +6,7 @@
 #ifndef LIVENS_LV_SCHEME_H
 #define LIVENS_LV_SCHEME_H
 
+#include <signal.h>
 #include "lv_model.h"
 #include "lv_newton.h"
 
@@ -57,6 +58,10 @@ typedef struct {
                                       solver, for statistics (may be NULL) */
   char detail[200];              /**< set by create on a refused option: one
                                       sentence naming the accepted range */
+  const volatile sig_atomic_t *stop; /**< nonzero once a stop was requested
+                                      (lv_integrator_request_stop): long
+                                      loops inside a step poll it and
+                                      return LV_ESTOPPED */
 } lv_stepper;
 
 typedef struct {

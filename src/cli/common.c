@@ -165,9 +165,14 @@ static int output(const lv_integrator *it, lv_output_event ev, void *ctx) {
   return cli_interrupted ? 1 : 0;
 }
 
+/* The integrator a signal should stop inside a step (BLieDF's start-up
+ * can run for many seconds before the first step boundary). */
+static lv_integrator *volatile cli_running = NULL;
+
 static void on_sigint(int sig) {
   (void)sig;
   cli_interrupted = 1;
+  if (cli_running) lv_integrator_request_stop(cli_running);
 }
 
 int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res) {
@@ -217,6 +222,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   struct sigaction sa, old, oldterm;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint;
+  cli_running = it;
   sigaction(SIGINT, &sa, &old);
   sigaction(SIGTERM, &sa, &oldterm);
   rc = lv_integrator_init(it, 0.0, NULL, NULL);
@@ -224,6 +230,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   if (rc == LV_EINPUT || rc == LV_EUNKNOWN) {
     sigaction(SIGINT, &old, NULL);
     sigaction(SIGTERM, &oldterm, NULL);
+    cli_running = NULL;
     char why[256];
     lv_integrator_error_detail(it, why, sizeof why);
     cli_error("invalid option value for scheme '%s': %s.", r->scheme, why);
@@ -234,6 +241,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   if (!rc) rc = lv_integrator_run_until(it, r->t_end);
   sigaction(SIGINT, &old, NULL);
   sigaction(SIGTERM, &oldterm, NULL);
+  cli_running = NULL;
   res->status = rc;
   lv_diag_get_summary(diag, &res->sum);
   lv_integrator_get_stats(it, &res->st);

@@ -193,6 +193,7 @@ static void keep_model_error(lv_integrator *it) {
 int lv_integrator_init(lv_integrator *it, double t0, const double *q0, const double *v0) {
   if (!it) return LV_EINPUT;
   lv_model_clear_error(it->model);
+  it->stop_requested = 0;
   memset(&it->last, 0, sizeof it->last);
   it->not_ready = 0;
   int rc = init_body(it, t0, q0, v0);
@@ -314,6 +315,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->stepper.priv = NULL;
   it->stepper.linsol = NULL;
   it->stepper.detail[0] = '\0';
+  it->stepper.stop = &it->stop_requested;
   rc = it->type->create(&it->stepper);
   if (rc) {
     /* A create that failed half-way (e.g. on a bad option after its
@@ -358,6 +360,12 @@ static int step_recursive(lv_integrator *it, double h, int level) {
   it->stats.halvings++;
   LV_CHECK(step_recursive(it, h / 2, level + 1));
   return step_recursive(it, h / 2, level + 1);
+}
+
+int lv_integrator_request_stop(lv_integrator *it) {
+  if (!it) return LV_EINPUT;
+  it->stop_requested = 1;
+  return 0;
 }
 
 int lv_integrator_step(lv_integrator *it) {

@@ -7,6 +7,7 @@
 
 struct lv_integrator {
   const lv_model *model;
+  volatile sig_atomic_t stop_requested; /* lv_integrator_request_stop */
   struct {
     const char *callback; /* the model's failure record when the last init or step ended */
     int status, row, col;

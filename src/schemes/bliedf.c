@@ -133,6 +133,7 @@ static int fill_jac(void *ctx, lv_sink *s) {
 typedef struct {
   const lv_model *m;
   lv_state *s;
+  const volatile sig_atomic_t *stop; /* the integrator's stop request (polled in the start-up) */
   int k, nq, nv, nc, index, N;
   /* options */
   int correction, lambda_fix, extrapolate;
@@ -303,8 +304,12 @@ static int rk_run(bliedf *B, double t, const double *q, const double *v, double 
     double *qb = nq + (size_t)(j + 1) * Q, *vb = nv + (size_t)(j + 1) * d;
     memcpy(qb, qa, (size_t)Q * sizeof(double));
     memcpy(vb, va, (size_t)d * sizeof(double));
-    for (long s = 0; s < msub; s++)
+    for (long s = 0; s < msub; s++) {
+      /* the start-up can take 2 * 4096 sub-steps per node on a large
+       * model: a stop request must not wait for it (Ctrl-C, issue 14) */
+      if (B->stop && *B->stop) return LV_ESTOPPED;
       LV_CHECK(rk_substep(B, t + j * h + (double)s * hs, qb, vb, hs, qb, vb));
+    }
   }
   return 0;
 }
@@ -718,6 +723,7 @@ static int bl_create_inner(lv_stepper *st, int k) {
   st->priv = B;
   B->m = m;
   B->s = st->state;
+  B->stop = st->stop;
   B->k = k;
   B->nq = m->nq;
   B->nv = m->nv;
