@@ -106,6 +106,11 @@ grep -q "refuses N = 2.5 (N: number of particles (1 .. 100000))" err.txt && ok "
   bad "refused model parameter: $(cat err.txt)"
 expect_usage "pendulum3d l=-1 with m=2" run pendulum3d --param m=2 --param l=-1 --t-end 0.01
 grep -q "refuses l = -1" err.txt && ok "the refused one of two parameters is named" || bad "two parameters: $(cat err.txt)"
+# every genalpha option refused names itself and what it accepts
+for o in sigma=nan index=5 start=bogus projection=maybe projection-times=1,x corrector=z predictor-factor=x; do
+  expect_usage "genalpha --opt $o" run pendulum3d --scheme genalpha --opt "$o" --t-end 0.01
+  grep -q "genalpha: ${o%%=*} = ${o#*=} is not accepted: " err.txt || bad "genalpha --opt $o: the sentence does not name it"
+done
 expect_usage "compare --opt bogus=1" compare pendulum3d --schemes rattle,vi-a --opt bogus=1 --t-end 0.1
 expect_usage "converge with a duplicate step" converge pendulum3d --scheme rattle --steps 0.02,0.02
 expect_usage "converge with a step equal to the reference" converge pendulum3d --scheme rattle --steps 0.02,0.01 \

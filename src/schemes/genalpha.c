@@ -795,22 +795,29 @@ static int parse_times(const char *s, double **out, int *n) {
  * on purpose. */
 static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
   LV_CHECK(lv_kv_check(kv, ga_options, NULL));
-  LV_CHECK(lv_kv_int(kv, "index", 3, &g->index));
-  if (g->index != 3 && g->index != 2) return LV_EINPUT;
+/* one sentence naming the option, the value given and what is accepted */
+#define REFUSE(key, accepted)                                                                  \
+  do {                                                                                         \
+    snprintf(detail, n, "genalpha: %s = %s is not accepted: %s", key, lv_kv_string(kv, key, ""), \
+             accepted);                                                                        \
+    return LV_EINPUT;                                                                          \
+  } while (0)
+  if (lv_kv_int(kv, "index", 3, &g->index) || (g->index != 3 && g->index != 2))
+    REFUSE("index", "3 (index-3 formulation) or 2 (stabilised index 2)");
   const char *sig = lv_kv_string(kv, "sigma", "0");
   int sig_opt = strcmp(sig, "optimal") == 0;
-  if (!sig_opt) LV_CHECK(lv_kv_double(kv, "sigma", 0.0, &g->sigma));
-  if (!isfinite(g->sigma)) return LV_EINPUT;
+  if (!sig_opt && (lv_kv_double(kv, "sigma", 0.0, &g->sigma) || !isfinite(g->sigma)))
+    REFUSE("sigma", "a finite number or 'optimal'");
   const char *co = lv_kv_string(kv, "corrector", "exact");
   if (strcmp(co, "paper") == 0)
     g->corr_paper = 1;
   else if (strcmp(co, "exact") != 0)
-    return LV_EINPUT;
-  LV_CHECK(lv_kv_double(kv, "predictor-factor", 1.0, &g->pfac));
-  if (!isfinite(g->pfac)) return LV_EINPUT;
+    REFUSE("corrector", "'exact' or 'paper'");
+  if (lv_kv_double(kv, "predictor-factor", 1.0, &g->pfac) || !isfinite(g->pfac))
+    REFUSE("predictor-factor", "a finite number");
 
   double rho;
-  LV_CHECK(lv_kv_double(kv, "rho-inf", 0.9, &rho));
+  if (lv_kv_double(kv, "rho-inf", 0.9, &rho)) REFUSE("rho-inf", "a number in [0, 1]");
   if (!(rho >= 0.0 && rho <= 1.0)) {
     snprintf(detail, n, "genalpha: rho-inf = %g is outside its range [0, 1]", rho);
     return LV_EINPUT;
@@ -845,15 +852,18 @@ static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
   else if (strcmp(st, "perturbed") == 0)
     g->start = START_PERTURBED;
   else
-    return LV_EINPUT;
+    REFUSE("start", "'perturbed' or 'standard'");
 
   const char *pr = lv_kv_string(kv, "projection", NULL);
-  if (pr && strcmp(pr, "on") != 0 && strcmp(pr, "off") != 0) return LV_EINPUT;
+  if (pr && strcmp(pr, "on") != 0 && strcmp(pr, "off") != 0) REFUSE("projection", "'on' or 'off'");
   g->project_every = pr && strcmp(pr, "on") == 0;
-  LV_CHECK(parse_times(lv_kv_string(kv, "projection-times", NULL), &g->proj_t, &g->nproj));
+  int rc = parse_times(lv_kv_string(kv, "projection-times", NULL), &g->proj_t, &g->nproj);
+  if (rc == LV_EINPUT) REFUSE("projection-times", "a comma-separated list of finite times");
+  if (rc) return rc;
   /* an explicit "projection" contradicts a list of times */
-  if (pr && g->nproj > 0) return LV_EINPUT;
+  if (pr && g->nproj > 0) REFUSE("projection", "not together with projection-times (they contradict)");
   return 0;
+#undef REFUSE
 }
 
 /* ---- scheme table functions ---- */
