@@ -78,6 +78,10 @@ int lv_model_constraint_hessian_dense(const lv_model *m, const double *q, const 
 int lv_model_constraint_curvature_dense(const lv_model *m, const double *q, const double *w, double *Z);
 int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gamma, const double *x, double *y);
 int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w, const double *x, double *y);
+int lv_model_hessian_apply_abs(const lv_model *m, const double *q, const double *gamma, const double *x,
+                               double *y);
+int lv_model_curvature_apply_abs(const lv_model *m, const double *q, const double *w, const double *x,
+                                 double *y);
 
 /* Add the saddle-point matrix [M(qM) G(qGT)^T; G(qG) 0] ((nv + nc) square)
  * to A: the M block, then G^T, then G.  The same q three times is the

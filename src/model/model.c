@@ -372,6 +372,26 @@ int lv_model_GT_apply_abs(const lv_model *m, const double *q, const double *lamb
   return lv_model_constraint_jac(m, q, absvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
 }
 
+/* y = |H(q; gamma)| |x| and |Z(q; w)| |x|: the rounding that an error of
+ * eps |q| in the point of evaluation leaves in H(q; gamma)-weighted sums
+ * such as G(q)^T gamma (whose q-derivative is H(q; gamma)) or in G(q) w
+ * (whose q-derivative is Z(q; w)), for lv_newton_problem.scale. */
+int lv_model_hessian_apply_abs(const lv_model *m, const double *q, const double *gamma, const double *x,
+                               double *y) {
+  memset(y, 0, (size_t)m->nv * sizeof(double));
+  if (m->nc == 0) return 0;
+  lv_matvec_sink ms;
+  return lv_model_constraint_hessian(m, q, gamma, absvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+}
+
+int lv_model_curvature_apply_abs(const lv_model *m, const double *q, const double *w, const double *x,
+                                 double *y) {
+  if (m->nc == 0) return 0;
+  memset(y, 0, (size_t)m->nc * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_constraint_curvature(m, q, w, absvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+}
+
 int lv_model_mass_dense(const lv_model *m, const double *q, double *M) {
   memset(M, 0, (size_t)m->nv * (size_t)m->nv * sizeof(double));
   lv_sink s = lv_sink_dense(M, m->nv, m->nv, m->nv);

@@ -174,10 +174,16 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
      * predictor is judged, and corrected, like any other iterate. */
     int corrected = st.iterations >= 1;
     if (o->res_tol > 0 && corrected && residual_ratio(nw, rnorm, have_units, 0) <= 1.0) break; /* converged */
-    /* The scale is taken once per solve, after the first correction: it
-     * changes with the iterate only by relative O(correction), and the
-     * predictor is hardly ever within round-off of the solution. */
-    if (o->res_tol > 0 && o->res_rtol > 0 && nw->scale_fn && st.iterations >= 1 && !have_scale) {
+    /* The scale is taken after the first correction (the predictor is
+     * hardly ever within round-off of the solution) and taken again where
+     * the residual stops halving: the first correction can leave a term
+     * far from its final size (EM's multiplier a stays 0 after the first
+     * correction from Delta = 0, 5e-3 at the solution), and a stalled
+     * residual is judged against the rounding of the iterate it stalled
+     * at.  Refreshing only at a stall keeps the cost off the iterations
+     * that converge. */
+    if (o->res_tol > 0 && o->res_rtol > 0 && nw->scale_fn && st.iterations >= 1 &&
+        (!have_scale || rnorm > 0.5 * rprev)) {
       rc = nw->scale_fn(pb->ctx, nw->s);
       if (rc) break;
       if (!lv_all_finite(n, nw->s)) { rc = LV_ENONFINITE; break; }

@@ -337,13 +337,32 @@ static int em_units(void *ctx, double *u) {
   return 0;
 }
 
-/* Round-off scale (lv_newton_set_scale): |G(q1)| |q1| for g(q1), which is
- * known only to eps |q1|; the other rows round far below their unit. */
+/* Round-off scale (lv_newton_set_scale): the error that the rounding of
+ * the positions leaves in each row.  q1 = q + Delta and z = (q + q1)/2 are
+ * known only to eps |q1|, eps |z|, so
+ *  - g(q1) carries |G(q1)| |q1|;
+ *  - F1's G(z)^T a carries |H(z; a)| |z| (its z-derivative is H(z; a)),
+ *    in F1's units (times D^-1);
+ *  - Fv = G(q1) w carries |Z(q1; w)| |q1|, w = u - h/2 M^-1 p.
+ * Far from the origin these dominate: chain N = 1e5 (positions up to 1e5,
+ * a ~ 0.05) leaves F1 rows at 5.6e-13, 110 times the velocity unit at
+ * h = 1e-2, however often Newton corrects, while eps |H| |z| ~ 1e-12.
+ * The other terms of F1 (M u, h p, h^2/2 D^G V) are O(h |v|) and round
+ * far below their unit. */
 static int em_scale(void *ctx, double *sc) {
   em *E = ctx;
+  int d = E->d, k = E->k;
   memset(sc, 0, (size_t)E->n * sizeof(double));
-  if (E->k == 0) return 0;
-  return lv_model_G_apply_abs(E->m, E->y, E->y, sc + E->d);
+  if (k == 0) return 0;
+  const double *a = E->x + d;
+  LV_CHECK(lv_model_hessian_apply_abs(E->m, E->z, a, E->z, sc));
+  for (int i = 0; i < d; i++) sc[i] *= E->mass.rs[i];
+  LV_CHECK(lv_model_G_apply_abs(E->m, E->y, E->y, sc + d));
+  if (E->kind == EM_GGL) {
+    for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * E->h * E->v0[i];
+    LV_CHECK(lv_model_curvature_apply_abs(E->m, E->y, E->w, E->y, sc + d + k));
+  }
+  return 0;
 }
 
 static int em_jacobian(void *ctx, lv_linsol *ls) {
