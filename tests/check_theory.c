@@ -1,7 +1,9 @@
 /* Generalized-alpha theory (src/theory/genalpha_theory.c) against the
  * numbers seeds 000 and 002 print: spec 000_001 §6.A claims A2-A7 and spec
- * 002 §7 claims 1, 3 and 5 (the mu_impl formula; the fitted mu of running
- * Algorithms 1/2 is not measured here).  Paper numbers are given with the
+ * 002 §7 claims 1, 3 and 5 (the mu_impl formula); and, in the tcase
+ * "local-error", the one-step local error of the genalpha scheme itself
+ * with fitted constants: claim 4 (exact sigma scheme) and claim 5 (the mu
+ * of the paper's Algorithms 1/2, measured).  Paper numbers are given with the
  * digits the papers print and compared at that precision; identities
  * (closed forms, characteristic polynomials, Jordan form) to round-off.
  * Set GA_VERBOSE=1 to print the computed numbers. */
@@ -293,6 +295,200 @@ START_TEST(test_pinv_series) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* One-step local error of the sigma methods (seed 002 claims 4 and 5, spec
+ * 002 §4.3-§4.4): the unconstrained heavy top on SO(3) (model heavy-top,
+ * formulation so3: J_O W' + W x J_O W = -m g0 X x R^T e3), R0 = exp(0.3,
+ * -0.2, 0.5), W0 = (1, 15, -2); one genalpha step of size h from exact data
+ * (a0 = v'(t0 + dalpha h) + O(h^2) by start = a0, (57)); the error
+ * l = log(R0^T R(h)) - log(R0^T R1), divided by h^3, extrapolated from
+ * h = 1e-3 and 5e-4 (Richardson: the O(h^4) term goes), is fitted to
+ * c1 v'' + c2 v x v'.  The exact solution: classical RK4 with h/400
+ * sub-steps on (R, W); v', v'' at t0 in closed form. */
+static const double LE_JO[3] = {15.234375, 0.46875, 15.234375}, LE_X[3] = {0.0, 1.0, 0.0};
+static const double LE_M = 15.0, LE_G = 9.81;
+
+static void le_cross(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* W' of the reduced top at (R, W); R row-major */
+static void le_wdot(const double R[9], const double W[3], double Wd[3]) {
+  double L[3], c[3], r[3] = {R[6], R[7], R[8]}, g[3]; /* r = R^T e3 */
+  for (int i = 0; i < 3; i++) L[i] = LE_JO[i] * W[i];
+  le_cross(W, L, c);
+  le_cross(LE_X, r, g);
+  for (int i = 0; i < 3; i++) Wd[i] = (-c[i] - LE_M * LE_G * g[i]) / LE_JO[i];
+}
+
+static void le_rhs(const double y[12], double dy[12]) {
+  const double *R = y, *W = y + 9;
+  for (int i = 0; i < 3; i++) { /* R' = R W~ */
+    dy[3 * i + 0] = R[3 * i + 1] * W[2] - R[3 * i + 2] * W[1];
+    dy[3 * i + 1] = R[3 * i + 2] * W[0] - R[3 * i + 0] * W[2];
+    dy[3 * i + 2] = R[3 * i + 0] * W[1] - R[3 * i + 1] * W[0];
+  }
+  le_wdot(R, W, dy + 9);
+}
+
+static void le_exact(const double R0[9], const double W0[3], double h, double R[9]) {
+  double y[12], k[4][12], z[12];
+  for (int i = 0; i < 9; i++) y[i] = R0[i];
+  for (int i = 0; i < 3; i++) y[9 + i] = W0[i];
+  const int n = 400;
+  double s = h / n;
+  for (int st = 0; st < n; st++) {
+    le_rhs(y, k[0]);
+    for (int i = 0; i < 12; i++) z[i] = y[i] + 0.5 * s * k[0][i];
+    le_rhs(z, k[1]);
+    for (int i = 0; i < 12; i++) z[i] = y[i] + 0.5 * s * k[1][i];
+    le_rhs(z, k[2]);
+    for (int i = 0; i < 12; i++) z[i] = y[i] + s * k[2][i];
+    le_rhs(z, k[3]);
+    for (int i = 0; i < 12; i++) y[i] += s / 6.0 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
+  }
+  for (int i = 0; i < 9; i++) R[i] = y[i];
+}
+
+/* theta with exp(theta~) = A^T B (A, B rotations, small angle) */
+static void le_log_rel(const double A[9], const double B[9], double th[3]) {
+  double C[9];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      C[3 * i + j] = 0.0;
+      for (int l = 0; l < 3; l++) C[3 * i + j] += A[3 * l + i] * B[3 * l + j];
+    }
+  double w[3] = {0.5 * (C[7] - C[5]), 0.5 * (C[2] - C[6]), 0.5 * (C[3] - C[1])};
+  double sn = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]), cs = 0.5 * (C[0] + C[4] + C[8] - 1.0);
+  double phi = atan2(sn, cs), f = sn > 0.0 ? phi / sn : 1.0;
+  for (int i = 0; i < 3; i++) th[i] = f * w[i];
+}
+
+static void le_rodrigues(const double p[3], double R[9]) {
+  double phi = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]), a = sin(phi) / phi, b = (1 - cos(phi)) / (phi * phi);
+  double K[9] = {0, -p[2], p[1], p[2], 0, -p[0], -p[1], p[0], 0}, K2[9];
+  mul3(K, K, K2);
+  for (int i = 0; i < 9; i++) R[i] = (i % 4 == 0 ? 1.0 : 0.0) + a * K[i] + b * K2[i];
+}
+
+/* l(h)/h^3 of one genalpha step with the given options */
+static void le_step(lv_model *m, const double R0[9], const double W0[3], double h, const char *const *opt,
+                    double out[3]) {
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", h), 0);
+  for (int i = 0; opt[i]; i += 2) ck_assert_int_eq(lv_integrator_set_option(it, opt[i], opt[i + 1]), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "start", "a0"), 0);
+  lv_newton_options no;
+  lv_newton_options_default(&no);
+  no.res_tol = 1e-16;
+  no.atol = 1e-18;
+  no.rtol = 1e-15;
+  ck_assert_int_eq(lv_integrator_set_newton(it, &no), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, R0, W0), 0);
+  ck_assert_int_eq(lv_integrator_step(it), 0);
+  double Rx[9], te[3], tn[3];
+  le_exact(R0, W0, h, Rx);
+  le_log_rel(R0, Rx, te);
+  le_log_rel(R0, lv_integrator_state(it)->q, tn);
+  for (int i = 0; i < 3; i++) out[i] = (te[i] - tn[i]) / (h * h * h);
+  lv_integrator_free(it);
+}
+
+/* fitted (c1, c2) and the relative residual of the fit */
+static void le_fit(lv_model *m, const char *const *opt, double *c1, double *c2, double *res) {
+  const double p0[3] = {0.3, -0.2, 0.5}, W0[3] = {1.0, 15.0, -2.0};
+  double R0[9], Wd[3], Wdd[3], b[3], e1[3], e2[3], A[3];
+  le_rodrigues(p0, R0);
+  le_wdot(R0, W0, Wd);
+  /* W'' = J_O^-1 (-W' x J_O W - W x J_O W' - m g0 X x (R^T e3)'), (R^T e3)' = -W x R^T e3 */
+  double L[3], Ld[3], c[3], d[3], r[3] = {R0[6], R0[7], R0[8]}, rd[3], g[3];
+  for (int i = 0; i < 3; i++) L[i] = LE_JO[i] * W0[i], Ld[i] = LE_JO[i] * Wd[i];
+  le_cross(Wd, L, c);
+  le_cross(W0, Ld, d);
+  le_cross(W0, r, rd);
+  for (int i = 0; i < 3; i++) rd[i] = -rd[i];
+  le_cross(LE_X, rd, g);
+  for (int i = 0; i < 3; i++) Wdd[i] = (-c[i] - d[i] - LE_M * LE_G * g[i]) / LE_JO[i];
+  le_cross(W0, Wd, b); /* v^ v' = v x v' on SO(3) */
+  le_step(m, R0, W0, 1e-3, opt, e1);
+  le_step(m, R0, W0, 5e-4, opt, e2);
+  for (int i = 0; i < 3; i++) A[i] = 2.0 * e2[i] - e1[i];
+  /* least squares A ~ c1 Wdd + c2 b */
+  double aa = 0, ab = 0, bb = 0, ya = 0, yb = 0;
+  for (int i = 0; i < 3; i++) {
+    aa += Wdd[i] * Wdd[i], ab += Wdd[i] * b[i], bb += b[i] * b[i];
+    ya += A[i] * Wdd[i], yb += A[i] * b[i];
+  }
+  double det = aa * bb - ab * ab;
+  *c1 = (ya * bb - yb * ab) / det;
+  *c2 = (yb * aa - ya * ab) / det;
+  double r2 = 0, n2 = 0;
+  for (int i = 0; i < 3; i++) {
+    double e = A[i] - *c1 * Wdd[i] - *c2 * b[i];
+    r2 += e * e, n2 += A[i] * A[i];
+  }
+  *res = sqrt(r2 / n2);
+}
+
+static lv_model *le_model(void) {
+  lv_model *m = NULL;
+  const char *k[1] = {"formulation"}, *v[1] = {"so3"};
+  lv_kv kv = {1, k, v};
+  ck_assert_int_eq(lv_model_create("heavy-top", &kv, &m), 0);
+  return m;
+}
+
+/* Claim 4: the exact discrete scheme, sigma in {0, 1, gamma/(3 beta)}, rho
+ * in {0.65, 0.9, 1}: (c1, c2) = (C_q/6, (1/3 - sigma beta/gamma)/4) within
+ * 2 % (absolute 5e-4 for the zero). */
+START_TEST(test_local_error_exact) {
+  const char *rhos[3] = {"0.65", "0.9", "1"}, *sig[3] = {"0", "1", "optimal"};
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) {
+      lv_model *m = le_model();
+      const char *opt[] = {"rho-inf", rhos[r], "sigma", sig[k], "corrector", "exact", NULL};
+      double c1, c2, res;
+      le_fit(m, opt, &c1, &c2, &res);
+      lv_ga_params p = params(atof(rhos[r]));
+      double s = k == 0 ? 0.0 : k == 1 ? 1.0 : p.sigma_opt;
+      double w1 = p.cq / 6.0, w2 = 0.25 * (1.0 / 3.0 - s * p.beta / p.gam);
+      if (verbose())
+        printf("claim 4 rho %-4s sigma %-7s: c1 %.5f (C_q/6 %.5f)  c2 %+.5f (%+.5f)  fit residual %.1e\n", rhos[r],
+               sig[k], c1, w1, c2, w2, res);
+      ck_assert_msg(fabs(c1 / w1 - 1.0) < 0.02, "rho %s sigma %s: c1 %g vs %g", rhos[r], sig[k], c1, w1);
+      ck_assert_msg(k == 2 ? fabs(c2) < 5e-4 : fabs(c2 / w2 - 1.0) < 0.02, "rho %s sigma %s: c2 %g vs %g", rhos[r],
+                    sig[k], c2, w2);
+      ck_assert(res < 1e-3);
+      lv_model_free(m);
+    }
+}
+END_TEST
+
+/* Claim 5: the paper's corrector, Alg 1 (sigma 1) and Alg 2 (sigma_opt),
+ * predictor factor f in {1, 1/2}: mu = 1/12 - c2 within 1 % of mu_impl. */
+START_TEST(test_local_error_paper) {
+  const char *rhos[3] = {"0.65", "0.9", "1"}, *sig[2] = {"1", "optimal"}, *fs[2] = {"1", "0.5"};
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 2; k++)
+      for (int f = 0; f < 2; f++) {
+        lv_model *m = le_model();
+        const char *opt[] = {"rho-inf", rhos[r], "sigma", sig[k], "corrector", "paper", "predictor-factor", fs[f], NULL};
+        double c1, c2, res;
+        le_fit(m, opt, &c1, &c2, &res);
+        lv_ga_params p = params(atof(rhos[r]));
+        double s = k == 0 ? 1.0 : p.sigma_opt, mu = 1.0 / 12.0 - c2, want = lv_ga_mu_impl(&p, s, atof(fs[f]));
+        if (verbose())
+          printf("claim 5 rho %-4s Alg %d f %-3s: mu %.5f (mu_impl %.6f)  c1 %.5f (C_q/6 %.5f)  residual %.1e\n", rhos[r],
+                 k + 1, fs[f], mu, want, c1, p.cq / 6.0, res);
+        ck_assert_msg(fabs(mu / want - 1.0) < 0.01, "rho %s Alg %d f %s: mu %g vs %g", rhos[r], k + 1, fs[f], mu, want);
+        ck_assert_msg(fabs(c1 / (p.cq / 6.0) - 1.0) < 0.02, "c1 %g", c1);
+        lv_model_free(m);
+      }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("theory");
   TCase *tc = tcase_create("genalpha");
@@ -305,6 +501,11 @@ int main(void) {
   tcase_add_test(tc, test_mu_impl);
   tcase_add_test(tc, test_pinv_series);
   suite_add_tcase(s, tc);
+  TCase *le = tcase_create("local-error");
+  tcase_set_timeout(le, 300);
+  tcase_add_test(le, test_local_error_exact);
+  tcase_add_test(le, test_local_error_paper);
+  suite_add_tcase(s, le);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
   int nf = srunner_ntests_failed(sr);
