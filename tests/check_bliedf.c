@@ -597,6 +597,88 @@ START_TEST(test_options) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Issue 20: start = ramp (spec §3.3 (c), as Hante's Fortran BLieDF): first
+ * step BDF1, then orders 2 .. k, no start integrator.  One run of k steps
+ * (or to t_end) with start, lambda-fix; lambda errors against the short
+ * reference: max over n < 2k (the start) and over 2k <= n <= 12. */
+typedef struct {
+  double eq, ev, el;        /* at t = 2 (if t_end = 2) */
+  double lam_start, lam_after;
+} ramp_run;
+
+static ramp_run ramp_case(const lv_model *m, int k, double h, const char *start, const char *fix, double t_end) {
+  enum { NR = 12 };
+  double Q[12 * (NR + 1)], L[3 * (NR + 1)];
+  ref_nodes(h, NR, Q, NULL, L);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), h), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "start", start), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "lambda-fix", fix), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ramp_run r = {0, 0, 0, 0, 0};
+  const lv_state *s = lv_integrator_state(it);
+  long N = t_end > 0 ? (long)(t_end / h + 0.5) : NR;
+  for (long n = 1; n <= N; n++) {
+    int rc = lv_integrator_step(it);
+    ck_assert_msg(rc == 0, "%s %s h=%g: %s", scheme(k), start, h, lv_strerror(rc));
+    if (n <= NR) {
+      double e = dist2(3, s->lambda, L + 3 * n);
+      if (n < 2 * k && e > r.lam_start) r.lam_start = e;
+      if (n >= 2 * k && e > r.lam_after) r.lam_after = e;
+    }
+  }
+  if (t_end > 0) {
+    double y[12], qr[12], vr[6], lr[3];
+    memcpy(y, HT_R2, sizeof HT_R2);
+    memcpy(y + 9, HT_W2, sizeof HT_W2);
+    ht_r3_state(y, qr, vr, lr);
+    r.eq = dist2(12, s->q, qr);
+    r.ev = dist2(6, s->v, vr);
+    r.el = dist2(3, s->lambda, lr);
+  }
+  lv_integrator_free(it);
+  return r;
+}
+
+/* The ramp's order is min(k, 2): the BDF1 step's local error is O(h^2).
+ * k = 2: orders 2 in q, v, lambda at t = 2, the errors within 5 % of the
+ * RKMK4 start's; lambda of order 2 from n = 2k on; in the start lambda is
+ * O(h) with the lambda fix (the BDF1 shift (56) of v_0 and the projections
+ * at the order changes) and O(1) without it (~180 at every h).  k = 4:
+ * order 2 in q (RKMK4 start: 4). */
+START_TEST(test_ramp_start) {
+  lv_model *m;
+  ck_assert_int_eq(ht_model(1, &m), 0);
+  const double hs[4] = {1e-3, 5e-4, 2.5e-4, 1.25e-4};
+  double eq[4], ev[4], el[4], ls[4], la[4], l0[4], q4[4];
+  for (int j = 0; j < 4; j++) {
+    ramp_run r = ramp_case(m, 2, hs[j], "ramp", "on", 2.0), c = ramp_case(m, 2, hs[j], "rkmk4", "on", 2.0);
+    ramp_run o = ramp_case(m, 2, hs[j], "ramp", "off", 0.0), f = ramp_case(m, 4, hs[j], "ramp", "on", 2.0);
+    eq[j] = r.eq, ev[j] = r.ev, el[j] = r.el, ls[j] = r.lam_start, la[j] = r.lam_after, l0[j] = o.lam_start;
+    q4[j] = f.eq;
+    ck_assert_msg(rel_close(r.eq, c.eq) < 0.05 && rel_close(r.ev, c.ev) < 0.05 && rel_close(r.el, c.el) < 0.05,
+                  "k=2 h=%g: ramp errors q %.4e v %.4e lambda %.4e vs RKMK4 start %.4e %.4e %.4e", hs[j], r.eq, r.ev,
+                  r.el, c.eq, c.ev, c.el);
+    ck_assert_msg(o.lam_start > 100.0, "k=2 h=%g: without the fix the start's lambda error is %g", hs[j], o.lam_start);
+  }
+  double pq = tu_fit_order(4, hs, eq), pv = tu_fit_order(4, hs, ev), pl = tu_fit_order(4, hs, el);
+  double ps = tu_fit_order(4, hs, ls), pa = tu_fit_order(4, hs, la), p0 = tu_fit_order(4, hs, l0);
+  double p4 = tu_fit_order(4, hs, q4);
+  if (getenv("GA_VERBOSE"))
+    printf("ramp k=2: orders q %.3f v %.3f lambda %.3f; lambda in the start %.3e..%.3e (order %.3f), without fix "
+           "%.3e (order %.3f); after %.3e..%.3e (order %.3f); k=4 q %.3e..%.3e order %.3f\n",
+           pq, pv, pl, ls[0], ls[3], ps, l0[0], p0, la[0], la[3], pa, q4[0], q4[3], p4);
+  ck_assert_msg(fabs(pq - 2) < 0.15 && fabs(pv - 2) < 0.15 && fabs(pl - 2) < 0.15, "ramp k=2: orders %g %g %g", pq,
+                pv, pl);
+  ck_assert_msg(fabs(ps - 1) < 0.1, "ramp k=2, fix on: lambda in the start order %g", ps);
+  ck_assert_msg(fabs(p0) < 0.1, "ramp k=2, fix off: lambda in the start order %g (O(1) expected)", p0);
+  ck_assert_msg(fabs(pa - 2) < 0.1, "ramp k=2: lambda after the start order %g", pa);
+  ck_assert_msg(p4 > 1.7 && p4 < 2.2, "ramp k=4: q order %g (min(k, 2) expected)", p4);
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tcase_create("bliedf");
@@ -614,6 +696,10 @@ int main(void) {
   tcase_add_test(tc, test_so3_correction_is_h2);
   tcase_add_test(tc, test_r3so3_orders);
   tcase_add_test(tc, test_index2);
+  TCase *tr = tcase_create("ramp");
+  tcase_set_timeout(tr, 600);
+  tcase_add_test(tr, test_ramp_start);
+  suite_add_tcase(s, tr);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

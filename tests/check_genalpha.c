@@ -189,6 +189,43 @@ START_TEST(test_pendulum_order) {
 }
 END_TEST
 
+/* Issue 20: start = a0, only the a0 correction (57), v0 = v(t0) (the
+ * public Lie group suite's default).  Spec 000 §3.8 / B9: it does not
+ * remove the first-order transient, max |e_lambda| within 5 % of the naive
+ * start's (ours 2.483e-1 / 1.231e-1 at n = 16); q, v stay second order; the
+ * transient damps out as with the naive start (B8). */
+START_TEST(test_pendulum_a0_start) {
+  pend_err a2 = pendulum_run("0.2", 2e-2, "a0", 2.0), a1 = pendulum_run("0.2", 1e-2, "a0", 2.0);
+  pend_err n2 = pendulum_run("0.2", 2e-2, "standard", 2.0), n1 = pendulum_run("0.2", 1e-2, "standard", 2.0);
+  pend_err p1 = pendulum_run("0.2", 1e-2, "perturbed", 2.0);
+  if (verbose())
+    printf("a0 start: max |e_lambda| %.4e (n=%d) %.4e (n=%d), naive %.4e %.4e; late %.3e (perturbed %.3e)\n",
+           a2.max_lam, a2.argmax, a1.max_lam, a1.argmax, n2.max_lam, n1.max_lam, a1.max_lam_late, p1.max_lam);
+  assert_within(a2.max_lam, 2.48e-1, 0.05, "B9 max |e_lambda|, a0 only, h = 2e-2");
+  assert_within(a1.max_lam, 1.23e-1, 0.05, "B9 max |e_lambda|, a0 only, h = 1e-2");
+  assert_within(a2.max_lam, n2.max_lam, 0.05, "B9 a0 only against the naive start, h = 2e-2");
+  assert_within(a1.max_lam, n1.max_lam, 0.05, "B9 a0 only against the naive start, h = 1e-2");
+  ck_assert_msg(a2.argmax >= 13 && a2.argmax <= 18 && a1.argmax >= 13 && a1.argmax <= 18, "argmax %d %d",
+                a2.argmax, a1.argmax);
+  /* a0 was changed: the runs differ, though not in the transient's size */
+  ck_assert_msg(fabs(a1.max_lam - n1.max_lam) > 1e-6 * n1.max_lam, "a0 start = standard start");
+  ck_assert_msg(a1.max_lam_late <= 2.0 * p1.max_lam, "B8 a0 only: after 100 steps %g vs perturbed %g",
+                a1.max_lam_late, p1.max_lam);
+  /* orders (spec §3.8 row "improved a0 (57) only"): q, v 2; lambda 1 */
+  double hs[4] = {0.02, 0.01, 0.005, 0.0025}, eq[4], ev[4], el[4];
+  for (int k = 0; k < 4; k++) {
+    pend_err e = pendulum_run("0.2", hs[k], "a0", 1.0);
+    eq[k] = e.max_q;
+    ev[k] = e.max_v;
+    el[k] = e.max_lam;
+  }
+  double pq = fit(4, hs, eq), pv = fit(4, hs, ev), pl = fit(4, hs, el);
+  if (verbose()) printf("a0 start orders: q %.3f v %.3f lambda %.3f\n", pq, pv, pl);
+  ck_assert_msg(fabs(pq - 2) < 0.1 && fabs(pv - 2) < 0.1, "a0 start: q, v orders %g %g", pq, pv);
+  ck_assert_msg(pl > 0.9 && pl < 1.2, "a0 start: lambda order %g (first order expected)", pl);
+}
+END_TEST
+
 /* ------------------------------------------------------------ heavy top */
 
 #define REF_EVERY 5      /* reference steps per sample */
@@ -429,6 +466,28 @@ START_TEST(test_top_transient) {
   run_free(&b);
   run_free(&p);
   run_free(&g);
+}
+END_TEST
+
+/* Issue 20: start = a0 ((57) only) on the heavy top, h = 1e-3: the C2
+ * transient stays (spec 000 §3.8); the a0 correction moves the peak far
+ * less than the v0 correction (56) does (§3.6: "factor > 100" for
+ * rho >= 0.9, from the second row of (T+^-1 T0)^n: 31.91 vs 0.31). */
+START_TEST(test_top_a0_start) {
+  const char *oa[] = {"start", "a0", NULL};
+  top_run a = top("r3so3", 1e-3, 0.2, I3_NAIVE), z = top("r3so3", 1e-3, 0.2, oa);
+  top_run p = top("r3so3", 1e-3, 0.2, I3_PERT);
+  double pn = wmax(&a, a.el, 1e-3, 0.2), pz = wmax(&z, z.el, 1e-3, 0.2), pp = wmax(&p, p.el, 1e-3, 0.2);
+  int nz = wargmax(&z, z.el, 1e-3, 0.2);
+  if (verbose())
+    printf("top a0 start: peak %.4g at n=%d (naive %.4g, perturbed %.4g; effect ratio %.0f)\n", pz, nz, pn, pp,
+           fabs(pn - pp) / fabs(pn - pz));
+  ck_assert_msg(pz >= 80 && pz <= 160 && nz >= 10 && nz <= 20, "a0 start: peak %g at n = %d", pz, nz);
+  ck_assert_msg(fabs(pz - pn) < 0.1 * pn, "a0 start peak %g vs naive %g", pz, pn);
+  ck_assert_msg(fabs(pn - pp) > 100.0 * fabs(pn - pz), "v0 correction %g, a0 correction %g", pn - pp, pn - pz);
+  run_free(&a);
+  run_free(&z);
+  run_free(&p);
 }
 END_TEST
 
@@ -797,6 +856,7 @@ int main(void) {
   tcase_add_test(basic, test_options);
   tcase_add_test(basic, test_pendulum_paper);
   tcase_add_test(basic, test_pendulum_order);
+  tcase_add_test(basic, test_pendulum_a0_start);
   tcase_add_test(basic, test_variable_mass);
   tcase_add_test(basic, test_rank_deficient_mass);
   tcase_add_test(basic, test_top_initial);
@@ -807,6 +867,7 @@ int main(void) {
   tcase_set_timeout(top, 1200);
   tcase_add_unchecked_fixture(top, reference_setup, reference_teardown);
   tcase_add_test(top, test_top_transient);
+  tcase_add_test(top, test_top_a0_start);
   tcase_add_test(top, test_top_index3_naive);
   tcase_add_test(top, test_top_index3_perturbed);
   tcase_add_test(top, test_top_index2);

@@ -93,6 +93,18 @@ expect_usage "compare with unknown scheme" compare pendulum3d --schemes rattle,n
 expect_usage "plot of a missing file" plot missing.csv
 expect_usage "check of an unknown model" check nope
 
+# --- livens theory genalpha (issue 20): the papers' numbers, refused input
+"$L" theory genalpha >th.txt 2>&1
+if grep -q 'max_n ||(T+^-1 T0)^n||_2 = 34.2653 at n = 14' th.txt && grep -q 'c_inf = .* = 28.518 at n = 19' th.txt &&
+   grep -q 'Algorithm 1 (sigma 1) .* 0.250942' th.txt; then ok "theory genalpha: 34.3 at n = 14, c_inf 28.5, mu_impl 0.2509"
+else bad "theory genalpha: $(head -c 300 th.txt)"; fi
+"$L" theory genalpha --index 2 >th2.txt 2>&1
+if grep -q 'spectral radius rho(T) = 0.9$' th2.txt && grep -q '= 0.919935 at n = 1' th2.txt; then ok "theory genalpha --index 2"
+else bad "theory genalpha --index 2: $(head -c 300 th2.txt)"; fi
+expect_usage "theory with rho-inf out of range" theory genalpha --rho-inf 1.5
+expect_usage "theory with a bad index" theory genalpha --index 4
+expect_usage "theory of an unknown method" theory bdf
+
 # --- Ctrl-C: the run stops cleanly with every accepted step in the CSV
 "$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --out long.csv >out.txt 2>err.txt &
 pid=$!

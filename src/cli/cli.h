@@ -92,4 +92,7 @@ int cli_have_gnuplot(void);
 /* Set by SIGINT; the output callback stops the run cleanly. */
 extern volatile int cli_interrupted;
 
+/* livens theory genalpha ... (src/cli/theory.c); argv[0] is "theory". */
+int cmd_theory(int argc, char **argv);
+
 #endif

@@ -609,6 +609,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "converge") == 0) return finish(cmd_converge(argc - 1, argv + 1));
   if (strcmp(cmd, "plot") == 0) return finish(cmd_plot(argc - 1, argv + 1));
   if (strcmp(cmd, "check") == 0) return finish(cmd_check(argc - 1, argv + 1));
+  if (strcmp(cmd, "theory") == 0) return blas_buffer_fits() ? finish(cmd_theory(argc - 1, argv + 1)) : CLI_FAILED;
   if (strcmp(cmd, "--version") == 0) {
     printf("livens %s\n", lv_version());
     return CLI_OK;

@@ -39,7 +39,9 @@
 
 /* ------------------------------------------------------------------ */
 
-typedef enum { START_STANDARD = 0, START_PERTURBED = 1 } start_kind;
+/* START_A0: (57) only, v0 = v(t0) (the public Lie group suite's default;
+ * keeps the first-order transient, spec 000 §3.8, B9) */
+typedef enum { START_STANDARD = 0, START_PERTURBED = 1, START_A0 = 2 } start_kind;
 
 typedef struct {
   const lv_model *m;
@@ -741,7 +743,8 @@ static const lv_param_info ga_options[] = {
     {"gamma", "", "override gamma (default from rho-inf)"},
     {"start", "perturbed",
      "standard: v0 = v(t0), a0 = v'(t0); perturbed: (56)+(57) for index 3 (removes the first-order "
-     "transient in lambda), (57) only for index 2"},
+     "transient in lambda), (57) only for index 2; a0: (57) only, v0 = v(t0) (the public Lie group "
+     "suite's default; for index 3 the transient stays, spec 000 §3.8)"},
     {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
     {"projection-times", "", "comma-separated times t* after which v is projected (seed 001)"},
     {"sigma", "0",
@@ -851,8 +854,10 @@ static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
     g->start = START_STANDARD;
   else if (strcmp(st, "perturbed") == 0)
     g->start = START_PERTURBED;
+  else if (strcmp(st, "a0") == 0)
+    g->start = START_A0;
   else
-    REFUSE("start", "'perturbed' or 'standard'");
+    REFUSE("start", "'perturbed', 'standard' or 'a0'");
 
   const char *pr = lv_kv_string(kv, "projection", NULL);
   if (pr && strcmp(pr, "on") != 0 && strcmp(pr, "off") != 0) REFUSE("projection", "'on' or 'off'");
@@ -983,7 +988,7 @@ static int ga_init(lv_stepper *st) {
   LV_CHECK(accelerations(g, s->t, s->q, s->v, g->vd, s->lambda));
   memcpy(g->a, g->vd, (size_t)g->nv * sizeof(double));
   memset(s->gamma, 0, (size_t)g->nc * sizeof(double));
-  g->start_pending = g->start == START_PERTURBED;
+  g->start_pending = g->start == START_PERTURBED || g->start == START_A0;
   g->next_proj = 0;
   g->mc_valid = g->g1_valid = 0;
   memset(g->dqc, 0, (size_t)g->nv * sizeof(double)); /* sigma: no previous correction */
@@ -996,7 +1001,8 @@ static int ga_init(lv_stepper *st) {
  *   a0 = v'0 + (alpha_m - alpha_f) h v''0                                (57)
  *   index 3: l0 = h^3/12 (2 C_q v''0 + ad_{v0} v'0),
  *            v0 += Dv with [M G^T; G 0][Dv; .] = [0; G l0 / h]           (56)
- * The index-2 method keeps v0 (it must start on G v = 0, spec §3.7). */
+ * The index-2 method keeps v0 (it must start on G v = 0, spec §3.7), and
+ * so does start = a0 (only (57)). */
 static int perturbed_start(genalpha *g, double h) {
   const lv_model *m = g->m;
   const lv_state *s = g->s;
@@ -1013,7 +1019,7 @@ static int perturbed_start(genalpha *g, double h) {
   }
   for (int i = 0; i < d; i++) vdd[i] = (vdp[i] - vdm[i]) / (2.0 * h);
   memcpy(g->vstart, s->v, (size_t)d * sizeof(double));
-  if (g->index == 3 && k > 0) {
+  if (g->index == 3 && k > 0 && g->start == START_PERTURBED) {
     double cq = 1.0 - 6.0 * g->beta - 3.0 * (g->am - g->af);
     LV_CHECK(lv_space_ad(m->space, s->v, g->vd, g->tmp));
     double lie = g->sigma != 0.0 || g->corr_paper ? 12.0 * sigma_lie_coef(g) : 1.0; /* 1: sigma = 0 as before */
