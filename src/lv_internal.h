@@ -80,6 +80,7 @@ int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gam
 int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w, const double *x, double *y);
 int lv_model_hessian_apply_abs(const lv_model *m, const double *q, const double *gamma, const double *x,
                                double *y);
+int lv_model_hess_potential_apply_abs(const lv_model *m, const double *q, const double *x, double *y);
 int lv_model_curvature_apply_abs(const lv_model *m, const double *q, const double *w, const double *x,
                                  double *y);
 

@@ -13,6 +13,7 @@ typedef struct {
   int nh;
   int nan_at;   /* evaluation index at which the residual becomes NaN (-1: never) */
   int singular; /* assemble a singular Jacobian */
+  double floor; /* |offset| of r0, alternating in sign per evaluation: a residual floor */
   int evals;
 } prob;
 
@@ -20,6 +21,7 @@ static int res(void *ctx, double *r) {
   prob *p = ctx;
   r[0] = p->x[0] * p->x[0] + p->x[1] * p->x[1] - 4.0;
   r[1] = exp(p->x[0]) + p->x[1] - 1.0;
+  if (p->floor > 0) r[0] += (p->evals % 2 ? -p->floor : p->floor);
   if (p->evals++ == p->nan_at) r[1] = NAN;
   if (p->nh < 64) p->hist[p->nh++] = fmax(fabs(r[0]), fabs(r[1]));
   return 0;
@@ -54,6 +56,7 @@ static void prob_init(prob *p, double x0, double x1) {
   p->nh = 0;
   p->nan_at = -1;
   p->singular = 0;
+  p->floor = 0.0;
   p->evals = 0;
 }
 
@@ -127,6 +130,37 @@ START_TEST(test_failures) {
   p.nan_at = 2;
   ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), LV_ENONFINITE);
   ck_assert_int_eq(lv_newton_new(&(lv_newton *){NULL}, 0, LV_LINSOL_DENSE), LV_EINPUT);
+  lv_newton_free(nw);
+}
+END_TEST
+
+/* A residual with a floor no correction removes (an offset of 1e-10 that
+ * flips sign with every evaluation, as round-off does): the solve stops as
+ * stalled after LV_NEWTON_STALL flat corrections, not after max_iter, and
+ * says how far above its tolerance it stalled. */
+START_TEST(test_stall) {
+  lv_newton *nw;
+  ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
+  prob p;
+  lv_newton_problem pb = {res, jac, upd, NULL, &p, 2};
+  lv_newton_stats st;
+  prob_init(&p, 1.0, -1.0);
+  p.floor = 1e-10;
+  ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), LV_ENEWTON);
+  ck_assert_int_eq(st.stalled, 1);
+  ck_assert_int_lt(st.iterations, 20);
+  ck_assert_msg(st.residual_ratio > 100.0 && st.residual_ratio < 1e3, "ratio %g", st.residual_ratio);
+  /* max_iter reached on a converging iteration is not a stall */
+  prob_init(&p, 1.0, -1.0);
+  lv_newton_opts(nw)->max_iter = 2;
+  ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), LV_ENEWTON);
+  ck_assert_int_eq(st.stalled, 0);
+  /* without the floor the same solve converges */
+  lv_newton_opts(nw)->max_iter = 40;
+  prob_init(&p, 1.0, -1.0);
+  ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), 0);
+  ck_assert_int_eq(st.stalled, 0);
+  ck_assert(st.residual_ratio <= 1.0);
   lv_newton_free(nw);
 }
 END_TEST
@@ -333,6 +367,7 @@ int main(void) {
   tcase_add_test(tc, test_quadratic);
   tcase_add_test(tc, test_modified);
   tcase_add_test(tc, test_failures);
+  tcase_add_test(tc, test_stall);
   tcase_add_test(tc, test_damping);
   tcase_add_test(tc, test_polish);
   tcase_add_test(tc, test_relative_residual);

@@ -99,7 +99,18 @@ typedef struct {
   double contraction;      /**< last ||dx_k|| / ||dx_{k-1}|| */
   int scaled;              /**< converged by the relative part of the residual test: some
                                 |r_i| > res_tol, all |r_i| <= res_rtol s_i where larger */
+  int stalled;             /**< LV_ENEWTON because the residual fell by less than a tenth
+                                below its best in LV_NEWTON_STALL corrections each under a
+                                millionth of the solve's largest (converged in x, not in the
+                                residual: a round-off floor or an inaccurate Newton matrix),
+                                not because of max_iter */
+  double residual_ratio;   /**< the last residual in units of its componentwise tolerance
+                                (<= 1: converged); 0 when the residual test is off */
 } lv_newton_stats;
+
+/** Corrections without progress after which a solve stops as stalled
+ *  (lv_newton_stats.stalled). */
+#define LV_NEWTON_STALL 5
 
 /** Fill @p opt with the defaults listed above. */
 void lv_newton_options_default(lv_newton_options *opt);

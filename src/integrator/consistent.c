@@ -96,6 +96,17 @@ static int project_velocities(lv_integrator *it) {
   return rc;
 }
 
+int lv_integrator_saddle_regular(lv_integrator *it) {
+  const lv_model *m = it->model;
+  lv_linsol *ls = NULL;
+  int rc = lv_linsol_new(&ls, it->resolved_kind, m->nv + m->nc, it->linsol_threshold);
+  if (!rc) rc = lv_linsol_begin(ls);
+  if (!rc) rc = assemble_saddle(m, it->state.q, it->state.q, ls);
+  if (!rc) rc = lv_linsol_factor(ls);
+  lv_linsol_free(ls);
+  return rc == 0 ? 1 : rc == LV_ESINGULAR ? 0 : -1;
+}
+
 static int residual_norms(const lv_model *m, const lv_state *s, double *gn, double *gvn) {
   *gn = *gvn = 0.0;
   if (m->nc == 0) return 0;

@@ -381,6 +381,7 @@ int lv_integrator_step(lv_integrator *it) {
   double start = lv_wall_time();
   lv_state_copy(&it->backup, &it->state, m->nq, m->nv, m->nc);
   lv_model_clear_error(m);
+  it->stepper.detail[0] = '\0'; /* a scheme's sentence describes this step only */
   it->not_ready = 0;
   /* Halved sub-steps that succeeded before the step failed as a whole have
    * moved the scheme's history on: take it back with the state. */
@@ -405,9 +406,13 @@ int lv_integrator_step(lv_integrator *it) {
   keep_model_error(it);
   it->last_status = rc;
   it->fail_in_init = 0;
+  it->saddle_regular = -1;
   if (rc) {
     lv_state_copy(&it->state, &it->backup, m->nq, m->nv, m->nc);
     if (saved && it->type->restore) it->type->restore(&it->stepper);
+    /* A singular first step is the model's fault only if the saddle-point
+     * matrix is singular where it started: one factorization tells. */
+    if (rc == LV_ESINGULAR && it->stats.steps == 0) it->saddle_regular = lv_integrator_saddle_regular(it);
   } else {
     /* Times from the step count, so 10^7 steps do not accumulate round-off. */
     it->n_since_base++;
@@ -488,13 +493,34 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
   } else if (rc == LV_ENONFINITE) {
     snprintf(buf, n, "the Newton residual became NaN or Inf after %d iterations during the %s at t = %.9g",
              ns->iterations, where, it->state.t);
+  } else if (rc == LV_ENEWTON && ns->stalled) {
+    /* A flat residual is not what a too-large step looks like: say so
+     * rather than suggest a smaller step (four-particle k24 = 1e12 before
+     * EM's round-off scale knew the spring term). */
+    snprintf(buf, n, "Newton stalled in the step from t = %.9g: the residual max-norm stayed at %.3e (%.3g times "
+             "its tolerance) for %d iterations, the mark of a round-off floor (equations whose terms round "
+             "beyond the tolerance) or of an inaccurate Newton matrix; a smaller step helps only in the second case",
+             it->state.t, ns->residual_norm, ns->residual_ratio, LV_NEWTON_STALL);
   } else if (rc == LV_ENEWTON || rc == LV_EDIVERGE) {
+    char hint[96];
+    if (it->max_halvings == 0)
+      snprintf(hint, sizeof hint, "a smaller step or step halving may help");
+    else
+      snprintf(hint, sizeof hint, "the step was halved %d times without success; a smaller step may help",
+               it->max_halvings);
     snprintf(buf, n, "Newton %s after %d iterations with residual max-norm %.3e (last increment %.3e) in the step "
-             "from t = %.9g; a smaller step or step halving may help",
+             "from t = %.9g; %s",
              rc == LV_ENEWTON ? "did not converge" : "diverged", ns->iterations, ns->residual_norm,
-             ns->increment_norm, it->state.t);
+             ns->increment_norm, it->state.t, hint);
+  } else if (rc == LV_ESTEPMIN && it->stepper.detail[0]) {
+    snprintf(buf, n, "%s", it->stepper.detail);
   } else if (rc == LV_ESINGULAR) {
-    if (it->fail_in_init || it->stats.steps == 0)
+    if (!it->fail_in_init && it->stats.steps == 0 && it->saddle_regular == 1)
+      snprintf(buf, n, "the Newton matrix is singular in the first step, from t = %.9g, although [M G^T; G 0] is "
+               "regular there (independent constraints, regular mass): the step is probably too large for the "
+               "iteration (try a smaller step or step halving)",
+               it->state.t);
+    else if (it->fail_in_init || it->stats.steps == 0)
       snprintf(buf, n, "the Newton matrix is singular in the %s at t = %.9g: check for redundant constraints "
                "(rank-deficient G) or a zero mass",
                where, it->state.t);

@@ -33,6 +33,9 @@ struct lv_integrator {
   lv_newton_stats last;
   int last_status;     /* status of the last init/step, for error_detail */
   int fail_in_init;    /* the last failure happened in init */
+  int saddle_regular;  /* after LV_ESINGULAR in the first step: 1 if [M G^T; G 0] factors at
+                          the start state (so the step, not the model, is singular), 0 if
+                          not, -1 if not known */
   /* Divergence guard (see lv_integrator_set_divergence_guard). */
   int guard_on;
   double guard_energy, guard_constraint;
@@ -46,5 +49,9 @@ struct lv_integrator {
 
 void lv_state_copy(lv_state *dst, const lv_state *src, int nq, int nv, int nc);
 int lv_integrator_make_consistent(lv_integrator *it);
+/* 1 if the saddle-point matrix [M G^T; G 0] at the current state factors
+ * (regular mass, independent constraints), 0 if it is singular, -1 if it
+ * could not be evaluated. */
+int lv_integrator_saddle_regular(lv_integrator *it);
 
 #endif

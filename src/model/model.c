@@ -384,6 +384,13 @@ int lv_model_hessian_apply_abs(const lv_model *m, const double *q, const double 
   return lv_model_constraint_hessian(m, q, gamma, absvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
 }
 
+/* y = |d2V(q)| |x|: the rounding that an error of eps |q| leaves in dV(q). */
+int lv_model_hess_potential_apply_abs(const lv_model *m, const double *q, const double *x, double *y) {
+  memset(y, 0, (size_t)m->nv * sizeof(double));
+  lv_matvec_sink ms;
+  return lv_model_hess_potential(m, q, absvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+}
+
 int lv_model_curvature_apply_abs(const lv_model *m, const double *q, const double *w, const double *x,
                                  double *y) {
   if (m->nc == 0) return 0;

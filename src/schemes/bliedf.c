@@ -651,7 +651,13 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int d = B->nv, c = B->nc;
   if (B->hist_h == 0.0) {
     /* first step, or a new step size (bl_new_h) */
-    LV_CHECK(B->ramp ? start_ramp(B, h, ns) : start_phase(B, h, ns));
+    int src = B->ramp ? start_ramp(B, h, ns) : start_phase(B, h, ns);
+    if (src == LV_ESTEPMIN)
+      snprintf(st->detail, sizeof st->detail,
+               "the RKMK4 start at t = %.9g missed start-tol = %g with 4096 sub-steps (step halving does not "
+               "apply to it); a smaller step, a larger start-tol or start=ramp may help",
+               st->state->t, B->start_tol);
+    if (src) return src;
   }
   int k = B->kc; /* the order of this step */
   if (B->handout > 0) return handout_node(B);

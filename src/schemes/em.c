@@ -353,10 +353,19 @@ static int em_scale(void *ctx, double *sc) {
   em *E = ctx;
   int d = E->d, k = E->k;
   memset(sc, 0, (size_t)E->n * sizeof(double));
-  if (k == 0) return 0;
-  const double *a = E->x + d;
-  LV_CHECK(lv_model_hessian_apply_abs(E->m, E->z, a, E->z, sc));
+  const double *a = E->x + d, *p = E->s->p;
+  double h = E->h, *t = E->w;
+  /* the terms of F1 and the rounding that positions known to eps |q|
+   * leave in the force term: M u, h p, h^2/2 (|D^G V| + |d2V| |q1|) */
+  LV_CHECK(lv_model_mass_apply_abs(E->m, E->y, E->u, sc));
+  LV_CHECK(lv_model_hess_potential_apply_abs(E->m, E->y, E->y, t));
+  for (int i = 0; i < d; i++) sc[i] += h * fabs(p[i]) + 0.5 * h * h * (fabs(E->DGV[i]) + t[i]);
+  if (k > 0) {
+    LV_CHECK(lv_model_hessian_apply_abs(E->m, E->z, a, E->z, t));
+    for (int i = 0; i < d; i++) sc[i] += t[i];
+  }
   for (int i = 0; i < d; i++) sc[i] *= E->mass.rs[i];
+  if (k == 0) return 0;
   LV_CHECK(lv_model_G_apply_abs(E->m, E->y, E->y, sc + d));
   if (E->kind == EM_GGL) {
     for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * E->h * E->v0[i];
