@@ -131,4 +131,18 @@ double lv_fd_step_dir(const lv_space *sp, const double *q, int j);
  * of its residual along its update (tests; genalpha.c). */
 int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n);
 
+
+/* Scheme options (src/schemes/options.c).  Each refusal writes one
+ * sentence to st->detail, "<scheme>: KEY = VALUE is not accepted:
+ * ACCEPTED", and returns LV_EINPUT; an absent option takes its default. */
+int lv_opt_refuse(lv_stepper *st, const char *scheme, const char *key, const char *accepted);
+/* *out = index of the value in the NULL-terminated choices */
+int lv_opt_choice(lv_stepper *st, const char *scheme, const char *key, const char *const *choices, int def,
+                  int *out);
+/* 'on' -> 1, 'off' -> 0 */
+int lv_opt_onoff(lv_stepper *st, const char *scheme, const char *key, int def, int *out);
+/* a finite number; range checks are the caller's (with lv_opt_refuse) */
+int lv_opt_double(lv_stepper *st, const char *scheme, const char *key, double def, double *out,
+                  const char *accepted);
+
 #endif

@@ -87,6 +87,20 @@ expect_usage "unknown scheme option" run pendulum3d --scheme rattle --opt theta=
 expect_usage "negative step" run pendulum3d --step -0.1
 expect_usage "non-numeric t-end" run pendulum3d --t-end soon
 expect_usage "unknown option" run pendulum3d --colour
+# every scheme's refused option value names the key, the value and what is accepted (issue 14)
+expect_option() {
+  d=$1; pat=$2; shift 2
+  expect_usage "$d" "$@"
+  grep -Eq "$pat" err.txt && ok "$d names key, value, accepted" || bad "$d sentence: $(cat err.txt)"
+}
+expect_option "vi-s guess" "vi-s: guess = bogus is not accepted: 'simple' or 'advanced'" run four-particle --scheme vi-s --opt guess=bogus
+expect_option "em retry" "em: retry = maybe is not accepted: 'off' or 'on'" run four-particle --scheme em --opt retry=maybe
+expect_option "em-g guess" "em-g: guess = x is not accepted" run four-particle --scheme em-g --opt guess=x
+expect_option "vi-a theta not a number" "vi-a: theta = abc is not accepted: a number" run four-particle --scheme vi-a --opt theta=abc
+expect_option "bliedf3 index" "bliedf3: index = 5 is not accepted: 3 .* or 2" run heavy-top --scheme bliedf3 --opt index=5
+expect_option "bliedf2 start-tol" "bliedf2: start-tol = 2 is not accepted: a number in \\(0, 1\\)" run heavy-top --scheme bliedf2 --opt start-tol=2
+expect_option "bliedf4 predictor" "bliedf4: predictor = x is not accepted: 'last' or 'extrapolate'" run heavy-top --scheme bliedf4 --opt predictor=x
+expect_option "bliedf1 lambda-fix" "bliedf1: lambda-fix = 1 is not accepted: 'off' or 'on'" run heavy-top --scheme bliedf1 --opt lambda-fix=1
 expect_usage "param without =" run pendulum3d --param l
 expect_usage "converge without steps" converge pendulum3d
 expect_usage "compare with unknown scheme" compare pendulum3d --schemes rattle,nope

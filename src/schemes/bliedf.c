@@ -752,34 +752,19 @@ static const lv_param_info bl_options[] = {
     {NULL, NULL, NULL},
 };
 
-static int parse_onoff(const lv_kv *kv, const char *key, int def, int *out) {
-  const char *s = lv_kv_string(kv, key, NULL);
-  if (!s) {
-    *out = def;
-    return 0;
-  }
-  if (strcmp(s, "on") == 0) *out = 1;
-  else if (strcmp(s, "off") == 0) *out = 0;
-  else return LV_EINPUT;
-  return 0;
-}
-
-static int parse_options(bliedf *B, const lv_kv *kv) {
+static int parse_options(bliedf *B, lv_stepper *st, const char *name) {
+  const lv_kv *kv = st->options;
   LV_CHECK(lv_kv_check(kv, bl_options, NULL));
-  LV_CHECK(lv_kv_int(kv, "index", 3, &B->index));
-  if (B->index != 3 && B->index != 2) return LV_EINPUT;
-  LV_CHECK(parse_onoff(kv, "correction", 1, &B->correction));
-  LV_CHECK(parse_onoff(kv, "lambda-fix", 1, &B->lambda_fix));
-  const char *st = lv_kv_string(kv, "start", "rkmk4");
-  if (strcmp(st, "ramp") == 0) B->ramp = 1;
-  else if (strcmp(st, "rkmk4") != 0) return LV_EINPUT;
-  LV_CHECK(lv_kv_double(kv, "start-tol", 1e-12, &B->start_tol));
-  if (!(B->start_tol > 0.0) || !isfinite(B->start_tol)) return LV_EINPUT;
-  const char *pr = lv_kv_string(kv, "predictor", "extrapolate");
-  if (strcmp(pr, "extrapolate") == 0) B->extrapolate = 1;
-  else if (strcmp(pr, "last") == 0) B->extrapolate = 0;
-  else return LV_EINPUT;
-  return 0;
+  if (lv_kv_int(kv, "index", 3, &B->index) || (B->index != 3 && B->index != 2))
+    return lv_opt_refuse(st, name, "index", "3 (index-3 formulation) or 2 (stabilised index 2)");
+  LV_CHECK(lv_opt_onoff(st, name, "correction", 1, &B->correction));
+  LV_CHECK(lv_opt_onoff(st, name, "lambda-fix", 1, &B->lambda_fix));
+  static const char *const starts[] = {"rkmk4", "ramp", NULL};
+  LV_CHECK(lv_opt_choice(st, name, "start", starts, 0, &B->ramp));
+  LV_CHECK(lv_opt_double(st, name, "start-tol", 1e-12, &B->start_tol, "a number in (0, 1)"));
+  if (!(B->start_tol > 0.0 && B->start_tol < 1.0)) return lv_opt_refuse(st, name, "start-tol", "a number in (0, 1)");
+  static const char *const predictors[] = {"last", "extrapolate", NULL};
+  return lv_opt_choice(st, name, "predictor", predictors, 1, &B->extrapolate);
 }
 
 static void bl_destroy(lv_stepper *st) {
@@ -813,7 +798,8 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->kc = k;
   B->al = ALPHA[k - 1];
   B->ga = GAMMA[k - 1];
-  LV_CHECK(parse_options(B, st->options));
+  static const char *const names[] = {"bliedf1", "bliedf2", "bliedf3", "bliedf4"};
+  LV_CHECK(parse_options(B, st, names[k - 1]));
   int d = B->nv, c = B->nc, Q = B->nq;
   B->N = d + (B->index == 2 ? 2 * c : c);
   size_t sd = (size_t)d, sc = (size_t)c, sq = (size_t)Q, nodes = (size_t)k + 1;

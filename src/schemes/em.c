@@ -478,16 +478,11 @@ static const lv_param_info em_options[] = {
 static int em_create(lv_stepper *st, em_kind kind) {
   const lv_model *m = st->model;
   LV_CHECK(lv_kv_check(st->options, em_options, NULL));
-  const char *guess = lv_kv_string(st->options, "guess", "simple");
-  int advanced;
-  if (strcmp(guess, "simple") == 0)
-    advanced = 0;
-  else if (strcmp(guess, "advanced") == 0)
-    advanced = 1;
-  else
-    return LV_EINPUT;
-  const char *retry = lv_kv_string(st->options, "retry", "off");
-  if (strcmp(retry, "on") != 0 && strcmp(retry, "off") != 0) return LV_EINPUT;
+  static const char *const guesses[] = {"simple", "advanced", NULL};
+  const char *name = kind == EM_GGL ? "em" : "em-g";
+  int advanced, retry;
+  LV_CHECK(lv_opt_choice(st, name, "guess", guesses, 0, &advanced));
+  LV_CHECK(lv_opt_onoff(st, name, "retry", 0, &retry));
   /* Applied forces would break the energy balance the scheme is built on:
    * refuse rather than drop them silently. */
   if (lv_model_has_force(m)) return LV_ENOTIMPL;
@@ -498,7 +493,7 @@ static int em_create(lv_stepper *st, em_kind kind) {
   st->priv = E;
   E->kind = kind;
   E->advanced = advanced;
-  E->retry = strcmp(retry, "on") == 0;
+  E->retry = retry;
   E->m = m;
   E->s = st->state;
   int d = lv_model_nv(m), k = lv_model_nc(m);

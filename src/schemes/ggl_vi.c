@@ -598,8 +598,9 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   const lv_param_info *opts = kind == VI_S ? vi_s_options : kind == VI_A ? vi_a_options : vi_b_options;
   LV_CHECK(lv_kv_check(st->options, opts, NULL));
   double theta = kind == VI_B ? 1.0 : 0.5, vtheta = 0.5;
-  if (kind != VI_S) LV_CHECK(lv_kv_double(st->options, "theta", theta, &theta));
-  if (kind == VI_B) LV_CHECK(lv_kv_double(st->options, "vartheta", vtheta, &vtheta));
+  const char *name = kind == VI_S ? "vi-s" : kind == VI_A ? "vi-a" : "vi-b";
+  if (kind != VI_S) LV_CHECK(lv_opt_double(st, name, "theta", theta, &theta, "a number"));
+  if (kind == VI_B) LV_CHECK(lv_opt_double(st, name, "vartheta", vtheta, &vtheta, "a number"));
   /* Refused only where the scheme is undefined; the README's unstable
    * values (VI-A away from theta = 1/2, VI-B for vartheta > 1/2) stay
    * allowed, since users study them on purpose. */
@@ -615,14 +616,9 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
     snprintf(st->detail, sizeof st->detail, "vi-b: vartheta = %g is outside its range (0, 1) (stable only for vartheta <= 1/2)", vtheta);
     return LV_EINPUT;
   }
-  const char *guess = lv_kv_string(st->options, "guess", "simple");
+  static const char *const guesses[] = {"simple", "advanced", NULL};
   int advanced;
-  if (strcmp(guess, "simple") == 0)
-    advanced = 0;
-  else if (strcmp(guess, "advanced") == 0)
-    advanced = 1;
-  else
-    return LV_EINPUT;
+  LV_CHECK(lv_opt_choice(st, kind == VI_S ? "vi-s" : kind == VI_A ? "vi-a" : "vi-b", "guess", guesses, 0, &advanced));
   /* The discrete action has no non-conservative forces (that would be a
    * discrete Lagrange-d'Alembert principle): refuse rather than drop them. */
   if (lv_model_has_force(m)) return LV_ENOTIMPL;
