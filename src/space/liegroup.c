@@ -444,6 +444,35 @@ void lv_lg_quat_to_rot(const double q[4], double R[9]) {
   R[8] = 1.0 - 2.0 * (x * x + y * y);
 }
 
+/* Shepperd: the largest of 4 w^2, 4 x^2, 4 y^2, 4 z^2 (from the trace and
+ * the diagonal) is taken by a square root, the others from off-diagonal
+ * sums and differences, so no component is found from a small difference. */
+void lv_lg_quat_from_rot(const double R[9], double q[4]) {
+  double t = R[0] + R[4] + R[8], c[4] = {t, R[0], R[4], R[8]};
+  int p = 0;
+  for (int i = 1; i < 4; i++)
+    if (c[i] > c[p]) p = i;
+  double r[4];
+  if (p == 0) {
+    double s = sqrt(1.0 + t);
+    r[0] = 0.5 * s;
+    s = 0.5 / s;
+    r[1] = (R[7] - R[5]) * s;
+    r[2] = (R[2] - R[6]) * s;
+    r[3] = (R[3] - R[1]) * s;
+  } else {
+    int i = p - 1, j = (i + 1) % 3, k = (i + 2) % 3;
+    double s = sqrt(fmax(0.0, 1.0 + R[4 * i] - R[4 * j] - R[4 * k]));
+    r[1 + i] = 0.5 * s;
+    s = 0.5 / s;
+    r[0] = (R[3 * k + j] - R[3 * j + k]) * s;
+    r[1 + j] = (R[3 * j + i] + R[3 * i + j]) * s;
+    r[1 + k] = (R[3 * k + i] + R[3 * i + k]) * s;
+  }
+  double sg = r[0] < 0.0 ? -1.0 : 1.0;
+  for (int i = 0; i < 4; i++) q[i] = sg * r[i];
+}
+
 int lv_lg_quat_normalize(double q[4]) {
   if (!lv_all_finite(4, q)) return LV_EINPUT;
   double m = fabs(q[0]);

@@ -36,6 +36,8 @@ void lv_lg_quat_exp(const double omega[3], double q[4]);
  * (shortest rotation, |omega| <= pi).  Returns 1 at a half-turn (w ~ 0). */
 int lv_lg_quat_log(const double q[4], double omega[3]);
 void lv_lg_quat_to_rot(const double q[4], double R[9]);
+/* The unit quaternion of a rotation matrix, w >= 0 (Shepperd's method). */
+void lv_lg_quat_from_rot(const double R[9], double q[4]);
 int lv_lg_quat_normalize(double q[4]);
 
 /* SE(3): (x, R) with (x1,R1)(x2,R2) = (x1 + R1 x2, R1 R2), w = (U, psi). */
