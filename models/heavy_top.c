@@ -34,6 +34,7 @@ static const struct {
     {"r3so3", LV_FACTOR_R3SO3, F_R3SO3},
     {"se3", LV_FACTOR_SE3, F_SE3},
     {"so3", LV_FACTOR_SO3, F_SO3},
+    {"udq", LV_FACTOR_UDQ, F_SE3}, /* unit dual quaternions: the se3 equations */
 };
 
 typedef struct {
@@ -275,7 +276,7 @@ static int sym(int k, const double *q, double *xi, void *u) {
 }
 
 static const lv_param_info params[] = {
-    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE)"},
+    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), udq (unit dual quaternions, the se3 equations)"},
     {"m", "15", "mass"},
     {"J1", "0.234375", "principal inertia about the centre of mass, body axis 1"},
     {"J2", "0.46875", "principal inertia, body axis 2"},

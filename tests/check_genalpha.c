@@ -380,8 +380,8 @@ END_TEST
 
 /* Exact derivatives of every formulation against finite differences. */
 START_TEST(test_top_derivatives) {
-  const char *forms[] = {"r3so3", "se3", "so3"};
-  for (int f = 0; f < 3; f++) {
+  const char *forms[] = {"r3so3", "se3", "so3", "udq"};
+  for (int f = 0; f < 4; f++) {
     lv_model *m = model("heavy-top", "formulation", forms[f]);
     /* a generic configuration: the initial one rotated and displaced */
     double q[12], w[6] = {0.3, -0.2, 0.5, 0.7, -1.1, 0.4}, v[6] = {1.0, -2.0, 0.5, 3.0, 150.0, -4.6};
@@ -591,6 +591,86 @@ START_TEST(test_top_so3) {
   if (verbose()) printf("so3: e_(x,R) %.4g %.4g %.4g (order %.3f), e_Omega order %.3f\n", eq[0], eq[1], eq[2], pq, pv);
   assert_order(pq, 1.9, 2.1, "F2 so3 (x, R)");
   assert_order(pv, 1.9, 2.1, "F2 so3 Omega");
+}
+END_TEST
+
+/* Issue 19: the seventh formulation, unit dual quaternions (the double
+ * cover of SE(3), with the se3 equations).  At t = 1 its pose, velocity and
+ * multipliers converge at order 2 against a UDQ run with h = 1.25e-4, and
+ * against an SE(3) run with that step: the two formulations agree to
+ * O(h^2).  At equal steps they are the same discrete method (same algebra,
+ * same T), so they also agree to round-off amplified by the Newton
+ * tolerance. */
+typedef struct {
+  double x[3], R[9], v[6], lam[3];
+} top_end;
+
+static top_end top_at_1(const char *form, double h, const char *const *opt) {
+  lv_model *m = model("heavy-top", "formulation", form);
+  lv_integrator *it = integrator(m, h, opt);
+  ck_assert_int_eq(lv_integrator_run_until(it, 1.0), 0);
+  const lv_state *s = lv_integrator_state(it);
+  ck_assert_double_eq_tol(s->t, 1.0, 1e-12);
+  top_end e;
+  ck_assert_int_eq(lv_space_pose(lv_model_space(m), 0, s->q, e.x, e.R), 0);
+  memcpy(e.v, s->v, sizeof e.v);
+  memcpy(e.lam, s->lambda, sizeof e.lam);
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return e;
+}
+
+/* |log(a^-1 b)| in SE(3), |v_a - v_b|, |lambda_a - lambda_b| / |lambda_b| */
+static void top_end_diff(const top_end *a, const top_end *b, double *eq, double *ev, double *el) {
+  lv_space *se = NULL;
+  ck_assert_int_eq(lv_space_new(&se), 0);
+  ck_assert_int_eq(lv_space_add(se, LV_FACTOR_SE3, 0), 0);
+  double qa[12], qb[12], w[6], dv[6], dl[3];
+  ck_assert_int_eq(lv_space_set_pose(se, 0, a->x, a->R, qa), 0);
+  ck_assert_int_eq(lv_space_set_pose(se, 0, b->x, b->R, qb), 0);
+  ck_assert_int_eq(lv_space_log(se, qa, qb, w), 0);
+  for (int i = 0; i < 6; i++) dv[i] = a->v[i] - b->v[i];
+  for (int i = 0; i < 3; i++) dl[i] = a->lam[i] - b->lam[i];
+  *eq = norm(6, w);
+  *ev = norm(6, dv);
+  *el = norm(3, dl) / norm(3, b->lam);
+  lv_space_free(se);
+}
+
+START_TEST(test_top_udq) {
+  static const char *const *opts[2] = {NULL, I2};
+  static const char *names[2] = {"index 3", "index 2"};
+  double hs[3] = {2e-3, 1e-3, 5e-4}, href = 1.25e-4;
+  for (int o = 0; o < 2; o++) {
+    top_end ru = top_at_1("udq", href, opts[o]), rs = top_at_1("se3", href, opts[o]);
+    double eq[3], ev[3], el[3], sq[3], sv[3], sl[3], same = 0.0;
+    for (int k = 0; k < 3; k++) {
+      top_end u = top_at_1("udq", hs[k], opts[o]), s = top_at_1("se3", hs[k], opts[o]);
+      top_end_diff(&u, &ru, &eq[k], &ev[k], &el[k]); /* convergence of UDQ */
+      top_end_diff(&u, &rs, &sq[k], &sv[k], &sl[k]); /* agreement with SE(3) */
+      double dq, dv, dl;
+      top_end_diff(&u, &s, &dq, &dv, &dl); /* the same step */
+      same = fmax(same, fmax(dq, fmax(dv / norm(6, s.v), dl)));
+    }
+    double pq = fit(3, hs, eq), pv = fit(3, hs, ev), pl = fit(3, hs, el);
+    double aq = fit(3, hs, sq), av = fit(3, hs, sv), al = fit(3, hs, sl);
+    if (verbose())
+      printf("udq %s at t = 1: e_q %.3e %.3e %.3e (order %.3f), e_v order %.3f, e_lambda order %.3f;\n"
+             "  vs se3 reference: %.3e %.3e %.3e (order %.3f), v %.3f, lambda %.3f; same step: %.3e\n",
+             names[o], eq[0], eq[1], eq[2], pq, pv, pl, sq[0], sq[1], sq[2], aq, av, al, same);
+    char what[64];
+    snprintf(what, sizeof what, "udq %s q", names[o]);
+    assert_order(pq, 1.9, 2.2, what);
+    snprintf(what, sizeof what, "udq %s v", names[o]);
+    assert_order(pv, 1.9, 2.2, what);
+    snprintf(what, sizeof what, "udq %s lambda", names[o]);
+    assert_order(pl, 1.8, 2.2, what);
+    snprintf(what, sizeof what, "udq vs se3 %s q", names[o]);
+    assert_order(aq, 1.9, 2.2, what);
+    snprintf(what, sizeof what, "udq vs se3 %s v", names[o]);
+    assert_order(av, 1.9, 2.2, what);
+    ck_assert_msg(same < 1e-7, "udq and se3 at equal steps differ by %g (%s)", same, names[o]);
+  }
 }
 END_TEST
 
@@ -814,6 +894,7 @@ int main(void) {
   tcase_add_test(top, test_top_projection_every_step);
   tcase_add_test(top, test_top_se3);
   tcase_add_test(top, test_top_so3);
+  tcase_add_test(top, test_top_udq);
   suite_add_tcase(s, top);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

@@ -423,6 +423,39 @@ static void se3_blk_tinv_deriv(const double *th, const double *x, double *y, dou
 static const unsigned char SE3_PATTERN[36] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
                                               0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1};
 
+/* ------------------------------------------------------------ unit dual quaternions */
+
+static void udq_identity(double *q, int n) {
+  (void)n;
+  for (int i = 0; i < 8; i++) q[i] = i == 0;
+}
+static void udq_compose_exp(const double *q, double h, const double *v, double *qo, int n) {
+  (void)n;
+  double w[6], e[8];
+  for (int j = 0; j < 6; j++) w[j] = h * v[j];
+  lv_lg_udq_exp(w, e);
+  lv_lg_udq_mul(q, e, qo);
+}
+static int udq_log(const double *a, const double *b, double *v, int n) {
+  (void)n;
+  /* q0^-1 = (r0*, d0*) on the group */
+  const double ai[8] = {a[0], -a[1], -a[2], -a[3], a[4], -a[5], -a[6], -a[7]};
+  double p[8];
+  lv_lg_udq_mul(ai, b, p);
+  return lv_lg_udq_log(p, v);
+}
+static int udq_normalize(double *q, int n) {
+  (void)n;
+  return lv_lg_udq_normalize(q);
+}
+static double udq_dir_scale(const double *q, int j, int n) {
+  (void)n;
+  double x[3], R[9];
+  if (j >= 3) return 0.0;
+  lv_lg_udq_pose(q, x, R);
+  return max_abs3(x);
+}
+
 /* ------------------------------------------------------------ the table */
 
 /* Rotation groups share the tangent maps of SO(3) (S^3 is its double
@@ -466,6 +499,16 @@ static const lv_group GROUPS[] = {
                        .set_pose = xr_set_pose, .blk_tinv = se3_blk_tinv,
                        .blk_tinv_deriv = se3_blk_tinv_deriv, .blk_inv = inv6, .blk_solve = solve6,
                        .blk_mul = mul6},
+    /* the double cover of SE(3): SE(3)'s algebra, coordinates and blocks */
+    [LV_FACTOR_UDQ] = {.name = "UDQ", .nq = 8, .nv = 6, .rb = 0, .rk = 6, .pattern = SE3_PATTERN,
+                       .identity = udq_identity, .compose_exp = udq_compose_exp, .log = udq_log,
+                       .tangent = se3_tangent, .tangent_apply = se3_tangent_apply,
+                       .tangent_inv_apply = se3_tangent_inv_apply,
+                       .tangent_inv_deriv = se3_tangent_inv_deriv, .ad = se3_ad,
+                       .normalize = udq_normalize, .dir_scale = udq_dir_scale,
+                       .pose = lv_lg_udq_pose, .set_pose = lv_lg_udq_from_pose,
+                       .blk_tinv = se3_blk_tinv, .blk_tinv_deriv = se3_blk_tinv_deriv,
+                       .blk_inv = inv6, .blk_solve = solve6, .blk_mul = mul6},
 };
 
 const lv_group *lv_group_of(lv_factor_kind kind) {
