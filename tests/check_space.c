@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "livens/livens.h"
+#include "space/group.h" /* the operations table (internal) */
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -1490,6 +1491,123 @@ START_TEST(test_udq_tangent_fd) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ the operations table */
+
+/* Every entry of the table is complete and its block algebra (what the
+ * schemes use: genalpha's exact sigma corrector) agrees with the space-level
+ * operations: T = I outside the declared Lie block, T^-1 of the block is the
+ * inverse of lv_space_tangent's block, the block derivative is that of
+ * lv_space_tangent_inv_deriv, the declared structural zeros are zero, and
+ * inv / solve / mul are what they say.  A new group with an inconsistent
+ * entry fails here instead of giving silently wrong results. */
+START_TEST(test_group_table) {
+  rng_t r = {31337};
+  int nkinds = 0;
+  for (int kind = 0; lv_group_of((lv_factor_kind)kind); kind++) {
+    const lv_group *G = lv_group_of((lv_factor_kind)kind);
+    nkinds++;
+    ck_assert_ptr_nonnull(G->name);
+    ck_assert(G->identity && G->compose_exp && G->log && G->tangent && G->tangent_apply &&
+              G->tangent_inv_apply && G->tangent_inv_deriv && G->ad && G->normalize && G->dir_scale);
+    if (G->nq == 0) { /* R^k */
+      ck_assert_int_eq(G->rk, 0);
+      continue;
+    }
+    ck_assert_msg(G->pose && G->set_pose, "%s: no pose", G->name);
+    ck_assert_msg(G->rk >= 1 && G->rk <= LV_GROUP_MAXBLK && G->rb >= 0 && G->rb + G->rk <= G->nv,
+                  "%s: Lie block %d+%d of %d", G->name, G->rb, G->rk, G->nv);
+    ck_assert_msg(G->blk_tinv && G->blk_tinv_deriv && G->blk_inv && G->blk_solve && G->blk_mul,
+                  "%s: block algebra missing", G->name);
+    lv_space *sp = single((lv_factor_kind)kind, 0);
+    ck_assert_ptr_eq(lv_space_factor_group(sp, 0), G);
+    int nv = G->nv, k = G->rk, b0 = G->rb;
+    double e_out = 0.0, e_inv = 0.0, e_y = 0.0, e_d = 0.0, e_pat = 0.0, e_alg = 0.0;
+    for (int t = 0; t < 20; t++) {
+      double v[6], x[6], T[36], Dd[36] = {0}, y[6], Ti[36], Db[36], yb[6], P[36];
+      rnd_vec(&r, nv, v);
+      rnd_len3(&r, 0.1 + 0.1 * t, v + nv - 3);
+      rnd_vec(&r, nv, x);
+      tangent_dense(sp, v, T);
+      lv_sink ds = lv_sink_dense(Dd, nv, nv, nv); /* column-major */
+      ck_assert_int_eq(lv_space_tangent_inv_deriv(sp, v, x, y, &ds), 0);
+      for (int i = 0; i < nv; i++)
+        for (int j = 0; j < nv; j++) {
+          int in = i >= b0 && i < b0 + k && j >= b0 && j < b0 + k;
+          if (!in) {
+            e_out = fmax(e_out, fabs(T[nv * i + j] - (i == j)));
+            e_out = fmax(e_out, fabs(Dd[i + nv * j]));
+          } else if (G->pattern && !G->pattern[(i - b0) * k + (j - b0)]) {
+            e_pat = fmax(e_pat, fmax(fabs(T[nv * i + j]), fabs(Dd[i + nv * j])));
+          }
+        }
+      ck_assert_int_eq(G->blk_tinv(v + b0, Ti), 0);
+      G->blk_tinv_deriv(v + b0, x + b0, yb, Db);
+      for (int i = 0; i < k; i++) {
+        e_y = fmax(e_y, fabs(yb[i] - y[b0 + i]) / norm(nv, y));
+        for (int j = 0; j < k; j++) {
+          double s = 0.0;
+          for (int l = 0; l < k; l++) s += Ti[i * k + l] * T[nv * (b0 + l) + b0 + j];
+          e_inv = fmax(e_inv, fabs(s - (i == j)));
+          e_d = fmax(e_d, fabs(Db[i * k + j] - Dd[(b0 + i) + nv * (b0 + j)]));
+          if (G->pattern && !G->pattern[i * k + j]) e_pat = fmax(e_pat, fmax(fabs(Ti[i * k + j]), fabs(Db[i * k + j])));
+        }
+      }
+      /* inv, solve, mul on a random well-conditioned block */
+      double A[36], X[36], B[36], C[36], c[6] = {0}, cb[6];
+      rnd_vec(&r, k * k, A);
+      rnd_vec(&r, k * k, B);
+      for (int i = 0; i < k; i++) A[i * k + i] += 3.0;
+      ck_assert_int_eq(G->blk_inv(A, X), 0);
+      G->blk_mul(A, X, P);
+      G->blk_mul(A, B, C);
+      rnd_vec(&r, k, c);
+      memcpy(cb, c, (size_t)k * sizeof *cb);
+      ck_assert_int_eq(G->blk_solve(A, cb), 0);
+      for (int i = 0; i < k; i++) {
+        double s = 0.0;
+        for (int l = 0; l < k; l++) s += A[i * k + l] * cb[l];
+        e_alg = fmax(e_alg, fabs(s - c[i]));
+        for (int j = 0; j < k; j++) {
+          double m = 0.0;
+          for (int l = 0; l < k; l++) m += A[i * k + l] * B[l * k + j];
+          e_alg = fmax(e_alg, fmax(fabs(P[i * k + j] - (i == j)), fabs(C[i * k + j] - m)));
+        }
+      }
+    }
+    char what[96];
+    snprintf(what, sizeof what, "table %s: T^-1 block T block - I", G->name);
+    report(what, e_inv);
+    snprintf(what, sizeof what, "table %s: block y, D vs the space's", G->name);
+    report(what, fmax(e_y, e_d));
+    ck_assert_msg(e_out == 0.0, "%s: T != I or D != 0 outside the Lie block (%g)", G->name, e_out);
+    ck_assert_msg(e_pat == 0.0, "%s: a structural zero is not zero (%g)", G->name, e_pat);
+    ck_assert_msg(e_inv < 1e-13, "%s: blk_tinv is not T^-1 (%g)", G->name, e_inv);
+    ck_assert_msg(e_y < 1e-15 && e_d < 1e-13, "%s: blk_tinv_deriv differs (%g %g)", G->name, e_y, e_d);
+    ck_assert_msg(e_alg < 1e-13, "%s: block algebra (%g)", G->name, e_alg);
+    /* pose of the identity, pose o set_pose */
+    double q[12], xx[3], R[9], x2[3], R2[9];
+    lv_space_identity(sp, q);
+    ck_assert_int_eq(lv_space_pose(sp, 0, q, xx, R), 0);
+    for (int i = 0; i < 9; i++) ck_assert(R[i] == (i % 4 == 0));
+    for (int i = 0; i < 3; i++) ck_assert(xx[i] == 0.0);
+    rnd_config(&r, sp, q);
+    lv_space_pose(sp, 0, q, xx, R);
+    ck_assert_int_eq(lv_space_set_pose(sp, 0, xx, R, q), 0);
+    lv_space_pose(sp, 0, q, x2, R2);
+    ck_assert(maxdiff(3, xx, x2) < 1e-14 && maxdiff(9, R, R2) < 1e-14);
+    lv_space_free(sp);
+  }
+  ck_assert_int_eq(nkinds, LV_FACTOR_UDQ + 1);
+  lv_space *rn = NULL;
+  ck_assert_int_eq(lv_space_new_rn(&rn, 3), 0);
+  double q[3] = {0}, x[3], R[9];
+  ck_assert_int_eq(lv_space_pose(rn, 0, q, x, R), LV_EINPUT);
+  ck_assert_int_eq(lv_space_set_pose(rn, 0, x, R, q), LV_EINPUT);
+  ck_assert_int_eq(lv_space_pose(rn, 1, q, x, R), LV_EINPUT);
+  lv_space_free(rn);
+}
+END_TEST
+
 static Suite *space_suite(void) {
   Suite *s = suite_create("space");
   TCase *tc = tcase_create("core");
@@ -1513,6 +1631,7 @@ static Suite *space_suite(void) {
   tcase_add_test(tc, test_large_chain);
   tcase_add_test(tc, test_udq_group);
   tcase_add_test(tc, test_udq_tangent_fd);
+  tcase_add_test(tc, test_group_table);
   suite_add_tcase(s, tc);
   return s;
 }
