@@ -2,7 +2,6 @@
  * Every product-level operation is a loop over the factors that calls the
  * factor's entry of the operations table (group.h), so a chain of 10^5
  * rigid bodies costs O(N) per call and no code here depends on the kinds. */
-#include <float.h>
 #include <limits.h>
 #include <stdio.h>
 #include "lv_internal.h"
