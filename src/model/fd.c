@@ -11,9 +11,10 @@
  * positions are 1e3 (a scale of 1e3 for every direction made the rotation
  * columns of an FD Jacobian wrong in the third digit).  Rotation directions
  * (SO(3), S^3, the rotation half of R^3xSO(3) and SE(3)) have scale 1; a
- * translation of R^3xSO(3)/SE(3)/UDQ is scaled by the largest position
- * component of its body (SE(3)'s translation is in the body frame).  The
- * scale is the factor's own (dir_scale of its entry in space/group.h). */
+ * translation of a rigid body (R^3xSO(3), SE(3), ...) is scaled by the
+ * largest position component of its body (SE(3)'s translation is in the
+ * body frame).  The scale is the factor's own: dir_scale of its entry in
+ * space/group.h. */
 double lv_fd_step_dir(const lv_space *sp, const double *q, int j) {
   return cbrt(DBL_EPSILON) * lv_space_dir_scale(sp, q, j);
 }
