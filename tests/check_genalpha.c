@@ -674,6 +674,35 @@ START_TEST(test_top_udq) {
 }
 END_TEST
 
+/* The new group under the other Lie group scheme: BLieDF (k = 2 and 4,
+ * with its RKMK4 start, which uses T^-1, log and ad) gives the same
+ * discrete solution in udq as in se3, to round-off. */
+START_TEST(test_top_udq_bliedf) {
+  static const char *schemes[2] = {"bliedf2", "bliedf4"};
+  for (int k = 0; k < 2; k++) {
+    top_end e[2];
+    static const char *forms[2] = {"udq", "se3"};
+    for (int f = 0; f < 2; f++) {
+      lv_model *m = model("heavy-top", "formulation", forms[f]);
+      lv_integrator *it = NULL;
+      ck_assert_int_eq(lv_integrator_new(&it, m, schemes[k], 1e-3), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      ck_assert_int_eq(lv_integrator_run_until(it, 0.5), 0);
+      const lv_state *s = lv_integrator_state(it);
+      ck_assert_int_eq(lv_space_pose(lv_model_space(m), 0, s->q, e[f].x, e[f].R), 0);
+      memcpy(e[f].v, s->v, sizeof e[f].v);
+      memcpy(e[f].lam, s->lambda, sizeof e[f].lam);
+      lv_integrator_free(it);
+      lv_model_free(m);
+    }
+    double dq, dv, dl;
+    top_end_diff(&e[0], &e[1], &dq, &dv, &dl);
+    if (verbose()) printf("udq vs se3, %s, h = 1e-3, t = 0.5: q %.3e, v %.3e, lambda (rel) %.3e\n", schemes[k], dq, dv, dl);
+    ck_assert_msg(dq < 1e-9 && dv < 1e-7 && dl < 1e-7, "%s: udq and se3 differ (%g %g %g)", schemes[k], dq, dv, dl);
+  }
+}
+END_TEST
+
 /* A10 and the linear-solver back-ends: the same iterates with UMFPACK. */
 /* Dense and UMFPACK give the same solution; the default simplified Newton
  * (one factorisation per step, at the predictor) converges to the same
@@ -895,6 +924,7 @@ int main(void) {
   tcase_add_test(top, test_top_se3);
   tcase_add_test(top, test_top_so3);
   tcase_add_test(top, test_top_udq);
+  tcase_add_test(top, test_top_udq_bliedf);
   suite_add_tcase(s, top);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);
