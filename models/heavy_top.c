@@ -16,14 +16,30 @@
  * All derivatives are exact (left-trivialised, the spec's §2.7/§4.4 tangent
  * matrices).  Symmetry: rotation about the vertical axis e3 through the tip,
  * whose momentum map is the vertical angular momentum about the origin.
- * Configuration layout: x (3), then R row-major (9); SO(3): R only. */
+ *
+ * The callbacks read the pose (x, R) through lv_space_pose, never the
+ * configuration's layout, so a formulation is a row of FORMS: a name, the
+ * factor kind (the representation of q) and the equations above it uses. */
 #include "lv_internal.h"
 #include "models/models.h"
 
 typedef enum { F_R3SO3 = 0, F_SE3 = 1, F_SO3 = 2 } formulation;
 
+/* The formulations: name, representation, equations. */
+static const struct {
+  const char *name;
+  lv_factor_kind kind;
+  formulation eq;
+} FORMS[] = {
+    {"r3so3", LV_FACTOR_R3SO3, F_R3SO3},
+    {"se3", LV_FACTOR_SE3, F_SE3},
+    {"so3", LV_FACTOR_SO3, F_SO3},
+    {"udq", LV_FACTOR_UDQ, F_SE3}, /* unit dual quaternions: the se3 equations */
+};
+
 typedef struct {
   formulation form;
+  const lv_space *sp; /* the model's space: poses of q */
   double m, g0;
   double J[3];   /* principal inertia about the centre of mass */
   double JO[9];  /* inertia about the tip (so3), row-major */
@@ -46,7 +62,10 @@ static void rtvec(const double *R, const double x[3], double y[3]) {
   for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
 }
 
-static const double *rot(const top *T, const double *q) { return T->form == F_SO3 ? q : q + 3; }
+/* The pose (x, R) of q (x = 0 in so3). */
+static void pose(const top *T, const double *q, double x[3], double R[9]) {
+  (void)lv_space_pose(T->sp, 0, q, x, R); /* cannot fail: factor 0 is a rigid body */
+}
 
 static int add3(lv_sink *s, int r0, int c0, const double A[9], double scale) {
   for (int i = 0; i < 3; i++)
@@ -72,13 +91,10 @@ static int mass(const double *q, lv_sink *M, void *u) {
 
 static int potential(const double *q, double *V, void *u) {
   const top *T = u;
-  if (T->form == F_SO3) {
-    double x[3];
-    rvec(q, T->X, x);
-    *V = T->m * T->g0 * x[2];
-  } else {
-    *V = T->m * T->g0 * q[2];
-  }
+  double x[3], R[9];
+  pose(T, q, x, R);
+  if (T->form == F_SO3) rvec(R, T->X, x);
+  *V = T->m * T->g0 * x[2];
   return 0;
 }
 
@@ -86,8 +102,9 @@ static const double E3[3] = {0.0, 0.0, 1.0};
 
 static int grad(const double *q, double *dV, void *u) {
   const top *T = u;
-  double r[3];
-  rtvec(rot(T, q), E3, r); /* R^T e3 */
+  double r[3], x[3], R[9];
+  pose(T, q, x, R);
+  rtvec(R, E3, r); /* R^T e3 */
   switch (T->form) {
     case F_R3SO3:
       for (int i = 0; i < 6; i++) dV[i] = 0.0;
@@ -110,8 +127,9 @@ static int grad(const double *q, double *dV, void *u) {
 /* D_q dV: se3: [0, m g0 (R^T e3)~; 0, 0]; so3: m g0 X~ (R^T e3)~; r3so3: 0. */
 static int hess(const double *q, lv_sink *H, void *u) {
   const top *T = u;
-  double r[3], A[9], B[9], C[9];
-  rtvec(rot(T, q), E3, r);
+  double r[3], A[9], B[9], C[9], x[3], R[9];
+  pose(T, q, x, R);
+  rtvec(R, E3, r);
   hat(r, A);
   if (T->form == F_SE3) return add3(H, 0, 3, A, T->m * T->g0);
   if (T->form == F_SO3) {
@@ -185,17 +203,18 @@ static int force_dv(double t, const double *q, const double *v, lv_sink *C, void
 
 static int constr(const double *q, double *g, void *u) {
   const top *T = u;
-  double y[3];
-  rvec(q + 3, T->X, y);
-  for (int i = 0; i < 3; i++) g[i] = y[i] - q[i];
+  double y[3], x[3], R[9];
+  pose(T, q, x, R);
+  rvec(R, T->X, y);
+  for (int i = 0; i < 3; i++) g[i] = y[i] - x[i];
   return 0;
 }
 
 /* r3so3: (-I, -R X~);  se3: (-R, -R X~). */
 static int jac(const double *q, lv_sink *G, void *u) {
   const top *T = u;
-  const double *R = q + 3;
-  double A[9], B[9];
+  double A[9], B[9], x[3], R[9];
+  pose(T, q, x, R);
   hat(T->X, A);
   mul3(R, A, B);
   if (T->form == F_SE3) {
@@ -211,8 +230,9 @@ static int jac(const double *q, lv_sink *G, void *u) {
  * translational rows for se3). */
 static int chess(const double *q, const double *lam, lv_sink *H, void *u) {
   const top *T = u;
-  double r[3], A[9], B[9], C[9];
-  rtvec(q + 3, lam, r);
+  double r[3], A[9], B[9], C[9], x[3], R[9];
+  pose(T, q, x, R);
+  rtvec(R, lam, r);
   hat(r, A);
   hat(T->X, B);
   mul3(B, A, C);
@@ -224,12 +244,13 @@ static int chess(const double *q, const double *lam, lv_sink *H, void *u) {
  * only in se3 (in r3so3 the translational part of G is constant). */
 static int curv(const double *q, const double *w, lv_sink *Z, void *u) {
   const top *T = u;
-  double c[3], A[9], B[9];
+  double c[3], A[9], B[9], x[3], R[9];
+  pose(T, q, x, R);
   cross(T->X, w + 3, c);
   if (T->form == F_SE3)
     for (int i = 0; i < 3; i++) c[i] += w[i];
   hat(c, A);
-  mul3(q + 3, A, B);
+  mul3(R, A, B);
   return add3(Z, 0, 3, B, 1.0);
 }
 
@@ -238,22 +259,24 @@ static int curv(const double *q, const double *w, lv_sink *Z, void *u) {
 static int sym(int k, const double *q, double *xi, void *u) {
   const top *T = u;
   (void)k;
+  double x[3], R[9];
+  pose(T, q, x, R);
   if (T->form == F_SO3) {
-    rtvec(q, E3, xi);
+    rtvec(R, E3, xi);
     return 0;
   }
   double c[3];
-  cross(E3, q, c);
+  cross(E3, x, c);
   if (T->form == F_SE3)
-    rtvec(q + 3, c, xi);
+    rtvec(R, c, xi);
   else
     memcpy(xi, c, sizeof c);
-  rtvec(q + 3, E3, xi + 3);
+  rtvec(R, E3, xi + 3);
   return 0;
 }
 
 static const lv_param_info params[] = {
-    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE)"},
+    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), udq (unit dual quaternions, the se3 equations)"},
     {"m", "15", "mass"},
     {"J1", "0.234375", "principal inertia about the centre of mass, body axis 1"},
     {"J2", "0.46875", "principal inertia, body axis 2"},
@@ -275,14 +298,10 @@ static int create(const lv_kv *kv, lv_model **out) {
   memset(&P, 0, sizeof P);
   double W[3];
   const char *f = lv_kv_string(kv, "formulation", "r3so3");
-  if (strcmp(f, "r3so3") == 0)
-    P.form = F_R3SO3;
-  else if (strcmp(f, "se3") == 0)
-    P.form = F_SE3;
-  else if (strcmp(f, "so3") == 0)
-    P.form = F_SO3;
-  else
-    return LV_EINPUT;
+  size_t nforms = sizeof FORMS / sizeof FORMS[0], fi = 0;
+  while (fi < nforms && strcmp(f, FORMS[fi].name) != 0) fi++;
+  if (fi == nforms) return LV_EINPUT;
+  P.form = FORMS[fi].eq;
   static const char *const jn[3] = {"J1", "J2", "J3"}, *const xn[3] = {"X1", "X2", "X3"},
                           *const wn[3] = {"Omega1", "Omega2", "Omega3"};
   static const double jd[3] = {0.234375, 0.46875, 0.234375}, xd[3] = {0, 1, 0}, wd[3] = {0, 150, -4.61538};
@@ -302,7 +321,7 @@ static int create(const lv_kv *kv, lv_model **out) {
   lv_space *sp = NULL;
   int rc = lv_space_new(&sp);
   if (rc) return rc;
-  rc = lv_space_add(sp, P.form == F_R3SO3 ? LV_FACTOR_R3SO3 : P.form == F_SE3 ? LV_FACTOR_SE3 : LV_FACTOR_SO3, 0);
+  rc = lv_space_add(sp, FORMS[fi].kind, 0);
   int nc = P.form == F_SO3 ? 0 : 3;
   lv_model *m = NULL;
   if (!rc) rc = lv_model_new(&m, "heavy-top", sp, nc);
@@ -316,19 +335,19 @@ static int create(const lv_kv *kv, lv_model **out) {
     return LV_ENOMEM;
   }
   *T = P;
+  T->sp = sp;
   lv_model_set_user(m, T, free);
   /* R0 = I, x0 = R0 X, u0 = Omega0 x X (= R0^T u0 = U0 in se3): consistent. */
+  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   double q0[12] = {0}, v0[6] = {0};
+  rc = lv_space_set_pose(sp, 0, P.X, I3, q0);
   if (P.form == F_SO3) {
-    q0[0] = q0[4] = q0[8] = 1.0;
     memcpy(v0, W, sizeof W);
   } else {
-    memcpy(q0, P.X, sizeof P.X);
-    q0[3] = q0[7] = q0[11] = 1.0;
     cross(W, P.X, v0);
     memcpy(v0 + 3, W, sizeof W);
   }
-  rc = lv_model_set_mass(m, mass, 1);
+  if (!rc) rc = lv_model_set_mass(m, mass, 1);
   if (!rc) rc = lv_model_set_potential(m, potential, grad, hess);
   if (!rc) rc = lv_model_set_force(m, force, force_dq, force_dv);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, constr, jac, chess, curv);

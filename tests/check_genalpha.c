@@ -417,8 +417,8 @@ END_TEST
 
 /* Exact derivatives of every formulation against finite differences. */
 START_TEST(test_top_derivatives) {
-  const char *forms[] = {"r3so3", "se3", "so3"};
-  for (int f = 0; f < 3; f++) {
+  const char *forms[] = {"r3so3", "se3", "so3", "udq"};
+  for (int f = 0; f < 4; f++) {
     lv_model *m = model("heavy-top", "formulation", forms[f]);
     /* a generic configuration: the initial one rotated and displaced */
     double q[12], w[6] = {0.3, -0.2, 0.5, 0.7, -1.1, 0.4}, v[6] = {1.0, -2.0, 0.5, 3.0, 150.0, -4.6};
@@ -653,6 +653,115 @@ START_TEST(test_top_so3) {
 }
 END_TEST
 
+/* Issue 19: the seventh formulation, unit dual quaternions (the double
+ * cover of SE(3), with the se3 equations).  At t = 1 its pose, velocity and
+ * multipliers converge at order 2 against a UDQ run with h = 1.25e-4, and
+ * against an SE(3) run with that step: the two formulations agree to
+ * O(h^2).  At equal steps they are the same discrete method (same algebra,
+ * same T), so they also agree to round-off amplified by the Newton
+ * tolerance. */
+typedef struct {
+  double x[3], R[9], v[6], lam[3];
+} top_end;
+
+static top_end top_at_1(const char *form, double h, const char *const *opt) {
+  lv_model *m = model("heavy-top", "formulation", form);
+  lv_integrator *it = integrator(m, h, opt);
+  ck_assert_int_eq(lv_integrator_run_until(it, 1.0), 0);
+  const lv_state *s = lv_integrator_state(it);
+  ck_assert_double_eq_tol(s->t, 1.0, 1e-12);
+  top_end e;
+  ck_assert_int_eq(lv_space_pose(lv_model_space(m), 0, s->q, e.x, e.R), 0);
+  memcpy(e.v, s->v, sizeof e.v);
+  memcpy(e.lam, s->lambda, sizeof e.lam);
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return e;
+}
+
+/* |log(a^-1 b)| in SE(3), |v_a - v_b|, |lambda_a - lambda_b| / |lambda_b| */
+static void top_end_diff(const top_end *a, const top_end *b, double *eq, double *ev, double *el) {
+  lv_space *se = NULL;
+  ck_assert_int_eq(lv_space_new(&se), 0);
+  ck_assert_int_eq(lv_space_add(se, LV_FACTOR_SE3, 0), 0);
+  double qa[12], qb[12], w[6], dv[6], dl[3];
+  ck_assert_int_eq(lv_space_set_pose(se, 0, a->x, a->R, qa), 0);
+  ck_assert_int_eq(lv_space_set_pose(se, 0, b->x, b->R, qb), 0);
+  ck_assert_int_eq(lv_space_log(se, qa, qb, w), 0);
+  for (int i = 0; i < 6; i++) dv[i] = a->v[i] - b->v[i];
+  for (int i = 0; i < 3; i++) dl[i] = a->lam[i] - b->lam[i];
+  *eq = norm(6, w);
+  *ev = norm(6, dv);
+  *el = norm(3, dl) / norm(3, b->lam);
+  lv_space_free(se);
+}
+
+START_TEST(test_top_udq) {
+  static const char *const *opts[2] = {NULL, I2};
+  static const char *names[2] = {"index 3", "index 2"};
+  double hs[3] = {2e-3, 1e-3, 5e-4}, href = 1.25e-4;
+  for (int o = 0; o < 2; o++) {
+    top_end ru = top_at_1("udq", href, opts[o]), rs = top_at_1("se3", href, opts[o]);
+    double eq[3], ev[3], el[3], sq[3], sv[3], sl[3], same = 0.0;
+    for (int k = 0; k < 3; k++) {
+      top_end u = top_at_1("udq", hs[k], opts[o]), s = top_at_1("se3", hs[k], opts[o]);
+      top_end_diff(&u, &ru, &eq[k], &ev[k], &el[k]); /* convergence of UDQ */
+      top_end_diff(&u, &rs, &sq[k], &sv[k], &sl[k]); /* agreement with SE(3) */
+      double dq, dv, dl;
+      top_end_diff(&u, &s, &dq, &dv, &dl); /* the same step */
+      same = fmax(same, fmax(dq, fmax(dv / norm(6, s.v), dl)));
+    }
+    double pq = fit(3, hs, eq), pv = fit(3, hs, ev), pl = fit(3, hs, el);
+    double aq = fit(3, hs, sq), av = fit(3, hs, sv), al = fit(3, hs, sl);
+    if (verbose())
+      printf("udq %s at t = 1: e_q %.3e %.3e %.3e (order %.3f), e_v order %.3f, e_lambda order %.3f;\n"
+             "  vs se3 reference: %.3e %.3e %.3e (order %.3f), v %.3f, lambda %.3f; same step: %.3e\n",
+             names[o], eq[0], eq[1], eq[2], pq, pv, pl, sq[0], sq[1], sq[2], aq, av, al, same);
+    char what[64];
+    snprintf(what, sizeof what, "udq %s q", names[o]);
+    assert_order(pq, 1.9, 2.2, what);
+    snprintf(what, sizeof what, "udq %s v", names[o]);
+    assert_order(pv, 1.9, 2.2, what);
+    snprintf(what, sizeof what, "udq %s lambda", names[o]);
+    assert_order(pl, 1.8, 2.2, what);
+    snprintf(what, sizeof what, "udq vs se3 %s q", names[o]);
+    assert_order(aq, 1.9, 2.2, what);
+    snprintf(what, sizeof what, "udq vs se3 %s v", names[o]);
+    assert_order(av, 1.9, 2.2, what);
+    ck_assert_msg(same < 1e-7, "udq and se3 at equal steps differ by %g (%s)", same, names[o]);
+  }
+}
+END_TEST
+
+/* The new group under the other Lie group scheme: BLieDF (k = 2 and 4,
+ * with its RKMK4 start, which uses T^-1, log and ad) gives the same
+ * discrete solution in udq as in se3, to round-off. */
+START_TEST(test_top_udq_bliedf) {
+  static const char *schemes[2] = {"bliedf2", "bliedf4"};
+  for (int k = 0; k < 2; k++) {
+    top_end e[2];
+    static const char *forms[2] = {"udq", "se3"};
+    for (int f = 0; f < 2; f++) {
+      lv_model *m = model("heavy-top", "formulation", forms[f]);
+      lv_integrator *it = NULL;
+      ck_assert_int_eq(lv_integrator_new(&it, m, schemes[k], 1e-3), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      ck_assert_int_eq(lv_integrator_run_until(it, 0.5), 0);
+      const lv_state *s = lv_integrator_state(it);
+      ck_assert_int_eq(lv_space_pose(lv_model_space(m), 0, s->q, e[f].x, e[f].R), 0);
+      memcpy(e[f].v, s->v, sizeof e[f].v);
+      memcpy(e[f].lam, s->lambda, sizeof e[f].lam);
+      lv_integrator_free(it);
+      lv_model_free(m);
+    }
+    double dq, dv, dl;
+    top_end_diff(&e[0], &e[1], &dq, &dv, &dl);
+    if (verbose()) printf("udq vs se3, %s, h = 1e-3, t = 0.5: q %.3e, v %.3e, lambda (rel) %.3e\n", schemes[k], dq, dv, dl);
+    ck_assert_msg(dq < 1e-9 && dv < 1e-7 && dl < 1e-7, "%s: udq and se3 differ (%g %g %g)", schemes[k], dq, dv, dl);
+  }
+}
+END_TEST
+
 /* A10 and the linear-solver back-ends: the same iterates with UMFPACK. */
 /* Dense and UMFPACK give the same solution; the default simplified Newton
  * (one factorisation per step, at the predictor) converges to the same
@@ -875,6 +984,8 @@ int main(void) {
   tcase_add_test(top, test_top_projection_every_step);
   tcase_add_test(top, test_top_se3);
   tcase_add_test(top, test_top_so3);
+  tcase_add_test(top, test_top_udq);
+  tcase_add_test(top, test_top_udq_bliedf);
   suite_add_tcase(s, top);
   SRunner *sr = srunner_create(s);
   srunner_run_all(sr, CK_NORMAL);

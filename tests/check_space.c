@@ -1,5 +1,5 @@
 /* Tests of the configuration-space layer: R^k, SO(3), S^3, R^3 x SO(3),
- * SE(3) and their products.  References are independent of the library's
+ * SE(3), unit dual quaternions and their products.  References are independent of the library's
  * closed forms: matrix series summed in long double, 4x4 homogeneous
  * matrices, finite differences of exp.
  *
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "livens/livens.h"
+#include "space/group.h" /* the operations table (internal) */
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -251,7 +252,7 @@ START_TEST(test_bad_input) {
   ck_assert_int_eq(lv_space_nfactors(sp), 0);
   ck_assert_int_eq(lv_space_nq(sp), 0);
   ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_SO3, 0), 0);
-  ck_assert_int_eq(lv_space_add(sp, (lv_factor_kind)5, 0), LV_EINPUT);
+  ck_assert_int_eq(lv_space_add(sp, (lv_factor_kind)6, 0), LV_EINPUT);
   ck_assert_int_eq(lv_space_nfactors(sp), 1);
   ck_assert_str_eq(lv_space_name(sp), "SO(3)");
   lv_factor_kind k;
@@ -1281,6 +1282,335 @@ START_TEST(test_large_chain) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ unit dual quaternions */
+
+/* Pose (x, R) of an SE(3) configuration as the 4x4 homogeneous matrix. */
+static void pose_H(const double x[3], const double R[9], double H[16]) {
+  double q[12];
+  memcpy(q, x, 3 * sizeof *q);
+  memcpy(q + 3, R, 9 * sizeof *q);
+  se3_H(q, H);
+}
+
+/* Random UDQ configuration: exp of a random tangent from the identity. */
+static void udq_rnd(rng_t *r, const lv_space *sp, double len, double q[8]) {
+  double w[6];
+  rnd_vec(r, 6, w);
+  rnd_len3(r, len, w + 3);
+  lv_space_identity(sp, q);
+  ck_assert_int_eq(lv_space_compose_exp(sp, q, 1.0, w, q), 0);
+}
+
+/* The group: layout, identity, the pose of exp against SE(3)'s exp (an
+ * independent 4x4 homogeneous product), the homomorphism to SE(3), log as
+ * the inverse of exp, and the unit / orthogonality constraints. */
+START_TEST(test_udq_group) {
+  rng_t r = {4711};
+  lv_space *sp = single(LV_FACTOR_UDQ, 0), *se = single(LV_FACTOR_SE3, 0);
+  ck_assert_int_eq(lv_space_nq(sp), 8);
+  ck_assert_int_eq(lv_space_nv(sp), 6);
+  ck_assert_str_eq(lv_space_name(sp), "UDQ");
+  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_UDQ, 0), 0);
+  ck_assert_str_eq(lv_space_name(sp), "UDQ^2");
+  lv_space_free(sp);
+  sp = single(LV_FACTOR_UDQ, 0);
+  double id[8], x[3], R[9];
+  lv_space_identity(sp, id);
+  for (int i = 0; i < 8; i++) ck_assert(id[i] == (i == 0));
+  static const double lens[] = {1e-9, 1e-4, 0.3, 1.0, 2.5, 3.0};
+  double e_exp = 0.0, e_hom = 0.0, e_log = 0.0, e_unit = 0.0;
+  for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+    for (int t = 0; t < 20; t++) {
+      double w[6], q[8], qs[12], ids[12], H[16], Hs[16];
+      rnd_vec(&r, 6, w);
+      rnd_len3(&r, lens[l], w + 3);
+      ck_assert_int_eq(lv_space_compose_exp(sp, id, 1.0, w, q), 0);
+      lv_space_identity(se, ids);
+      lv_space_compose_exp(se, ids, 1.0, w, qs);
+      ck_assert_int_eq(lv_space_pose(sp, 0, q, x, R), 0);
+      pose_H(x, R, H);
+      se3_H(qs, Hs);
+      e_exp = fmax(e_exp, maxdiff(16, H, Hs));
+      /* log(exp(w)) = w (|psi| < pi) */
+      double wl[6];
+      ck_assert_int_eq(lv_space_log(sp, id, q, wl), 0);
+      e_log = fmax(e_log, maxdiff(6, wl, w) / fmax(1.0, norm(6, w)));
+      /* |r| = 1, r . d = 0 */
+      double rr = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+      double rd = q[0] * q[4] + q[1] * q[5] + q[2] * q[6] + q[3] * q[7];
+      e_unit = fmax(e_unit, fmax(fabs(rr - 1.0), fabs(rd)));
+      /* pose(a o exp(w)) = H(a) H(exp(w)) and log(a, a o exp(w)) = w */
+      double a[8], b[8], Ha[16], Hb[16], HaHs[16], wab[6];
+      udq_rnd(&r, sp, 2.0, a);
+      lv_space_compose_exp(sp, a, 1.0, w, b);
+      lv_space_pose(sp, 0, a, x, R);
+      pose_H(x, R, Ha);
+      lv_space_pose(sp, 0, b, x, R);
+      pose_H(x, R, Hb);
+      matmul(4, Ha, Hs, HaHs);
+      e_hom = fmax(e_hom, maxdiff(16, Hb, HaHs) / fmax(1.0, norm(16, HaHs)));
+      ck_assert_int_eq(lv_space_log(sp, a, b, wab), 0);
+      e_log = fmax(e_log, maxdiff(6, wab, w) / fmax(1.0, norm(6, w)));
+    }
+  report("UDQ: pose(exp w) vs SE(3) exp (4x4)", e_exp);
+  report("UDQ: pose(a o exp w) = H(a) H(exp w) (rel)", e_hom);
+  report("UDQ: log(a, a o exp w) = w (rel)", e_log);
+  report("UDQ: |r| = 1, r.d = 0 after exp", e_unit);
+  ck_assert_msg(e_exp < 1e-14, "UDQ exp vs SE(3): %g", e_exp);
+  ck_assert_msg(e_hom < 1e-14, "UDQ homomorphism: %g", e_hom);
+  ck_assert_msg(e_log < 1e-12, "UDQ log: %g", e_log);
+  ck_assert_msg(e_unit < 1e-15, "UDQ unit: %g", e_unit);
+  /* q and -q are the same pose: log does not see the sign */
+  double q[8], qn[8], w1[6], w2[6];
+  udq_rnd(&r, sp, 1.0, q);
+  for (int i = 0; i < 8; i++) qn[i] = -q[i];
+  lv_space_log(sp, id, q, w1);
+  lv_space_log(sp, id, qn, w2);
+  ck_assert(maxdiff(6, w1, w2) < 1e-15 * norm(6, w1));
+  /* set_pose o pose = identity (up to the sign of the cover) */
+  double qp[8];
+  lv_space_pose(sp, 0, q, x, R);
+  ck_assert_int_eq(lv_space_set_pose(sp, 0, x, R, qp), 0);
+  double sgn = q[0] * qp[0] < 0 ? -1.0 : 1.0;
+  for (int i = 0; i < 8; i++) ck_assert_double_eq_tol(qp[i], sgn * q[i], 1e-15);
+  /* near a half-turn the log reports it */
+  double wpi[6] = {0.1, 0.2, 0.3, 0.0, 0.0, M_PI};
+  lv_space_compose_exp(sp, id, 1.0, wpi, q);
+  ck_assert_int_eq(lv_space_log(sp, id, q, w1), LV_EINPUT);
+  /* normalize: drift of |r| and r . d is removed, the pose kept */
+  udq_rnd(&r, sp, 2.0, q);
+  double H0[16], H1[16];
+  lv_space_pose(sp, 0, q, x, R);
+  pose_H(x, R, H0);
+  for (int i = 0; i < 8; i++) qn[i] = q[i] * (1.0 + 1e-9 * (i + 1));
+  ck_assert_int_eq(lv_space_normalize(sp, qn), 0);
+  double rr = qn[0] * qn[0] + qn[1] * qn[1] + qn[2] * qn[2] + qn[3] * qn[3];
+  double rd = qn[0] * qn[4] + qn[1] * qn[5] + qn[2] * qn[6] + qn[3] * qn[7];
+  ck_assert_msg(fabs(rr - 1.0) < 4e-16 && fabs(rd) < 4e-16, "normalize: %g %g", rr - 1.0, rd);
+  lv_space_pose(sp, 0, qn, x, R);
+  pose_H(x, R, H1);
+  ck_assert_msg(maxdiff(16, H0, H1) < 1e-8, "normalize moved the pose by %g", maxdiff(16, H0, H1));
+  double bad[8] = {0};
+  ck_assert_int_eq(lv_space_normalize(sp, bad), LV_EINPUT);
+  lv_space_free(sp);
+  lv_space_free(se);
+}
+END_TEST
+
+/* T, T^-1 and d(T^-1 x)/dv of the new group against finite differences of
+ * its own exp and log, which know nothing of the closed forms:
+ *   T(w) dw    = d/de log(exp(w)^-1 exp(w + e dw)),
+ *   T(w)^-1 x  = d/de log(exp(w) o exp(e x)),
+ *   D          = d/dv (T(v)^-1 x) by central differences of T^-1. */
+START_TEST(test_udq_tangent_fd) {
+  rng_t r = {1815};
+  lv_space *sp = single(LV_FACTOR_UDQ, 0);
+  static const double lens[] = {1e-6, 1e-3, 0.3, 1.0, 2.0, 3.0};
+  double e_t = 0.0, e_ti = 0.0, e_inv = 0.0, e_d = 0.0;
+  double id[8];
+  lv_space_identity(sp, id);
+  for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++)
+    for (int t = 0; t < 10; t++) {
+      double w[6], dw[6], wp[6], wm[6], q0[8], qp[8], qm[8], lp[6], lm[6], fd[6], Tdw[6];
+      rnd_vec(&r, 6, w);
+      rnd_len3(&r, lens[l], w + 3);
+      rnd_vec(&r, 6, dw);
+      double eps = 1e-5;
+      for (int i = 0; i < 6; i++) {
+        wp[i] = w[i] + eps * dw[i];
+        wm[i] = w[i] - eps * dw[i];
+      }
+      lv_space_compose_exp(sp, id, 1.0, w, q0);
+      lv_space_compose_exp(sp, id, 1.0, wp, qp);
+      lv_space_compose_exp(sp, id, 1.0, wm, qm);
+      lv_space_log(sp, q0, qp, lp);
+      lv_space_log(sp, q0, qm, lm);
+      for (int i = 0; i < 6; i++) fd[i] = (lp[i] - lm[i]) / (2 * eps);
+      ck_assert_int_eq(lv_space_tangent_apply(sp, w, dw, Tdw), 0);
+      e_t = fmax(e_t, maxdiff(6, fd, Tdw) / norm(6, Tdw));
+      /* the dense T of lv_space_tangent is the same operator */
+      double Tm[36], Tdw2[6];
+      tangent_dense(sp, w, Tm);
+      for (int i = 0; i < 6; i++) {
+        Tdw2[i] = 0.0;
+        for (int j = 0; j < 6; j++) Tdw2[i] += Tm[6 * i + j] * dw[j];
+      }
+      e_t = fmax(e_t, maxdiff(6, Tdw2, Tdw) / norm(6, Tdw));
+      /* T^-1 x = d/de log(exp(w) o exp(e x)), log from the identity */
+      double x[6], ex[6], Tix[6], back[6];
+      rnd_vec(&r, 6, x);
+      if (lens[l] > 2.5) continue; /* w + e T^-1 x must stay inside |psi| < pi */
+      for (int i = 0; i < 6; i++) ex[i] = x[i];
+      lv_space_compose_exp(sp, q0, eps, ex, qp);
+      lv_space_compose_exp(sp, q0, -eps, ex, qm);
+      lv_space_log(sp, id, qp, lp);
+      lv_space_log(sp, id, qm, lm);
+      for (int i = 0; i < 6; i++) fd[i] = (lp[i] - lm[i]) / (2 * eps);
+      ck_assert_int_eq(lv_space_tangent_inv_apply(sp, w, x, Tix), 0);
+      e_ti = fmax(e_ti, maxdiff(6, fd, Tix) / norm(6, Tix));
+      lv_space_tangent_apply(sp, w, Tix, back);
+      e_inv = fmax(e_inv, maxdiff(6, back, x) / norm(6, x));
+      /* D = d(T^-1 x)/dv */
+      double D[36] = {0}, Dr[36], y[6], y1[6], y2[6], v1[6];
+      lv_sink s = lv_sink_dense(D, 6, 6, 6);
+      ck_assert_int_eq(lv_space_tangent_inv_deriv(sp, w, x, y, &s), 0);
+      ck_assert(maxdiff(6, y, Tix) < 1e-15 * norm(6, Tix));
+      for (int j = 0; j < 6; j++) {
+        memcpy(v1, w, sizeof v1);
+        v1[j] = w[j] + 1e-5;
+        lv_space_tangent_inv_apply(sp, v1, x, y1);
+        v1[j] = w[j] - 1e-5;
+        lv_space_tangent_inv_apply(sp, v1, x, y2);
+        for (int i = 0; i < 6; i++) Dr[i + 6 * j] = (y1[i] - y2[i]) / 2e-5;
+      }
+      double sc = 0.0;
+      for (int i = 0; i < 36; i++) sc = fmax(sc, fabs(Dr[i]));
+      e_d = fmax(e_d, maxdiff(36, D, Dr) / sc);
+    }
+  report("UDQ: T dw vs FD of log(exp(w)^-1 exp(w + e dw)) (rel)", e_t);
+  report("UDQ: T^-1 x vs FD of log(exp(w) exp(e x)) (rel)", e_ti);
+  report("UDQ: T T^-1 x = x (rel)", e_inv);
+  report("UDQ: d(T^-1 x)/dv vs central differences (rel)", e_d);
+  ck_assert_msg(e_t < 1e-8, "UDQ T: %g", e_t);
+  ck_assert_msg(e_ti < 1e-8, "UDQ T^-1: %g", e_ti);
+  ck_assert_msg(e_inv < 1e-13, "UDQ T T^-1: %g", e_inv);
+  ck_assert_msg(e_d < 1e-7, "UDQ dT^-1: %g", e_d);
+  /* ad_v x = [v, x]: the commutator of the se(3) 4x4 matrices */
+  double v[6], x[6], y[6], V[16], X[16], VX[16], XV[16], C[16], Y[16];
+  rnd_vec(&r, 6, v);
+  rnd_vec(&r, 6, x);
+  ck_assert_int_eq(lv_space_ad(sp, v, x, y), 0);
+  se3_tilde(v, V);
+  se3_tilde(x, X);
+  se3_tilde(y, Y);
+  matmul(4, V, X, VX);
+  matmul(4, X, V, XV);
+  for (int i = 0; i < 16; i++) C[i] = VX[i] - XV[i];
+  ck_assert(maxdiff(16, C, Y) < 1e-14);
+  lv_space_free(sp);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the operations table */
+
+/* Every entry of the table is complete and its block algebra (what the
+ * schemes use: genalpha's exact sigma corrector) agrees with the space-level
+ * operations: T = I outside the declared Lie block, T^-1 of the block is the
+ * inverse of lv_space_tangent's block, the block derivative is that of
+ * lv_space_tangent_inv_deriv, the declared structural zeros are zero, and
+ * inv / solve / mul are what they say.  A new group with an inconsistent
+ * entry fails here instead of giving silently wrong results. */
+START_TEST(test_group_table) {
+  rng_t r = {31337};
+  int nkinds = 0;
+  for (int kind = 0; lv_group_of((lv_factor_kind)kind); kind++) {
+    const lv_group *G = lv_group_of((lv_factor_kind)kind);
+    nkinds++;
+    ck_assert_ptr_nonnull(G->name);
+    ck_assert(G->identity && G->compose_exp && G->log && G->tangent && G->tangent_apply &&
+              G->tangent_inv_apply && G->tangent_inv_deriv && G->ad && G->normalize && G->dir_scale);
+    if (G->nq == 0) { /* R^k */
+      ck_assert_int_eq(G->rk, 0);
+      continue;
+    }
+    ck_assert_msg(G->pose && G->set_pose, "%s: no pose", G->name);
+    ck_assert_msg(G->rk >= 1 && G->rk <= LV_GROUP_MAXBLK && G->rb >= 0 && G->rb + G->rk <= G->nv,
+                  "%s: Lie block %d+%d of %d", G->name, G->rb, G->rk, G->nv);
+    ck_assert_msg(G->blk_tinv && G->blk_tinv_deriv && G->blk_inv && G->blk_solve && G->blk_mul,
+                  "%s: block algebra missing", G->name);
+    lv_space *sp = single((lv_factor_kind)kind, 0);
+    ck_assert_ptr_eq(lv_space_factor_group(sp, 0), G);
+    int nv = G->nv, k = G->rk, b0 = G->rb;
+    double e_out = 0.0, e_inv = 0.0, e_y = 0.0, e_d = 0.0, e_pat = 0.0, e_alg = 0.0;
+    for (int t = 0; t < 20; t++) {
+      double v[6], x[6], T[36], Dd[36] = {0}, y[6], Ti[36], Db[36], yb[6], P[36];
+      rnd_vec(&r, nv, v);
+      rnd_len3(&r, 0.1 + 0.1 * t, v + nv - 3);
+      rnd_vec(&r, nv, x);
+      tangent_dense(sp, v, T);
+      lv_sink ds = lv_sink_dense(Dd, nv, nv, nv); /* column-major */
+      ck_assert_int_eq(lv_space_tangent_inv_deriv(sp, v, x, y, &ds), 0);
+      for (int i = 0; i < nv; i++)
+        for (int j = 0; j < nv; j++) {
+          int in = i >= b0 && i < b0 + k && j >= b0 && j < b0 + k;
+          if (!in) {
+            e_out = fmax(e_out, fabs(T[nv * i + j] - (i == j)));
+            e_out = fmax(e_out, fabs(Dd[i + nv * j]));
+          } else if (G->pattern && !G->pattern[(i - b0) * k + (j - b0)]) {
+            e_pat = fmax(e_pat, fmax(fabs(T[nv * i + j]), fabs(Dd[i + nv * j])));
+          }
+        }
+      ck_assert_int_eq(G->blk_tinv(v + b0, Ti), 0);
+      G->blk_tinv_deriv(v + b0, x + b0, yb, Db);
+      for (int i = 0; i < k; i++) {
+        e_y = fmax(e_y, fabs(yb[i] - y[b0 + i]) / norm(nv, y));
+        for (int j = 0; j < k; j++) {
+          double s = 0.0;
+          for (int l = 0; l < k; l++) s += Ti[i * k + l] * T[nv * (b0 + l) + b0 + j];
+          e_inv = fmax(e_inv, fabs(s - (i == j)));
+          e_d = fmax(e_d, fabs(Db[i * k + j] - Dd[(b0 + i) + nv * (b0 + j)]));
+          if (G->pattern && !G->pattern[i * k + j]) e_pat = fmax(e_pat, fmax(fabs(Ti[i * k + j]), fabs(Db[i * k + j])));
+        }
+      }
+      /* inv, solve, mul on a random well-conditioned block */
+      double A[36], X[36], B[36], C[36], c[6] = {0}, cb[6];
+      rnd_vec(&r, k * k, A);
+      rnd_vec(&r, k * k, B);
+      for (int i = 0; i < k; i++) A[i * k + i] += 3.0;
+      ck_assert_int_eq(G->blk_inv(A, X), 0);
+      G->blk_mul(A, X, P);
+      G->blk_mul(A, B, C);
+      rnd_vec(&r, k, c);
+      memcpy(cb, c, (size_t)k * sizeof *cb);
+      ck_assert_int_eq(G->blk_solve(A, cb), 0);
+      for (int i = 0; i < k; i++) {
+        double s = 0.0;
+        for (int l = 0; l < k; l++) s += A[i * k + l] * cb[l];
+        e_alg = fmax(e_alg, fabs(s - c[i]));
+        for (int j = 0; j < k; j++) {
+          double m = 0.0;
+          for (int l = 0; l < k; l++) m += A[i * k + l] * B[l * k + j];
+          e_alg = fmax(e_alg, fmax(fabs(P[i * k + j] - (i == j)), fabs(C[i * k + j] - m)));
+        }
+      }
+    }
+    char what[96];
+    snprintf(what, sizeof what, "table %s: T^-1 block T block - I", G->name);
+    report(what, e_inv);
+    snprintf(what, sizeof what, "table %s: block y, D vs the space's", G->name);
+    report(what, fmax(e_y, e_d));
+    ck_assert_msg(e_out == 0.0, "%s: T != I or D != 0 outside the Lie block (%g)", G->name, e_out);
+    ck_assert_msg(e_pat == 0.0, "%s: a structural zero is not zero (%g)", G->name, e_pat);
+    ck_assert_msg(e_inv < 1e-13, "%s: blk_tinv is not T^-1 (%g)", G->name, e_inv);
+    ck_assert_msg(e_y < 1e-15 && e_d < 1e-13, "%s: blk_tinv_deriv differs (%g %g)", G->name, e_y, e_d);
+    ck_assert_msg(e_alg < 1e-13, "%s: block algebra (%g)", G->name, e_alg);
+    /* pose of the identity, pose o set_pose */
+    double q[12], xx[3], R[9], x2[3], R2[9];
+    lv_space_identity(sp, q);
+    ck_assert_int_eq(lv_space_pose(sp, 0, q, xx, R), 0);
+    for (int i = 0; i < 9; i++) ck_assert(R[i] == (i % 4 == 0));
+    for (int i = 0; i < 3; i++) ck_assert(xx[i] == 0.0);
+    for (int t = 0; t < 200; t++) { /* every branch of the rotation -> quaternion map */
+      rnd_config(&r, sp, q);
+      lv_space_pose(sp, 0, q, xx, R);
+      ck_assert_int_eq(lv_space_set_pose(sp, 0, xx, R, q), 0);
+      lv_space_pose(sp, 0, q, x2, R2);
+      ck_assert_msg(maxdiff(3, xx, x2) < 1e-14 && maxdiff(9, R, R2) < 1e-14, "%s: pose o set_pose %g %g",
+                    G->name, maxdiff(3, xx, x2), maxdiff(9, R, R2));
+    }
+    lv_space_free(sp);
+  }
+  ck_assert_int_eq(nkinds, LV_FACTOR_UDQ + 1);
+  lv_space *rn = NULL;
+  ck_assert_int_eq(lv_space_new_rn(&rn, 3), 0);
+  double q[3] = {0}, x[3], R[9];
+  ck_assert_int_eq(lv_space_pose(rn, 0, q, x, R), LV_EINPUT);
+  ck_assert_int_eq(lv_space_set_pose(rn, 0, x, R, q), LV_EINPUT);
+  ck_assert_int_eq(lv_space_pose(rn, 1, q, x, R), LV_EINPUT);
+  lv_space_free(rn);
+}
+END_TEST
+
 static Suite *space_suite(void) {
   Suite *s = suite_create("space");
   TCase *tc = tcase_create("core");
@@ -1302,6 +1632,9 @@ static Suite *space_suite(void) {
   tcase_add_test(tc, test_r3so3);
   tcase_add_test(tc, test_normalize);
   tcase_add_test(tc, test_large_chain);
+  tcase_add_test(tc, test_udq_group);
+  tcase_add_test(tc, test_udq_tangent_fd);
+  tcase_add_test(tc, test_group_table);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -10,7 +10,11 @@
  *  - S^3:        unit quaternion (w, x, y, z), 4 numbers, nv = 3 (body angular velocity);
  *  - R^3 x SO(3): (x, R), 12 numbers, nv = 6 = (translation velocity, body angular velocity);
  *  - SE(3):      (x, R), 12 numbers, nv = 6 = (body translational velocity U, body angular velocity);
- *                composition (x1,R1)(x2,R2) = (x1 + R1 x2, R1 R2).
+ *                composition (x1,R1)(x2,R2) = (x1 + R1 x2, R1 R2);
+ *  - UDQ:        unit dual quaternion (r, d), 8 numbers: r the unit quaternion
+ *                of R (w, x, y, z), d = x r / 2 (x a pure quaternion), so
+ *                r . d = 0; nv = 6 = (U, Omega) exactly as SE(3), of which it
+ *                is the double cover (same tangent operator).
  *
  *  The fundamental operation of every scheme is the retraction
  *  q_new = q o exp(h v~) (lv_space_compose_exp); on R^k it is q + h v, so the
@@ -28,7 +32,8 @@ typedef enum {
   LV_FACTOR_SO3 = 1,  /**< rotation matrices */
   LV_FACTOR_S3 = 2,   /**< unit quaternions */
   LV_FACTOR_R3SO3 = 3,/**< direct product R^3 x SO(3) */
-  LV_FACTOR_SE3 = 4   /**< special Euclidean group */
+  LV_FACTOR_SE3 = 4,  /**< special Euclidean group */
+  LV_FACTOR_UDQ = 5   /**< unit dual quaternions (double cover of SE(3)) */
 } lv_factor_kind;
 
 typedef struct lv_space lv_space;
@@ -79,7 +84,7 @@ int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
 /** y = T(v)^{-1} x as lv_space_tangent_inv_apply (to round-off), and the
  *  derivative D = d(T(w)^{-1} x)/dw at w = v (nv x nv, block diagonal),
  *  added into @p D through the sink.  Positions written: the 3x3 rotational
- *  block of each SO(3), S^3 and R^3 x SO(3) factor, and for SE(3) the
+ *  block of each SO(3), S^3 and R^3 x SO(3) factor, and for SE(3) and UDQ the
  *  blocks lv_space_tangent writes; nothing for R^k and the translation of
  *  R^3 x SO(3), where D = 0.  The positions do not depend on v.  SO(3)
  *  blocks are analytic (closed form, series for |psi| < 1); the
@@ -95,6 +100,15 @@ int lv_space_ad(const lv_space *sp, const double *v, const double *x,
  *  a singular, reflecting or non-finite rotation or a zero quaternion (the
  *  other factors are still normalised). */
 int lv_space_normalize(const lv_space *sp, double *q);
+
+/** The rigid-body pose of factor @p i of configuration @p q: position x
+ *  and rotation matrix R (row-major), whatever the factor's representation
+ *  (x = 0 for a pure rotation).  Models that read poses this way work in
+ *  every formulation of a body.  Status: LV_EINPUT (R^k, bad index). */
+int lv_space_pose(const lv_space *sp, int i, const double *q, double x[3], double R[9]);
+/** Write the pose (x, R) into factor @p i of @p q (x is ignored by a pure
+ *  rotation; R must be a rotation).  Status: LV_EINPUT (R^k, bad index). */
+int lv_space_set_pose(const lv_space *sp, int i, const double x[3], const double R[9], double *q);
 
 /* Per-factor primitives (3-vectors, 3x3 row-major matrices). */
 /** a~ : the skew matrix with a~ b = a x b. */

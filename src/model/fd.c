@@ -4,29 +4,19 @@
  * a large model should supply its derivatives. */
 #include <float.h>
 #include "lv_internal.h"
+#include "space/group.h"
 
 /* The step along tangent direction j is scaled by the size of the coordinate
  * that direction moves, not by max|q|: a rotation must get ~6e-6 rad even when
  * positions are 1e3 (a scale of 1e3 for every direction made the rotation
  * columns of an FD Jacobian wrong in the third digit).  Rotation directions
  * (SO(3), S^3, the rotation half of R^3xSO(3) and SE(3)) have scale 1; a
- * translation of R^3xSO(3)/SE(3) is scaled by the largest position component
- * of its body (SE(3)'s translation is in the body frame). */
+ * translation of a rigid body (R^3xSO(3), SE(3), ...) is scaled by the
+ * largest position component of its body (SE(3)'s translation is in the
+ * body frame).  The scale is the factor's own: dir_scale of its entry in
+ * space/group.h. */
 double lv_fd_step_dir(const lv_space *sp, const double *q, int j) {
-  double s = 1.0;
-  int nf = lv_space_nfactors(sp);
-  for (int f = 0; f < nf; f++) {
-    lv_factor_kind kind;
-    int q_off, fnq, v_off, fnv;
-    if (lv_space_factor(sp, f, &kind, &q_off, &fnq, &v_off, &fnv) || j < v_off || j >= v_off + fnv) continue;
-    if (kind == LV_FACTOR_RN) {
-      s = fmax(s, fabs(q[q_off + (j - v_off)]));
-    } else if ((kind == LV_FACTOR_R3SO3 || kind == LV_FACTOR_SE3) && j - v_off < 3) {
-      for (int i = 0; i < 3; i++) s = fmax(s, fabs(q[q_off + i]));
-    }
-    break;
-  }
-  return cbrt(DBL_EPSILON) * s;
+  return cbrt(DBL_EPSILON) * lv_space_dir_scale(sp, q, j);
 }
 
 /* Evaluates a vector-valued function of q at q o exp(+-eps e_j) and writes

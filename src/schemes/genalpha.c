@@ -35,6 +35,7 @@
 #include <float.h>
 #include "lv_internal.h"
 #include "product_sink.h"
+#include "space/group.h"
 
 
 /* ------------------------------------------------------------------ */
@@ -81,12 +82,12 @@ typedef struct {
   int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3) */
   double *dql;                /* paper corrector: theta_lin / h (the linear part of theta) */
   double *dqc;                /* exact corrector: (theta - theta_lin) / h of the last step */
-  /* exact corrector: per factor f its Lie group block, the velocity
-   * indices rb[f] .. rb[f] + rk[f] - 1 (rk = 0 for R^k, 3 for the rotation
-   * of SO(3), S^3, R^3 x SO(3), 6 for SE(3)), and k x k row-major slots for
-   * T^-1 and D = d(T^-1(theta) v)/dtheta there (36 doubles each) */
+  /* exact corrector: per factor f its Lie block (space/group.h), the
+   * velocity indices rb[f] .. rb[f] + rk[f] - 1 (rk = 0 for R^k), its
+   * operations grp[f], and k x k row-major slots for T^-1 and
+   * D = d(T^-1(theta) v)/dtheta there (36 doubles each) */
   int *vfac, *rb, *rk;         /* factor of each velocity index; block start, size */
-  int has_se3;                 /* SE(3) factors go through the sink-based space calls */
+  const lv_group **grp;        /* the factor's operations table */
   double *tiblk, *dblk;        /* 36 nfactors each */
   double *phblk;               /* Phi = dtheta/dx of the last Newton matrix, 36 nfactors */
   double *xblk;                /* (I - c D)^-1 of the last Newton matrix (index 2), 36 nfactors */
@@ -211,135 +212,8 @@ static int project_velocity(genalpha *g, const double *q, double *v) {
  * not solve (12)+(16); its leading Lie error coefficient is
  * 1/12 - mu_impl(sigma, f) (spec §4.4) instead of 1/12 - sigma beta/(4 gamma). */
 
-/* 3x3 row-major helpers for the rotation blocks (fixed size: unrolled). */
-#define COF3(A)                                                                                           \
-  {(A)[4] * (A)[8] - (A)[5] * (A)[7], (A)[2] * (A)[7] - (A)[1] * (A)[8], (A)[1] * (A)[5] - (A)[2] * (A)[4], \
-   (A)[5] * (A)[6] - (A)[3] * (A)[8], (A)[0] * (A)[8] - (A)[2] * (A)[6], (A)[2] * (A)[3] - (A)[0] * (A)[5], \
-   (A)[3] * (A)[7] - (A)[4] * (A)[6], (A)[1] * (A)[6] - (A)[0] * (A)[7], (A)[0] * (A)[4] - (A)[1] * (A)[3]}
-/* X = A^-1 (adjugate) */
-static inline int inv3(const double *restrict A, double *restrict X) {
-  const double C[9] = COF3(A);
-  double det = A[0] * C[0] + A[1] * C[3] + A[2] * C[6];
-  if (det == 0.0 || !isfinite(det)) return LV_ESINGULAR;
-  double id = 1.0 / det;
-  X[0] = id * C[0], X[1] = id * C[1], X[2] = id * C[2];
-  X[3] = id * C[3], X[4] = id * C[4], X[5] = id * C[5];
-  X[6] = id * C[6], X[7] = id * C[7], X[8] = id * C[8];
-  return 0;
-}
-/* b <- A^-1 b */
-static inline int solve3(const double *restrict A, double *restrict b) {
-  const double C[9] = COF3(A);
-  double det = A[0] * C[0] + A[1] * C[3] + A[2] * C[6];
-  if (det == 0.0 || !isfinite(det)) return LV_ESINGULAR;
-  double id = 1.0 / det, b0 = b[0], b1 = b[1], b2 = b[2];
-  b[0] = id * (C[0] * b0 + C[1] * b1 + C[2] * b2);
-  b[1] = id * (C[3] * b0 + C[4] * b1 + C[5] * b2);
-  b[2] = id * (C[6] * b0 + C[7] * b1 + C[8] * b2);
-  return 0;
-}
-/* C = A B */
-static inline void mul3(const double *restrict A, const double *restrict B, double *restrict C) {
-  for (int i = 0; i < 3; i++) {
-    const double a0 = A[3 * i], a1 = A[3 * i + 1], a2 = A[3 * i + 2];
-    C[3 * i] = a0 * B[0] + a1 * B[3] + a2 * B[6];
-    C[3 * i + 1] = a0 * B[1] + a1 * B[4] + a2 * B[7];
-    C[3 * i + 2] = a0 * B[2] + a1 * B[5] + a2 * B[8];
-  }
-}
-
-/* k x k row-major A, k x nrhs row-major B: B <- A^-1 B (Gauss-Jordan,
- * partial pivoting; A is destroyed).  k <= 6: the SE(3) blocks. */
-static int small_solve(int k, double *A, double *B, int nrhs) {
-  for (int p = 0; p < k; p++) {
-    int r = p;
-    for (int i = p + 1; i < k; i++)
-      if (fabs(A[i * k + p]) > fabs(A[r * k + p])) r = i;
-    if (A[r * k + p] == 0.0) return LV_ESINGULAR;
-    if (r != p) {
-      for (int j = 0; j < k; j++) {
-        double t = A[p * k + j];
-        A[p * k + j] = A[r * k + j];
-        A[r * k + j] = t;
-      }
-      for (int j = 0; j < nrhs; j++) {
-        double t = B[p * nrhs + j];
-        B[p * nrhs + j] = B[r * nrhs + j];
-        B[r * nrhs + j] = t;
-      }
-    }
-    double ip = 1.0 / A[p * k + p];
-    for (int j = 0; j < k; j++) A[p * k + j] *= ip;
-    for (int j = 0; j < nrhs; j++) B[p * nrhs + j] *= ip;
-    for (int i = 0; i < k; i++) {
-      double l = A[i * k + p];
-      if (i == p || l == 0.0) continue;
-      for (int j = 0; j < k; j++) A[i * k + j] -= l * A[p * k + j];
-      for (int j = 0; j < nrhs; j++) B[i * nrhs + j] -= l * B[p * nrhs + j];
-    }
-  }
-  return 0;
-}
-
-/* Sink into the per-factor slots (T^-1 or D) of the Lie group blocks;
- * entries outside a block (the unit diagonal of translations) are dropped. */
-typedef struct {
-  lv_sink sink;
-  genalpha *g;
-  double *slots;
-} slot_sink;
-static int slot_add(lv_sink *s, int i, int j, double v) {
-  slot_sink *ss = (slot_sink *)s;
-  genalpha *g = ss->g;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
-  int f = g->vfac[i], k = g->rk[f], a = i - g->rb[f], b = j - g->rb[f];
-  if (f != g->vfac[j]) return LV_EINPUT; /* not block diagonal */
-  if (a < 0 || b < 0 || a >= k || b >= k) return 0;
-  ss->slots[36 * f + a * k + b] += v;
-  return 0;
-}
-static lv_sink *slot_sink_init(slot_sink *ss, genalpha *g, double *slots) {
-  memset(ss, 0, sizeof *ss);
-  ss->sink.add = slot_add;
-  ss->sink.nrows = ss->sink.ncols = g->nv;
-  ss->sink.scale = 1.0;
-  ss->g = g;
-  ss->slots = slots;
-  memset(slots, 0, 36 * (size_t)lv_space_nfactors(g->m->space) * sizeof(double));
-  return &ss->sink;
-}
-
-/* w = T^-1(th) v in the Lie group blocks, the T^-1 slots and (with_d) the
- * D slots of every Lie group factor.  Rotation factors by the SO(3)
- * closed forms directly; a space with SE(3) factors through the space's
- * calls (T^-1 by inverting T). */
-static int factor_blocks(genalpha *g, const double *th, const double *v, double *w, int with_d) {
-  const lv_space *sp = g->m->space;
-  int nf = lv_space_nfactors(sp);
-  if (g->has_se3) {
-    slot_sink ss;
-    if (with_d)
-      LV_CHECK(lv_space_tangent_inv_deriv(sp, th, v, w, slot_sink_init(&ss, g, g->dblk)));
-    else
-      LV_CHECK(lv_space_tangent_inv_apply(sp, th, v, w));
-    LV_CHECK(lv_space_tangent(sp, th, slot_sink_init(&ss, g, g->tiblk)));
-    for (int f = 0; f < nf; f++) {
-      int k = g->rk[f];
-      double *Ti = g->tiblk + 36 * f, A[36];
-      memcpy(A, Ti, sizeof A);
-      for (int a = 0; a < k * k; a++) Ti[a] = (a % (k + 1)) == 0;
-      if (k) LV_CHECK(small_solve(k, A, Ti, k));
-    }
-    return 0;
-  }
-  for (int f = 0; f < nf; f++) {
-    int o = g->rb[f];
-    if (g->rk[f] == 0) continue;
-    /* with D (the Newton matrix): T^-1 of this iterate is in the slots already (sigma_state) */
-    lv_so3_tangent_inv_deriv(th + o, v + o, w + o, with_d ? g->dblk + 36 * f : NULL, with_d ? NULL : g->tiblk + 36 * f);
-  }
-  return 0; /* w outside the blocks (T^-1 = I there) is not set */
-}
+/* The per-factor slots hold the largest Lie block. */
+_Static_assert(36 == LV_GROUP_MAXBLK * LV_GROUP_MAXBLK, "genalpha's slots are 36 doubles");
 
 /* Exact corrector, once per step: the parts of the relation that do not
  * change within the step, v* = v_n + h (1 - gamma) a_n,
@@ -372,26 +246,15 @@ static int sigma_state(genalpha *g) {
     th[i] = h * g->dq[i];
     v[i] = gp * (th[i] - b[i] + h * g->bne[i]) + vs[i];
   }
-  if (!g->has_se3) { /* rotation blocks only: unrolled 3x3 */
-    for (int f = 0; f < nf; f++) {
-      int o = g->rb[f];
-      if (g->rk[f] == 0) continue;
-      double Q[9], *Ti = g->tiblk + 36 * f;
-      lv_so3_tangent_inv(th + o, Ti); /* kept for the Newton matrix at this iterate */
-      for (int x = 0; x < 9; x++) Q[x] = sig * Ti[x];
-      Q[0] += 1.0 - sig, Q[4] += 1.0 - sig, Q[8] += 1.0 - sig;
-      LV_CHECK(solve3(Q, v + o));
-    }
-  } else {
-    LV_CHECK(factor_blocks(g, th, v, g->tmp2, 0)); /* T^-1 in the slots */
-    for (int f = 0; f < nf; f++) {
-      int o = g->rb[f], k = g->rk[f];
-      if (k == 0) continue;
-      double Q[36], *Ti = g->tiblk + 36 * f;
-      for (int x = 0; x < k * k; x++) Q[x] = sig * Ti[x];
-      for (int x = 0; x < k; x++) Q[x * k + x] += 1.0 - sig;
-      LV_CHECK(small_solve(k, Q, v + o, 1));
-    }
+  for (int f = 0; f < nf; f++) {
+    int o = g->rb[f], k = g->rk[f];
+    if (k == 0) continue;
+    const lv_group *G = g->grp[f];
+    double Q[36], *Ti = g->tiblk + 36 * f;
+    LV_CHECK(G->blk_tinv(th + o, Ti)); /* kept for the Newton matrix at this iterate */
+    for (int x = 0; x < k * k; x++) Q[x] = sig * Ti[x];
+    for (int x = 0; x < k; x++) Q[x * k + x] += 1.0 - sig;
+    LV_CHECK(G->blk_solve(Q, v + o));
   }
   double chk = 0.0;
   for (int i = 0; i < d; i++) {
@@ -470,7 +333,8 @@ static int fill_fmat(void *ctx, lv_sink *s) {
   int nf = lv_space_nfactors(g->m->space);
   double sig = g->sigma, c = sig * g->h * g->beta / g->gam;
   int zeta = g->index == 2 && g->nc > 0; /* the zeta columns too (fill_zeta_cols) */
-  LV_CHECK(factor_blocks(g, fc->th, g->v1, g->tmp2, 1));
+  for (int f = 0; f < nf; f++) /* D; T^-1 of this iterate is in the slots already (sigma_state) */
+    if (g->rk[f]) g->grp[f]->blk_tinv_deriv(fc->th + g->rb[f], g->v1 + g->rb[f], g->tmp2, g->dblk + 36 * f);
   for (int i = 0; i < g->nv; i++) { /* F = I outside the blocks */
     int f = g->vfac[i];
     if (i < g->rb[f] || i >= g->rb[f] + g->rk[f]) LV_CHECK(lv_sink_add(s, i, i, 1.0));
@@ -478,63 +342,26 @@ static int fill_fmat(void *ctx, lv_sink *s) {
   for (int f = 0; f < nf; f++) {
     int o = g->rb[f], k = g->rk[f];
     if (k == 0) continue;
+    const lv_group *G = g->grp[f];
     const double *Ti = g->tiblk + 36 * f, *D = g->dblk + 36 * f;
-    double A[36], Y[36], *Ph = g->phblk + 36 * f;
-    if (k == 3) { /* Phi = (I - c D)^-1 Q = (1 - sig) X + sig X Ti, F = T Phi = Ti^-1 Phi */
-      double X[9], T[9];
-      for (int a = 0; a < 9; a++) A[a] = -c * D[a];
-      A[0] += 1.0, A[4] += 1.0, A[8] += 1.0;
-      LV_CHECK(inv3(A, X));
-      memcpy(g->xblk + 36 * f, X, sizeof X);
-      mul3(X, Ti, Ph);
-      for (int a = 0; a < 9; a++) Ph[a] = (1.0 - sig) * X[a] + sig * Ph[a];
-      LV_CHECK(inv3(Ti, T));
-      mul3(T, Ph, Y);
-      for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 3; b++) LV_CHECK(lv_sink_add(s, o + a, o + b, Y[3 * a + b]));
-      if (zeta) { /* E = T X sigma (T^-1 - I) */
-        double S[9], XS[9], E[9];
-        for (int a = 0; a < 9; a++) S[a] = sig * Ti[a];
-        S[0] -= sig, S[4] -= sig, S[8] -= sig;
-        mul3(X, S, XS);
-        mul3(T, XS, E);
-        LV_CHECK(fill_zeta_cols(g, s, o, 3, E));
-      }
-      continue;
-    }
-    double *X = g->xblk + 36 * f;
-    for (int a = 0; a < k * k; a++) {
-      A[a] = -c * D[a];
-      X[a] = a % (k + 1) == 0;
-    }
+    double A[36], Y[36], T[36], *X = g->xblk + 36 * f, *Ph = g->phblk + 36 * f;
+    /* Phi = (I - c D)^-1 Q = (1 - sig) X + sig X Ti, F = T Phi = Ti^-1 Phi */
+    for (int a = 0; a < k * k; a++) A[a] = -c * D[a];
     for (int a = 0; a < k; a++) A[a * k + a] += 1.0;
-    LV_CHECK(small_solve(k, A, X, k));
+    LV_CHECK(G->blk_inv(A, X));
+    G->blk_mul(X, Ti, Ph);
+    for (int a = 0; a < k * k; a++) Ph[a] = (1.0 - sig) * X[a] + sig * Ph[a];
+    LV_CHECK(G->blk_inv(Ti, T));
+    G->blk_mul(T, Ph, Y);
     for (int a = 0; a < k; a++)
-      for (int b = 0; b < k; b++) {
-        double t = Ti[a * k + b];
-        for (int l = 0; l < k; l++) t -= c * D[a * k + l] * Ti[l * k + b];
-        A[a * k + b] = t;
-        Y[a * k + b] = (a == b) * (1.0 - sig) + sig * Ti[a * k + b];
-      }
-    LV_CHECK(small_solve(k, A, Y, k));
-    for (int a = 0; a < k; a++)
-      for (int b = 0; b < k; b++) {
-        double t = 0.0;
-        for (int l = 0; l < k; l++) t += Ti[a * k + l] * Y[l * k + b];
-        Ph[a * k + b] = t;
-        if (k == 6 && a >= 3 && b < 3) continue;
-        LV_CHECK(lv_sink_add(s, o + a, o + b, Y[a * k + b]));
-      }
-    if (zeta) { /* E = T X sigma (T^-1 - I): solve T^-1 E = X sigma (T^-1 - I) */
-      double E[36];
-      for (int a = 0; a < k; a++)
-        for (int b = 0; b < k; b++) {
-          double t = 0.0;
-          for (int l = 0; l < k; l++) t += X[a * k + l] * (Ti[l * k + b] - (l == b));
-          E[a * k + b] = sig * t;
-        }
-      memcpy(A, Ti, (size_t)(k * k) * sizeof(double));
-      LV_CHECK(small_solve(k, A, E, k));
+      for (int b = 0; b < k; b++)
+        if (!G->pattern || G->pattern[a * k + b]) LV_CHECK(lv_sink_add(s, o + a, o + b, Y[a * k + b]));
+    if (zeta) { /* E = T X sigma (T^-1 - I) */
+      double S[36], XS[36], E[36];
+      for (int a = 0; a < k * k; a++) S[a] = sig * Ti[a];
+      for (int a = 0; a < k; a++) S[a * k + a] -= sig;
+      G->blk_mul(X, S, XS);
+      G->blk_mul(T, XS, E);
       LV_CHECK(fill_zeta_cols(g, s, o, k, E));
     }
   }
@@ -887,6 +714,7 @@ static void ga_destroy(lv_stepper *st) {
   free(g->vfac);
   free(g->rb);
   free(g->rk);
+  free(g->grp);
   free(g->wacc);
   free(g->wmark);
   free(g->wlist);
@@ -942,15 +770,16 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->vfac = lv_calloc(sd + 1, sizeof(int));
   g->rb = lv_calloc((size_t)nf + 1, sizeof(int));
   g->rk = lv_calloc((size_t)nf + 1, sizeof(int));
+  g->grp = lv_calloc((size_t)nf + 1, sizeof *g->grp);
+  if (!g->grp) return LV_ENOMEM;
   if (!g->dql || !g->tiblk || !g->dblk || !g->phblk || !g->xblk || !g->bne || !g->sbase || !g->vfac || !g->rb || !g->rk) return LV_ENOMEM;
   for (int f = 0; f < nf; f++) {
-    lv_factor_kind kind;
-    int qo, nq, vo, nv;
-    LV_CHECK(lv_space_factor(m->space, f, &kind, &qo, &nq, &vo, &nv));
+    int vo, nv;
+    LV_CHECK(lv_space_factor(m->space, f, NULL, NULL, NULL, &vo, &nv));
     for (int i = 0; i < nv; i++) g->vfac[vo + i] = f;
-    g->rb[f] = vo + (kind == LV_FACTOR_R3SO3 ? 3 : 0);
-    g->rk[f] = kind == LV_FACTOR_RN ? 0 : kind == LV_FACTOR_SE3 ? 6 : 3;
-    if (kind == LV_FACTOR_SE3) g->has_se3 = 1;
+    g->grp[f] = lv_space_factor_group(m->space, f);
+    g->rb[f] = vo + g->grp[f]->rb;
+    g->rk[f] = g->grp[f]->rk;
     for (int a = 0; a < g->rk[f]; a++) /* before any Newton matrix */
       g->phblk[36 * f + a * g->rk[f] + a] = g->xblk[36 * f + a * g->rk[f] + a] = 1.0;
   }

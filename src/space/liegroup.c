@@ -1,4 +1,5 @@
-/* Per-factor Lie group primitives: SO(3), S^3 and SE(3) exponential, log,
+/* Per-factor Lie group primitives: SO(3), S^3, SE(3) and unit dual
+ * quaternions: exponential, log,
  * tangent operator T = dexp_{-v} and its inverse.
  *
  * Accuracy: every coefficient function below has a removable singularity at
@@ -444,6 +445,35 @@ void lv_lg_quat_to_rot(const double q[4], double R[9]) {
   R[8] = 1.0 - 2.0 * (x * x + y * y);
 }
 
+/* Shepperd: the largest of 4 w^2, 4 x^2, 4 y^2, 4 z^2 (from the trace and
+ * the diagonal) is taken by a square root, the others from off-diagonal
+ * sums and differences, so no component is found from a small difference. */
+void lv_lg_quat_from_rot(const double R[9], double q[4]) {
+  double t = R[0] + R[4] + R[8], c[4] = {t, R[0], R[4], R[8]};
+  int p = 0;
+  for (int i = 1; i < 4; i++)
+    if (c[i] > c[p]) p = i;
+  double r[4];
+  if (p == 0) {
+    double s = sqrt(1.0 + t);
+    r[0] = 0.5 * s;
+    s = 0.5 / s;
+    r[1] = (R[7] - R[5]) * s;
+    r[2] = (R[2] - R[6]) * s;
+    r[3] = (R[3] - R[1]) * s;
+  } else {
+    int i = p - 1, j = (i + 1) % 3, k = (i + 2) % 3;
+    double s = sqrt(fmax(0.0, 1.0 + R[4 * i] - R[4 * j] - R[4 * k]));
+    r[1 + i] = 0.5 * s;
+    s = 0.5 / s;
+    r[0] = (R[3 * k + j] - R[3 * j + k]) * s;
+    r[1 + j] = (R[3 * j + i] + R[3 * i + j]) * s;
+    r[1 + k] = (R[3 * k + i] + R[3 * i + k]) * s;
+  }
+  double sg = r[0] < 0.0 ? -1.0 : 1.0;
+  for (int i = 0; i < 4; i++) q[i] = sg * r[i];
+}
+
 int lv_lg_quat_normalize(double q[4]) {
   if (!lv_all_finite(4, q)) return LV_EINPUT;
   double m = fabs(q[0]);
@@ -572,4 +602,71 @@ void lv_lg_se3_ad_apply(const double w[6], const double x[6], double y[6]) {
     y[i] = a[i] + b[i];
     y[3 + i] = c[i];
   }
+}
+
+/* ------------------------------------------------------------ unit dual quaternions */
+
+void lv_lg_udq_mul(const double a[8], const double b[8], double c[8]) {
+  double r[4], d1[4], d2[4];
+  lv_lg_quat_mul(a, b, r);
+  lv_lg_quat_mul(a, b + 4, d1);
+  lv_lg_quat_mul(a + 4, b, d2);
+  for (int i = 0; i < 4; i++) {
+    c[i] = r[i];
+    c[4 + i] = d1[i] + d2[i];
+  }
+}
+
+/* d = x r / 2 for the pure quaternion x */
+static void udq_dual(const double x[3], const double r[4], double d[4]) {
+  const double xq[4] = {0.0, x[0], x[1], x[2]};
+  lv_lg_quat_mul(xq, r, d);
+  for (int i = 0; i < 4; i++) d[i] *= 0.5;
+}
+
+/* x = 2 d r* (its scalar part, 2 r . d, is zero on the group) */
+static void udq_trans(const double q[8], double x[3]) {
+  const double rc[4] = {q[0], -q[1], -q[2], -q[3]};
+  double t[4];
+  lv_lg_quat_mul(q + 4, rc, t);
+  x[0] = 2.0 * t[1];
+  x[1] = 2.0 * t[2];
+  x[2] = 2.0 * t[3];
+}
+
+void lv_lg_udq_exp(const double w[6], double q[8]) {
+  double x[3];
+  lv_lg_quat_exp(w + 3, q);
+  lv_lg_so3_tangent_tr_apply(w + 3, w, x);
+  udq_dual(x, q, q + 4);
+}
+
+int lv_lg_udq_log(const double q[8], double w[6]) {
+  double p[8], x[3];
+  double sg = q[0] < 0.0 ? -1.0 : 1.0; /* q and -q are the same pose */
+  for (int i = 0; i < 8; i++) p[i] = sg * q[i];
+  int at_pi = lv_lg_quat_log(p, w + 3);
+  udq_trans(p, x);
+  lv_lg_so3_tangent_inv_tr_apply(w + 3, x, w);
+  return at_pi;
+}
+
+void lv_lg_udq_pose(const double q[8], double x[3], double R[9]) {
+  lv_lg_quat_to_rot(q, R);
+  udq_trans(q, x);
+}
+
+void lv_lg_udq_from_pose(const double x[3], const double R[9], double q[8]) {
+  lv_lg_quat_from_rot(R, q);
+  udq_dual(x, q, q + 4);
+}
+
+int lv_lg_udq_normalize(double q[8]) {
+  if (!lv_all_finite(8, q)) return LV_EINPUT;
+  double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  if (!(n > 0.0) || !isfinite(n)) return LV_EINPUT;
+  for (int i = 0; i < 8; i++) q[i] /= n;
+  double rd = q[0] * q[4] + q[1] * q[5] + q[2] * q[6] + q[3] * q[7];
+  for (int i = 0; i < 4; i++) q[4 + i] -= rd * q[i];
+  return 0;
 }

@@ -36,6 +36,8 @@ void lv_lg_quat_exp(const double omega[3], double q[4]);
  * (shortest rotation, |omega| <= pi).  Returns 1 at a half-turn (w ~ 0). */
 int lv_lg_quat_log(const double q[4], double omega[3]);
 void lv_lg_quat_to_rot(const double q[4], double R[9]);
+/* The unit quaternion of a rotation matrix, w >= 0 (Shepperd's method). */
+void lv_lg_quat_from_rot(const double R[9], double q[4]);
 int lv_lg_quat_normalize(double q[4]);
 
 /* SE(3): (x, R) with (x1,R1)(x2,R2) = (x1 + R1 x2, R1 R2), w = (U, psi). */
@@ -48,5 +50,22 @@ void lv_lg_se3_tangent(const double w[6], double T[36]);
 void lv_lg_se3_tangent_apply(const double w[6], const double x[6], double y[6]);
 void lv_lg_se3_tangent_inv_apply(const double w[6], const double x[6], double y[6]);
 void lv_lg_se3_ad_apply(const double w[6], const double x[6], double y[6]);
+
+/* Unit dual quaternions q = (r, d), r a unit quaternion, d its dual part
+ * with r . d = 0: the pose (x, R(r)) with d = x r / 2 (x a pure
+ * quaternion), product (r1, d1)(r2, d2) = (r1 r2, r1 d2 + d1 r2), the
+ * double cover of SE(3).  Tangent w = (U, psi) as for SE(3) (the same
+ * algebra and coordinates, so T, T^-1 and ad are SE(3)'s). */
+void lv_lg_udq_mul(const double a[8], const double b[8], double c[8]); /* c may alias a, b */
+/* exp(w~): r = exp(psi~) as a quaternion, x = T(psi)^T U */
+void lv_lg_udq_exp(const double w[6], double q[8]);
+/* w = log(q) of the sign of q with r_w >= 0; returns 1 at a rotation angle of pi */
+int lv_lg_udq_log(const double q[8], double w[6]);
+/* (x, R) of q and back */
+void lv_lg_udq_pose(const double q[8], double x[3], double R[9]);
+void lv_lg_udq_from_pose(const double x[3], const double R[9], double q[8]);
+/* r <- r/|r|, d <- d/|r| - (r . d) r: the nearest unit dual quaternion
+ * to first order.  LV_EINPUT for a zero or non-finite q. */
+int lv_lg_udq_normalize(double q[8]);
 
 #endif

@@ -1,14 +1,15 @@
 /* The configuration space: a product of R^k and matrix Lie group factors.
- * Every product-level operation is a loop over the factors, so a chain of
- * 10^5 rigid bodies costs O(N) per call. */
-#include <float.h>
+ * Every product-level operation is a loop over the factors that calls the
+ * factor's entry of the operations table (group.h), so a chain of 10^5
+ * rigid bodies costs O(N) per call and no code here depends on the kinds. */
 #include <limits.h>
 #include <stdio.h>
 #include "lv_internal.h"
-#include "liegroup.h"
+#include "group.h"
 
 typedef struct {
   lv_factor_kind kind;
+  const lv_group *g;
   int q_off, nq, v_off, nv;
 } factor;
 
@@ -25,26 +26,6 @@ struct lv_space {
   size_t run_pos; /* where the text of the last run starts */
   int run_count;  /* factors in the last run */
 };
-
-static const char *kind_name(lv_factor_kind kind) {
-  switch (kind) {
-    case LV_FACTOR_SO3: return "SO(3)";
-    case LV_FACTOR_S3: return "S^3";
-    case LV_FACTOR_R3SO3: return "R^3xSO(3)";
-    case LV_FACTOR_SE3: return "SE(3)";
-    default: return "R";
-  }
-}
-
-static void kind_sizes(lv_factor_kind kind, int *nq, int *nv) {
-  switch (kind) {
-    case LV_FACTOR_SO3: *nq = 9; *nv = 3; break;
-    case LV_FACTOR_S3: *nq = 4; *nv = 3; break;
-    case LV_FACTOR_R3SO3:
-    case LV_FACTOR_SE3: *nq = 12; *nv = 6; break;
-    default: *nq = *nv = 0; break;
-  }
-}
 
 int lv_space_new(lv_space **out) {
   if (!out) return LV_EINPUT;
@@ -100,14 +81,15 @@ static int name_reserve(lv_space *sp, size_t need) {
 /* Replace the text of the last run by that of @p last repeated run_count times. */
 static int rewrite_run(lv_space *sp, const factor *last) {
   char buf[64];
-  if (last->kind == LV_FACTOR_RN)
-    snprintf(buf, sizeof buf, "R^%d", last->nq);
+  const lv_group *g = last->g;
+  if (g->nq == 0) /* R^k: merged, never a power */
+    snprintf(buf, sizeof buf, "%s^%d", g->name, last->nq);
   else if (sp->run_count == 1)
-    snprintf(buf, sizeof buf, "%s", kind_name(last->kind));
-  else if (last->kind == LV_FACTOR_SO3 || last->kind == LV_FACTOR_SE3)
-    snprintf(buf, sizeof buf, "%s^%d", kind_name(last->kind), sp->run_count);
+    snprintf(buf, sizeof buf, "%s", g->name);
+  else if (!g->power_parens)
+    snprintf(buf, sizeof buf, "%s^%d", g->name, sp->run_count);
   else
-    snprintf(buf, sizeof buf, "(%s)^%d", kind_name(last->kind), sp->run_count);
+    snprintf(buf, sizeof buf, "(%s)^%d", g->name, sp->run_count);
   size_t len = strlen(buf);
   LV_CHECK(name_reserve(sp, sp->run_pos + len + 1));
   memcpy(sp->name + sp->run_pos, buf, len + 1);
@@ -117,26 +99,18 @@ static int rewrite_run(lv_space *sp, const factor *last) {
 
 int lv_space_add(lv_space *sp, lv_factor_kind kind, int k) {
   if (!sp) return LV_EINPUT;
-  int nq, nv;
-  switch (kind) {
-    case LV_FACTOR_RN:
-      if (k < 0) return LV_EINPUT;
-      if (k == 0) return 0;
-      nq = nv = k;
-      break;
-    case LV_FACTOR_SO3:
-    case LV_FACTOR_S3:
-    case LV_FACTOR_R3SO3:
-    case LV_FACTOR_SE3:
-      kind_sizes(kind, &nq, &nv);
-      break;
-    default:
-      return LV_EINPUT;
+  const lv_group *g = lv_group_of(kind);
+  if (!g) return LV_EINPUT;
+  int nq = g->nq, nv = g->nv, linear = nq == 0; /* R^k: sized by k */
+  if (linear) {
+    if (k < 0) return LV_EINPUT;
+    if (k == 0) return 0;
+    nq = nv = k;
   }
   if (sp->nq > INT_MAX - nq) return LV_EINPUT;
   factor *last = sp->nf ? &sp->f[sp->nf - 1] : NULL;
 
-  if (kind == LV_FACTOR_RN && last && last->kind == LV_FACTOR_RN) {
+  if (linear && last && last->kind == kind) {
     factor save = *last;
     last->nq += k;
     last->nv += k;
@@ -163,6 +137,7 @@ int lv_space_add(lv_space *sp, lv_factor_kind kind, int k) {
   }
   factor *nf = &sp->f[sp->nf];
   nf->kind = kind;
+  nf->g = g;
   nf->q_off = sp->nq;
   nf->nq = nq;
   nf->v_off = sp->nv;
@@ -192,7 +167,7 @@ int lv_space_add(lv_space *sp, lv_factor_kind kind, int k) {
   sp->nf++;
   sp->nq += nq;
   sp->nv += nv;
-  if (kind != LV_FACTOR_RN) sp->nonlinear++;
+  if (!linear) sp->nonlinear++;
   return 0;
 }
 
@@ -225,39 +200,7 @@ int lv_space_compose_exp(const lv_space *sp, const double *q, double h,
   if (!sp || !q || !v || !q_out) return LV_EINPUT;
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
-    const double *qi = q + f->q_off, *vi = v + f->v_off;
-    double *qo = q_out + f->q_off;
-    double w[6], R[9], x[3];
-    switch (f->kind) {
-      case LV_FACTOR_RN:
-        for (int j = 0; j < f->nq; j++) qo[j] = qi[j] + h * vi[j];
-        break;
-      case LV_FACTOR_SO3:
-        for (int j = 0; j < 3; j++) w[j] = h * vi[j];
-        lv_so3_exp(w, R);
-        lv_lg_mat3_mul(qi, R, qo);
-        break;
-      case LV_FACTOR_S3: {
-        double dq[4];
-        for (int j = 0; j < 3; j++) w[j] = h * vi[j];
-        lv_lg_quat_exp(w, dq);
-        lv_lg_quat_mul(qi, dq, qo);
-        break;
-      }
-      case LV_FACTOR_R3SO3:
-        for (int j = 0; j < 3; j++) qo[j] = qi[j] + h * vi[j];
-        for (int j = 0; j < 3; j++) w[j] = h * vi[3 + j];
-        lv_so3_exp(w, R);
-        lv_lg_mat3_mul(qi + 3, R, qo + 3);
-        break;
-      case LV_FACTOR_SE3:
-        for (int j = 0; j < 6; j++) w[j] = h * vi[j];
-        lv_lg_se3_exp(w, x, R);
-        lv_lg_mat3_vec(qi + 3, x, x);
-        for (int j = 0; j < 3; j++) qo[j] = qi[j] + x[j];
-        lv_lg_mat3_mul(qi + 3, R, qo + 3);
-        break;
-    }
+    f->g->compose_exp(q + f->q_off, h, v + f->v_off, q_out + f->q_off, f->nq);
   }
   return 0;
 }
@@ -268,161 +211,47 @@ int lv_space_log(const lv_space *sp, const double *q0, const double *q1,
   int at_pi = 0;
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
-    const double *a = q0 + f->q_off, *b = q1 + f->q_off;
-    double *vi = v + f->v_off;
-    double R[9], x[3];
-    switch (f->kind) {
-      case LV_FACTOR_RN:
-        for (int j = 0; j < f->nq; j++) vi[j] = b[j] - a[j];
-        break;
-      case LV_FACTOR_SO3:
-        lv_lg_mat3_tmul(a, b, R);
-        at_pi |= lv_lg_so3_log(R, vi);
-        break;
-      case LV_FACTOR_S3: {
-        double ac[4] = {a[0], -a[1], -a[2], -a[3]}, p[4];
-        lv_lg_quat_mul(ac, b, p);
-        at_pi |= lv_lg_quat_log(p, vi);
-        break;
-      }
-      case LV_FACTOR_R3SO3:
-        for (int j = 0; j < 3; j++) vi[j] = b[j] - a[j];
-        lv_lg_mat3_tmul(a + 3, b + 3, R);
-        at_pi |= lv_lg_so3_log(R, vi + 3);
-        break;
-      case LV_FACTOR_SE3:
-        /* q0^{-1} q1 = (R0^T (x1 - x0), R0^T R1) */
-        for (int j = 0; j < 3; j++) x[j] = b[j] - a[j];
-        lv_lg_mat3_tvec(a + 3, x, x);
-        lv_lg_mat3_tmul(a + 3, b + 3, R);
-        at_pi |= lv_lg_se3_log(x, R, vi);
-        break;
-    }
+    at_pi |= f->g->log(q0 + f->q_off, q1 + f->q_off, v + f->v_off, f->nq);
   }
   return at_pi ? LV_EINPUT : 0;
 }
 
 int lv_space_identity(const lv_space *sp, double *q) {
   if (!sp || !q) return LV_EINPUT;
-  static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
-    double *qi = q + f->q_off;
-    for (int j = 0; j < f->nq; j++) qi[j] = 0.0;
-    switch (f->kind) {
-      case LV_FACTOR_SO3: memcpy(qi, I3, sizeof I3); break;
-      case LV_FACTOR_S3: qi[0] = 1.0; break;
-      case LV_FACTOR_R3SO3:
-      case LV_FACTOR_SE3: memcpy(qi + 3, I3, sizeof I3); break;
-      default: break;
-    }
+    f->g->identity(q + f->q_off, f->nq);
   }
   return 0;
 }
 
 /* ------------------------------------------------------------ tangent */
 
-/* Add a 3x3 row-major block at (r0, c0), all nine entries (zeros included)
- * so that the sparsity pattern does not depend on v. */
-static int add_block3(lv_sink *T, int r0, int c0, const double *B, int ldb) {
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(T, r0 + i, c0 + j, B[ldb * i + j]));
-  return 0;
-}
-
 int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T) {
   if (!sp || !v || !T) return LV_EINPUT;
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
-    const double *vi = v + f->v_off;
-    int o = f->v_off;
-    double M[36];
-    switch (f->kind) {
-      case LV_FACTOR_RN:
-        for (int j = 0; j < f->nv; j++) LV_CHECK(lv_sink_add(T, o + j, o + j, 1.0));
-        break;
-      case LV_FACTOR_SO3:
-      case LV_FACTOR_S3:
-        lv_so3_tangent(vi, M);
-        LV_CHECK(add_block3(T, o, o, M, 3));
-        break;
-      case LV_FACTOR_R3SO3:
-        for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(T, o + j, o + j, 1.0));
-        lv_so3_tangent(vi + 3, M);
-        LV_CHECK(add_block3(T, o + 3, o + 3, M, 3));
-        break;
-      case LV_FACTOR_SE3:
-        /* The lower-left block is structurally zero and is not added. */
-        lv_lg_se3_tangent(vi, M);
-        LV_CHECK(add_block3(T, o, o, M, 6));
-        LV_CHECK(add_block3(T, o, o + 3, M + 3, 6));
-        LV_CHECK(add_block3(T, o + 3, o + 3, M + 21, 6));
-        break;
-    }
-  }
-  return 0;
-}
-
-/* y = T(v) x or T(v)^-1 x factor by factor (y may alias x). */
-typedef void (*tangent_fn)(const double *w, const double *x, double *y);
-
-static int tangent_apply(const lv_space *sp, const double *v, const double *x, double *y, tangent_fn so3,
-                         tangent_fn se3) {
-  if (!sp || !v || !x || !y) return LV_EINPUT;
-  for (int i = 0; i < sp->nf; i++) {
-    const factor *f = &sp->f[i];
-    const double *vi = v + f->v_off, *xi = x + f->v_off;
-    double *yi = y + f->v_off;
-    switch (f->kind) {
-      case LV_FACTOR_RN:
-        if (yi != xi) memmove(yi, xi, (size_t)f->nv * sizeof *yi);
-        break;
-      case LV_FACTOR_SO3:
-      case LV_FACTOR_S3:
-        so3(vi, xi, yi);
-        break;
-      case LV_FACTOR_R3SO3:
-        for (int j = 0; j < 3; j++) yi[j] = xi[j];
-        so3(vi + 3, xi + 3, yi + 3);
-        break;
-      case LV_FACTOR_SE3:
-        se3(vi, xi, yi);
-        break;
-    }
+    LV_CHECK(f->g->tangent(v + f->v_off, T, f->v_off, f->nv));
   }
   return 0;
 }
 
 int lv_space_tangent_apply(const lv_space *sp, const double *v, const double *x, double *y) {
-  return tangent_apply(sp, v, x, y, lv_lg_so3_tangent_apply, lv_lg_se3_tangent_apply);
+  if (!sp || !v || !x || !y) return LV_EINPUT;
+  for (int i = 0; i < sp->nf; i++) {
+    const factor *f = &sp->f[i];
+    f->g->tangent_apply(v + f->v_off, x + f->v_off, y + f->v_off, f->nv);
+  }
+  return 0;
 }
 
 int lv_space_tangent_inv_apply(const lv_space *sp, const double *v, const double *x, double *y) {
-  return tangent_apply(sp, v, x, y, lv_lg_so3_tangent_inv_apply, lv_lg_se3_tangent_inv_apply);
-}
-
-/* SE(3): the rotational rows y_psi = T_SO3(psi)^{-1} x_psi are analytic;
- * the translational rows y_U = T^{-1}(x_U - T_Upsi y_psi) by central
- * differences (linear in U, so exact there up to round-off; relative
- * error ~1e-10 in the psi columns). */
-static int se3_inv_deriv(const double *w, const double *x0, double *y, lv_sink *D, int o) {
-  double Dr[9], w1[6], yp[6], ym[6], B[18], x[6];
-  memcpy(x, x0, sizeof x); /* y may alias x0 */
-  lv_lg_se3_tangent_inv_apply(w, x, y);
-  lv_lg_so3_tangent_inv_deriv(w + 3, x + 3, yp + 3, Dr, NULL);
-  for (int j = 0; j < 6; j++) {
-    double st = cbrt(DBL_EPSILON) * fmax(1.0, fabs(w[j]));
-    memcpy(w1, w, sizeof w1);
-    w1[j] = w[j] + st;
-    st = w1[j] - w[j];
-    lv_lg_se3_tangent_inv_apply(w1, x, yp);
-    w1[j] = w[j] - st;
-    lv_lg_se3_tangent_inv_apply(w1, x, ym);
-    for (int i = 0; i < 3; i++) B[6 * i + j] = (yp[i] - ym[i]) / (2.0 * st);
+  if (!sp || !v || !x || !y) return LV_EINPUT;
+  for (int i = 0; i < sp->nf; i++) {
+    const factor *f = &sp->f[i];
+    f->g->tangent_inv_apply(v + f->v_off, x + f->v_off, y + f->v_off, f->nv);
   }
-  LV_CHECK(add_block3(D, o, o, B, 6));
-  LV_CHECK(add_block3(D, o, o + 3, B + 3, 6));
-  return add_block3(D, o + 3, o + 3, Dr, 3);
+  return 0;
 }
 
 int lv_space_tangent_inv_deriv(const lv_space *sp, const double *v, const double *x, double *y,
@@ -430,27 +259,8 @@ int lv_space_tangent_inv_deriv(const lv_space *sp, const double *v, const double
   if (!sp || !v || !x || !y || !D) return LV_EINPUT;
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
-    const double *vi = v + f->v_off, *xi = x + f->v_off;
-    double *yi = y + f->v_off, M[9];
     int o = f->v_off;
-    switch (f->kind) {
-      case LV_FACTOR_RN:
-        if (yi != xi) memmove(yi, xi, (size_t)f->nv * sizeof *yi);
-        break;
-      case LV_FACTOR_SO3:
-      case LV_FACTOR_S3:
-        lv_lg_so3_tangent_inv_deriv(vi, xi, yi, M, NULL);
-        LV_CHECK(add_block3(D, o, o, M, 3));
-        break;
-      case LV_FACTOR_R3SO3:
-        for (int j = 0; j < 3; j++) yi[j] = xi[j];
-        lv_lg_so3_tangent_inv_deriv(vi + 3, xi + 3, yi + 3, M, NULL);
-        LV_CHECK(add_block3(D, o + 3, o + 3, M, 3));
-        break;
-      case LV_FACTOR_SE3:
-        LV_CHECK(se3_inv_deriv(vi, xi, yi, D, o));
-        break;
-    }
+    LV_CHECK(f->g->tangent_inv_deriv(v + o, x + o, y + o, D, o, f->nv));
   }
   return 0;
 }
@@ -460,24 +270,7 @@ int lv_space_ad(const lv_space *sp, const double *v, const double *x,
   if (!sp || !v || !x || !y) return LV_EINPUT;
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
-    const double *vi = v + f->v_off, *xi = x + f->v_off;
-    double *yi = y + f->v_off;
-    switch (f->kind) {
-      case LV_FACTOR_RN:
-        for (int j = 0; j < f->nv; j++) yi[j] = 0.0;
-        break;
-      case LV_FACTOR_SO3:
-      case LV_FACTOR_S3:
-        lv_lg_cross(vi, xi, yi);
-        break;
-      case LV_FACTOR_R3SO3:
-        lv_lg_cross(vi + 3, xi + 3, yi + 3);
-        for (int j = 0; j < 3; j++) yi[j] = 0.0;
-        break;
-      case LV_FACTOR_SE3:
-        lv_lg_se3_ad_apply(vi, xi, yi);
-        break;
-    }
+    f->g->ad(v + f->v_off, x + f->v_off, y + f->v_off, f->nv);
   }
   return 0;
 }
@@ -487,17 +280,44 @@ int lv_space_normalize(const lv_space *sp, double *q) {
   int status = 0;
   for (int i = 0; i < sp->nf; i++) {
     const factor *f = &sp->f[i];
-    double *qi = q + f->q_off;
-    int rc = 0;
-    switch (f->kind) {
-      case LV_FACTOR_RN: break;
-      case LV_FACTOR_SO3: rc = lv_lg_so3_normalize(qi); break;
-      case LV_FACTOR_S3: rc = lv_lg_quat_normalize(qi); break;
-      case LV_FACTOR_R3SO3:
-      case LV_FACTOR_SE3: rc = lv_lg_so3_normalize(qi + 3); break;
-    }
+    int rc = f->g->normalize(q + f->q_off, f->nq);
     /* Keep going: one degenerate factor should not leave the others drifting. */
     if (rc && !status) status = rc;
   }
   return status;
+}
+
+/* ------------------------------------------------------------ poses, table */
+
+int lv_space_pose(const lv_space *sp, int i, const double *q, double x[3], double R[9]) {
+  if (!sp || i < 0 || i >= sp->nf || !q || !x || !R || !sp->f[i].g->pose) return LV_EINPUT;
+  sp->f[i].g->pose(q + sp->f[i].q_off, x, R);
+  return 0;
+}
+
+int lv_space_set_pose(const lv_space *sp, int i, const double x[3], const double R[9], double *q) {
+  if (!sp || i < 0 || i >= sp->nf || !q || !x || !R || !sp->f[i].g->set_pose) return LV_EINPUT;
+  sp->f[i].g->set_pose(x, R, q + sp->f[i].q_off);
+  return 0;
+}
+
+const lv_group *lv_space_factor_group(const lv_space *sp, int i) {
+  if (!sp || i < 0 || i >= sp->nf) return NULL;
+  return sp->f[i].g;
+}
+
+/* The factor of tangent index j by bisection over the factors' offsets. */
+double lv_space_dir_scale(const lv_space *sp, const double *q, int j) {
+  double s = 1.0;
+  if (!sp || !q || j < 0 || j >= sp->nv) return s;
+  int lo = 0, hi = sp->nf - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo + 1) / 2;
+    if (sp->f[mid].v_off <= j)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  const factor *f = &sp->f[lo];
+  return fmax(s, f->g->dir_scale(q + f->q_off, j - f->v_off, f->nv));
 }
