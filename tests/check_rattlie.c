@@ -10,6 +10,7 @@
  *  - energy bounded without drift over 4*10^4 steps (fitted slope);
  *  - at h = 1e-6 every step is solved (energy at round-off);
  *  - on R^n (pendulum3d) it is RATTLE: same q, v, lambda as `rattle`;
+ *  - S^3 (quaternions) gives the same motion as SO(3);
  *  - refusals: a bad option value, a model whose force is not the inertial
  *    term of its group. */
 #include <stdio.h>
@@ -287,8 +288,7 @@ START_TEST(test_small_h) {
 }
 END_TEST
 
-/* A free asymmetric body on SO(3) written without its gyroscopic force:
- * RATTLie would integrate Euler's equations instead, so it refuses. */
+/* Inertia of a free asymmetric body, J = diag(1, 2, 3). */
 static int fb_mass(const double *q, lv_sink *M, void *u) {
   (void)q, (void)u;
   static const double J[3] = {1.0, 2.0, 3.0};
@@ -296,6 +296,56 @@ static int fb_mass(const double *q, lv_sink *M, void *u) {
     if (lv_sink_add(M, i, i, J[i])) return 1;
   return 0;
 }
+
+/* A free asymmetric body with its gyroscopic force, on SO(3) or on S^3
+ * (the space's factor kind is the only difference). */
+static int fb_force(double t, const double *q, const double *v, double *f, void *u) {
+  (void)t, (void)q, (void)u;
+  const double L[3] = {1.0 * v[0], 2.0 * v[1], 3.0 * v[2]};
+  f[0] = -(v[1] * L[2] - v[2] * L[1]);
+  f[1] = -(v[2] * L[0] - v[0] * L[2]);
+  f[2] = -(v[0] * L[1] - v[1] * L[0]);
+  return 0;
+}
+
+static lv_model *free_body(lv_factor_kind kind, int with_force) {
+  lv_space *sp = NULL;
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_space_new(&sp), 0);
+  ck_assert_int_eq(lv_space_add(sp, kind, 0), 0);
+  ck_assert_int_eq(lv_model_new(&m, "free-body", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, fb_mass, 1), 0);
+  if (with_force) ck_assert_int_eq(lv_model_set_force(m, fb_force, NULL, NULL), 0);
+  double q0[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, v0[3] = {0.3, 1.0, 0.2};
+  if (kind == LV_FACTOR_S3) q0[1] = q0[2] = q0[3] = 0.0; /* (1, 0, 0, 0) */
+  ck_assert_int_eq(lv_model_set_initial(m, q0, v0), 0);
+  return m;
+}
+
+/* The S^3 factor: the same discrete motion as SO(3) (the rotation of the
+ * quaternion equals the matrix to round-off), and the spatial angular
+ * momentum R J Omega (the left-invariant symmetry) conserved. */
+START_TEST(test_s3_is_so3) {
+  lv_model *a = free_body(LV_FACTOR_SO3, 1), *b = free_body(LV_FACTOR_S3, 1);
+  double qa[9], va[3], qb[4], vb[3];
+  run(a, "rattlie", NULL, 1e-2, 10.0, qa, va, NULL, NULL);
+  run(b, "rattlie", NULL, 1e-2, 10.0, qb, vb, NULL, NULL);
+  double w = qb[0], x = qb[1], y = qb[2], z = qb[3];
+  double Rb[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                  2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                  2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
+  ck_assert_msg(tu_max_abs_diff(9, qa, Rb) < 1e-12 && tu_max_abs_diff(3, va, vb) < 1e-12,
+                "SO(3) vs S^3: R %g, Omega %g", tu_max_abs_diff(9, qa, Rb), tu_max_abs_diff(3, va, vb));
+  const double J[3] = {1.0, 2.0, 3.0}, v0[3] = {0.3, 1.0, 0.2};
+  double L[3] = {0, 0, 0};
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) L[i] += qa[3 * i + j] * J[j] * va[j];
+  double L0[3] = {J[0] * v0[0], J[1] * v0[1], J[2] * v0[2]};
+  ck_assert_msg(tu_max_abs_diff(3, L, L0) < 1e-13, "spatial angular momentum off by %g", tu_max_abs_diff(3, L, L0));
+  lv_model_free(a);
+  lv_model_free(b);
+}
+END_TEST
 
 START_TEST(test_refusals) {
   lv_model *m = top("r3so3");
@@ -311,13 +361,9 @@ START_TEST(test_refusals) {
   lv_integrator_free(it);
   lv_model_free(m);
 
-  lv_space *sp = NULL;
-  ck_assert_int_eq(lv_space_new(&sp), 0);
-  ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_SO3, 0), 0);
-  ck_assert_int_eq(lv_model_new(&m, "free-body-no-gyro", sp, 0), 0);
-  ck_assert_int_eq(lv_model_set_mass(m, fb_mass, 1), 0);
-  double q0[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, v0[3] = {0.3, 1.0, 0.2};
-  ck_assert_int_eq(lv_model_set_initial(m, q0, v0), 0);
+  /* The free body written without its gyroscopic force: its equations say
+   * J Omega' = 0, RATTLie would integrate Euler's instead, so it refuses. */
+  m = free_body(LV_FACTOR_SO3, 0);
   ck_assert_int_eq(lv_integrator_new(&it, m, "rattlie", 1e-3), 0);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), LV_ENOTIMPL);
   lv_integrator_error_detail(it, buf, sizeof buf);
@@ -338,6 +384,7 @@ int main(void) {
   tcase_add_test(tc, test_momentum_maps);
   tcase_add_test(tc, test_rigid_chain);
   tcase_add_test(tc, test_small_h);
+  tcase_add_test(tc, test_s3_is_so3);
   tcase_add_test(tc, test_energy_no_drift);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
