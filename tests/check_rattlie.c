@@ -10,7 +10,8 @@
  *  - energy bounded without drift over 4*10^4 steps (fitted slope);
  *  - at h = 1e-6 every step is solved (energy at round-off);
  *  - on R^n (pendulum3d) it is RATTLE: same q, v, lambda as `rattle`;
- *  - S^3 (quaternions) gives the same motion as SO(3);
+ *  - S^3 (quaternions) gives the same motion as SO(3), and so does SE(3)
+ *    with the tip constraint as the reduced SO(3) top;
  *  - refusals: a bad option value, a model whose force is not the inertial
  *    term of its group. */
 #include <stdio.h>
@@ -288,6 +289,23 @@ START_TEST(test_small_h) {
 }
 END_TEST
 
+/* On SE(3) the tip constraint gives the increment U = V(h Omega)^{-1}
+ * (exp(h Omega~) - I) X / h = Omega x X exactly (V(phi) = sum phi~^k/(k+1)!,
+ * exp(phi~) - I = phi~ V(phi)), so the SE(3) discrete Lagrangian is the
+ * reduced SO(3) one with J_O = J + m(|X|^2 I - X X^T): the two runs are
+ * the same motion to round-off. */
+START_TEST(test_se3_is_so3) {
+  lv_model *a = top("so3"), *b = top("se3");
+  double qa[9], va[3], qb[12], vb[6];
+  run(a, "rattlie", NULL, 1e-3, 1.0, qa, va, NULL, NULL);
+  run(b, "rattlie", NULL, 1e-3, 1.0, qb, vb, NULL, NULL);
+  double dR = tu_max_abs_diff(9, qa, qb + 3), dW = tu_max_abs_diff(3, va, vb + 3) / tu_norm_inf(3, va);
+  ck_assert_msg(dR < 1e-11 && dW < 1e-11, "so3 vs se3: R %g, Omega %g", dR, dW);
+  lv_model_free(a);
+  lv_model_free(b);
+}
+END_TEST
+
 /* Inertia of a free asymmetric body, J = diag(1, 2, 3). */
 static int fb_mass(const double *q, lv_sink *M, void *u) {
   (void)q, (void)u;
@@ -385,6 +403,7 @@ int main(void) {
   tcase_add_test(tc, test_rigid_chain);
   tcase_add_test(tc, test_small_h);
   tcase_add_test(tc, test_s3_is_so3);
+  tcase_add_test(tc, test_se3_is_so3);
   tcase_add_test(tc, test_energy_no_drift);
   suite_add_tcase(s, tc);
   return tu_run_suite(s);
