@@ -472,7 +472,7 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
   } else if (rc == LV_EINPUT && it->not_ready) {
     snprintf(buf, n, "the integrator has no state to step from: the last init failed or a divergence stopped "
              "the run; call lv_integrator_init first");
-  } else if (rc == LV_EINPUT && it->stepper.detail[0]) {
+  } else if ((rc == LV_EINPUT || rc == LV_ENOTIMPL) && it->stepper.detail[0]) {
     snprintf(buf, n, "%s", it->stepper.detail);
   } else if ((rc == LV_ENONFINITE || rc == LV_ECALLBACK || rc == LV_EINPUT) && mrc && cb) {
     if (mrc == LV_ENONFINITE && col >= 0)

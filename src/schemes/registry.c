@@ -7,6 +7,7 @@ extern const lv_scheme_type lv_scheme_em, lv_scheme_em_g;
 extern const lv_scheme_type lv_scheme_vi_s, lv_scheme_vi_a, lv_scheme_vi_b;
 extern const lv_scheme_type lv_scheme_genalpha;
 extern const lv_scheme_type lv_scheme_bliedf1, lv_scheme_bliedf2, lv_scheme_bliedf3, lv_scheme_bliedf4;
+extern const lv_scheme_type lv_scheme_rattlie;
 
 static const lv_scheme_type *const schemes[] = {
     &lv_scheme_rattle,
@@ -21,6 +22,7 @@ static const lv_scheme_type *const schemes[] = {
     &lv_scheme_bliedf4,
     &lv_scheme_em,
     &lv_scheme_em_g,
+    &lv_scheme_rattlie,
     NULL,
 };
 
