@@ -68,8 +68,8 @@ void cli_run_defaults(cli_run *r) {
   strcpy(r->model, "four-particle");
   /* the paper's second-order variational integrator when this build has it */
   strcpy(r->scheme, lv_scheme_find("vi-a") ? "vi-a" : "rattle");
-  r->h = 0.01;
-  r->t_end = 10.0;
+  r->h = 0;     /* 0: the model's default (cli_run_fill_defaults) */
+  r->t_end = 0;
   r->every = 1;
   r->linsol = LV_LINSOL_AUTO;
   r->newton_kind = -1;
@@ -281,4 +281,21 @@ void cli_result_free(cli_result *res) {
   free(res->v);
   free(res->lambda);
   res->q = res->v = res->lambda = NULL;
+}
+
+/* Per-model step sizes and end times with which every scheme of the build
+ * runs the model's default configuration (checked by tests/test_study.sh);
+ * a model not listed gets h = 0.01, T = 10. */
+void cli_run_fill_defaults(cli_run *r) {
+  static const struct {
+    const char *model;
+    double h, t_end;
+  } d[] = {
+      {"pendulum3d", 0.01, 10},
+  };
+  double h = 0.01, t_end = 10;
+  for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+    if (strcmp(d[i].model, r->model) == 0) h = d[i].h, t_end = d[i].t_end;
+  if (!(r->h > 0)) r->h = h;
+  if (!(r->t_end > 0)) r->t_end = t_end;
 }

@@ -109,6 +109,7 @@ static int do_run(cli_run *r) {
   lv_model *model = NULL;
   int rc = cli_make_model(r, &model);
   if (rc) return rc;
+  cli_run_fill_defaults(r);
   if (!isfinite(r->t_end) || !(r->t_end > 0) || !isfinite(r->h) || !(r->h > 0)) {
     cli_error("step and t-end must be finite positive numbers (got %g and %g).", r->h, r->t_end);
     lv_model_free(model);
@@ -116,6 +117,7 @@ static int do_run(cli_run *r) {
   }
   FILE *csv = NULL;
   rc = open_out(r->out, &csv);
+  if (!rc && csv) rc = cli_meta_run(csv, r);
   cli_result res;
   memset(&res, 0, sizeof res);
   if (!rc) rc = cli_execute(r, model, csv, isatty(2), &res);
@@ -228,6 +230,7 @@ static int cmd_compare(int argc, char **argv) {
     }
   }
   if (!rc) {
+    cli_run_fill_defaults(&a.run);
     printf("%s, h = %g, t = [0, %g]%s\n", a.run.model, a.run.h, end_time(a.run.h, a.run.t_end),
            end_note(a.run.h, a.run.t_end));
     summary_header(stdout);
@@ -354,7 +357,15 @@ static int cmd_converge(int argc, char **argv) {
     printf("%s on %s: errors at t = %g against the same scheme with h = %g\n", a.run.scheme, a.run.model,
            ref.t_final, href);
     printf("%12s %12s %7s %12s %7s %12s %7s\n", "h", "err q", "order", "err v", "order", "err lambda", "order");
-    if (csv) fprintf(csv, "h,err_q,err_v%s\n", ref.nc ? ",err_lambda" : "");
+    if (csv) {
+      cli_meta_begin(csv, "convergence");
+      cli_meta_model(csv, &a.run);
+      cli_meta_scheme(csv, a.run.scheme, &a.run.opts);
+      cli_meta_num(csv, "t_end", a.run.t_end);
+      cli_meta_num(csv, "ref_step", href);
+      cli_meta_put(csv, "error", "max-norm at t_end against the reference run");
+      fprintf(csv, "h,err_q,err_v%s\n", ref.nc ? ",err_lambda" : "");
+    }
   }
   double eq[32], ev[32], el[32];
   for (int i = 0; i < n && !rc; i++) {
@@ -519,6 +530,10 @@ static int cmd_demo(void) {
     if (plots) {
       snprintf(path, sizeof path, "%s/%s.csv", dir, wanted[i]);
       csv = fopen(path, "w");
+      if (csv && cli_meta_run(csv, &r)) {
+        fclose(csv);
+        csv = NULL;
+      }
     }
     cli_result res;
     int rc = cli_execute(&r, model, csv, isatty(2), &res);

@@ -163,7 +163,10 @@ int cli_plot(const char *csv, const char *png) {
   char dir[] = "/tmp/livens-plot-XXXXXX";
   int have_dir = 0;
   int status = CLI_USAGE;
-  if (!names || !f || getline(&line, &cap, in) < 0) {
+  ssize_t got;
+  /* '#' lines are the metadata (issue 17), not the header */
+  while ((got = getline(&line, &cap, in)) > 0 && line[0] == '#') {}
+  if (!names || !f || got <= 0) {
     cli_error("'%s' is empty or unreadable.", csv);
     goto done;
   }
@@ -207,6 +210,7 @@ int cli_plot(const char *csv, const char *png) {
   double E0 = 0, J0[64] = {0};
   long rows = 0;
   while (getline(&line, &cap, in) > 0) {
+    if (line[0] == '#') continue;
     if (conv) {
       /* copied as data: gnuplot reads numbers from it, never code */
       fputs(line, out);

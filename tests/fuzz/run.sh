@@ -25,7 +25,7 @@ for src in $(find "$top/src" -name '*.c' ! -path '*/cli/*' ! -path '*/fuzz/*') "
   $CC $flags -c $inc -I/usr/include/suitesparse "$src" -o "$o"
   objs="$objs $o"
 done
-cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c"
+cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c $top/src/cli/meta.c $top/src/cli/json.c"
 for h in runfile options plot main; do
   extra=$cli
   # main.c's main() becomes livens_main() for the whole-program harness
