@@ -31,7 +31,7 @@ static const char usage_text[] =
     "       livens run FILE.ini\n"
     "       livens compare MODEL --schemes S1,S2,... [run options]\n"
     "       livens converge MODEL --scheme S --steps H1,H2,... [--ref-step H] [--out FILE.csv] [run options]\n"
-    "       livens plot FILE.csv [--png OUT.png]\n"
+    "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
     "       livens check MODEL [--param K=V]...\n";
 
 static void summary_header(FILE *o) {
@@ -426,37 +426,67 @@ static int cmd_converge(int argc, char **argv) {
   return rc;
 }
 
+/* The figure's format: --format, else the extension of --out/--png, else
+ * png.  NULL (message printed) for an unknown one. */
+static const char *plot_format(const cli_args *a, const char *out) {
+  static const char *const known[] = {"png", "svg", "pdf", "tex", "latex", "tikz"};
+  if (a->format[0]) {
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+      if (strcmp(a->format, known[i]) == 0) return i > 3 ? "tex" : known[i];
+    cli_error("--format must be png, svg, pdf or tex (LaTeX/TikZ), got '%s'.", a->format);
+    return NULL;
+  }
+  if (!out || a->png[0]) return "png";
+  const char *dot = strrchr(out, '.');
+  if (dot && !strchr(dot, '/'))
+    for (size_t i = 0; i < 4; i++)
+      if (strcmp(dot + 1, known[i]) == 0) return known[i];
+  cli_error("cannot tell the format of '%s' from its extension: use .png, .svg, .pdf or .tex, or --format.", out);
+  return NULL;
+}
+
 static int cmd_plot(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
   int rc = cli_parse_args(argc, argv, &a, "plot");
-  if (!rc && optind != argc - 1) {
-    cli_error("'plot' needs exactly one CSV file.");
+  if (!rc && optind > argc - 1) {
+    cli_error("'plot' needs at least one CSV file.");
     rc = CLI_USAGE;
   }
+  if (!rc && a.png[0] && a.run.out[0]) {
+    cli_error("'plot' takes --out or --png, not both.");
+    rc = CLI_USAGE;
+  }
+  const char *given = a.run.out[0] ? a.run.out : a.png[0] ? a.png : NULL;
+  const char *fmt = rc ? NULL : plot_format(&a, given);
+  if (!rc && !fmt) rc = CLI_USAGE;
   if (!rc) {
     /* sized to the argument: its length is the user's */
-    const char *src = a.png[0] ? a.png : argv[optind];
+    const char *src = given ? given : argv[optind];
     size_t n = strlen(src);
-    char *png = malloc(n + 5);
-    if (!png) {
+    char *out = malloc(n + 5);
+    if (!out) {
       cli_error("out of memory.");
       rc = CLI_FAILED;
     } else {
-      memcpy(png, src, n + 1);
-      char *dot = strrchr(png, '.');
-      if (!a.png[0]) {
+      memcpy(out, src, n + 1);
+      if (!given) {
+        char *dot = strrchr(out, '.');
         if (dot && strcmp(dot, ".csv") == 0) *dot = '\0';
-        memcpy(png + strlen(png), ".png", 5);
+        size_t k = strlen(out);
+        out[k] = '.';
+        memcpy(out + k + 1, fmt, strlen(fmt) + 1);
       }
-      if (same_file(argv[optind], png)) {
-        cli_error("the plot '%s' is the CSV file itself: refusing to overwrite it.", png);
-        rc = CLI_USAGE;
-      } else
-        rc = cli_plot(argv[optind], png);
-      if (!rc) printf("wrote %s\n", png);
-      free(png);
+      for (int i = optind; i < argc && !rc; i++)
+        if (same_file(argv[i], out)) {
+          cli_error("the plot '%s' is the CSV file '%s' itself: refusing to overwrite it.", out, argv[i]);
+          rc = CLI_USAGE;
+        }
+      if (!rc)
+        rc = cli_plot_files((const char *const *)argv + optind, argc - optind, out, fmt, a.ycols[0] ? a.ycols : NULL);
+      if (!rc) printf("wrote %s\n", out);
+      free(out);
     }
   }
   cli_kv_free(&a.run.params);

@@ -1,0 +1,84 @@
+#!/bin/sh
+# The study workflow (issue 17): CSV metadata, overlay figures in PNG, SVG,
+# PDF and LaTeX with titles and legends from the metadata, any column
+# against t, JSON summaries, compare/converge tables, output times and the
+# per-model defaults.
+set -u
+. "${srcdir:-.}/tests/cli_lib.sh"
+PY=/usr/bin/python3
+ver=$("$L" --version | sed 's/^livens //')
+
+# --- every CSV starts with '#' metadata naming the run
+"$L" run pendulum3d --scheme rattle --step 0.02 --t-end 0.4 --param l=2 --out alpha_run.csv >sum1.txt 2>err.txt ||
+  bad "run for the metadata: $(cat err.txt)"
+for kv in "livens = $ver" "kind = run" "model = pendulum3d" "param.l = 2" "param.m = 1" "scheme = rattle" \
+  "h = 0.02" "t_end = 0.40000000000000002" "every = 1" "linsol = auto"; do
+  grep -qx "# $kv" alpha_run.csv || bad "run CSV metadata lacks '# $kv'"
+done
+[ "$(sed -n '/^[^#]/{p;q}' alpha_run.csv | cut -d, -f1)" = t ] && ok "run CSV: metadata lines, then the header" ||
+  bad "run CSV: the first non-comment line is not the header"
+if [ -x $PY ] && $PY -c 'import numpy' 2>/dev/null; then
+  $PY -c '
+import numpy, sys
+a = numpy.loadtxt(sys.argv[1], delimiter=",", skiprows=0, comments="#", usecols=(0,), converters=None, dtype=str)
+t = numpy.array([float(x) for x in a[1:]])
+assert len(t) == 21 and abs(t[-1] - 0.4) < 1e-12, (len(t), t[-1])
+' alpha_run.csv 2>err.txt && ok "numpy.loadtxt(comments='#') reads the CSV: 21 rows to t = 0.4" ||
+    bad "numpy reading the CSV: $(cat err.txt)"
+else skip "no numpy in /usr/bin/python3"; fi
+"$L" converge pendulum3d --scheme rattle --steps 0.04,0.02 --t-end 0.4 --out c.csv >/dev/null 2>err.txt &&
+  grep -qx '# kind = convergence' c.csv && grep -qx '# scheme = rattle' c.csv && grep -qx '# ref_step = 0.00125' c.csv &&
+  ok "convergence CSV metadata (kind, scheme, reference step)" || bad "convergence CSV metadata: $(head -5 c.csv)"
+
+# --- overlay figures: titles and legends from the metadata, never file names
+"$L" run pendulum3d --scheme vi-a --step 0.02 --t-end 0.4 --param l=2 --out beta_run.csv >sum2.txt 2>&1
+"$L" run pendulum3d --scheme em --step 0.02 --t-end 0.4 --param l=2 --out gamma_run.csv >sum3.txt 2>&1
+# the largest relative energy error of the three runs, from their summaries
+emax=$(awk '$NF == "ok" && $2 + 0 > m { m = $2 + 0 } END { print m }' sum1.txt sum2.txt sum3.txt)
+if command -v gnuplot >/dev/null 2>&1; then
+  LIVENS_PLOT_KEEP_SCRIPT=ov.gp "$L" plot alpha_run.csv beta_run.csv gamma_run.csv --out ov.png >out.txt 2>err.txt; st=$?
+  [ "$st" -eq 0 ] && [ "$(head -c 8 ov.png | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] &&
+    [ "$(wc -c <ov.png)" -gt 20000 ] && ok "3 runs overlaid in one PNG" || bad "overlay PNG (status $st, $(cat err.txt))"
+  grep -q "title 'pendulum3d, l = 2, h = 0.02, T = 0.4" ov.gp && ok "title from the metadata: shared model, parameter, h, T" ||
+    bad "overlay title: $(grep multiplot ov.gp)"
+  n=0
+  for s in rattle vi-a em; do grep -q "title '$s'" ov.gp && n=$((n + 1)); done
+  [ "$n" -eq 3 ] && ok "legends name the schemes (what differs between the runs)" || bad "legends: $(grep -c title ov.gp)"
+  grep -q 'alpha_run\|beta_run\|gamma_run' ov.gp && bad "a file name reached the figure" || ok "no file name in the figure"
+  grep -q 'noenhanced' ov.gp && ! grep -q ' enhanced' ov.gp && ok "noenhanced terminal: underscores stay" || bad "enhanced text"
+  grep -q "^set key at screen" ov.gp && ok "legend outside the panels" || bad "legend placement"
+  # the energy panel's log range: whole decades around the data
+  rng=$(awk '/relative energy error/ { e = 1 } e && /^set yrange/ { print; exit }' ov.gp | tr -d '[]' | sed 's/set yrange //')
+  lo=${rng%%:*}; hi=${rng##*:}
+  awk -v lo="$lo" -v hi="$hi" -v e="$emax" 'BEGIN { exit !(lo > 0 && lo < e && e <= hi && hi <= 10 * e) }' &&
+    ok "energy log range [$lo, $hi]: the decade above the largest error $emax" || bad "energy range '$rng' vs $emax"
+  # formats by extension and by --format
+  "$L" plot alpha_run.csv gamma_run.csv --out f.svg >/dev/null 2>err.txt && $PY -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' f.svg &&
+    ok "SVG (well-formed XML)" || bad "SVG: $(cat err.txt)"
+  "$L" plot alpha_run.csv gamma_run.csv --out f.pdf >/dev/null 2>err.txt && [ "$(head -c 5 f.pdf)" = "%PDF-" ] &&
+    ok "PDF" || bad "PDF: $(cat err.txt)"
+  "$L" plot alpha_run.csv gamma_run.csv --out f.tex >/dev/null 2>err.txt && head -n 1 f.tex | grep -q 'begin{tikzpicture}' &&
+    grep -q '{rattle}' f.tex && ok "LaTeX (TikZ) with the legend as text" || bad "LaTeX: $(cat err.txt)"
+  "$L" plot alpha_run.csv --format svg --out f.figure >/dev/null 2>err.txt && grep -q '<svg' f.figure &&
+    ok "--format svg with any output name" || bad "--format svg: $(cat err.txt)"
+  "$L" plot alpha_run.csv >/dev/null 2>err.txt && [ -s alpha_run.png ] && ok "default output: the first CSV's name as .png" ||
+    bad "default output name"
+  # any column against t, signed
+  LIVENS_PLOT_KEEP_SCRIPT=y.gp "$L" plot alpha_run.csv beta_run.csv --y lam1,q3,v1 --out y.png >/dev/null 2>err.txt &&
+    [ -s y.png ] && grep -q "^set title 'lam1'" y.gp && grep -q "^set title 'v1'" y.gp && ! grep -q logscale y.gp &&
+    ok "--y lam1,q3,v1: one panel each, linear (signed) axes" || bad "--y: $(cat err.txt)"
+  # convergence: several schemes, fitted orders in the legend, slopes 1-4
+  "$L" converge pendulum3d --scheme vi-a --steps 0.04,0.02 --t-end 0.4 --out c2.csv >/dev/null 2>&1
+  LIVENS_PLOT_KEEP_SCRIPT=c.gp "$L" plot c.csv c2.csv --out c.png >/dev/null 2>err.txt && [ -s c.png ] &&
+    grep -q "title 'rattle (order q 2\.[0-9][0-9], v" c.gp && grep -q "title 'vi-a (order q" c.gp &&
+    [ "$(grep -o "title 'slope [1-4]'" c.gp | sort -u | wc -l)" -eq 4 ] &&
+    ok "convergence overlay: fitted orders in the legend, reference slopes 1-4" || bad "convergence overlay: $(cat err.txt)"
+else skip "gnuplot is not installed: figure tests"; fi
+expect_usage "plot --out x.bmp" plot alpha_run.csv --out x.bmp
+expect_usage "plot --format gif" plot alpha_run.csv --format gif
+expect_usage "plot --y nosuch" plot alpha_run.csv --y nosuch
+expect_usage "plot of a run and a convergence CSV" plot alpha_run.csv c.csv
+expect_usage "plot --format png --out beta_run.csv (an input)" plot alpha_run.csv beta_run.csv --format png --out beta_run.csv
+grep -q "is the CSV file 'beta_run.csv' itself" err.txt || bad "plot onto an input: not refused as the input"
+
+[ "$fails" -eq 0 ] || { echo "$fails study check(s) failed"; exit 1; }
