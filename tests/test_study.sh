@@ -81,4 +81,68 @@ expect_usage "plot of a run and a convergence CSV" plot alpha_run.csv c.csv
 expect_usage "plot --format png --out beta_run.csv (an input)" plot alpha_run.csv beta_run.csv --format png --out beta_run.csv
 grep -q "is the CSV file 'beta_run.csv' itself" err.txt || bad "plot onto an input: not refused as the input"
 
+# --- run --summary FILE.json: the summary as JSON, for scripts
+if [ -x $PY ]; then
+  "$L" run pendulum3d --scheme rattle --step 0.02 --t-end 0.4 --param l=2 --summary s.json >out.txt 2>err.txt &&
+    $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+row = [l.split() for l in open(sys.argv[2]) if l.startswith("rattle ") and l.split()[-1] == "ok"][0]
+assert d["model"] == "pendulum3d" and d["scheme"] == "rattle" and d["status"] == "ok", d
+assert d["params"]["l"] == "2" and d["params"]["m"] == "1", d["params"]
+assert d["h"] == 0.02 and d["steps"] == 20 and abs(d["t_final"] - 0.4) < 1e-12, (d["h"], d["steps"], d["t_final"])
+# the same figures as the printed table (4 significant digits there)
+for i, k in ((1, "max_rel_energy_error"), (4, "max_g"), (5, "max_gv")):
+    assert abs(d[k] - float(row[i])) <= 1e-3 * abs(d[k]) + 1e-300, (k, d[k], row[i])
+' s.json out.txt 2>err.txt && ok "run --summary: JSON with the model, parameters, status and the printed figures" ||
+    bad "run --summary: $(cat err.txt)"
+  # a failed run writes its status too (heavy top, genalpha, h = 0.01: Newton fails at t = 0.25)
+  "$L" run heavy-top --scheme genalpha --step 0.01 --t-end 1 --summary f.json >/dev/null 2>&1; st=$?
+  [ "$st" -eq 1 ] && $PY -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["status"] == "LV_ENEWTON" and d["t_final"] < 1' f.json &&
+    ok "a failed run's JSON summary names its status (LV_ENEWTON) and where it stopped" || bad "failed run summary (status $st)"
+  expect_usage "--summary onto --out" run pendulum3d --t-end 0.1 --out same.x --summary same.x
+
+  # --- compare --out CSV and JSON
+  "$L" compare pendulum3d --schemes rattle,em --step 0.02 --t-end 0.4 --out cmp.csv >out.txt 2>err.txt &&
+    [ "$(data cmp.csv | head -n 1 | cut -d, -f1-3)" = "scheme,max_rel_energy_error,energy_drift_rate" ] &&
+    [ "$(data cmp.csv | sed 1d | cut -d, -f1 | tr '\n' ' ')" = "rattle em " ] && grep -qx '# kind = compare' cmp.csv &&
+    grep -qx '# schemes = rattle,em' cmp.csv && ok "compare --out CSV: metadata, one row per scheme" || bad "compare CSV: $(cat err.txt)"
+  "$L" compare pendulum3d --schemes rattle,em --step 0.02 --t-end 0.4 --out cmp.json >out.txt 2>err.txt &&
+    $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["scheme"] for r in d["runs"]] == ["rattle", "em"] and all(r["status"] == "ok" for r in d["runs"])
+# EM conserves energy to the Newton tolerance, RATTLE does not
+assert d["runs"][1]["max_rel_energy_error"] < 1e-9 < d["runs"][0]["max_rel_energy_error"], d
+' cmp.json 2>err.txt && ok "compare --out JSON: one summary per scheme (EM conserves energy, RATTLE not)" ||
+    bad "compare JSON: $(cat err.txt)"
+  expect_usage "compare --out x.txt" compare pendulum3d --schemes rattle --out x.txt
+
+  # --- converge with several schemes: fitted orders in stdout, CSV metadata and JSON
+  "$L" converge pendulum3d --schemes rattle,em --steps 0.04,0.02,0.01 --t-end 0.4 --out cv.csv >out.txt 2>err.txt &&
+    data cv.csv | head -n 1 | grep -qx 'h,err_q.rattle,err_v.rattle,err_lambda.rattle,err_q.em,err_v.em,err_lambda.em' &&
+    ok "converge --schemes: one column per scheme and component" || bad "converge --schemes CSV: $(cat err.txt)"
+  for s in rattle em; do
+    p=$(sed -n "s/^fitted order of $s: q \([0-9.]*\).*/\1/p" out.txt)
+    m=$(sed -n "s/^# order.$s.q = //p" cv.csv)
+    awk -v p="$p" -v m="$m" 'BEGIN { exit !(p > 1.9 && p < 2.1 && (m - p) < 5e-4 && (p - m) < 5e-4) }' &&
+      ok "converge: $s order in q $p (printed), $m (CSV metadata)" || bad "converge $s order '$p' / '$m'"
+  done
+  "$L" converge pendulum3d --schemes rattle,em --steps 0.04,0.02,0.01 --t-end 0.4 --out cv.json >/dev/null 2>&1 &&
+    $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["h"] == [0.04, 0.02, 0.01] and [s["scheme"] for s in d["schemes"]] == ["rattle", "em"]
+for s in d["schemes"]:
+    assert 1.9 < s["order"]["q"] < 2.1 and len(s["err_q"]) == 3, s
+' cv.json 2>err.txt && ok "converge --out JSON: errors and fitted orders per scheme" || bad "converge JSON: $(cat err.txt)"
+  if command -v gnuplot >/dev/null 2>&1; then
+    LIVENS_PLOT_KEEP_SCRIPT=cv.gp "$L" plot cv.csv --out cv.pdf >/dev/null 2>err.txt && grep -q "title 'rattle (order q 2" cv.gp &&
+      grep -q "title 'em (order q 2" cv.gp && ok "plot of a several-scheme convergence CSV: one line per scheme" ||
+      bad "plot cv.csv: $(cat err.txt)"
+  fi
+else skip "no /usr/bin/python3: JSON checks"; fi
+expect_usage "converge --scheme and --schemes" converge pendulum3d --scheme rattle --schemes em --steps 0.04,0.02
+expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --schemes em,em --steps 0.04,0.02
+
 [ "$fails" -eq 0 ] || { echo "$fails study check(s) failed"; exit 1; }

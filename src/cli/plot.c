@@ -275,12 +275,16 @@ static int fields_of(const csv_file *c, field *f, int max) {
   const char *model = meta_get(c, "model"), *scheme = meta_get(c, "scheme");
   const lv_param_info *mp = model ? cli_model_params(model) : NULL;
   const lv_scheme_type *st = scheme ? lv_scheme_find(scheme) : NULL;
+  int nschemes = 0;
+  for (int i = 0; i < c->nmeta; i++) nschemes += !strcmp(c->meta[i].key, "scheme");
   for (int i = 0; i < c->nmeta && n < max; i++) {
     const char *k = c->meta[i].key, *v = c->meta[i].value;
     int show = 0;
     if (!strcmp(k, "model") || !strcmp(k, "scheme") || !strcmp(k, "h") || !strcmp(k, "t_end") ||
         !strcmp(k, "every") || !strcmp(k, "output_dt") || !strcmp(k, "output_times"))
       show = 1;
+    else if (!strncmp(k, "opt.", 4) && nschemes > 1)
+      show = 0; /* a convergence table of several schemes: options are theirs */
     else if (!strncmp(k, "param.", 6) || !strncmp(k, "opt.", 4)) {
       const lv_param_info *p = k[0] == 'p' ? mp : (st ? st->options : NULL);
       const char *name = k + (k[0] == 'p' ? 6 : 4);
@@ -308,7 +312,12 @@ static void put_field(FILE *s, const field *f, int *first) {
     else if (!strncmp(k, "opt.", 4)) k += 4;
     else if (!strcmp(k, "t_end")) k = "T";
     else if (!strcmp(k, "every")) k = "every n-th step, n";
-    fprintf(s, "%s = %s", k, f->value);
+    /* h and T as the short number they were given as */
+    char *end;
+    double x = strtod(f->value, &end);
+    if ((!strcmp(f->key, "h") || !strcmp(f->key, "t_end") || !strcmp(f->key, "output_dt")) && end != f->value && !*end)
+      fprintf(s, "%s = %.10g", k, x);
+    else fprintf(s, "%s = %s", k, f->value);
   }
 }
 
