@@ -145,4 +145,25 @@ else skip "no /usr/bin/python3: JSON checks"; fi
 expect_usage "converge --scheme and --schemes" converge pendulum3d --scheme rattle --schemes em --steps 0.04,0.02
 expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --schemes em,em --steps 0.04,0.02
 
+# --- output at chosen times; the final state always written
+"$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 --output-dt 0.25 --out od.csv >od.txt 2>err.txt &&
+  [ "$(data od.csv | sed 1d | cut -d, -f1 | tr '\n' ' ')" = "0 0.25 0.5 0.75 1 " ] && grep -qx '# output_dt = 0.25' od.csv &&
+  ok "--output-dt 0.25: rows at t = 0, 0.25, 0.5, 0.75, 1 and the metadata says so" ||
+  bad "--output-dt: $(data od.csv | cut -d, -f1 | tr '\n' ' ') $(cat err.txt)"
+"$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 >all.txt 2>&1
+[ "$(grep '^rattle ' od.txt | awk '{ print $2, $5, $6 }')" = "$(grep '^rattle ' all.txt | awk '{ print $2, $5, $6 }')" ] &&
+  ok "--output-dt thins the CSV, not the summary (same max|dE|/E0, |g|, |Gv| as every step)" || bad "summary with --output-dt"
+# h = 0.03: the step nearest each time, then the final state at 0.99
+"$L" run pendulum3d --scheme rattle --step 0.03 --t-end 1 --output-times 0.1,0.5 --out ot.csv >/dev/null 2>err.txt &&
+  [ "$(data ot.csv | sed 1d | cut -d, -f1 | tr '\n' ' ')" = "0 0.089999999999999997 0.51000000000000001 0.98999999999999999 " ] &&
+  ok "--output-times 0.1,0.5 with h = 0.03: t = 0, 0.09, 0.51 (nearest steps) and the final 0.99" ||
+  bad "--output-times: $(data ot.csv | cut -d, -f1 | tr '\n' ' ') $(cat err.txt)"
+printf '[run]\nmodel = pendulum3d\nscheme = rattle\nt-end = 1\noutput-dt = 0.5\nout = odf.csv\nsummary = odf.json\n' >od.ini
+"$L" run od.ini >/dev/null 2>err.txt && [ "$(data odf.csv | sed 1d | wc -l)" -eq 3 ] && [ -s odf.json ] &&
+  ok "run file: output-dt and summary keys" || bad "run file output-dt/summary: $(cat err.txt)"
+expect_usage "--output-times decreasing" run pendulum3d --output-times 0.5,0.2 --out x.csv
+expect_usage "--output-times after t-end" run pendulum3d --t-end 1 --output-times 2 --out x.csv
+expect_usage "--output-times not a number" run pendulum3d --output-times 0.1,soon --out x.csv
+expect_usage "--output-dt 0" run pendulum3d --output-dt 0 --out x.csv
+
 [ "$fails" -eq 0 ] || { echo "$fails study check(s) failed"; exit 1; }

@@ -98,6 +98,11 @@ int cli_have_gnuplot(void);
  * NULL; @p format is png, svg, pdf or tex. */
 int cli_plot_files(const char *const *csv, int n, const char *out, const char *format, const char *ycols);
 
+/* The --output-times list: non-negative, strictly increasing, none after
+ * @p t_end (when positive).  *times is malloc'ed (NULL for an empty
+ * text).  CLI_OK, or CLI_USAGE with the sentence printed. */
+int cli_parse_times(const char *text, double t_end, double **times, int *n);
+
 /* The step size and end time of a run that gave none: per model, values
  * with which every scheme of the build runs the model (issue 17). */
 void cli_run_fill_defaults(cli_run *r);

@@ -28,8 +28,8 @@ static const char usage_text[] =
     "       livens run MODEL [--scheme S] [--step H] [--t-end T] [--param K=V]... [--opt K=V]...\n"
     "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu]\n"
     "                        [--newton-tol TOL] [--newton default|full|simplified|modified]\n"
-    "       livens run FILE.ini\n"
     "                        [--summary FILE.json] [--output-dt DT | --output-times T1,T2,...]\n"
+    "       livens run FILE.ini\n"
     "       livens compare MODEL --schemes S1,S2,... [--out FILE.csv|FILE.json] [run options]\n"
     "       livens converge MODEL --scheme S|--schemes S1,S2,... --steps H1,H2,... [--ref-step H]\n"
     "                        [--out FILE.csv|FILE.json] [run options]\n"
@@ -120,6 +120,13 @@ static int do_run(cli_run *r) {
     lv_model_free(model);
     return CLI_USAGE;
   }
+  double *times = NULL;
+  int ntimes = 0;
+  if ((rc = cli_parse_times(r->output_times, r->t_end, &times, &ntimes))) {
+    lv_model_free(model);
+    return rc;
+  }
+  free(times);
   if (r->summary[0] && r->out[0] && (strcmp(r->summary, r->out) == 0 || same_file(r->summary, r->out))) {
     cli_error("--summary and --out name the same file '%s'.", r->out);
     lv_model_free(model);
