@@ -166,4 +166,41 @@ expect_usage "--output-times after t-end" run pendulum3d --t-end 1 --output-time
 expect_usage "--output-times not a number" run pendulum3d --output-times 0.1,soon --out x.csv
 expect_usage "--output-dt 0" run pendulum3d --output-dt 0 --out x.csv
 
+# --- a compiled model plugin (examples/plugin_model.c, built by make check)
+P="$(dirname "$L")/examples/.libs/libplugin_model.so"
+if [ -f "$P" ]; then
+  "$L" run paraboloid --model-lib "$P" --scheme em --param g=3.7 --step 0.01 --t-end 5 --out pl.csv >out.txt 2>err.txt &&
+    awk '$1 == "em" && $NF == "ok" { e = $2 + 0 } END { exit !(e > 0 && e < 1e-9) }' out.txt &&
+    grep -qx '# model = paraboloid' pl.csv && grep -qx '# param.g = 3.7' pl.csv && grep -qx '# param.vy0 = 2' pl.csv &&
+    ok "plugin model: EM conserves its energy (max|dE|/E0 $(awk '$1 == "em" && $NF == "ok" { print $2 }' out.txt)), metadata with its parameters" ||
+    bad "plugin run: $(cat out.txt err.txt)"
+  "$L" run paraboloid --model-lib "$P" --scheme rattle --param g=3.7 --step 0.01 --t-end 5 --out pl2.csv >/dev/null 2>&1
+  expect_usage "plugin parameter refused by the plugin" run paraboloid --model-lib "$P" --param g=-1
+  grep -q "refuses g = -1 (g: gravity (m/s^2), >= 0)" err.txt && ok "the plugin's refusal names the parameter with its documentation" ||
+    bad "plugin refusal: $(cat err.txt)"
+  expect_usage "unknown plugin parameter" run paraboloid --model-lib "$P" --param k=1
+  "$L" check paraboloid --model-lib "$P" >out.txt 2>&1 && grep -q 'agree with finite differences' out.txt &&
+    ok "check on the plugin model" || bad "plugin check: $(cat out.txt)"
+  "$L" converge paraboloid --model-lib "$P" --schemes rattle,em --steps 0.04,0.02,0.01 --t-end 1 >out.txt 2>err.txt &&
+    p=$(sed -n 's/^fitted order of rattle: q \([0-9.]*\).*/\1/p' out.txt) &&
+    awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' && ok "converge on the plugin model: RATTLE order $p" ||
+    bad "plugin converge: $(cat out.txt err.txt)"
+  "$L" compare paraboloid --model-lib "$P" --schemes rattle,em --t-end 1 --out plc.json >/dev/null 2>err.txt &&
+    ok "compare on the plugin model" || bad "plugin compare: $(cat err.txt)"
+  if command -v gnuplot >/dev/null 2>&1; then
+    LIVENS_PLOT_KEEP_SCRIPT=pl.gp "$L" plot pl.csv pl2.csv --model-lib "$P" --out pl.png >/dev/null 2>err.txt &&
+      grep -q "title 'paraboloid, g = 3.7, h = 0.01, T = 5'" pl.gp &&
+      ok "plot with the plugin's defaults: only the changed parameter in the title" || bad "plugin plot: $(grep multiplot pl.gp) $(cat err.txt)"
+  fi
+  printf '[run]\nmodel = paraboloid\nmodel-lib = %s\nscheme = rattle\nt-end = 0.5\n' "$P" >pl.ini
+  "$L" run pl.ini >out.txt 2>err.txt && grep -q '^rattle .* ok$' out.txt && ok "run file with model-lib" || bad "run file model-lib: $(cat err.txt)"
+  expect_usage "--model-lib of a file that is no library" run paraboloid --model-lib ./pl.csv
+  grep -q "cannot load model library './pl.csv'" err.txt || bad "non-library: $(cat err.txt)"
+  lib=$(ls "$(dirname "$L")"/.libs/liblivens.so 2>/dev/null | head -n 1)
+  if [ -n "$lib" ]; then
+    expect_usage "--model-lib without livens_model_plugin" run paraboloid --model-lib "$lib"
+    grep -q "does not export livens_model_plugin" err.txt || bad "library without the symbol: $(cat err.txt)"
+  fi
+else skip "the example plugin is not built ('make check' builds examples/libplugin_model.la)"; fi
+
 [ "$fails" -eq 0 ] || { echo "$fails study check(s) failed"; exit 1; }

@@ -34,6 +34,7 @@ typedef struct {
   double output_dt;     /* --output-dt (0: off) */
   char output_times[1024]; /* --output-times list (empty: off) */
   char summary[1024];   /* --summary FILE.json (empty: none) */
+  char model_lib[1024]; /* --model-lib FILE.so (empty: none) */
 } cli_run;
 
 typedef struct {
@@ -126,6 +127,15 @@ void cli_meta_settings(FILE *f, const cli_run *r);
 int cli_meta_run(FILE *f, const cli_run *r);
 /* Flush and check: CLI_OK, or CLI_FAILED with the sentence printed. */
 int cli_meta_end(FILE *f, const char *path);
+
+/* Model plugins (src/cli/plugin.c). */
+/* Load the shared object at @p path (empty: nothing) and add its model;
+ * CLI_OK, or CLI_USAGE with the sentence printed. */
+int cli_load_plugin(const char *path);
+/* The loaded plugin's model, or NULL. */
+const lv_model_info *cli_plugin_model(void);
+/* A model by name: the plugin's or a built-in one; NULL if unknown. */
+const lv_model_info *cli_find_model(const char *name);
 
 /* JSON (src/cli/json.c). */
 /* Length of the well-formed UTF-8 sequence at @p s (1 for ASCII), 0 if the

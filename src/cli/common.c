@@ -94,9 +94,9 @@ int cli_parse_newton_kind(const char *s, int *kind) {
 
 int cli_make_model(const cli_run *r, lv_model **out) {
   lv_kv kv = cli_kv_view(&r->params);
-  const lv_model_info *info = NULL;
-  for (const lv_model_info *const *m = lv_model_registry(); *m; m++)
-    if (strcmp((*m)->name, r->model) == 0) info = *m;
+  int prc = cli_load_plugin(r->model_lib);
+  if (prc) return prc;
+  const lv_model_info *info = cli_find_model(r->model);
   if (!info) {
     cli_error("unknown model '%s' (see 'livens list').", r->model);
     return CLI_USAGE;
@@ -106,7 +106,8 @@ int cli_make_model(const cli_run *r, lv_model **out) {
     cli_error("model '%s' has no parameter '%s' (see 'livens list').", r->model, bad);
     return CLI_USAGE;
   }
-  int rc = lv_model_create(r->model, &kv, out);
+  *out = NULL;
+  int rc = info->create(&kv, out);
   if (rc == LV_ENOMEM) {
     cli_error("out of memory creating model '%s'.", r->model);
     return CLI_FAILED;
@@ -117,7 +118,7 @@ int cli_make_model(const cli_run *r, lv_model **out) {
     for (int i = 0; i < kv.n; i++) {
       lv_kv one = {1, kv.keys + i, kv.values + i};
       lv_model *alone = NULL;
-      int rc1 = lv_model_create(r->model, &one, &alone);
+      int rc1 = info->create(&one, &alone);
       lv_model_free(alone);
       if (rc1 != LV_EINPUT) continue;
       const char *doc = "";

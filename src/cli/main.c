@@ -34,7 +34,8 @@ static const char usage_text[] =
     "       livens converge MODEL --scheme S|--schemes S1,S2,... --steps H1,H2,... [--ref-step H]\n"
     "                        [--out FILE.csv|FILE.json] [run options]\n"
     "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
-    "       livens check MODEL [--param K=V]...\n";
+    "       livens check MODEL [--param K=V]...\n"
+    "       (every MODEL may be a plugin's: --model-lib ./libmine.so, see examples/plugin_model.c)\n";
 
 static void summary_header(FILE *o) {
   fprintf(o, "%-12s %11s %11s %11s %11s %11s %11s %9s %10s %9s\n", "scheme", "max|dE|/E0", "drift/t",
@@ -623,6 +624,8 @@ static int cmd_plot(int argc, char **argv) {
     cli_error("'plot' takes --out or --png, not both.");
     rc = CLI_USAGE;
   }
+  /* a plugin's parameter defaults let the title leave them out */
+  if (!rc) rc = cli_load_plugin(a.run.model_lib);
   const char *given = a.run.out[0] ? a.run.out : a.png[0] ? a.png : NULL;
   const char *fmt = rc ? NULL : plot_format(&a, given);
   if (!rc && !fmt) rc = CLI_USAGE;

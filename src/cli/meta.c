@@ -20,9 +20,8 @@ const char *cli_kv_get(const cli_kv *l, const char *key, const char *dflt) {
 }
 
 const lv_param_info *cli_model_params(const char *model) {
-  for (const lv_model_info *const *m = lv_model_registry(); *m; m++)
-    if (strcmp((*m)->name, model) == 0) return (*m)->params;
-  return NULL;
+  const lv_model_info *m = cli_find_model(model);
+  return m ? m->params : NULL;
 }
 
 void cli_meta_put(FILE *f, const char *key, const char *value) {
@@ -69,6 +68,7 @@ void cli_meta_begin(FILE *f, const char *kind) {
 void cli_meta_model(FILE *f, const cli_run *r) {
   char k[300];
   cli_meta_put(f, "model", r->model);
+  if (r->model_lib[0]) cli_meta_put(f, "model-lib", r->model_lib);
   for (const lv_param_info *p = cli_model_params(r->model); p && p->name; p++) {
     snprintf(k, sizeof k, "param.%s", p->name);
     cli_meta_put(f, k, cli_kv_get(&r->params, p->name, p->default_value));

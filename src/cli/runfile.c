@@ -7,6 +7,7 @@
  *   t-end  = 10
  *   out    = run.csv        ; optional
  *   summary = run.json      ; optional (issue 17)
+ *   model-lib = ./libmine.so ; optional: a model plugin (runs its code)
  *   output-dt = 0.1         ; optional, or output-times = 0.5,1,2
  *   every  = 1              ; optional
  *   halving = 0             ; optional
@@ -108,6 +109,9 @@ static int handler(void *user, const char *section, const char *name, const char
     } else if (strcmp(name, "out") == 0) {
       if (strlen(value) >= sizeof r->out) goto bad;
       strcpy(r->out, value);
+    } else if (strcmp(name, "model-lib") == 0) {
+      if (!value[0] || strlen(value) >= sizeof r->model_lib) goto bad;
+      strcpy(r->model_lib, value);
     } else if (strcmp(name, "summary") == 0) {
       if (!value[0] || strlen(value) >= sizeof r->summary) goto bad;
       strcpy(r->summary, value);
