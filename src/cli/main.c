@@ -54,6 +54,11 @@ static int cmd_list(void) {
   printf("Models (livens run MODEL --param NAME=VALUE):\n");
   for (const lv_model_info *const *m = lv_model_registry(); *m; m++) {
     printf("  %-16s %s\n", (*m)->name, (*m)->description);
+    cli_run r;
+    cli_run_defaults(&r);
+    snprintf(r.model, sizeof r.model, "%s", (*m)->name);
+    cli_run_fill_defaults(&r);
+    printf("      default: --step %g --t-end %g\n", r.h, r.t_end);
     for (const lv_param_info *p = (*m)->params; p->name; p++)
       printf("      %-14s = %-10s %s\n", p->name, p->default_value, p->doc);
   }
