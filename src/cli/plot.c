@@ -214,6 +214,7 @@ static const char *meta_get(const csv_file *c, const char *key) {
 
 /* "# key = value" (anything else after '#' is a plain comment). */
 static int meta_add(csv_file *c, const char *line) {
+  if (c->nmeta >= 4096) return 0; /* the rest are comments */
   const char *s = line + 1;
   while (*s == ' ') s++;
   const char *eq = strstr(s, " = ");
