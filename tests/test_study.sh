@@ -117,6 +117,13 @@ assert d["runs"][1]["max_rel_energy_error"] < 1e-9 < d["runs"][0]["max_rel_energ
 ' cmp.json 2>err.txt && ok "compare --out JSON: one summary per scheme (EM conserves energy, RATTLE not)" ||
     bad "compare JSON: $(cat err.txt)"
   expect_usage "compare --out x.txt" compare pendulum3d --schemes rattle --out x.txt
+  if command -v gnuplot >/dev/null 2>&1; then
+    LIVENS_PLOT_KEEP_SCRIPT=cmp.gp "$L" compare pendulum3d --schemes rattle,vi-a,em --step 0.02 --t-end 0.4 --plot cmp.svg \
+      >out.txt 2>err.txt && grep -q '<svg' cmp.svg && grep -q "title 'pendulum3d, h = 0.02, T = 0.4'" cmp.gp &&
+      [ "$(grep -c "title 'rattle'\|title 'vi-a'\|title 'em'" cmp.gp)" -ge 1 ] && grep -q "^wrote cmp.svg" out.txt &&
+      ok "compare --plot: one overlay figure of the schemes" || bad "compare --plot: $(cat err.txt)"
+  fi
+  expect_usage "compare --plot x.gif" compare pendulum3d --schemes rattle --plot x.gif
 
   # --- converge with several schemes: fitted orders in stdout, CSV metadata and JSON
   "$L" converge pendulum3d --schemes rattle,em --steps 0.04,0.02,0.01 --t-end 0.4 --out cv.csv >out.txt 2>err.txt &&

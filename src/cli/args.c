@@ -43,7 +43,7 @@ int cli_split_list(char *s, char **items, int max) {
 
 
 enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
-       O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB };
+       O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB, O_PLOT };
 
 /* Parses the options shared by run/compare/converge/check/plot; leaves the
  * positional arguments in argv[optind..]. */
@@ -60,6 +60,7 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       {"format", required_argument, 0, O_FORMAT}, {"y", required_argument, 0, O_Y},
       {"summary", required_argument, 0, O_SUMMARY}, {"output-dt", required_argument, 0, O_ODT},
       {"output-times", required_argument, 0, O_OTIMES}, {"model-lib", required_argument, 0, O_MODEL_LIB},
+      {"plot", required_argument, 0, O_PLOT},
       {0, 0, 0, 0}};
   int c, rc = CLI_OK;
   opterr = 0;
@@ -129,6 +130,11 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
         if (strlen(optarg) >= sizeof r->output_times) return cli_error("--output-times list too long."), CLI_USAGE;
         strcpy(r->output_times, optarg);
         r->output_dt = 0;
+        break;
+      case O_PLOT:
+        if (!optarg[0]) return cli_error("--plot needs a file name, got an empty one."), CLI_USAGE;
+        if (strlen(optarg) >= sizeof a->plot) return cli_error("--plot path too long."), CLI_USAGE;
+        strcpy(a->plot, optarg);
         break;
       case O_MODEL_LIB:
         if (!optarg[0]) return cli_error("--model-lib needs a file name, got an empty one."), CLI_USAGE;

@@ -74,6 +74,7 @@ typedef struct {
   int scheme_given;
   char format[16];     /* plot --format */
   char ycols[1024];    /* plot --y */
+  char plot[1024];     /* compare --plot FIGURE */
 } cli_args;
 
 /* Parse the options (GNU long options, permuted); positional arguments are

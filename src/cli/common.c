@@ -266,6 +266,13 @@ static void on_sigint(int sig) {
 
 int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res) {
   memset(res, 0, sizeof *res);
+  cli_run filled;
+  if (!(r->h > 0) || !(r->t_end > 0)) {
+    /* a caller that left them unset gets the model's defaults */
+    filled = *r;
+    cli_run_fill_defaults(&filled);
+    r = &filled;
+  }
   lv_integrator *it = NULL;
   lv_diag *diag = NULL;
   int rc = lv_integrator_new(&it, model, r->scheme, r->h);

@@ -30,7 +30,8 @@ static const char usage_text[] =
     "                        [--newton-tol TOL] [--newton default|full|simplified|modified]\n"
     "                        [--summary FILE.json] [--output-dt DT | --output-times T1,T2,...]\n"
     "       livens run FILE.ini\n"
-    "       livens compare MODEL --schemes S1,S2,... [--out FILE.csv|FILE.json] [run options]\n"
+    "       livens compare MODEL --schemes S1,S2,... [--out FILE.csv|FILE.json] [--plot FIG.png|.svg|.pdf|.tex]\n"
+    "                        [run options]\n"
     "       livens converge MODEL --scheme S|--schemes S1,S2,... --steps H1,H2,... [--ref-step H]\n"
     "                        [--out FILE.csv|FILE.json] [run options]\n"
     "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
@@ -278,6 +279,8 @@ static cli_run scheme_run(const cli_run *base, const char *scheme) {
   return r;
 }
 
+static const char *plot_format(const cli_args *a, const char *out);
+
 static int cmd_compare(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
@@ -305,6 +308,22 @@ static int cmd_compare(int argc, char **argv) {
       cli_error("compare --out writes FILE.csv or FILE.json, got '%s'.", a.run.out);
       rc = CLI_USAGE;
     }
+  }
+  /* --plot: every scheme's CSV in a private directory, one overlay figure */
+  const char *pfmt = NULL;
+  char pdir[] = "/tmp/livens-compare-XXXXXX";
+  char *csvs[CLI_MAXSCHEMES] = {0};
+  int have_pdir = 0;
+  if (!rc && a.plot[0] && !(pfmt = plot_format(&a, a.plot))) rc = CLI_USAGE;
+  if (!rc && a.plot[0] && !cli_have_gnuplot()) {
+    cli_error("gnuplot is not installed (apt-get install gnuplot-nox): --plot cannot draw.");
+    rc = CLI_FAILED;
+  }
+  if (!rc && a.plot[0]) {
+    if (!mkdtemp(pdir)) {
+      cli_error("cannot create a temporary directory: %s.", strerror(errno));
+      rc = CLI_FAILED;
+    } else have_pdir = 1;
   }
   /* the model is checked before the table file is created */
   lv_model *model0 = NULL;
@@ -347,8 +366,21 @@ static int cmd_compare(int argc, char **argv) {
     lv_model *model = NULL;
     rc = cli_make_model(&r, &model);
     if (rc) break;
+    FILE *csv = NULL;
+    if (have_pdir) {
+      size_t len = strlen(pdir) + 32;
+      if ((csvs[i] = malloc(len))) snprintf(csvs[i], len, "%s/s%d.csv", pdir, i);
+      snprintf(r.out, sizeof r.out, "%s", csvs[i] ? csvs[i] : "");
+      if (!csvs[i] || open_out(csvs[i], &csv) || cli_meta_run(csv, &r)) {
+        if (csv) fclose(csv);
+        lv_model_free(model);
+        rc = CLI_FAILED;
+        break;
+      }
+    }
     cli_result res;
-    int erc = cli_execute(&r, model, NULL, isatty(2), &res);
+    int erc = cli_execute(&r, model, csv, isatty(2), &res);
+    if (csv && close_out(csv, csvs[i]) && !erc) erc = CLI_FAILED;
     if (erc == CLI_USAGE) rc = CLI_USAGE;
     else {
       summary_row(stdout, items[i], &res);
@@ -371,6 +403,16 @@ static int cmd_compare(int argc, char **argv) {
   if (out && json) fputs("]}\n", out);
   int crc = close_out(out, a.run.out);
   if (!rc) rc = crc;
+  if (!rc && have_pdir) {
+    /* the runs that failed are drawn up to where they stopped */
+    rc = cli_plot_files((const char *const *)csvs, n, a.plot, pfmt, NULL);
+    if (!rc) printf("wrote %s\n", a.plot);
+  }
+  for (int i = 0; i < n; i++) {
+    if (csvs[i]) unlink(csvs[i]);
+    free(csvs[i]);
+  }
+  if (have_pdir) rmdir(pdir);
   cli_kv_free(&a.run.params);
   cli_kv_free(&a.run.opts);
   return rc ? rc : (failed ? CLI_FAILED : CLI_OK);
