@@ -211,7 +211,11 @@ if [ -f "$P" ]; then
     bad "plugin refusal: $(cat err.txt)"
   expect_usage "unknown plugin parameter" run paraboloid --model-lib "$P" --param k=1
   "$L" check paraboloid --model-lib "$P" >out.txt 2>&1 && grep -q 'agree with finite differences' out.txt &&
-    ok "check on the plugin model" || bad "plugin check: $(cat out.txt)"
+    grep -q '^not supplied, formed by finite differences: Hessian of V, constraint Jacobian G, ' out.txt &&
+    grep -q 'Exact conservation needs exact derivatives' out.txt &&
+    ok "check on the plugin model names what it leaves to finite differences" || bad "plugin check: $(cat out.txt)"
+  "$L" check pendulum3d >out.txt 2>&1 && ! grep -q 'not supplied' out.txt && ok "check: pendulum3d supplies every derivative" ||
+    bad "check pendulum3d: $(cat out.txt)"
   "$L" converge paraboloid --model-lib "$P" --schemes rattle,em --steps 0.04,0.02,0.01 --t-end 1 >out.txt 2>err.txt &&
     p=$(sed -n 's/^fitted order of rattle: q \([0-9.]*\).*/\1/p' out.txt) &&
     awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' && ok "converge on the plugin model: RATTLE order $p" ||

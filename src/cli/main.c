@@ -737,6 +737,28 @@ static int cmd_check(int argc, char **argv) {
       cli_error("evaluating the model failed: %s.", lv_strerror(st));
       rc = CLI_FAILED;
     }
+    /* what the model leaves to finite differences, and what that costs */
+    if (st == 0 || st == LV_EINPUT) {
+      char miss[200] = "";
+      int nc = lv_model_nc(model);
+      struct {
+        int want;
+        double err;
+        const char *name;
+      } d[] = {{res.err_dV >= 0, res.err_d2V, "Hessian of V"},
+               {nc > 0, res.err_G, "constraint Jacobian G"},
+               {nc > 0, res.err_hessian, "constraint Hessian D_q(G^T gamma)"},
+               {nc > 0, res.err_curvature, "constraint curvature D_q(G w)"}};
+      for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        if (d[i].want && d[i].err < 0)
+          snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%s", miss[0] ? ", " : "", d[i].name);
+      if (miss[0])
+        printf("not supplied, formed by finite differences: %s.\n"
+               "Exact conservation needs exact derivatives: with these the energy-momentum and variational schemes\n"
+               "conserve energy, momentum maps and constraints only up to the finite-difference error, not to the\n"
+               "Newton tolerance.\n",
+               miss);
+    }
   }
   lv_model_free(model);
   cli_kv_free(&a.run.params);
