@@ -149,6 +149,13 @@ for s in d["schemes"]:
       bad "plot cv.csv: $(cat err.txt)"
   fi
 else skip "no /usr/bin/python3: JSON checks"; fi
+# an independent reference: RATTLE and VI-A against EM at a 20 times finer step
+"$L" converge pendulum3d --schemes rattle,vi-a --ref-scheme em --ref-step 0.0005 --steps 0.04,0.02,0.01 --t-end 0.4 \
+  --out rs.csv >out.txt 2>err.txt && grep -qx '# ref_scheme = em' rs.csv &&
+  p=$(sed -n 's/^fitted order of rattle: q \([0-9.]*\).*/\1/p' out.txt) &&
+  awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' && grep -q 'against em with h = 0.0005' out.txt &&
+  ok "converge --ref-scheme em: RATTLE's order in q against EM is $p" || bad "--ref-scheme: $(cat out.txt err.txt)"
+expect_usage "converge --ref-scheme unknown" converge pendulum3d --scheme rattle --ref-scheme nope --steps 0.04,0.02
 expect_usage "converge --scheme and --schemes" converge pendulum3d --scheme rattle --schemes em --steps 0.04,0.02
 expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --schemes em,em --steps 0.04,0.02
 

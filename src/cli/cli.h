@@ -75,6 +75,7 @@ typedef struct {
   char format[16];     /* plot --format */
   char ycols[1024];    /* plot --y */
   char plot[1024];     /* compare --plot FIGURE */
+  char ref_scheme[64]; /* converge --ref-scheme (empty: the same scheme) */
 } cli_args;
 
 /* Parse the options (GNU long options, permuted); positional arguments are
