@@ -21,3 +21,6 @@ expect_usage() {
   if [ "$st" -eq 2 ] && [ "$n" -eq 1 ] && grep -q '^livens: .*[.)]$' err.txt; then ok "$d: $(cat err.txt)"
   else bad "$d (status $st, stderr: $(cat err.txt))"; fi
 }
+
+# data FILE: a CSV without its '#' metadata lines (issue 17)
+data() { grep -v '^#' "$1"; }

@@ -6,9 +6,9 @@ set -u
 
 # --- run: CSV columns and a parsable summary
 if "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 --out run.csv >out.txt 2>err.txt; then
-  head -n 1 run.csv | grep -q '^t,q1,q2,q3,v1,v2,v3,lambda1,energy,momentum1,g_norm,gv_norm,newton_iters$' &&
-    [ "$(wc -l <run.csv)" -eq 102 ] && ok "run writes header + 101 rows" || bad "run CSV shape"
-  awk -F, 'NR > 1 && NF != 13 { exit 1 }' run.csv && ok "every CSV row complete" || bad "CSV row width"
+  data run.csv | head -n 1 | grep -q '^t,q1,q2,q3,v1,v2,v3,lambda1,energy,momentum1,g_norm,gv_norm,newton_iters$' &&
+    [ "$(data run.csv | wc -l)" -eq 102 ] && head -n 1 run.csv | grep -q '^# livens = ' && ok "run writes header + 101 rows" || bad "run CSV shape"
+  data run.csv | awk -F, 'NR > 1 && NF != 13 { exit 1 }' && ok "every CSV row complete" || bad "CSV row width"
   # the summary row: every numeric field parses as a number
   awk '$1 == "rattle" && $NF == "ok" { for (i = 2; i <= 9; i++) if ($i + 0 != $i + 0 || $i !~ /^[-+0-9.eE]+$/) exit 1; found = 1 }
        END { exit !found }' out.txt && ok "run summary numbers parse" || bad "run summary: $(cat out.txt)"
@@ -38,7 +38,7 @@ expect_usage "unknown Newton kind" run pendulum3d --newton quasi
 if "$L" converge pendulum3d --scheme rattle --steps 0.04,0.02,0.01,0.005 --t-end 1 --out conv.csv >out.txt 2>err.txt; then
   p=$(sed -n 's/^fitted order: q \([0-9.]*\).*/\1/p' out.txt)
   awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' && ok "converge: RATTLE order in q = $p" || bad "converge order '$p'"
-  head -n 1 conv.csv | grep -q '^h,err_q,err_v,err_lambda$' && ok "converge CSV header" || bad "converge CSV"
+  data conv.csv | head -n 1 | grep -q '^h,err_q,err_v,err_lambda$' && ok "converge CSV header" || bad "converge CSV"
 else bad "converge exits non-zero: $(cat err.txt)"; fi
 
 # --- check
@@ -58,8 +58,8 @@ out = study.csv
 l = 2
 x0 = 2
 INI
-"$L" run study.ini >out.txt 2>err.txt && [ "$(wc -l <study.csv)" -eq 22 ] && ok "run file" || bad "run file: $(cat err.txt)"
-"$L" run study.ini --t-end 0.2 >out.txt 2>err.txt && [ "$(wc -l <study.csv)" -eq 12 ] &&
+"$L" run study.ini >out.txt 2>err.txt && [ "$(data study.csv | wc -l)" -eq 22 ] && ok "run file" || bad "run file: $(cat err.txt)"
+"$L" run study.ini --t-end 0.2 >out.txt 2>err.txt && [ "$(data study.csv | wc -l)" -eq 12 ] &&
   ok "command line overrides run file" || bad "override: $(cat err.txt)"
 printf '[run]\nmodel = pendulum3d\nstpe = 0.1\n' >typo.ini
 expect_usage "run file with a typo" run typo.ini
@@ -125,8 +125,8 @@ pid=$!
 sleep 1
 kill -INT $pid
 wait $pid; st=$?
-rows=$(($(wc -l <long.csv) - 1))
-if [ "$st" -eq 1 ] && [ "$rows" -gt 10 ] && awk -F, 'NR > 1 && NF != 13 { exit 1 }' long.csv &&
+rows=$(($(data long.csv | wc -l) - 1))
+if [ "$st" -eq 1 ] && [ "$rows" -gt 10 ] && data long.csv | awk -F, 'NR > 1 && NF != 13 { exit 1 }' &&
    grep -q 'interrupted at t = ' err.txt; then ok "Ctrl-C after $rows steps: CSV complete, exit 1"
 else bad "Ctrl-C (status $st, $rows rows, $(cat err.txt))"; fi
 

@@ -40,6 +40,39 @@ if command -v gnuplot >/dev/null 2>&1; then
   "$L" plot good.csv --png "|touch PWNED4" >out.txt 2>err.txt; st=$?
   if [ ! -e PWNED4 ] && [ "$st" -eq 0 ] && [ -s "|touch PWNED4" ]; then ok "'|cmd' png name is a file"
   else bad "pipe png name (status $st, $(cat err.txt))"; fi
+  # metadata (titles and legends, issue 17): quotes, backslashes, escaped
+  # newlines, backquotes, @macros, markup and gnuplot commands in values
+  data good.csv >body.csv
+  { printf '# model = m\x27; system(\x27touch PWNED5\x27); a=\x27\n'
+    printf '# scheme = `touch PWNED6` @a "q" \\n\\x0a set output \x27|touch PWNED7\x27\n'
+    printf '# param.l = \x27\x27\x27 ; ! touch PWNED8 ; \x27 _{x}^2 \\\\ </text><script>\n'
+    printf '# h = 0.01\n'; cat body.csv; } >evil1.csv
+  { printf '# model = m\x27; system(\x27touch PWNED5\x27); a=\x27\n'
+    printf '# scheme = \\write18{touch PWNED9} \\input{/etc/passwd} $x$ %% # & ~\n'
+    printf '# h = 0.02\n'; cat body.csv; } >evil2.csv
+  for fmt in png svg pdf tex; do
+    LIVENS_PLOT_KEEP_SCRIPT=evil.gp "$L" plot evil1.csv evil2.csv --out "evil.$fmt" >out.txt 2>err.txt; st=$?
+    # every script line is one of our commands: none was started by user text
+    strange=$(grep -cvE "^(cd|set|unset|plot) " evil.gp)
+    if [ "$st" -eq 0 ] && [ -s "evil.$fmt" ] && [ "$strange" -eq 0 ] && ! ls PWNED* >/dev/null 2>&1; then
+      ok "hostile metadata in titles and legends ($fmt): no command ran, $(wc -l <evil.gp) script lines all ours"
+    else bad "hostile metadata ($fmt): status $st, $strange foreign lines, $(ls PWNED* 2>/dev/null), $(cat err.txt)"; fi
+  done
+  python3_ok=0; [ -x /usr/bin/python3 ] && python3_ok=1
+  [ "$python3_ok" -eq 0 ] || /usr/bin/python3 -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); assert not d.getElementsByTagName("script")' evil.svg &&
+    ok "SVG with '</text><script>' in the metadata: well-formed, no script element" || bad "hostile SVG"
+  grep -q 'textbackslash{}write18\\{touch PWNED9\\}' evil.tex && ! grep -q '[^{]\\write18' evil.tex &&
+    grep -q '\\_\\{x\\}\\^{}2' evil.tex && ok "LaTeX output: the metadata's TeX is escaped (\\write18, _, ^, braces)" ||
+    bad "LaTeX escaping: $(grep -o '.\{20\}write18.\{20\}' evil.tex)"
+  # --y column names and convergence column suffixes are text too
+  { data good.csv | head -n 1 | sed "s/,q1,/,a'.system('touch PWNED10').',/"; data good.csv | sed 1d; } >ycol.csv
+  LIVENS_PLOT_KEEP_SCRIPT=y.gp "$L" plot ycol.csv --y "a'.system('touch PWNED10').'" --out y.png >out.txt 2>err.txt; st=$?
+  [ "$st" -eq 0 ] && [ ! -e PWNED10 ] && [ "$(grep -cvE "^(cd|set|unset|plot) " y.gp)" -eq 0 ] &&
+    ok "--y with a quote-laden column name: drawn, no command ran" || bad "--y injection (status $st, $(cat err.txt))"
+  printf "# scheme = x'); system('touch PWNED11\nh,err_q.a'; system('touch PWNED12'); b='\n0.1,1e-3\n0.05,2.5e-4\n" >convx.csv
+  "$L" plot convx.csv --out convx.svg >out.txt 2>err.txt; st=$?
+  [ "$st" -eq 0 ] && [ ! -e PWNED11 ] && [ ! -e PWNED12 ] && ok "convergence labels from metadata and column suffix are not code" ||
+    bad "convergence label injection (status $st, $(cat err.txt))"
 else
   echo "skip injection tests with gnuplot: gnuplot is not installed"
 fi

@@ -43,7 +43,7 @@ int cli_split_list(char *s, char **items, int max) {
 
 
 enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
-       O_NTOL, O_NKIND, O_REF, O_PNG };
+       O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB, O_PLOT, O_REF_SCHEME };
 
 /* Parses the options shared by run/compare/converge/check/plot; leaves the
  * positional arguments in argv[optind..]. */
@@ -56,6 +56,11 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       {"every", required_argument, 0, O_EVERY},   {"halving", required_argument, 0, O_HALVING},
       {"linsol", required_argument, 0, O_LINSOL}, {"newton-tol", required_argument, 0, O_NTOL},
       {"newton", required_argument, 0, O_NKIND},  {"ref-step", required_argument, 0, O_REF},  {"png", required_argument, 0, O_PNG},
+      /* issue 17 */
+      {"format", required_argument, 0, O_FORMAT}, {"y", required_argument, 0, O_Y},
+      {"summary", required_argument, 0, O_SUMMARY}, {"output-dt", required_argument, 0, O_ODT},
+      {"output-times", required_argument, 0, O_OTIMES}, {"model-lib", required_argument, 0, O_MODEL_LIB},
+      {"plot", required_argument, 0, O_PLOT}, {"ref-scheme", required_argument, 0, O_REF_SCHEME},
       {0, 0, 0, 0}};
   int c, rc = CLI_OK;
   opterr = 0;
@@ -103,6 +108,42 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       case O_PNG:
         if (strlen(optarg) >= sizeof a->png) return cli_error("--png path too long."), CLI_USAGE;
         strcpy(a->png, optarg);
+        break;
+      case O_FORMAT:
+        if (strlen(optarg) >= sizeof a->format) return cli_error("--format must be png, svg, pdf or tex."), CLI_USAGE;
+        strcpy(a->format, optarg);
+        break;
+      case O_Y:
+        if (strlen(optarg) >= sizeof a->ycols) return cli_error("--y list too long."), CLI_USAGE;
+        strcpy(a->ycols, optarg);
+        break;
+      case O_SUMMARY:
+        if (!optarg[0]) return cli_error("--summary needs a file name, got an empty one."), CLI_USAGE;
+        if (strlen(optarg) >= sizeof r->summary) return cli_error("--summary path too long."), CLI_USAGE;
+        strcpy(r->summary, optarg);
+        break;
+      case O_ODT:
+        rc = cli_parse_positive(optarg, "--output-dt", &r->output_dt);
+        if (!rc) r->output_times[0] = '\0';
+        break;
+      case O_OTIMES:
+        if (strlen(optarg) >= sizeof r->output_times) return cli_error("--output-times list too long."), CLI_USAGE;
+        strcpy(r->output_times, optarg);
+        r->output_dt = 0;
+        break;
+      case O_REF_SCHEME:
+        if (strlen(optarg) >= sizeof a->ref_scheme) return cli_error("--ref-scheme name too long."), CLI_USAGE;
+        strcpy(a->ref_scheme, optarg);
+        break;
+      case O_PLOT:
+        if (!optarg[0]) return cli_error("--plot needs a file name, got an empty one."), CLI_USAGE;
+        if (strlen(optarg) >= sizeof a->plot) return cli_error("--plot path too long."), CLI_USAGE;
+        strcpy(a->plot, optarg);
+        break;
+      case O_MODEL_LIB:
+        if (!optarg[0]) return cli_error("--model-lib needs a file name, got an empty one."), CLI_USAGE;
+        if (strlen(optarg) >= sizeof r->model_lib) return cli_error("--model-lib path too long."), CLI_USAGE;
+        strcpy(r->model_lib, optarg);
         break;
       default:
         cli_error("unknown or incomplete option '%s' for '%s' (see 'livens --help').", argv[optind - 1], cmd);

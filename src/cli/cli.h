@@ -31,6 +31,10 @@ typedef struct {
   double newton_tol;    /* 0: library default */
   int newton_kind;      /* lv_newton_kind, or -1: the scheme's default */
   lv_linsol_kind linsol;
+  double output_dt;     /* --output-dt (0: off) */
+  char output_times[1024]; /* --output-times list (empty: off) */
+  char summary[1024];   /* --summary FILE.json (empty: none) */
+  char model_lib[1024]; /* --model-lib FILE.so (empty: none) */
 } cli_run;
 
 typedef struct {
@@ -68,6 +72,10 @@ typedef struct {
   double ref_step;
   char png[1024];
   int scheme_given;
+  char format[16];     /* plot --format */
+  char ycols[1024];    /* plot --y */
+  char plot[1024];     /* compare --plot FIGURE */
+  char ref_scheme[64]; /* converge --ref-scheme (empty: the same scheme) */
 } cli_args;
 
 /* Parse the options (GNU long options, permuted); positional arguments are
@@ -88,6 +96,62 @@ int cli_parse_runfile_string(const char *text, const char *name, cli_run *r);
 /* gnuplot output of a run CSV or a convergence CSV. */
 int cli_plot(const char *csv, const char *png);
 int cli_have_gnuplot(void);
+
+/* Figures from one or more CSVs (issue 17): @p ycols is the --y list or
+ * NULL; @p format is png, svg, pdf or tex. */
+int cli_plot_files(const char *const *csv, int n, const char *out, const char *format, const char *ycols);
+
+/* The --output-times list: non-negative, strictly increasing, none after
+ * @p t_end (when positive).  *times is malloc'ed (NULL for an empty
+ * text).  CLI_OK, or CLI_USAGE with the sentence printed. */
+int cli_parse_times(const char *text, double t_end, double **times, int *n);
+
+/* The step size and end time of a run that gave none: per model, values
+ * with which every scheme of the build runs the model (issue 17). */
+void cli_run_fill_defaults(cli_run *r);
+
+/* CSV metadata (src/cli/meta.c): "# key = value" lines, values escaped so
+ * they never end their line. */
+const char *cli_kv_get(const cli_kv *l, const char *key, const char *dflt);
+/* The parameter list of a registered model, NULL for an unknown name. */
+const lv_param_info *cli_model_params(const char *model);
+void cli_meta_put(FILE *f, const char *key, const char *value);
+void cli_meta_num(FILE *f, const char *key, double x);
+/* Version and kind ("run", "convergence", "compare"). */
+void cli_meta_begin(FILE *f, const char *kind);
+/* The model and every parameter (given or default). */
+void cli_meta_model(FILE *f, const cli_run *r);
+/* A scheme and every option (given or default). */
+void cli_meta_scheme(FILE *f, const char *scheme, const cli_kv *opts);
+/* h, t_end, output selection, linear solver, Newton settings. */
+void cli_meta_settings(FILE *f, const cli_run *r);
+/* All of the above for one run; then cli_meta_end. */
+int cli_meta_run(FILE *f, const cli_run *r);
+/* Flush and check: CLI_OK, or CLI_FAILED with the sentence printed. */
+int cli_meta_end(FILE *f, const char *path);
+
+/* Model plugins (src/cli/plugin.c). */
+/* Load the shared object at @p path (empty: nothing) and add its model;
+ * CLI_OK, or CLI_USAGE with the sentence printed. */
+int cli_load_plugin(const char *path);
+/* The loaded plugin's model, or NULL. */
+const lv_model_info *cli_plugin_model(void);
+/* A model by name: the plugin's or a built-in one; NULL if unknown. */
+const lv_model_info *cli_find_model(const char *name);
+
+/* JSON (src/cli/json.c). */
+/* Length of the well-formed UTF-8 sequence at @p s (1 for ASCII), 0 if the
+ * byte there does not start one. */
+int cli_utf8_len(const char *s);
+/* @p s as a JSON string literal: quotes, backslashes and control bytes
+ * escaped, malformed UTF-8 as U+FFFD. */
+void cli_json_string(FILE *f, const char *s);
+/* %.17g, or null for a non-finite value. */
+void cli_json_number(FILE *f, double x);
+/* The summary of one run as a JSON object (settings, model parameters,
+ * scheme options, diagnostics, statistics, status).  CLI_OK or CLI_FAILED
+ * when the stream has an error. */
+int cli_json_summary(FILE *f, const cli_run *r, const cli_result *res);
 
 /* Set by SIGINT; the output callback stops the run cleanly. */
 extern volatile int cli_interrupted;

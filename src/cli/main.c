@@ -3,9 +3,9 @@
  *   livens [demo]                                   default demonstration
  *   livens list                                     models and schemes
  *   livens run MODEL [options] | livens run FILE.ini
- *   livens compare MODEL --schemes S1,S2,... [options]
- *   livens converge MODEL --scheme S --steps H1,H2,... [options]
- *   livens plot FILE.csv [--png OUT.png]
+ *   livens compare MODEL --schemes S1,S2,... [--out T.csv|T.json] [options]
+ *   livens converge MODEL --scheme S|--schemes S1,... --steps H1,H2,... [options]
+ *   livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--y COLS]
  *   livens check MODEL [--param k=v]...
  *
  * Wrong input: one sentence on stderr, exit status 2.  A failed
@@ -28,11 +28,15 @@ static const char usage_text[] =
     "       livens run MODEL [--scheme S] [--step H] [--t-end T] [--param K=V]... [--opt K=V]...\n"
     "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu]\n"
     "                        [--newton-tol TOL] [--newton default|full|simplified|modified]\n"
+    "                        [--summary FILE.json] [--output-dt DT | --output-times T1,T2,...]\n"
     "       livens run FILE.ini\n"
-    "       livens compare MODEL --schemes S1,S2,... [run options]\n"
-    "       livens converge MODEL --scheme S --steps H1,H2,... [--ref-step H] [--out FILE.csv] [run options]\n"
-    "       livens plot FILE.csv [--png OUT.png]\n"
-    "       livens check MODEL [--param K=V]...\n";
+    "       livens compare MODEL --schemes S1,S2,... [--out FILE.csv|FILE.json] [--plot FIG.png|.svg|.pdf|.tex]\n"
+    "                        [run options]\n"
+    "       livens converge MODEL --scheme S|--schemes S1,S2,... --steps H1,H2,... [--ref-step H] [--ref-scheme S]\n"
+    "                        [--out FILE.csv|FILE.json] [run options]\n"
+    "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
+    "       livens check MODEL [--param K=V]...\n"
+    "       (every MODEL may be a plugin's: --model-lib ./libmine.so, see examples/plugin_model.c)\n";
 
 static void summary_header(FILE *o) {
   fprintf(o, "%-12s %11s %11s %11s %11s %11s %11s %9s %10s %9s\n", "scheme", "max|dE|/E0", "drift/t",
@@ -51,6 +55,11 @@ static int cmd_list(void) {
   printf("Models (livens run MODEL --param NAME=VALUE):\n");
   for (const lv_model_info *const *m = lv_model_registry(); *m; m++) {
     printf("  %-16s %s\n", (*m)->name, (*m)->description);
+    cli_run r;
+    cli_run_defaults(&r);
+    snprintf(r.model, sizeof r.model, "%s", (*m)->name);
+    cli_run_fill_defaults(&r);
+    printf("      default: --step %g --t-end %g\n", r.h, r.t_end);
     for (const lv_param_info *p = (*m)->params; p->name; p++)
       printf("      %-14s = %-10s %s\n", p->name, p->default_value, p->doc);
   }
@@ -85,7 +94,10 @@ static int same_file(const char *a, const char *b) {
 
 /* fclose's result too: the last buffered bytes are written there. */
 static int close_out(FILE *f, const char *path) {
-  if (f && fclose(f) != 0) {
+  if (!f) return CLI_OK;
+  int err = ferror(f); /* a write that failed before the close */
+  if (fclose(f) != 0 || err) {
+    if (err && !errno) errno = EIO;
     cli_error("cannot write %s: %s.", path, strerror(errno));
     return CLI_FAILED;
   }
@@ -109,19 +121,43 @@ static int do_run(cli_run *r) {
   lv_model *model = NULL;
   int rc = cli_make_model(r, &model);
   if (rc) return rc;
+  cli_run_fill_defaults(r);
   if (!isfinite(r->t_end) || !(r->t_end > 0) || !isfinite(r->h) || !(r->h > 0)) {
     cli_error("step and t-end must be finite positive numbers (got %g and %g).", r->h, r->t_end);
     lv_model_free(model);
     return CLI_USAGE;
   }
+  double *times = NULL;
+  int ntimes = 0;
+  if ((rc = cli_parse_times(r->output_times, r->t_end, &times, &ntimes))) {
+    lv_model_free(model);
+    return rc;
+  }
+  free(times);
+  if (r->summary[0] && r->out[0] && (strcmp(r->summary, r->out) == 0 || same_file(r->summary, r->out))) {
+    cli_error("--summary and --out name the same file '%s'.", r->out);
+    lv_model_free(model);
+    return CLI_USAGE;
+  }
   FILE *csv = NULL;
   rc = open_out(r->out, &csv);
+  if (!rc && csv) rc = cli_meta_run(csv, r);
   cli_result res;
   memset(&res, 0, sizeof res);
+  int ran = !rc;
   if (!rc) rc = cli_execute(r, model, csv, isatty(2), &res);
-  int crc = close_out(csv, r->out);
+  /* after a failure the reason is printed already: one sentence */
+  int crc = rc && csv ? (fclose(csv), CLI_OK) : close_out(csv, r->out);
   if (!rc) rc = crc;
-  if (rc != CLI_USAGE) {
+  if (ran && rc != CLI_USAGE && r->summary[0]) {
+    /* written for a failed run too: its status is in it */
+    FILE *js = NULL;
+    int jrc = open_out(r->summary, &js);
+    if (!jrc) cli_json_summary(js, r, &res);
+    if (!jrc) jrc = close_out(js, r->summary);
+    if (!rc && jrc) rc = CLI_FAILED;
+  }
+  if (ran && rc != CLI_USAGE) {
     printf("%s on %s, h = %g, t = [0, %g]%s%s%s\n", r->scheme, r->model, r->h, end_time(r->h, r->t_end),
            end_note(r->h, r->t_end), r->out[0] ? ", CSV: " : "", r->out);
     summary_header(stdout);
@@ -168,6 +204,10 @@ static int cmd_run(int argc, char **argv) {
           cli_error("the output '%s' is the run file itself: refusing to overwrite it.", b.run.out);
           rc = CLI_USAGE;
         }
+        if (!rc && b.run.summary[0] && same_file(arg, b.run.summary)) {
+          cli_error("the summary '%s' is the run file itself: refusing to overwrite it.", b.run.summary);
+          rc = CLI_USAGE;
+        }
         if (!rc) rc = do_run(&b.run);
         cli_kv_free(&b.run.params);
         cli_kv_free(&b.run.opts);
@@ -187,13 +227,67 @@ static int cmd_run(int argc, char **argv) {
   return rc;
 }
 
+/* The --schemes list: every name known, every --opt known to at least one
+ * of them (an option no listed scheme has is a typo, not something to
+ * skip).  Returns the count, or -1 (message printed). */
+static int scheme_list(char *list, char **items, const cli_kv *opts) {
+  int n = cli_split_list(list, items, CLI_MAXSCHEMES);
+  if (n < 1) {
+    cli_error("--schemes must be a comma-separated list of at most %d names.", CLI_MAXSCHEMES);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    if (!lv_scheme_find(items[i])) {
+      cli_error("unknown scheme '%s' (see 'livens list').", items[i]);
+      return -1;
+    }
+    for (int j = 0; j < i; j++)
+      if (strcmp(items[i], items[j]) == 0) {
+        cli_error("scheme '%s' appears twice in --schemes.", items[i]);
+        return -1;
+      }
+  }
+  for (int k = 0; k < opts->n; k++) {
+    int known = 0;
+    for (int i = 0; i < n && !known; i++)
+      for (const lv_param_info *p = lv_scheme_find(items[i])->options; p && p->name; p++)
+        if (strcmp(p->name, opts->keys[k]) == 0) known = 1;
+    if (!known) {
+      cli_error("no scheme in --schemes has option '%s' (see 'livens list').", opts->keys[k]);
+      return -1;
+    }
+  }
+  return n;
+}
+
+/* The run of one scheme of a list: the options that scheme has (views
+ * into @p base's lists, not owned). */
+static cli_run scheme_run(const cli_run *base, const char *scheme) {
+  cli_run r = *base;
+  snprintf(r.scheme, sizeof r.scheme, "%s", scheme);
+  r.opts.n = 0;
+  const lv_scheme_type *t = lv_scheme_find(scheme);
+  for (int k = 0; k < base->opts.n; k++)
+    for (const lv_param_info *p = t ? t->options : NULL; p && p->name; p++)
+      if (strcmp(p->name, base->opts.keys[k]) == 0) {
+        r.opts.keys[r.opts.n] = base->opts.keys[k];
+        r.opts.values[r.opts.n] = base->opts.values[k];
+        r.opts.buf[r.opts.n++] = NULL;
+      }
+  r.out[0] = '\0';
+  r.summary[0] = '\0';
+  return r;
+}
+
+static const char *plot_format(const cli_args *a, const char *out);
+
 static int cmd_compare(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
   int rc = cli_parse_args(argc, argv, &a, "compare");
   char *items[CLI_MAXSCHEMES];
-  int n = 0;
+  int n = 0, json = 0;
   if (!rc && optind != argc - 1) {
     cli_error("'compare' needs exactly one MODEL name.");
     rc = CLI_USAGE;
@@ -202,65 +296,123 @@ static int cmd_compare(int argc, char **argv) {
     cli_error("'compare' needs --schemes S1,S2,...");
     rc = CLI_USAGE;
   }
-  if (!rc && (n = cli_split_list(a.schemes, items, CLI_MAXSCHEMES)) < 1) {
-    cli_error("--schemes must be a comma-separated list of at most %d names.", CLI_MAXSCHEMES);
-    rc = CLI_USAGE;
-  }
+  if (!rc && (n = scheme_list(a.schemes, items, &a.run.opts)) < 0) rc = CLI_USAGE;
   if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
     cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
     rc = CLI_USAGE;
   }
   if (!rc) strcpy(a.run.model, argv[optind]);
-  for (int i = 0; i < n && !rc; i++)
-    if (!lv_scheme_find(items[i])) {
-      cli_error("unknown scheme '%s' (see 'livens list').", items[i]);
+  if (!rc && a.run.out[0]) {
+    json = ends_with(a.run.out, ".json");
+    if (!json && !ends_with(a.run.out, ".csv")) {
+      cli_error("compare --out writes FILE.csv or FILE.json, got '%s'.", a.run.out);
       rc = CLI_USAGE;
     }
-  /* an option no listed scheme has is a typo, not something to skip */
-  for (int k = 0; k < a.run.opts.n && !rc; k++) {
-    int known = 0;
-    for (int i = 0; i < n && !known; i++)
-      for (const lv_param_info *p = lv_scheme_find(items[i])->options; p && p->name; p++)
-        if (strcmp(p->name, a.run.opts.keys[k]) == 0) known = 1;
-    if (!known) {
-      cli_error("no scheme in --schemes has option '%s' (see 'livens list').", a.run.opts.keys[k]);
-      rc = CLI_USAGE;
-    }
+  }
+  /* --plot: every scheme's CSV in a private directory, one overlay figure */
+  const char *pfmt = NULL;
+  char pdir[] = "/tmp/livens-compare-XXXXXX";
+  char *csvs[CLI_MAXSCHEMES] = {0};
+  int have_pdir = 0;
+  if (!rc && a.plot[0] && !(pfmt = plot_format(&a, a.plot))) rc = CLI_USAGE;
+  if (!rc && a.plot[0] && !cli_have_gnuplot()) {
+    cli_error("gnuplot is not installed (apt-get install gnuplot-nox): --plot cannot draw.");
+    rc = CLI_FAILED;
+  }
+  if (!rc && a.plot[0]) {
+    if (!mkdtemp(pdir)) {
+      cli_error("cannot create a temporary directory: %s.", strerror(errno));
+      rc = CLI_FAILED;
+    } else have_pdir = 1;
+  }
+  /* the model is checked before the table file is created */
+  lv_model *model0 = NULL;
+  if (!rc) rc = cli_make_model(&a.run, &model0);
+  lv_model_free(model0);
+  FILE *out = NULL;
+  if (!rc) {
+    cli_run_fill_defaults(&a.run);
+    rc = open_out(a.run.out, &out);
   }
   if (!rc) {
     printf("%s, h = %g, t = [0, %g]%s\n", a.run.model, a.run.h, end_time(a.run.h, a.run.t_end),
            end_note(a.run.h, a.run.t_end));
     summary_header(stdout);
-  }
-  int failed = 0;
-  for (int i = 0; i < n && !rc; i++) {
-    cli_run r = a.run;
-    strcpy(r.scheme, items[i]);
-    /* scheme options apply to the schemes that have them */
-    r.opts.n = 0;
-    for (int k = 0; k < a.run.opts.n; k++) {
-      const lv_scheme_type *t = lv_scheme_find(items[i]);
-      for (const lv_param_info *p = t->options; p && p->name; p++)
-        if (strcmp(p->name, a.run.opts.keys[k]) == 0) {
-          r.opts.keys[r.opts.n] = a.run.opts.keys[k];
-          r.opts.values[r.opts.n] = a.run.opts.values[k];
-          r.opts.buf[r.opts.n++] = NULL;
-        }
+    if (out && json) {
+      fputs("{\"kind\": \"compare\", \"livens_version\": ", out);
+      cli_json_string(out, lv_version());
+      fputs(", \"runs\": [\n", out);
+    } else if (out) {
+      cli_meta_begin(out, "compare");
+      cli_meta_model(out, &a.run);
+      char joined[CLI_MAXSCHEMES * 66] = "";
+      for (int i = 0, len = 0; i < n; i++)
+        len += snprintf(joined + len, sizeof joined - (size_t)len, "%s%.64s", i ? "," : "", items[i]);
+      cli_meta_put(out, "schemes", joined);
+      for (int k = 0; k < a.run.opts.n; k++) {
+        char key[300];
+        snprintf(key, sizeof key, "opt.%s", a.run.opts.keys[k]);
+        cli_meta_put(out, key, a.run.opts.values[k]);
+      }
+      cli_meta_settings(out, &a.run);
+      fputs("scheme,max_rel_energy_error,energy_drift_rate,max_momentum_error,max_g,max_gv,max_gp,"
+            "newton_per_step,steps,wall_time,t_final,status\n",
+            out);
     }
-    r.out[0] = '\0';
+  }
+  int failed = 0, rows = 0;
+  for (int i = 0; i < n && !rc; i++) {
+    cli_run r = scheme_run(&a.run, items[i]);
     lv_model *model = NULL;
     rc = cli_make_model(&r, &model);
     if (rc) break;
+    FILE *csv = NULL;
+    if (have_pdir) {
+      size_t len = strlen(pdir) + 32;
+      if ((csvs[i] = malloc(len))) snprintf(csvs[i], len, "%s/s%d.csv", pdir, i);
+      snprintf(r.out, sizeof r.out, "%s", csvs[i] ? csvs[i] : "");
+      if (!csvs[i] || open_out(csvs[i], &csv) || cli_meta_run(csv, &r)) {
+        if (csv) fclose(csv);
+        lv_model_free(model);
+        rc = CLI_FAILED;
+        break;
+      }
+    }
     cli_result res;
-    int erc = cli_execute(&r, model, NULL, isatty(2), &res);
+    int erc = cli_execute(&r, model, csv, isatty(2), &res);
+    if (csv && close_out(csv, csvs[i]) && !erc) erc = CLI_FAILED;
     if (erc == CLI_USAGE) rc = CLI_USAGE;
     else {
       summary_row(stdout, items[i], &res);
       if (erc) failed = 1;
+      if (out && json) {
+        if (rows) fputs(",\n", out);
+        cli_json_summary(out, &r, &res);
+      } else if (out) {
+        double nps = res.st.steps ? (double)res.st.newton_iterations / (double)res.st.steps : 0.0;
+        fprintf(out, "%s,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%ld,%.17g,%.17g,%s\n", items[i],
+                res.sum.max_rel_energy_error, res.sum.energy_drift_rate, res.sum.max_momentum_error, res.sum.max_g,
+                res.sum.max_gv, res.sum.max_gp, nps, res.st.steps, res.st.wall_time, res.t_final,
+                res.status ? lv_status_name(res.status) : "ok");
+      }
+      rows++;
     }
     cli_result_free(&res);
     lv_model_free(model);
   }
+  if (out && json) fputs("]}\n", out);
+  int crc = close_out(out, a.run.out);
+  if (!rc) rc = crc;
+  if (!rc && have_pdir) {
+    /* the runs that failed are drawn up to where they stopped */
+    rc = cli_plot_files((const char *const *)csvs, n, a.plot, pfmt, NULL);
+    if (!rc) printf("wrote %s\n", a.plot);
+  }
+  for (int i = 0; i < n; i++) {
+    if (csvs[i]) unlink(csvs[i]);
+    free(csvs[i]);
+  }
+  if (have_pdir) rmdir(pdir);
   cli_kv_free(&a.run.params);
   cli_kv_free(&a.run.opts);
   return rc ? rc : (failed ? CLI_FAILED : CLI_OK);
@@ -284,15 +436,33 @@ static double vec_error(const double *x, const double *y, int n) {
   return e;
 }
 
+/* Least-squares slope of log err against log h. */
+static double fitted_order(const double *h, const double *e, int n) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (int i = 0; i < n; i++) {
+    double x = log(h[i]), y = log(fmax(e[i], 1e-300));
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+}
+
+#define CLI_MAXSTEPS 32
+
+/* Errors of one scheme at every step size against its own finer run. */
+typedef struct {
+  double e[3][CLI_MAXSTEPS]; /* q, v, lambda */
+  double order[3];
+} conv_errs;
+
 static int cmd_converge(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
   a.run.t_end = 1.0;
   int rc = cli_parse_args(argc, argv, &a, "converge");
-  char *items[32];
-  double hs[32];
-  int n = 0;
+  char *items[CLI_MAXSTEPS], *schemes[CLI_MAXSCHEMES];
+  double hs[CLI_MAXSTEPS];
+  int n = 0, ns = 1, json = 0;
   if (!rc && optind != argc - 1) {
     cli_error("'converge' needs exactly one MODEL name.");
     rc = CLI_USAGE;
@@ -301,8 +471,8 @@ static int cmd_converge(int argc, char **argv) {
     cli_error("'converge' needs --steps H1,H2,... (at least two step sizes).");
     rc = CLI_USAGE;
   }
-  if (!rc && (n = cli_split_list(a.steps, items, 32)) < 2) {
-    cli_error("--steps needs at least two comma-separated step sizes.");
+  if (!rc && (n = cli_split_list(a.steps, items, CLI_MAXSTEPS)) < 2) {
+    cli_error("--steps needs at least two (at most %d) comma-separated step sizes.", CLI_MAXSTEPS);
     rc = CLI_USAGE;
   }
   for (int i = 0; i < n && !rc; i++) rc = cli_parse_positive(items[i], "each step in --steps", &hs[i]);
@@ -311,10 +481,22 @@ static int cmd_converge(int argc, char **argv) {
     rc = CLI_USAGE;
   }
   if (!rc) strcpy(a.run.model, argv[optind]);
-  if (rc) {
-    cli_kv_free(&a.run.params);
-    cli_kv_free(&a.run.opts);
-    return rc;
+  if (!rc && a.schemes[0] && a.scheme_given) {
+    cli_error("'converge' takes --scheme S or --schemes S1,S2,..., not both.");
+    rc = CLI_USAGE;
+  }
+  if (!rc && a.schemes[0] && (ns = scheme_list(a.schemes, schemes, &a.run.opts)) < 0) rc = CLI_USAGE;
+  if (!rc && !a.schemes[0]) schemes[0] = a.run.scheme;
+  if (!rc && a.ref_scheme[0] && !lv_scheme_find(a.ref_scheme)) {
+    cli_error("unknown reference scheme '%s' (see 'livens list').", a.ref_scheme);
+    rc = CLI_USAGE;
+  }
+  if (!rc && a.run.out[0]) {
+    json = ends_with(a.run.out, ".json");
+    if (!json && !ends_with(a.run.out, ".csv")) {
+      cli_error("converge --out writes FILE.csv or FILE.json, got '%s'.", a.run.out);
+      rc = CLI_USAGE;
+    }
   }
   for (int i = 0; i < n && !rc; i++)
     for (int j = 0; j < i && !rc; j++)
@@ -339,80 +521,151 @@ static int cmd_converge(int argc, char **argv) {
   double href = a.ref_step > 0 ? a.ref_step : hmin / 16.0;
   lv_model *model = NULL;
   rc = cli_make_model(&a.run, &model);
-  cli_result ref;
-  memset(&ref, 0, sizeof ref);
-  FILE *csv = NULL;
-  if (!rc) rc = open_out(a.run.out, &csv);
-  if (!rc) {
-    cli_run r = a.run;
+  conv_errs *ce = calloc((size_t)ns, sizeof *ce);
+  if (!rc && !ce) {
+    cli_error("out of memory.");
+    rc = CLI_FAILED;
+  }
+  int nc = 0;
+  double t_final = 0;
+  for (int k = 0; k < ns && !rc; k++) {
+    cli_run base = a.schemes[0] ? scheme_run(&a.run, schemes[k]) : a.run;
+    base.out[0] = '\0';
+    cli_result ref;
+    /* the reference: the same scheme, or --ref-scheme (its own options) */
+    cli_run r = a.ref_scheme[0] ? scheme_run(&a.run, a.ref_scheme) : base;
     r.h = href;
-    r.out[0] = '\0';
+    const char *refname = a.ref_scheme[0] ? a.ref_scheme : schemes[k];
     rc = cli_execute(&r, model, NULL, isatty(2), &ref);
-    if (rc == CLI_FAILED) cli_error("the reference run (h = %g) failed.", href);
-  }
-  if (!rc) {
-    printf("%s on %s: errors at t = %g against the same scheme with h = %g\n", a.run.scheme, a.run.model,
-           ref.t_final, href);
-    printf("%12s %12s %7s %12s %7s %12s %7s\n", "h", "err q", "order", "err v", "order", "err lambda", "order");
-    if (csv) fprintf(csv, "h,err_q,err_v%s\n", ref.nc ? ",err_lambda" : "");
-  }
-  double eq[32], ev[32], el[32];
-  for (int i = 0; i < n && !rc; i++) {
-    cli_run r = a.run;
-    r.h = hs[i];
-    r.out[0] = '\0';
-    cli_result res;
-    rc = cli_execute(&r, model, NULL, isatty(2), &res);
-    if (!rc && fabs(res.t_final - ref.t_final) > 1e-9 * fmax(1.0, ref.t_final)) {
-      cli_error("t-end %g is not a multiple of step %g (ends at %g).", a.run.t_end, hs[i], res.t_final);
-      rc = CLI_USAGE;
+    if (rc == CLI_FAILED) cli_error("the reference run of %s (h = %g) failed.", refname, href);
+    if (!rc) {
+      nc = ref.nc;
+      t_final = ref.t_final;
+      printf("%s%s on %s: errors at t = %g against %s%s with h = %g\n", k ? "\n" : "", schemes[k], a.run.model,
+             ref.t_final, a.ref_scheme[0] ? "" : "the same scheme", a.ref_scheme, href);
+      printf("%12s %12s %7s %12s %7s %12s %7s\n", "h", "err q", "order", "err v", "order", "err lambda", "order");
+    }
+    for (int i = 0; i < n && !rc; i++) {
+      r = base;
+      r.h = hs[i];
+      cli_result res;
+      rc = cli_execute(&r, model, NULL, isatty(2), &res);
+      if (!rc && fabs(res.t_final - ref.t_final) > 1e-9 * fmax(1.0, ref.t_final)) {
+        cli_error("t-end %g is not a multiple of step %g (ends at %g).", a.run.t_end, hs[i], res.t_final);
+        rc = CLI_USAGE;
+      }
+      if (!rc) {
+        double *eq = ce[k].e[0], *ev = ce[k].e[1], *el = ce[k].e[2];
+        eq[i] = config_error(ref.space, res.q, ref.q, res.nv);
+        ev[i] = vec_error(res.v, ref.v, res.nv);
+        el[i] = vec_error(res.lambda, ref.lambda, res.nc);
+        if (i == 0) printf("%12.4g %12.4e %7s %12.4e %7s %12.4e %7s\n", hs[i], eq[i], "", ev[i], "", el[i], "");
+        else {
+          double lh = log(hs[i] / hs[i - 1]);
+          printf("%12.4g %12.4e %7.3f %12.4e %7.3f %12.4e %7.3f\n", hs[i], eq[i], log(eq[i] / eq[i - 1]) / lh,
+                 ev[i], log(ev[i] / ev[i - 1]) / lh, el[i], log(el[i] / el[i - 1]) / lh);
+        }
+      }
+      cli_result_free(&res);
     }
     if (!rc) {
-      eq[i] = config_error(ref.space, res.q, ref.q, res.nv);
-      ev[i] = vec_error(res.v, ref.v, res.nv);
-      el[i] = vec_error(res.lambda, ref.lambda, res.nc);
-      if (i == 0) printf("%12.4g %12.4e %7s %12.4e %7s %12.4e %7s\n", hs[i], eq[i], "", ev[i], "", el[i], "");
-      else {
-        double lh = log(hs[i] / hs[i - 1]);
-        printf("%12.4g %12.4e %7.3f %12.4e %7.3f %12.4e %7.3f\n", hs[i], eq[i], log(eq[i] / eq[i - 1]) / lh,
-               ev[i], log(ev[i] / ev[i - 1]) / lh, el[i], log(el[i] / el[i - 1]) / lh);
+      for (int c = 0; c < 3; c++) ce[k].order[c] = fitted_order(hs, ce[k].e[c], n);
+      if (ns == 1) printf("fitted order: q %.3f, v %.3f%s", ce[k].order[0], ce[k].order[1], nc ? "" : "\n");
+      else printf("fitted order of %s: q %.3f, v %.3f%s", schemes[k], ce[k].order[0], ce[k].order[1], nc ? "" : "\n");
+      if (nc) printf(", lambda %.3f\n", ce[k].order[2]);
+    }
+    cli_result_free(&ref);
+  }
+  /* the table, written once every scheme has run */
+  FILE *out = NULL;
+  if (!rc) rc = open_out(a.run.out, &out);
+  static const char *const comp[3] = {"q", "v", "lambda"};
+  int ncomp = nc ? 3 : 2;
+  if (out && json) {
+    fputs("{\"kind\": \"convergence\", \"livens_version\": ", out);
+    cli_json_string(out, lv_version());
+    fputs(", \"model\": ", out);
+    cli_json_string(out, a.run.model);
+    fputs(", \"t_end\": ", out);
+    cli_json_number(out, t_final);
+    fputs(", \"ref_step\": ", out);
+    cli_json_number(out, href);
+    fputs(", \"ref_scheme\": ", out);
+    if (a.ref_scheme[0]) cli_json_string(out, a.ref_scheme);
+    else fputs("null", out);
+    fputs(", \"h\": [", out);
+    for (int i = 0; i < n; i++) fputs(i ? ", " : "", out), cli_json_number(out, hs[i]);
+    fputs("],\n \"schemes\": [", out);
+    for (int k = 0; k < ns; k++) {
+      fputs(k ? ",\n  {\"scheme\": " : "\n  {\"scheme\": ", out);
+      cli_json_string(out, schemes[k]);
+      for (int c = 0; c < ncomp; c++) {
+        fprintf(out, ", \"err_%s\": [", comp[c]);
+        for (int i = 0; i < n; i++) fputs(i ? ", " : "", out), cli_json_number(out, ce[k].e[c][i]);
+        fputs("]", out);
       }
-      if (csv) {
-        fprintf(csv, "%.17g,%.17g,%.17g", hs[i], eq[i], ev[i]);
-        if (res.nc) fprintf(csv, ",%.17g", el[i]);
-        fputc('\n', csv);
+      fputs(", \"order\": {", out);
+      for (int c = 0; c < ncomp; c++) {
+        fprintf(out, "%s\"%s\": ", c ? ", " : "", comp[c]);
+        cli_json_number(out, ce[k].order[c]);
+      }
+      fputs("}}", out);
+    }
+    fputs("\n]}\n", out);
+  } else if (out) {
+    cli_meta_begin(out, "convergence");
+    cli_meta_model(out, &a.run);
+    for (int k = 0; k < ns; k++) {
+      cli_run r = a.schemes[0] ? scheme_run(&a.run, schemes[k]) : a.run;
+      cli_meta_scheme(out, schemes[k], &r.opts);
+      for (int c = 0; c < ncomp; c++) {
+        char key[120];
+        snprintf(key, sizeof key, "order.%.64s.%s", schemes[k], comp[c]);
+        cli_meta_num(out, key, ce[k].order[c]);
       }
     }
-    cli_result_free(&res);
-  }
-  if (!rc) {
-    /* least-squares slopes over all step sizes */
-    double fit[3];
-    double *errs[3] = {eq, ev, el};
-    for (int c = 0; c < 3; c++) {
-      double sx = 0, sy = 0, sxx = 0, sxy = 0;
-      for (int i = 0; i < n; i++) {
-        double x = log(hs[i]), y = log(fmax(errs[c][i], 1e-300));
-        sx += x, sy += y, sxx += x * x, sxy += x * y;
-      }
-      fit[c] = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    cli_meta_num(out, "t_end", a.run.t_end);
+    cli_meta_num(out, "ref_step", href);
+    cli_meta_put(out, "ref_scheme", a.ref_scheme[0] ? a.ref_scheme : "the same scheme");
+    cli_meta_put(out, "error", "max-norm at t_end against ref_scheme at ref_step");
+    /* one scheme: h,err_q,err_v[,err_lambda]; several: err_q.SCHEME, ... */
+    fputs("h", out);
+    for (int k = 0; k < ns; k++)
+      for (int c = 0; c < ncomp; c++) fprintf(out, ",err_%s%s%s", comp[c], ns > 1 ? "." : "", ns > 1 ? schemes[k] : "");
+    fputc('\n', out);
+    for (int i = 0; i < n; i++) {
+      fprintf(out, "%.17g", hs[i]);
+      for (int k = 0; k < ns; k++)
+        for (int c = 0; c < ncomp; c++) fprintf(out, ",%.17g", ce[k].e[c][i]);
+      fputc('\n', out);
     }
-    printf("fitted order: q %.3f, v %.3f%s", fit[0], fit[1], ref.nc ? "" : "\n");
-    if (ref.nc) printf(", lambda %.3f\n", fit[2]);
   }
-  if (csv && (ferror(csv) || fflush(csv) != 0)) {
-    cli_error("cannot write %s: %s.", a.run.out, strerror(errno));
-    fclose(csv);
-    csv = NULL;
-    if (!rc) rc = CLI_FAILED;
-  }
-  int crc = close_out(csv, a.run.out);
+  int crc = close_out(out, a.run.out);
   if (!rc) rc = crc;
-  cli_result_free(&ref);
+  free(ce);
   lv_model_free(model);
   cli_kv_free(&a.run.params);
   cli_kv_free(&a.run.opts);
   return rc;
+}
+
+/* The figure's format: --format, else the extension of --out/--png, else
+ * png.  NULL (message printed) for an unknown one. */
+static const char *plot_format(const cli_args *a, const char *out) {
+  static const char *const known[] = {"png", "svg", "pdf", "tex", "latex", "tikz"};
+  if (a->format[0]) {
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+      if (strcmp(a->format, known[i]) == 0) return i > 3 ? "tex" : known[i];
+    cli_error("--format must be png, svg, pdf or tex (LaTeX/TikZ), got '%s'.", a->format);
+    return NULL;
+  }
+  if (!out || a->png[0]) return "png";
+  const char *dot = strrchr(out, '.');
+  if (dot && !strchr(dot, '/'))
+    for (size_t i = 0; i < 4; i++)
+      if (strcmp(dot + 1, known[i]) == 0) return known[i];
+  cli_error("cannot tell the format of '%s' from its extension: use .png, .svg, .pdf or .tex, or --format.", out);
+  return NULL;
 }
 
 static int cmd_plot(int argc, char **argv) {
@@ -420,32 +673,45 @@ static int cmd_plot(int argc, char **argv) {
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
   int rc = cli_parse_args(argc, argv, &a, "plot");
-  if (!rc && optind != argc - 1) {
-    cli_error("'plot' needs exactly one CSV file.");
+  if (!rc && optind > argc - 1) {
+    cli_error("'plot' needs at least one CSV file.");
     rc = CLI_USAGE;
   }
+  if (!rc && a.png[0] && a.run.out[0]) {
+    cli_error("'plot' takes --out or --png, not both.");
+    rc = CLI_USAGE;
+  }
+  /* a plugin's parameter defaults let the title leave them out */
+  if (!rc) rc = cli_load_plugin(a.run.model_lib);
+  const char *given = a.run.out[0] ? a.run.out : a.png[0] ? a.png : NULL;
+  const char *fmt = rc ? NULL : plot_format(&a, given);
+  if (!rc && !fmt) rc = CLI_USAGE;
   if (!rc) {
     /* sized to the argument: its length is the user's */
-    const char *src = a.png[0] ? a.png : argv[optind];
+    const char *src = given ? given : argv[optind];
     size_t n = strlen(src);
-    char *png = malloc(n + 5);
-    if (!png) {
+    char *out = malloc(n + 5);
+    if (!out) {
       cli_error("out of memory.");
       rc = CLI_FAILED;
     } else {
-      memcpy(png, src, n + 1);
-      char *dot = strrchr(png, '.');
-      if (!a.png[0]) {
+      memcpy(out, src, n + 1);
+      if (!given) {
+        char *dot = strrchr(out, '.');
         if (dot && strcmp(dot, ".csv") == 0) *dot = '\0';
-        memcpy(png + strlen(png), ".png", 5);
+        size_t k = strlen(out);
+        out[k] = '.';
+        memcpy(out + k + 1, fmt, strlen(fmt) + 1);
       }
-      if (same_file(argv[optind], png)) {
-        cli_error("the plot '%s' is the CSV file itself: refusing to overwrite it.", png);
-        rc = CLI_USAGE;
-      } else
-        rc = cli_plot(argv[optind], png);
-      if (!rc) printf("wrote %s\n", png);
-      free(png);
+      for (int i = optind; i < argc && !rc; i++)
+        if (same_file(argv[i], out)) {
+          cli_error("the plot '%s' is the CSV file '%s' itself: refusing to overwrite it.", out, argv[i]);
+          rc = CLI_USAGE;
+        }
+      if (!rc)
+        rc = cli_plot_files((const char *const *)argv + optind, argc - optind, out, fmt, a.ycols[0] ? a.ycols : NULL);
+      if (!rc) printf("wrote %s\n", out);
+      free(out);
     }
   }
   cli_kv_free(&a.run.params);
@@ -480,6 +746,28 @@ static int cmd_check(int argc, char **argv) {
     } else {
       cli_error("evaluating the model failed: %s.", lv_strerror(st));
       rc = CLI_FAILED;
+    }
+    /* what the model leaves to finite differences, and what that costs */
+    if (st == 0 || st == LV_EINPUT) {
+      char miss[200] = "";
+      int nc = lv_model_nc(model);
+      struct {
+        int want;
+        double err;
+        const char *name;
+      } d[] = {{res.err_dV >= 0, res.err_d2V, "Hessian of V"},
+               {nc > 0, res.err_G, "constraint Jacobian G"},
+               {nc > 0, res.err_hessian, "constraint Hessian D_q(G^T gamma)"},
+               {nc > 0, res.err_curvature, "constraint curvature D_q(G w)"}};
+      for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+        if (d[i].want && d[i].err < 0)
+          snprintf(miss + strlen(miss), sizeof miss - strlen(miss), "%s%s", miss[0] ? ", " : "", d[i].name);
+      if (miss[0])
+        printf("not supplied, formed by finite differences: %s.\n"
+               "Exact conservation needs exact derivatives: with these the energy-momentum and variational schemes\n"
+               "conserve energy, momentum maps and constraints only up to the finite-difference error, not to the\n"
+               "Newton tolerance.\n",
+               miss);
     }
   }
   lv_model_free(model);
@@ -519,6 +807,10 @@ static int cmd_demo(void) {
     if (plots) {
       snprintf(path, sizeof path, "%s/%s.csv", dir, wanted[i]);
       csv = fopen(path, "w");
+      if (csv && cli_meta_run(csv, &r)) {
+        fclose(csv);
+        csv = NULL;
+      }
     }
     cli_result res;
     int rc = cli_execute(&r, model, csv, isatty(2), &res);

@@ -6,6 +6,9 @@
  *   step   = 0.01
  *   t-end  = 10
  *   out    = run.csv        ; optional
+ *   summary = run.json      ; optional (issue 17)
+ *   model-lib = ./libmine.so ; optional: a model plugin (runs its code)
+ *   output-dt = 0.1         ; optional, or output-times = 0.5,1,2
  *   every  = 1              ; optional
  *   halving = 0             ; optional
  *   linsol = auto|dense|umfpack|klu   ; optional
@@ -33,6 +36,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,6 +109,20 @@ static int handler(void *user, const char *section, const char *name, const char
     } else if (strcmp(name, "out") == 0) {
       if (strlen(value) >= sizeof r->out) goto bad;
       strcpy(r->out, value);
+    } else if (strcmp(name, "model-lib") == 0) {
+      if (!value[0] || strlen(value) >= sizeof r->model_lib) goto bad;
+      strcpy(r->model_lib, value);
+    } else if (strcmp(name, "summary") == 0) {
+      if (!value[0] || strlen(value) >= sizeof r->summary) goto bad;
+      strcpy(r->summary, value);
+    } else if (strcmp(name, "output-dt") == 0) {
+      if (!parse_number(value, &x) || !(x > 0) || x == HUGE_VAL) goto bad;
+      r->output_dt = x;
+      r->output_times[0] = '\0';
+    } else if (strcmp(name, "output-times") == 0) {
+      if (!value[0] || strlen(value) >= sizeof r->output_times) goto bad;
+      strcpy(r->output_times, value);
+      r->output_dt = 0;
     } else if (strcmp(name, "every") == 0) {
       if (!parse_number(value, &x) || x < 1 || x > 1e9 || x != (int)x) goto bad;
       r->every = (int)x;

@@ -6,7 +6,8 @@
  * Bounded so a smoke run stays fast and harmless: it runs in a private
  * temporary directory, arguments naming absolute paths or '..' are dropped
  * (nothing is written outside), --param is dropped (a model with N = 1e9
- * bodies is a resource question, not a parsing one), and a 50 ms timer sets
+ * bodies is a resource question, not a parsing one), --model-lib is
+ * dropped (loading a library runs its code by design), and a 50 ms timer sets
  * the program's own stop flag (SIGPROF, CPU time: libFuzzer owns SIGALRM), so a long run ends as if Ctrl-C was pressed.
  * plot writes its gnuplot script but never runs gnuplot
  * (LIVENS_PLOT_NO_EXEC). */
@@ -69,7 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (size_t i = 0; i < size - 1 && argc < 64;) {
     char *a = buf + i;
     i += strlen(a) + 1;
-    if (a[0] == '/' || strstr(a, "..") || strncmp(a, "--param", 7) == 0 || strstr(a, "demo")) continue;
+    if (a[0] == '/' || strstr(a, "..") || strncmp(a, "--param", 7) == 0 || strstr(a, "demo") ||
+        strstr(a, "model-lib"))
+      continue;
     argv[argc++] = a;
   }
   argv[argc] = NULL;

@@ -1,5 +1,6 @@
 /* libFuzzer harness: `livens plot` on an arbitrary CSV.  The input is the
- * CSV; plot must return 0, 1 or 2 and never crash, whatever the header and
+ * CSV (overlaid with itself, in any format, with --y, as its first byte
+ * says); plot must return 0, 1 or 2 and never crash, whatever the header and
  * rows.  The gnuplot script is written to a private temporary directory and
  * gnuplot is never run (LIVENS_PLOT_NO_EXEC). */
 #define _POSIX_C_SOURCE 200809L
@@ -25,7 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!f) abort();
   fwrite(data, 1, size, f);
   fclose(f);
-  int rc = cli_plot("in.csv", "out.png");
+  /* the first byte picks the format, a second file and --y (issue 17) */
+  static const char *const fmt[] = {"png", "svg", "pdf", "tex"};
+  const char *files[2] = {"in.csv", "in.csv"};
+  unsigned sel = size ? data[0] : 0;
+  int rc = cli_plot_files(files, 1 + (sel >> 2 & 1), "out.png", fmt[sel & 3], sel & 8 ? "t,energy,lam1" : NULL);
   if (rc < 0 || rc > 2) abort();
   return 0;
 }

@@ -25,13 +25,13 @@ for src in $(find "$top/src" -name '*.c' ! -path '*/cli/*' ! -path '*/fuzz/*') "
   $CC $flags -c $inc -I/usr/include/suitesparse "$src" -o "$o"
   objs="$objs $o"
 done
-cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c"
+cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c $top/src/cli/meta.c $top/src/cli/json.c $top/src/cli/plugin.c"
 for h in runfile options plot main; do
   extra=$cli
   # main.c's main() becomes livens_main() for the whole-program harness
   [ $h = main ] && { $CC $flags -c $inc -Dmain=livens_main "$top/src/cli/main.c" -o "$out/obj/cli_main.o"; extra="$cli $out/obj/cli_main.o"; }
   $CC $flags $inc "$top/tests/fuzz/fuzz_$h.c" $extra -o "$out/fuzz_$h" $objs \
-    $(pkg-config --libs inih) -lumfpack -lklu -lamd -lopenblas -lm
+    $(pkg-config --libs inih) -lumfpack -lklu -lamd -lopenblas -lm -ldl
   corpus="$out/corpus_$h"
   mkdir -p "$corpus"
   cp "$top"/tests/fuzz/seeds_$h/* "$corpus"/ 2>/dev/null || true
