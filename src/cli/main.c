@@ -7,6 +7,7 @@
  *   livens converge MODEL --scheme S --steps H1,H2,... [options]
  *   livens plot FILE.csv [--png OUT.png]
  *   livens check MODEL [--param k=v]...
+ *   livens sweep FILE.ini [--out DIR] [--list]      parameter study (sweep.c)
  *
  * Wrong input: one sentence on stderr, exit status 2.  A failed
  * computation: exit status 1 (every accepted step is in the output). */
@@ -32,7 +33,8 @@ static const char usage_text[] =
     "       livens compare MODEL --schemes S1,S2,... [run options]\n"
     "       livens converge MODEL --scheme S --steps H1,H2,... [--ref-step H] [--out FILE.csv] [run options]\n"
     "       livens plot FILE.csv [--png OUT.png]\n"
-    "       livens check MODEL [--param K=V]...\n";
+    "       livens check MODEL [--param K=V]...\n"
+    "       livens sweep FILE.ini [--out DIR] [--list]   (under mpirun: cases handed out to the ranks)\n";
 
 static void summary_header(FILE *o) {
   fprintf(o, "%-12s %11s %11s %11s %11s %11s %11s %9s %10s %9s\n", "scheme", "max|dE|/E0", "drift/t",
@@ -602,13 +604,14 @@ int main(int argc, char **argv) {
     return finish(cmd_list());
   }
   int computes = strcmp(cmd, "run") == 0 || strcmp(cmd, "compare") == 0 || strcmp(cmd, "converge") == 0 ||
-                 strcmp(cmd, "check") == 0;
+                 strcmp(cmd, "check") == 0 || strcmp(cmd, "sweep") == 0;
   if (computes && !blas_buffer_fits()) return CLI_FAILED;
   if (strcmp(cmd, "run") == 0) return finish(cmd_run(argc - 1, argv + 1));
   if (strcmp(cmd, "compare") == 0) return finish(cmd_compare(argc - 1, argv + 1));
   if (strcmp(cmd, "converge") == 0) return finish(cmd_converge(argc - 1, argv + 1));
   if (strcmp(cmd, "plot") == 0) return finish(cmd_plot(argc - 1, argv + 1));
   if (strcmp(cmd, "check") == 0) return finish(cmd_check(argc - 1, argv + 1));
+  if (strcmp(cmd, "sweep") == 0) return finish(cli_sweep(argc - 1, argv + 1));
   if (strcmp(cmd, "--version") == 0) {
     printf("livens %s\n", lv_version());
     return CLI_OK;
@@ -617,6 +620,6 @@ int main(int argc, char **argv) {
     fputs(usage_text, stdout);
     return CLI_OK;
   }
-  cli_error("unknown command '%s' (commands: demo, list, run, compare, converge, plot, check).", cmd);
+  cli_error("unknown command '%s' (commands: demo, list, run, compare, converge, plot, check, sweep).", cmd);
   return CLI_USAGE;
 }
