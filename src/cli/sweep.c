@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -162,10 +163,15 @@ static int axis_values(sweep_axis *a, const char *value, int numeric, const char
     int n = (int)cnt;
     for (int i = 0; i < n; i++) {
       double f = n == 1 ? 0.0 : (double)i / (n - 1), x;
-      if (islin) x = i == n - 1 && n > 1 ? hi : lo + f * (hi - lo);
-      else x = i == n - 1 && n > 1 ? hi : exp(log(lo) + f * (log(hi) - log(lo)));
+      if (islin) x = lo + f * (hi - lo);
+      else x = exp(log(lo) + f * (log(hi) - log(lo)));
+      if (i == 0) x = lo;
+      if (i == n - 1 && n > 1) x = hi;
+      /* 15 digits: log:0.01:0.04:3 gives 0.02, not 0.019999999999999997;
+       * the case runs with exactly the value written in the summary */
       char b[40];
-      sw_fmt_double(b, sizeof b, x);
+      if (i == 0 || i == n - 1) sw_fmt_double(b, sizeof b, x);
+      else snprintf(b, sizeof b, "%.15g", x);
       if (push_value(a, b)) return CLI_FAILED;
     }
     return CLI_OK;
@@ -941,6 +947,13 @@ static int choose_seed(sweep_study *s) {
 
 /* ------------------------------------------------------------ the command */
 
+/* Between cases (cli_execute has its own handler inside one) SIGINT and
+ * SIGTERM only mark the sweep interrupted: no case starts after them. */
+static void on_signal(int sig) {
+  (void)sig;
+  cli_interrupted = 1;
+}
+
 static const char sweep_usage[] = "'sweep' needs one study FILE (usage: livens sweep FILE [--out DIR] [--list]).";
 
 int cli_sweep(int argc, char **argv) {
@@ -1021,12 +1034,21 @@ int cli_sweep(int argc, char **argv) {
   }
   long run = 0;
   int interrupted = 0;
+  struct sigaction sa, oldint, oldterm;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, &oldint);
+  sigaction(SIGTERM, &sa, &oldterm);
   if (!rc && !list) {
     if (size > 1 && rank == 0) rc = sweep_mpi_serve(&s, pending, npending, &run);
     else if (size > 1) rc = sweep_mpi_work(&s);
     else
       for (long k = 0; k < npending && !rc; k++) {
         int fatal;
+        if (cli_interrupted) {
+          rc = CLI_FAILED;
+          break;
+        }
         char *text = sweep_run_case(&s, pending[k], &interrupted, &fatal);
         if (interrupted) rc = CLI_FAILED;
         else if (!text) rc = CLI_FAILED;
@@ -1044,6 +1066,8 @@ int cli_sweep(int argc, char **argv) {
                   ndone + run, s.ncases, s.path);
     }
   }
+  sigaction(SIGINT, &oldint, NULL);
+  sigaction(SIGTERM, &oldterm, NULL);
   if (lockfd >= 0) close(lockfd);
   free(pending);
   study_free(&s);

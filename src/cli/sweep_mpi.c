@@ -94,6 +94,7 @@ int sweep_mpi_serve(const sweep_study *s, const long *pending, long n, long *run
       active--;
       continue;
     }
+    if (cli_interrupted) rc = CLI_FAILED; /* SIGINT/SIGTERM: no new case */
     long give = rc == CLI_OK && next < n ? pending[next++] : -1;
     MPI_Send(&give, 1, MPI_LONG, st.MPI_SOURCE, SW_TAG_CASE, MPI_COMM_WORLD);
     if (give < 0) active--;
@@ -113,6 +114,11 @@ int sweep_mpi_work(const sweep_study *s) {
     long idx;
     MPI_Recv(&idx, 1, MPI_LONG, 0, SW_TAG_CASE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     if (idx < 0) break;
+    if (cli_interrupted) {
+      rc = CLI_FAILED;
+      out = "-2\n";
+      continue;
+    }
     int interrupted, fatal;
     char *text = sweep_run_case(s, idx, &interrupted, &fatal);
     if (!text) {
