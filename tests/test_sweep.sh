@@ -199,6 +199,12 @@ printf '[run]\nmodel = pendulum3d\n' >e10.ini
 expect_usage "no axes" sweep e10.ini
 printf '[run]\nmodel = pendulum3d\n[axes]\nstep = 0.1,,0.2\n' >e11.ini
 expect_usage "empty list item" sweep e11.ini
+printf '[run]\nmodel = pendulum3d\n[axes]\nvariant = a, b\n[variant a]\nopt.theta = 1\n' >e12.ini
+expect_usage "variant without a section" sweep e12.ini
+printf '[run]\nmodel = pendulum3d\n[axes]\nvariant = a\nstep = 0.1, 0.2\n[variant a]\nstep = 0.3\n' >e13.ini
+expect_usage "variant setting an axis" sweep e13.ini
+printf '[run]\nmodel = pendulum3d\nscheme = rattle\n[axes]\nvariant = a\n[variant a]\nopt.sigma = 1\n' >e14.ini
+expect_usage "variant option the scheme has not" sweep e14.ini
 touch afile
 expect_usage "output is a file" sweep grid.ini --out afile
 expect_usage "no study file" sweep
@@ -222,6 +228,26 @@ if [ -f "$ex" ]; then
       ok "h = 0.675: EM stable to T = 1000, max|dE|/E0 = $(awk -F, '$2 == "em" && $3 == "0.675" { print $10 }' $S)" ||
       bad "EM h = 0.675: $(cat $S)"
   else bad "example sweep: $(cat err.txt)"; fi
+else skip "example sweep: $ex not found"; fi
+
+# --- seed 002 claim 11 (spec 002 §7): stability of seven sigma-variants over six
+# steps on the heavy top, a variant axis of named option bundles
+ex="$top/examples/sweeps/sigma_genalpha_stability.ini"
+if [ -f "$ex" ]; then
+  if "$L" sweep "$ex" --out sig >out.txt 2>err.txt; then
+    S=sig/summary.csv
+    u=$(awk -F, 'NR > 1 && $4 != "ok" { printf "%s@%s ", $2, $3 }' $S)
+    n=$(awk -F, 'NR > 1 && $4 == "ok" && $5 > 0.998' $S | wc -l)
+    [ "$u" = "alg1-f05@4e-3 alg1-f05@3e-3 alg1-f05@2e-3 alg1-f05@1.5e-3 alg2-f05@4e-3 alg2-f05@3e-3 " ] && [ "$n" -eq 36 ] &&
+      ok "claim 11: only Alg 1 f=1/2 (h >= 1.5e-3) and Alg 2 f=1/2 (h >= 3e-3) blow up; the other 36 cases reach t = 1" ||
+      bad "claim 11: unstable '$u', $n stable"
+    if [ -n "$PY" ]; then
+      "$PY" -c 'import json; j=json.load(open("sig/summary.json")); v=j["variants"]
+assert v["alg2-f05"] == {"opt.sigma": "optimal", "opt.corrector": "paper", "opt.predictor-factor": "0.5"}, v
+assert [c["variant"] for c in j["cases"][:7]] == ["geom1"] * 6 + ["exact-1"]' && ok "the JSON records each variant's settings" ||
+        bad "variants in the JSON"
+    fi
+  else bad "sigma example sweep: $(cat err.txt)"; fi
 else skip "example sweep: $ex not found"; fi
 
 [ "$fails" -eq 0 ] || { echo "$fails sweep check(s) failed"; exit 1; }

@@ -13,6 +13,9 @@
  *     opt.NAME   = list or range           a scheme option (applied to the
  *                                          schemes that have it)
  *     sample     = N                       N perturbed initial conditions
+ *     variant    = A, B                    named bundles of settings:
+ *   [variant A]                            scheme, step, t-end, param.K,
+ *     opt.sigma = 1                        opt.K (none of them an axis)
  *   [sweep]
  *     out      = DIR                       output directory (default:
  *                                          the file's name + "-sweep")
@@ -50,7 +53,14 @@
 #define SWEEP_MAX_CASES 10000000L
 #define SWEEP_RESULT_MAX 65536
 
-typedef enum { AX_SCHEME, AX_STEP, AX_TEND, AX_PARAM, AX_OPT, AX_SAMPLE } axis_kind;
+typedef enum { AX_SCHEME, AX_STEP, AX_TEND, AX_PARAM, AX_OPT, AX_SAMPLE, AX_VARIANT } axis_kind;
+
+/* A named bundle of settings, one value of the variant axis: scheme, step,
+ * t-end, param.K, opt.K ([variant NAME] sections). */
+typedef struct {
+  char *name;
+  cli_kv set;
+} sweep_variant;
 
 typedef struct {
   axis_kind kind;
@@ -70,6 +80,9 @@ struct sweep_study {
   char *outdir;
   int case_csv;
   int sample_axis;    /* index of the sample axis, -1 if none */
+  int variant_axis;   /* index of the variant axis, -1 if none */
+  sweep_variant *variants;
+  int nvariants;
   int seed_given;
   uint64_t seed;
   double pq, pv;
@@ -122,6 +135,11 @@ static void axis_free(sweep_axis *a) {
 }
 
 static void study_free(sweep_study *s) {
+  for (int i = 0; i < s->nvariants; i++) {
+    free(s->variants[i].name);
+    cli_kv_free(&s->variants[i].set);
+  }
+  free(s->variants);
   for (int i = 0; i < s->naxes; i++) axis_free(&s->axes[i]);
   free(s->axes);
   free(s->outdir);
@@ -253,6 +271,33 @@ static int study_section(void *user, const char *section, const char *name, cons
     cli_error("%s:%d: unknown key '%s' in [perturb] (seed, q, v).", path, lineno, name);
     return 0;
   }
+  if (strncmp(section, "variant ", 8) == 0 && section[8]) {
+    const char *vn = section + 8;
+    sweep_variant *v = NULL;
+    for (int i = 0; i < s->nvariants; i++)
+      if (strcmp(s->variants[i].name, vn) == 0) v = &s->variants[i];
+    if (!v) {
+      sweep_variant *g = realloc(s->variants, sizeof *g * (size_t)(s->nvariants + 1));
+      if (!g) return cli_error("out of memory."), 0;
+      s->variants = g;
+      v = &s->variants[s->nvariants];
+      memset(v, 0, sizeof *v);
+      if (!(v->name = xprintf("%s", vn))) return 0;
+      s->nvariants++;
+    }
+    int ok = 1;
+    if (strcmp(name, "scheme") == 0)
+      ok = lv_scheme_find(value) && strlen(value) < sizeof s->base.scheme;
+    else if (strcmp(name, "step") == 0 || strcmp(name, "t-end") == 0)
+      ok = parse_num(value, &x) && x > 0;
+    else if (!((strncmp(name, "param.", 6) == 0 && name[6]) || (strncmp(name, "opt.", 4) == 0 && name[4]))) {
+      cli_error("%s:%d: unknown key '%s' in [variant %s] (scheme, step, t-end, param.NAME, opt.NAME).", path,
+                lineno, name, vn);
+      return 0;
+    }
+    if (!ok) return cli_error("%s:%d: invalid value '%s' for '%s'.", path, lineno, value, name), 0;
+    return cli_kv_set(&v->set, name, value) == CLI_OK;
+  }
   if (strcmp(section, "axes") == 0) {
     sweep_axis a;
     memset(&a, 0, sizeof a);
@@ -261,10 +306,11 @@ static int study_section(void *user, const char *section, const char *name, cons
     else if (strcmp(name, "step") == 0) a.kind = AX_STEP, numeric = 1;
     else if (strcmp(name, "t-end") == 0) a.kind = AX_TEND, numeric = 1;
     else if (strcmp(name, "sample") == 0) a.kind = AX_SAMPLE;
+    else if (strcmp(name, "variant") == 0) a.kind = AX_VARIANT;
     else if (strncmp(name, "param.", 6) == 0 && name[6]) a.kind = AX_PARAM;
     else if (strncmp(name, "opt.", 4) == 0 && name[4]) a.kind = AX_OPT;
     else {
-      cli_error("%s:%d: unknown axis '%s' (scheme, step, t-end, param.NAME, opt.NAME, sample).", path, lineno,
+      cli_error("%s:%d: unknown axis '%s' (scheme, step, t-end, param.NAME, opt.NAME, sample, variant).", path, lineno,
                 name);
       return 0;
     }
@@ -319,6 +365,54 @@ static int scheme_has_option(const char *scheme, const char *opt) {
   return 0;
 }
 
+/* The variant axis names defined variants, each used; their settings name
+ * no other axis and exist in the model / the schemes they apply to. */
+static int variants_check(const sweep_study *s, const lv_model_info *info, const sweep_axis *schemes) {
+  const char *p = s->path;
+  const sweep_axis *va = s->variant_axis >= 0 ? &s->axes[s->variant_axis] : NULL;
+  if (!va && s->nvariants)
+    return cli_error("%s: [variant %s] is defined but there is no variant axis (variant = NAME,... in [axes]).", p,
+                     s->variants[0].name), 1;
+  for (int i = 0; va && i < va->n; i++) {
+    int found = 0;
+    for (int k = 0; k < s->nvariants; k++) found |= strcmp(s->variants[k].name, va->values[i]) == 0;
+    for (int j = 0; j < i; j++)
+      if (strcmp(va->values[j], va->values[i]) == 0)
+        return cli_error("%s: variant '%s' appears twice on the variant axis.", p, va->values[i]), 1;
+    if (!found) return cli_error("%s: variant '%s' has no [variant %s] section.", p, va->values[i], va->values[i]), 1;
+  }
+  for (int k = 0; k < s->nvariants; k++) {
+    const sweep_variant *v = &s->variants[k];
+    int used = 0;
+    for (int i = 0; va && i < va->n; i++) used |= strcmp(va->values[i], v->name) == 0;
+    if (!used) return cli_error("%s: [variant %s] is not on the variant axis.", p, v->name), 1;
+    const char *own = NULL;
+    for (int j = 0; j < v->set.n; j++)
+      if (strcmp(v->set.keys[j], "scheme") == 0) own = v->set.values[j];
+    for (int j = 0; j < v->set.n; j++) {
+      const char *key = v->set.keys[j];
+      for (int i = 0; i < s->naxes; i++)
+        if (strcmp(s->axes[i].name, key) == 0)
+          return cli_error("%s: [variant %s] sets '%s', which is also an axis.", p, v->name, key), 1;
+      const char *bad = NULL;
+      if (strncmp(key, "param.", 6) == 0) {
+        const char *pk = key + 6;
+        lv_kv one = {1, &pk, &pk};
+        if (lv_kv_check(&one, info->params, &bad))
+          return cli_error("%s: model '%s' has no parameter '%s' (see 'livens list').", p, s->base.model, pk), 1;
+      } else if (strncmp(key, "opt.", 4) == 0) {
+        int known = own ? scheme_has_option(own, key + 4) : !schemes && scheme_has_option(s->base.scheme, key + 4);
+        for (int i = 0; !own && schemes && i < schemes->n && !known; i++)
+          known = scheme_has_option(schemes->values[i], key + 4);
+        if (!known)
+          return cli_error("%s: [variant %s] sets option '%s', which %s has not (see 'livens list').", p, v->name,
+                           key + 4, own ? own : "no scheme of the sweep"), 1;
+      }
+    }
+  }
+  return 0;
+}
+
 /* Cross-checks once the whole file is read; CLI_USAGE with a message. */
 static int study_check(sweep_study *s) {
   const char *p = s->path;
@@ -338,6 +432,7 @@ static int study_check(sweep_study *s) {
     return cli_error("%s: unknown scheme '%s' (see 'livens list').", p, s->base.scheme), CLI_USAGE;
   const sweep_axis *schemes = NULL;
   s->sample_axis = -1;
+  s->variant_axis = -1;
   for (int i = 0; i < s->naxes; i++) {
     sweep_axis *a = &s->axes[i];
     for (int j = 0; j < i; j++)
@@ -345,6 +440,7 @@ static int study_check(sweep_study *s) {
         return cli_error("%s: two '%s' axes.", p, a->name), CLI_USAGE;
     if (a->kind == AX_SCHEME) schemes = a;
     if (a->kind == AX_SAMPLE) s->sample_axis = i;
+    if (a->kind == AX_VARIANT) s->variant_axis = i;
     if (a->kind == AX_PARAM) {
       const char *key = a->key;
       lv_kv one = {1, &key, &key};
@@ -359,8 +455,12 @@ static int study_check(sweep_study *s) {
     if (k >= s->base.opts.n && s->axes[k - s->base.opts.n].kind != AX_OPT) continue;
     int known = schemes ? 0 : scheme_has_option(s->base.scheme, opt);
     for (int i = 0; schemes && i < schemes->n && !known; i++) known = scheme_has_option(schemes->values[i], opt);
+    for (int v = 0; v < s->nvariants && !known; v++) /* schemes the variants set */
+      for (int j = 0; j < s->variants[v].set.n && !known; j++)
+        if (strcmp(s->variants[v].set.keys[j], "scheme") == 0) known = scheme_has_option(s->variants[v].set.values[j], opt);
     if (!known) return cli_error("%s: no scheme of the sweep has option '%s' (see 'livens list').", p, opt), CLI_USAGE;
   }
+  if (variants_check(s, info, schemes)) return CLI_USAGE;
   if (s->sample_axis >= 0 && !(s->pq > 0 || s->pv > 0))
     return cli_error("%s: the sample axis needs a perturbation: q or v > 0 in [perturb].", p), CLI_USAGE;
   if (s->sample_axis < 0 && s->perturb_given)
@@ -409,23 +509,55 @@ static int case_run(const sweep_study *s, long idx, cli_run *r, long *sample) {
       default: break;
     }
   }
+  /* the variant's settings, and the list of parameter/option overrides */
+  const sweep_variant *var = NULL;
+  if (s->variant_axis >= 0)
+    for (int k = 0; k < s->nvariants; k++)
+      if (strcmp(s->variants[k].name, axis_value(s, idx, s->variant_axis)) == 0) var = &s->variants[k];
+  int nvar = var ? var->set.n : 0, nover = 0;
+  const char **okey = malloc(sizeof *okey * (size_t)(s->naxes + nvar + 1));
+  const char **oval = malloc(sizeof *oval * (size_t)(s->naxes + nvar + 1));
+  axis_kind *okind = malloc(sizeof *okind * (size_t)(s->naxes + nvar + 1));
+  if (!okey || !oval || !okind) {
+    free(okey), free(oval), free(okind);
+    return cli_error("out of memory."), CLI_FAILED;
+  }
+  for (int i = 0; i < s->naxes; i++)
+    if (s->axes[i].kind == AX_PARAM || s->axes[i].kind == AX_OPT) {
+      okind[nover] = s->axes[i].kind;
+      okey[nover] = s->axes[i].key;
+      oval[nover++] = axis_value(s, idx, i);
+    }
+  for (int j = 0; j < nvar; j++) {
+    const char *k = var->set.keys[j], *v = var->set.values[j];
+    if (strcmp(k, "scheme") == 0) strcpy(r->scheme, v); /* length checked when read */
+    else if (strcmp(k, "step") == 0) r->h = strtod(v, NULL);
+    else if (strcmp(k, "t-end") == 0) r->t_end = strtod(v, NULL);
+    else {
+      int isp = k[0] == 'p';
+      okind[nover] = isp ? AX_PARAM : AX_OPT;
+      okey[nover] = k + (isp ? 6 : 4);
+      oval[nover++] = v;
+    }
+  }
   int rc = CLI_OK;
-  /* base settings the axes do not override, then the axes */
+  /* base settings nothing overrides, then the overrides */
   for (int pass = 0; pass < 2 && !rc; pass++) {
     const cli_kv *b = pass == 0 ? &s->base.params : &s->base.opts;
     cli_kv *dst = pass == 0 ? &r->params : &r->opts;
     axis_kind kind = pass == 0 ? AX_PARAM : AX_OPT;
     for (int k = 0; k < b->n && !rc; k++) {
       int over = 0;
-      for (int i = 0; i < s->naxes; i++)
-        if (s->axes[i].kind == kind && strcmp(s->axes[i].key, b->keys[k]) == 0) over = 1;
+      for (int i = 0; i < nover; i++)
+        if (okind[i] == kind && strcmp(okey[i], b->keys[k]) == 0) over = 1;
       if (!over && (kind == AX_PARAM || scheme_has_option(r->scheme, b->keys[k])))
         rc = cli_kv_set(dst, b->keys[k], b->values[k]);
     }
-    for (int i = 0; i < s->naxes && !rc; i++)
-      if (s->axes[i].kind == kind && (kind == AX_PARAM || scheme_has_option(r->scheme, s->axes[i].key)))
-        rc = cli_kv_set(dst, s->axes[i].key, axis_value(s, idx, i));
+    for (int i = 0; i < nover && !rc; i++)
+      if (okind[i] == kind && (kind == AX_PARAM || scheme_has_option(r->scheme, okey[i])))
+        rc = cli_kv_set(dst, okey[i], oval[i]);
   }
+  free(okey), free(oval), free(okind);
   if (rc) {
     cli_kv_free(&r->params);
     cli_kv_free(&r->opts);
@@ -776,7 +908,7 @@ static void summary_csv(const sweep_study *s, FILE *f, const case_result *all) {
 
 static void json_axis_value(FILE *f, const sweep_study *s, int axis, const char *v) {
   double x;
-  if (s->axes[axis].kind != AX_SCHEME && parse_num(v, &x)) sw_json_number(f, x);
+  if (s->axes[axis].kind != AX_SCHEME && s->axes[axis].kind != AX_VARIANT && parse_num(v, &x)) sw_json_number(f, x);
   else sw_json_string(f, v);
 }
 
@@ -808,6 +940,22 @@ static void summary_json(const sweep_study *s, FILE *f, const case_result *all) 
     sw_json_string(f, s->axes[i].name);
   }
   fputs("],\n", f);
+  if (s->nvariants) {
+    fputs("  \"variants\": {", f);
+    for (int k = 0; k < s->nvariants; k++) {
+      fputs(k ? ", " : "", f);
+      sw_json_string(f, s->variants[k].name);
+      fputs(": {", f);
+      for (int j = 0; j < s->variants[k].set.n; j++) {
+        fputs(j ? ", " : "", f);
+        sw_json_string(f, s->variants[k].set.keys[j]);
+        fputs(": ", f);
+        sw_json_string(f, s->variants[k].set.values[j]);
+      }
+      fputc('}', f);
+    }
+    fputs("},\n", f);
+  }
   if (s->sample_axis >= 0) {
     fprintf(f, "  \"perturb\": {\"seed\": %llu, \"q\": ", (unsigned long long)s->seed);
     sw_json_number(f, s->pq);
@@ -959,6 +1107,11 @@ static const char sweep_usage[] = "'sweep' needs one study FILE (usage: livens s
 int cli_sweep(int argc, char **argv) {
   int rank = 0, size = 1;
   sweep_mpi_start(&rank, &size);
+  if (size < 0) {
+    cli_error("this livens was built without MPI, so under mpirun every process would run the whole sweep: run it "
+              "without mpirun, or build with configure --with-mpi.");
+    return CLI_USAGE;
+  }
   static const struct option lo[] = {{"out", required_argument, 0, 'o'}, {"list", no_argument, 0, 'l'}, {0, 0, 0, 0}};
   const char *outarg = NULL;
   int list = 0, c, rc = CLI_OK;
@@ -973,7 +1126,7 @@ int cli_sweep(int argc, char **argv) {
   if (!rc && optind != argc - 1) cli_error("%s", sweep_usage), rc = CLI_USAGE;
   sweep_study s;
   memset(&s, 0, sizeof s);
-  s.sample_axis = -1;
+  s.sample_axis = s.variant_axis = -1;
   cli_run_defaults(&s.base);
   if (!rc) {
     s.path = argv[optind];

@@ -24,7 +24,8 @@ int sweep_commit(const sweep_study *s, long idx, const char *text, int rank);
 /* MPI (sweep_mpi.c).  Without MPI in the build, or when the program was
  * not started by mpirun, these act as a single rank. */
 /* Initialise MPI if the program was started by an MPI launcher; sets the
- * rank and the number of ranks (0 and 1 otherwise). */
+ * rank and the number of ranks (0 and 1 otherwise; size -1 when a build
+ * without MPI was started as several MPI processes). */
 void sweep_mpi_start(int *rank, int *size);
 /* 1 if every rank passes ok = 1 (a collective: every rank calls it). */
 int sweep_mpi_agree(int ok);

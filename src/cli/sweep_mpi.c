@@ -149,9 +149,14 @@ void sweep_mpi_stop(void) {
 
 #else /* no MPI in this build: one rank */
 
+/* Started by mpirun with several processes: each would run the whole
+ * sweep, so *size = -1 (the caller refuses). */
 void sweep_mpi_start(int *rank, int *size) {
   *rank = 0;
   *size = 1;
+  const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+    if (getenv(vars[i]) && atoi(getenv(vars[i])) > 1) *size = -1;
 }
 int sweep_mpi_agree(int ok) { return ok; }
 void sweep_mpi_bcast_u64(uint64_t *x) { (void)x; }
