@@ -50,7 +50,7 @@
 #include <unistd.h>
 #include "sweep.h"
 
-#define SWEEP_MAX_CASES 10000000L
+#define SWEEP_MAX_CASES 1000000L /* the summary holds every case in memory */
 #define SWEEP_RESULT_MAX 65536
 
 typedef enum { AX_SCHEME, AX_STEP, AX_TEND, AX_PARAM, AX_OPT, AX_SAMPLE, AX_VARIANT } axis_kind;
@@ -565,6 +565,14 @@ static int case_run(const sweep_study *s, long idx, cli_run *r, long *sample) {
   return rc;
 }
 
+/* A value in a spec: '|' and '\\' escaped, so no two cases share a spec. */
+static void spec_str(FILE *f, const char *v) {
+  for (; *v; v++) {
+    if (*v == '|' || *v == '\\') fputc('\\', f);
+    fputc(*v, f);
+  }
+}
+
 /* Everything that determines the case's result, one line: a result file
  * with another spec belongs to another study and is redone. */
 static char *case_spec(const sweep_study *s, const cli_run *r, long sample) {
@@ -574,8 +582,14 @@ static char *case_spec(const sweep_study *s, const cli_run *r, long sample) {
   if (!f) return cli_error("out of memory."), NULL;
   fprintf(f, "model=%s|scheme=%s|h=%a|t_end=%a|every=%d|halving=%d|linsol=%d|newton_tol=%a|newton=%d", r->model,
           r->scheme, r->h, r->t_end, r->every, r->halving, (int)r->linsol, r->newton_tol, r->newton_kind);
-  for (int k = 0; k < r->params.n; k++) fprintf(f, "|param:%s=%s", r->params.keys[k], r->params.values[k]);
-  for (int k = 0; k < r->opts.n; k++) fprintf(f, "|opt:%s=%s", r->opts.keys[k], r->opts.values[k]);
+  for (int k = 0; k < r->params.n + r->opts.n; k++) {
+    const cli_kv *kv = k < r->params.n ? &r->params : &r->opts;
+    int j = k < r->params.n ? k : k - r->params.n;
+    fputs(kv == &r->params ? "|param:" : "|opt:", f);
+    spec_str(f, kv->keys[j]);
+    fputc('=', f);
+    spec_str(f, kv->values[j]);
+  }
   if (sample >= 0)
     fprintf(f, "|sample=%ld|seed=%llu|pq=%a|pv=%a", sample, (unsigned long long)s->seed, s->pq, s->pv);
   fprintf(f, "|csv=%d", s->case_csv);
@@ -1064,8 +1078,9 @@ static int prepare_dir(const sweep_study *s, int *lockfd) {
 }
 
 /* The seed of the perturbations: the file's, else the one a first run
- * chose and kept in DIR/seed (so a rerun continues the same study). */
-static int choose_seed(sweep_study *s) {
+ * chose and kept in DIR/seed (so a rerun continues the same study); a new
+ * one is chosen only when @p create. */
+static int choose_seed(sweep_study *s, int create) {
   if (s->sample_axis < 0 || s->seed_given) return CLI_OK;
   char *path = xprintf("%s/seed", s->outdir);
   if (!path) return CLI_FAILED;
@@ -1079,7 +1094,7 @@ static int choose_seed(sweep_study *s) {
       cli_error("'%s' does not hold a seed (a whole number); remove it to choose a new one.", path);
       rc = CLI_USAGE;
     }
-  } else {
+  } else if (create) {
     uint64_t x = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     x ^= (uint64_t)(now() * 1e9);
     s->seed = splitmix64(&x) >> 1;
@@ -1147,7 +1162,8 @@ int cli_sweep(int argc, char **argv) {
   int lockfd = -1;
   long *pending = NULL, npending = 0, ndone = 0, nstale = 0;
   if (!rc && rank == 0 && list) {
-    for (long i = 0; i < s.ncases; i++) {
+    rc = choose_seed(&s, 0);
+    for (long i = 0; i < s.ncases && !rc; i++) {
       char *label = axes_label(&s, i);
       case_result cr;
       int stale;
@@ -1158,7 +1174,7 @@ int cli_sweep(int argc, char **argv) {
     }
   } else if (!rc && rank == 0) {
     rc = prepare_dir(&s, &lockfd);
-    if (!rc) rc = choose_seed(&s);
+    if (!rc) rc = choose_seed(&s, 1);
     if (!rc && !(pending = malloc(sizeof *pending * (size_t)s.ncases))) cli_error("out of memory."), rc = CLI_FAILED;
     for (long i = 0; i < s.ncases && !rc; i++) {
       case_result cr;
