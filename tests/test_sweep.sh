@@ -84,6 +84,16 @@ if "$L" sweep fail.ini >out.txt 2>err.txt; then
     bad "divergence time '$t'"
 else bad "a sweep with failing cases exits non-zero: $(cat err.txt)"; fi
 
+# --- a local pool (--jobs): the same rows as one process, cases shared on request
+if "$L" sweep fail.ini --out pool --jobs 3 >out.txt 2>err.txt; then
+  awk -F, '{ NF--; print }' OFS=, fail-sweep/summary.csv >a.csv
+  awk -F, '{ NF--; print }' OFS=, pool/summary.csv >b.csv
+  cmp -s a.csv b.csv && ok "--jobs 3: the 4 rows equal the single process's (wall time aside)" || bad "--jobs rows differ"
+  [ "$(grep -c '(job [123])$' out.txt)" -eq 4 ] && [ "$(grep -o '(job [123])$' out.txt | sort -u | wc -l)" -ge 2 ] &&
+    ok "--jobs 3: 4 cases committed, taken by $(grep -o '(job [123])$' out.txt | sort -u | wc -l) jobs" || bad "--jobs: $(cat out.txt)"
+else bad "--jobs exits non-zero: $(cat err.txt)"; fi
+expect_usage "--jobs 0" sweep fail.ini --jobs 0
+
 # --- killed half-way (SIGKILL: a lost node), then rerun: no completed case redone
 cat >long.ini <<'INI'
 [run]
@@ -118,6 +128,26 @@ if [ "$before" -ge 3 ] && [ "$before" -lt 12 ]; then
   [ -z "$(ls -a long | grep '\.tmp\.')" ] && ok "no temporary files left" || bad "temporaries: $(ls -a long)"
   [ "$(wc -l <long/summary.csv)" -eq 13 ] && ok "resumed sweep's summary has 12 rows" || bad "resumed summary"
 else bad "kill mid-way: $before results (wanted 3..11)"; fi
+
+# the same with a pool of 2 jobs: the parent is killed, the rerun finishes
+rm -rf long
+"$L" sweep long.ini --jobs 2 >out1.txt 2>err1.txt &
+pid=$!
+i=0
+while [ "$(ls long/case-*.res 2>/dev/null | wc -l)" -lt 3 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+sleep 1 # the orphaned jobs end at their next write
+before=$(ls long/case-*.res 2>/dev/null | wc -l)
+ls -i long/case-*.res 2>/dev/null | sort >inodes1.txt
+"$L" sweep long.ini --jobs 2 >out2.txt 2>err2.txt
+st=$?
+ran=$(grep -c '^case ' out2.txt)
+ls -i long/case-*.res | sort >inodes2.txt
+kept=$(grep -c -x -F -f inodes1.txt inodes2.txt)
+[ "$before" -lt 12 ] && [ "$st" -eq 0 ] && [ "$ran" -eq $((12 - before)) ] && [ "$kept" -eq "$before" ] &&
+  ok "--jobs 2 killed after $before cases; the rerun ran $ran, kept $kept untouched" ||
+  bad "pool resume (before $before, status $st, ran $ran, kept $kept): $(cat out2.txt err2.txt)"
 
 # SIGTERM stops inside a case: exit 1, the case in flight is not recorded
 rm -rf long

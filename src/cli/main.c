@@ -7,7 +7,7 @@
  *   livens converge MODEL --scheme S --steps H1,H2,... [options]
  *   livens plot FILE.csv [--png OUT.png]
  *   livens check MODEL [--param k=v]...
- *   livens sweep FILE.ini [--out DIR] [--list]      parameter study (sweep.c)
+ *   livens sweep FILE.ini [--out DIR] [--jobs N] [--list]   parameter study (sweep.c)
  *
  * Wrong input: one sentence on stderr, exit status 2.  A failed
  * computation: exit status 1 (every accepted step is in the output). */
@@ -34,7 +34,7 @@ static const char usage_text[] =
     "       livens converge MODEL --scheme S --steps H1,H2,... [--ref-step H] [--out FILE.csv] [run options]\n"
     "       livens plot FILE.csv [--png OUT.png]\n"
     "       livens check MODEL [--param K=V]...\n"
-    "       livens sweep FILE.ini [--out DIR] [--list]   (under mpirun: cases handed out to the ranks)\n";
+    "       livens sweep FILE.ini [--out DIR] [--jobs N] [--list]   (under mpirun: cases handed out to the ranks)\n";
 
 static void summary_header(FILE *o) {
   fprintf(o, "%-12s %11s %11s %11s %11s %11s %11s %9s %10s %9s\n", "scheme", "max|dE|/E0", "drift/t",

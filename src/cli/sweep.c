@@ -865,7 +865,7 @@ static char *axes_label(const sweep_study *s, long idx) {
   return buf;
 }
 
-int sweep_commit(const sweep_study *s, long idx, const char *text, int rank) {
+int sweep_commit(const sweep_study *s, long idx, const char *text, const char *who, int rank) {
   char *path = case_path(s, idx, "res");
   char name[48];
   snprintf(name, sizeof name, "case-%06ld.res", idx);
@@ -879,7 +879,7 @@ int sweep_commit(const sweep_study *s, long idx, const char *text, int rank) {
     if (strcmp(cr.status, "ok") != 0 && strcmp(cr.status, "invalid-input") != 0)
       printf(" at t = %.6g", cr.t_final);
     printf(", max|dE|/E0 = %.3e, %.3f s", cr.rel, cr.wall);
-    if (rank >= 0) printf(" (rank %d)", rank);
+    if (who) printf(" (%s %d)", who, rank);
     putchar('\n');
     fflush(stdout);
   }
@@ -1117,7 +1117,8 @@ static void on_signal(int sig) {
   cli_interrupted = 1;
 }
 
-static const char sweep_usage[] = "'sweep' needs one study FILE (usage: livens sweep FILE [--out DIR] [--list]).";
+static const char sweep_usage[] =
+    "'sweep' needs one study FILE (usage: livens sweep FILE [--out DIR] [--jobs N] [--list]).";
 
 int cli_sweep(int argc, char **argv) {
   int rank = 0, size = 1;
@@ -1127,18 +1128,31 @@ int cli_sweep(int argc, char **argv) {
               "without mpirun, or build with configure --with-mpi.");
     return CLI_USAGE;
   }
-  static const struct option lo[] = {{"out", required_argument, 0, 'o'}, {"list", no_argument, 0, 'l'}, {0, 0, 0, 0}};
+  static const struct option lo[] = {{"out", required_argument, 0, 'o'},
+                                     {"list", no_argument, 0, 'l'},
+                                     {"jobs", required_argument, 0, 'j'},
+                                     {0, 0, 0, 0}};
   const char *outarg = NULL;
-  int list = 0, c, rc = CLI_OK;
+  int list = 0, jobs = 1, c, rc = CLI_OK;
   opterr = 0;
   optind = 1;
   while (!rc && (c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
     if (c == 'o' && optarg[0]) outarg = optarg;
     else if (c == 'l') list = 1;
+    else if (c == 'j') {
+      char *end;
+      errno = 0;
+      long v = strtol(optarg, &end, 10);
+      if (end == optarg || *end || errno || v < 1 || v > 1024)
+        cli_error("--jobs must be an integer in [1, 1024], got '%s'.", optarg), rc = CLI_USAGE;
+      else jobs = (int)v;
+    }
     else if (c == 'o') cli_error("--out needs a directory name, got an empty one."), rc = CLI_USAGE;
     else cli_error("unknown or incomplete option '%s' for 'sweep' (see 'livens --help').", argv[optind - 1]), rc = CLI_USAGE;
   }
   if (!rc && optind != argc - 1) cli_error("%s", sweep_usage), rc = CLI_USAGE;
+  if (!rc && jobs > 1 && size > 1)
+    cli_error("--jobs starts a local pool; under mpirun the ranks are the pool: use one or the other."), rc = CLI_USAGE;
   sweep_study s;
   memset(&s, 0, sizeof s);
   s.sample_axis = s.variant_axis = -1;
@@ -1210,6 +1224,7 @@ int cli_sweep(int argc, char **argv) {
   sigaction(SIGTERM, &sa, &oldterm);
   if (!rc && !list) {
     if (size > 1 && rank == 0) rc = sweep_mpi_serve(&s, pending, npending, &run);
+    else if (jobs > 1 && npending > 0) rc = sweep_pool_serve(&s, pending, npending, jobs, &run);
     else if (size > 1) rc = sweep_mpi_work(&s);
     else
       for (long k = 0; k < npending && !rc; k++) {
@@ -1221,7 +1236,7 @@ int cli_sweep(int argc, char **argv) {
         char *text = sweep_run_case(&s, pending[k], &interrupted, &fatal);
         if (interrupted) rc = CLI_FAILED;
         else if (!text) rc = CLI_FAILED;
-        else if (!(rc = sweep_commit(&s, pending[k], text, -1))) run++;
+        else if (!(rc = sweep_commit(&s, pending[k], text, NULL, 0))) run++;
         free(text);
       }
     if (rank == 0) {

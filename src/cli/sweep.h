@@ -17,9 +17,15 @@ typedef struct sweep_study sweep_study;
 char *sweep_run_case(const sweep_study *s, long idx, int *interrupted, int *fatal);
 /* Write the result text of case @p idx atomically (temporary file,
  * fsync, rename) into the output directory, and print its progress line
- * (@p rank: the MPI rank that ran it, -1 for none).  CLI_OK or CLI_FAILED
- * (message printed). */
-int sweep_commit(const sweep_study *s, long idx, const char *text, int rank);
+ * (ending in "(WHO RANK)" when @p who is not NULL: the MPI rank or local
+ * job that ran it).  CLI_OK or CLI_FAILED (message printed). */
+int sweep_commit(const sweep_study *s, long idx, const char *text, const char *who, int rank);
+
+/* A local pool (sweep_pool.c): @p jobs forked processes run the @p n
+ * pending cases, each asking for the next when it is free; this process
+ * commits their results.  Sets *run; CLI_OK, or CLI_FAILED after an
+ * interrupted or failed job (the committed cases stay). */
+int sweep_pool_serve(const sweep_study *s, const long *pending, long n, int jobs, long *run);
 
 /* MPI (sweep_mpi.c).  Without MPI in the build, or when the program was
  * not started by mpirun, these act as a single rank. */

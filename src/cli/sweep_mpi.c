@@ -84,7 +84,7 @@ int sweep_mpi_serve(const sweep_study *s, const long *pending, long n, long *run
     long idx = strtol(msg, NULL, 10);
     const char *text = strchr(msg, '\n');
     if (idx >= 0 && text) {
-      if (sweep_commit(s, idx, text + 1, st.MPI_SOURCE)) rc = CLI_FAILED;
+      if (sweep_commit(s, idx, text + 1, "rank", st.MPI_SOURCE)) rc = CLI_FAILED;
       else (*run)++;
     }
     free(msg);
