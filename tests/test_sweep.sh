@@ -260,6 +260,18 @@ if [ -f "$ex" ]; then
   else bad "example sweep: $(cat err.txt)"; fi
 else skip "example sweep: $ex not found"; fi
 
+# --- figures of a sweep: a map (two axes), curves (one axis); hostile labels stay labels
+if command -v gnuplot >/dev/null 2>&1; then
+  png_ok() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] && [ "$(wc -c <"$1")" -gt 10000 ]; }
+  "$L" plot stab/summary.csv --png stab.png >out.txt 2>err.txt && png_ok stab.png &&
+    ok "plot of the stability sweep: a map PNG of $(wc -c <stab.png) bytes" || bad "sweep map: $(cat err.txt)"
+  printf '[run]\nmodel = four-particle\nscheme = vi-s\nt-end = 2\n[axes]\nstep = lin:0.03:0.06:4\n' >one.ini
+  "$L" sweep one.ini >/dev/null 2>&1 && "$L" plot one-sweep/summary.csv --png one.png >out.txt 2>err.txt && png_ok one.png &&
+    ok "plot of a one-axis sweep: curves PNG" || bad "sweep curves: $(cat err.txt)"
+  "$L" plot '$(touch pwned) d/summary.csv' --png evil.png >out.txt 2>err.txt && png_ok evil.png && [ ! -e pwned ] &&
+    ok "plot of the hostile sweep: labels are text" || bad "hostile sweep plot: $(cat err.txt)"
+else skip "sweep plots: gnuplot is not installed"; fi
+
 # --- seed 002 claim 11 (spec 002 §7): stability of seven sigma-variants over six
 # steps on the heavy top, a variant axis of named option bundles
 ex="$top/examples/sweeps/sigma_genalpha_stability.ini"

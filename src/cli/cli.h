@@ -99,6 +99,11 @@ int cli_parse_runfile_string_ex(const char *text, const char *name, cli_run *r, 
 /* gnuplot output of a run CSV or a convergence CSV. */
 int cli_plot(const char *csv, const char *png);
 int cli_have_gnuplot(void);
+/* Write @p script to the private directory @p dir, run gnuplot on it and
+ * move dir/out.png to @p png (plot.c).  CLI_OK or CLI_FAILED (message). */
+int cli_plot_draw(const char *dir, const char *script, size_t len, const char *png);
+/* The figure of a sweep summary CSV (sweep_plot.c, issue 21). */
+int cli_plot_sweep(const char *csv, const char *png);
 
 /* livens sweep FILE (sweep.c, issue 21): argv[0] is "sweep". */
 int cli_sweep(int argc, char **argv);

@@ -148,6 +148,10 @@ done:
   return status;
 }
 
+int cli_plot_draw(const char *dir, const char *script, size_t len, const char *png) {
+  return draw(dir, script, len, png);
+}
+
 int cli_plot(const char *csv, const char *png) {
   FILE *in = fopen(csv, "r");
   if (!in) {
@@ -177,6 +181,10 @@ int cli_plot(const char *csv, const char *png) {
   if (!cli_have_gnuplot()) {
     cli_error("gnuplot is not installed (apt-get install gnuplot-nox).");
     status = CLI_FAILED;
+    goto done;
+  }
+  if (strcmp(names[0], "case") == 0 && find(names, ncol, "status") >= 0) {
+    status = cli_plot_sweep(csv, png); /* a sweep summary (sweep_plot.c, issue 21) */
     goto done;
   }
   int conv = strcmp(names[0], "h") == 0;
