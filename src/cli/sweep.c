@@ -1200,9 +1200,8 @@ int cli_sweep(int argc, char **argv) {
       }
     }
     if (!rc)
-      printf("sweep %s: %ld cases (%s of %d axes) into %s: %ld complete, %ld to run%s%s\n", s.path, s.ncases,
-             s.zip ? "zip" : "grid", s.naxes, s.outdir, ndone, npending,
-             nstale ? " (stale or damaged results redone: " : "", nstale ? "see below)" : "");
+      printf("sweep %s: %ld cases (%s of %d axes) into %s: %ld complete, %ld to run\n", s.path, s.ncases,
+             s.zip ? "zip" : "grid", s.naxes, s.outdir, ndone, npending);
     if (!rc && nstale) printf("%ld result files describe another case or are damaged: redone\n", nstale);
     fflush(stdout);
   } else if (!rc && s.case_csv && mkdir(s.outdir, 0777) != 0 && errno != EEXIST) {
