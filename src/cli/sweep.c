@@ -873,16 +873,23 @@ int sweep_commit(const sweep_study *s, long idx, const char *text, const char *w
   free(path);
   if (rc) return rc;
   case_result cr;
-  char *label = axes_label(s, idx);
-  if (parse_result(text, idx, NULL, &cr)) {
-    printf("case %ld/%ld [%s]: %s", idx + 1, s->ncases, label ? label : "", cr.status);
+  char *label = axes_label(s, idx), *line = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&line, &len);
+  if (f && parse_result(text, idx, NULL, &cr)) {
+    /* one line in one write: rank 0's two threads both commit */
+    fprintf(f, "case %ld/%ld [%s]: %s", idx + 1, s->ncases, label ? label : "", cr.status);
     if (strcmp(cr.status, "ok") != 0 && strcmp(cr.status, "invalid-input") != 0)
-      printf(" at t = %.6g", cr.t_final);
-    printf(", max|dE|/E0 = %.3e, %.3f s", cr.rel, cr.wall);
-    if (who) printf(" (%s %d)", who, rank);
-    putchar('\n');
+      fprintf(f, " at t = %.6g", cr.t_final);
+    fprintf(f, ", max|dE|/E0 = %.3e, %.3f s", cr.rel, cr.wall);
+    if (who) fprintf(f, " (%s %d)", who, rank);
+    fputc('\n', f);
+  }
+  if (f && fclose(f) == 0 && line) {
+    fputs(line, stdout);
     fflush(stdout);
   }
+  free(line);
   free(label);
   return CLI_OK;
 }

@@ -4,7 +4,10 @@
  * the functions act as a single rank and the sweep runs its cases one
  * after another.
  *
- * Protocol: rank 0 serves, ranks 1..N-1 work.  A worker sends one message
+ * Protocol: rank 0 serves, ranks 1..N-1 work, and so does a second thread
+ * of rank 0 (MPI_THREAD_FUNNELED: only rank 0's main thread calls MPI; the
+ * thread takes its cases from the same list under a mutex and commits its
+ * own results), so N ranks run N cases at a time.  A worker sends one message
  * (tag SW_TAG_WORK, chars) "IDX\nRESULT" holding the result text of the
  * case it ran ("-1\n" on its first request, "-2\n" when interrupted, "-3\n"
  * when it could not write); rank 0 commits the result (atomic file) and
@@ -21,10 +24,50 @@
 
 #ifdef LIVENS_MPI
 #include <mpi.h>
+#include <pthread.h>
 
 enum { SW_TAG_WORK = 21, SW_TAG_CASE = 22 };
 
 static int sw_mpi_on = 0;
+static int sw_funneled = 0; /* rank 0 may run cases in a second thread */
+
+/* The pending list, shared by the server loop and rank 0's own worker. */
+typedef struct {
+  const sweep_study *s;
+  const long *pending;
+  long n, next, run;
+  int rc;
+  pthread_mutex_t lock;
+} hand_out;
+
+/* The next pending case, or -1 (none left, or stopping). */
+static long take(hand_out *h) {
+  pthread_mutex_lock(&h->lock);
+  if (cli_interrupted) h->rc = CLI_FAILED; /* SIGINT/SIGTERM: no new case */
+  long give = h->rc == CLI_OK && h->next < h->n ? h->pending[h->next++] : -1;
+  pthread_mutex_unlock(&h->lock);
+  return give;
+}
+
+static void account(hand_out *h, int ok) {
+  pthread_mutex_lock(&h->lock);
+  if (ok) h->run++;
+  else h->rc = CLI_FAILED;
+  pthread_mutex_unlock(&h->lock);
+}
+
+/* Rank 0's worker thread: no MPI calls. */
+static void *local_worker(void *arg) {
+  hand_out *h = arg;
+  long idx;
+  while ((idx = take(h)) >= 0) {
+    int interrupted, fatal;
+    char *text = sweep_run_case(h->s, idx, &interrupted, &fatal);
+    account(h, text && sweep_commit(h->s, idx, text, "rank", 0) == CLI_OK);
+    free(text);
+  }
+  return NULL;
+}
 
 /* Started by mpirun/mpiexec (Open MPI, MPICH/Hydra, PMIx, Slurm)? */
 static int launched(void) {
@@ -37,8 +80,10 @@ static int launched(void) {
 void sweep_mpi_start(int *rank, int *size) {
   *rank = 0;
   *size = 1;
-  if (!launched() || MPI_Init(NULL, NULL) != MPI_SUCCESS) return;
+  int provided = MPI_THREAD_SINGLE;
+  if (!launched() || MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) return;
   sw_mpi_on = 1;
+  sw_funneled = provided >= MPI_THREAD_FUNNELED;
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
 }
@@ -60,9 +105,10 @@ void sweep_mpi_bcast_u64(uint64_t *x) {
 int sweep_mpi_serve(const sweep_study *s, const long *pending, long n, long *run) {
   int size;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int active = size - 1, rc = CLI_OK;
-  long next = 0;
-  *run = 0;
+  int active = size - 1;
+  hand_out h = {s, pending, n, 0, 0, CLI_OK, PTHREAD_MUTEX_INITIALIZER};
+  pthread_t th;
+  int threaded = sw_funneled && pthread_create(&th, NULL, local_worker, &h) == 0;
   while (active > 0) {
     int flag = 0;
     MPI_Status st;
@@ -83,23 +129,21 @@ int sweep_mpi_serve(const sweep_study *s, const long *pending, long n, long *run
     msg[len] = '\0';
     long idx = strtol(msg, NULL, 10);
     const char *text = strchr(msg, '\n');
-    if (idx >= 0 && text) {
-      if (sweep_commit(s, idx, text + 1, "rank", st.MPI_SOURCE)) rc = CLI_FAILED;
-      else (*run)++;
-    }
+    if (idx >= 0 && text) account(&h, sweep_commit(s, idx, text + 1, "rank", st.MPI_SOURCE) == CLI_OK);
     free(msg);
     if (idx < -1) {
       /* the worker stopped (interrupted, or it could not write) */
-      rc = CLI_FAILED;
+      account(&h, 0);
       active--;
       continue;
     }
-    if (cli_interrupted) rc = CLI_FAILED; /* SIGINT/SIGTERM: no new case */
-    long give = rc == CLI_OK && next < n ? pending[next++] : -1;
+    long give = take(&h);
     MPI_Send(&give, 1, MPI_LONG, st.MPI_SOURCE, SW_TAG_CASE, MPI_COMM_WORLD);
     if (give < 0) active--;
   }
-  return rc;
+  if (threaded) pthread_join(th, NULL);
+  *run = h.run;
+  return h.rc;
 }
 
 int sweep_mpi_work(const sweep_study *s) {
