@@ -405,8 +405,9 @@ static int variants_check(const sweep_study *s, const lv_model_info *info, const
         for (int i = 0; !own && schemes && i < schemes->n && !known; i++)
           known = scheme_has_option(schemes->values[i], key + 4);
         if (!known)
-          return cli_error("%s: [variant %s] sets option '%s', which %s has not (see 'livens list').", p, v->name,
-                           key + 4, own ? own : "no scheme of the sweep"), 1;
+          return cli_error("%s: [variant %s] sets option '%s', which %s%s%s (see 'livens list').", p, v->name, key + 4,
+                           own ? "scheme '" : "no scheme of the sweep has", own ? own : "",
+                           own ? "' does not have" : ""), 1;
       }
     }
   }
