@@ -14,6 +14,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check libinih-dev gnuplot-nox"
 # the test path also builds the libFuzzer harnesses
 [ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev"
+# Open MPI for the sweep test under mpirun (issue 21)
+[ "$mode" = test ] && pkgs="$pkgs libopenmpi-dev openmpi-bin"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -93,9 +93,28 @@ int cli_load_runfile(const char *path, cli_run *r);
 /* The same from text in memory; @p name is used in messages. */
 int cli_parse_runfile_string(const char *text, const char *name, cli_run *r);
 
+/* Sections of an INI file beyond [run], [param], [opt] (sweep files, issue
+ * 21): called for every other section's settings with the same line checks
+ * and duplicate detection.  Returns 1 (accepted), 0 (refused, message
+ * printed) or -1 (unknown section: the run file's message). */
+typedef int (*cli_ini_extra)(void *user, const char *section, const char *name, const char *value,
+                             const char *path, int lineno);
+/* cli_load_runfile / cli_parse_runfile_string with such a hook. */
+int cli_load_runfile_ex(const char *path, cli_run *r, cli_ini_extra extra, void *extra_user);
+int cli_parse_runfile_string_ex(const char *text, const char *name, cli_run *r, cli_ini_extra extra,
+                                void *extra_user);
+
 /* gnuplot output of a run CSV or a convergence CSV. */
 int cli_plot(const char *csv, const char *png);
 int cli_have_gnuplot(void);
+/* Write @p script to the private directory @p dir, run gnuplot on it and
+ * move dir/out.png to @p png (plot.c).  CLI_OK or CLI_FAILED (message). */
+int cli_plot_draw(const char *dir, const char *script, size_t len, const char *png);
+/* The figure of a sweep summary CSV (sweep_plot.c, issue 21). */
+int cli_plot_sweep(const char *csv, const char *png);
+
+/* livens sweep FILE (sweep.c, issue 21): argv[0] is "sweep". */
+int cli_sweep(int argc, char **argv);
 
 /* Figures from one or more CSVs (issue 17): @p ycols is the --y list or
  * NULL; @p format is png, svg, pdf or tex. */

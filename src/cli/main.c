@@ -7,6 +7,7 @@
  *   livens converge MODEL --scheme S|--schemes S1,... --steps H1,H2,... [options]
  *   livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--y COLS]
  *   livens check MODEL [--param k=v]...
+ *   livens sweep FILE.ini [--out DIR] [--jobs N] [--list]   parameter study (sweep.c)
  *
  * Wrong input: one sentence on stderr, exit status 2.  A failed
  * computation: exit status 1 (every accepted step is in the output). */
@@ -36,6 +37,7 @@ static const char usage_text[] =
     "                        [--out FILE.csv|FILE.json] [run options]\n"
     "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
     "       livens check MODEL [--param K=V]...\n"
+    "       livens sweep FILE.ini [--out DIR] [--jobs N] [--list]   (under mpirun: cases handed out to the ranks)\n"
     "       (every MODEL may be a plugin's: --model-lib ./libmine.so, see examples/plugin_model.c)\n";
 
 static void summary_header(FILE *o) {
@@ -894,7 +896,7 @@ int main(int argc, char **argv) {
     return finish(cmd_list());
   }
   int computes = strcmp(cmd, "run") == 0 || strcmp(cmd, "compare") == 0 || strcmp(cmd, "converge") == 0 ||
-                 strcmp(cmd, "check") == 0;
+                 strcmp(cmd, "check") == 0 || strcmp(cmd, "sweep") == 0;
   if (computes && !blas_buffer_fits()) return CLI_FAILED;
   if (strcmp(cmd, "run") == 0) return finish(cmd_run(argc - 1, argv + 1));
   if (strcmp(cmd, "compare") == 0) return finish(cmd_compare(argc - 1, argv + 1));
@@ -902,6 +904,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "plot") == 0) return finish(cmd_plot(argc - 1, argv + 1));
   if (strcmp(cmd, "check") == 0) return finish(cmd_check(argc - 1, argv + 1));
   if (strcmp(cmd, "theory") == 0) return blas_buffer_fits() ? finish(cmd_theory(argc - 1, argv + 1)) : CLI_FAILED;
+  if (strcmp(cmd, "sweep") == 0) return finish(cli_sweep(argc - 1, argv + 1));
   if (strcmp(cmd, "--version") == 0) {
     printf("livens %s\n", lv_version());
     return CLI_OK;
@@ -910,6 +913,6 @@ int main(int argc, char **argv) {
     fputs(usage_text, stdout);
     return CLI_OK;
   }
-  cli_error("unknown command '%s' (commands: demo, list, run, compare, converge, plot, check).", cmd);
+  cli_error("unknown command '%s' (commands: demo, list, run, compare, converge, plot, check, sweep).", cmd);
   return CLI_USAGE;
 }

@@ -190,6 +190,29 @@ done:
   return status;
 }
 
+/* The gnuplot runner for other figure writers (sweep_plot.c): their script
+ * writes 'out.png' in @p dir. */
+int cli_plot_draw(const char *dir, const char *script, size_t len, const char *png) {
+  return draw(dir, script, len, "out.png", png);
+}
+
+/* A sweep summary (sweep.c, issue 21): its header, after any '#' lines,
+ * starts with "case" and has a "status" column. */
+static int is_sweep_summary(const char *path) {
+  FILE *in = fopen(path, "r");
+  if (!in) return 0;
+  char buf[4096];
+  int yes = 0;
+  while (fgets(buf, sizeof buf, in)) {
+    if (buf[0] == '#') continue;
+    yes = strncmp(buf, "case,", 5) == 0 && (strstr(buf, ",status,") || strstr(buf, ",status\n") ||
+                                            strstr(buf, ",status\r"));
+    break;
+  }
+  fclose(in);
+  return yes;
+}
+
 /* ------------------------------------------------------------------ input */
 
 typedef struct {
@@ -590,6 +613,13 @@ int cli_plot_files(const char *const *csv, int n, const char *dest, const char *
   if (!fm) {
     cli_error("unknown plot format '%s' (png, svg, pdf or tex).", fmt_name);
     return CLI_USAGE;
+  }
+  if (n == 1 && is_sweep_summary(csv[0])) {
+    if (strcmp(fm->name, "png") != 0) {
+      cli_error("a sweep summary is drawn as PNG only (got format '%s').", fm->name);
+      return CLI_USAGE;
+    }
+    return cli_plot_sweep(csv[0], dest);
   }
   if (n < 1 || n > MAXFILES) {
     cli_error("plot takes 1 to %d CSV files (got %d).", MAXFILES, n);

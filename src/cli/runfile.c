@@ -52,6 +52,8 @@ typedef struct {
   int settings;   /* handler calls: 0 means an empty run file */
   char **seen;    /* "section\nname" of every key so far */
   int nseen;
+  cli_ini_extra extra; /* other sections (sweep files), or NULL */
+  void *extra_user;
 } ctx;
 
 /* 1 if section/name was given before (then reported); records it. */
@@ -151,6 +153,14 @@ static int handler(void *user, const char *section, const char *name, const char
     }
     return 1;
   }
+  if (c->extra) {
+    int e = c->extra(c->extra_user, section, name, value, c->path, lineno);
+    if (e > 0) return 1;
+    if (e == 0) {
+      c->failed = 1;
+      return 0;
+    }
+  }
   cli_error("%s:%d: unknown section [%s] (expected [run], [param], [opt]).", c->path, lineno, section);
   c->failed = 1;
   return 0;
@@ -205,7 +215,12 @@ static int handler_noline(void *user, const char *section, const char *name, con
 }
 
 int cli_parse_runfile_string(const char *text, const char *name, cli_run *r) {
-  ctx c = {r, name, 0, 0, NULL, 0};
+  return cli_parse_runfile_string_ex(text, name, r, NULL, NULL);
+}
+
+int cli_parse_runfile_string_ex(const char *text, const char *name, cli_run *r, cli_ini_extra extra,
+                                void *extra_user) {
+  ctx c = {r, name, 0, 0, NULL, 0, extra, extra_user};
   reader rd = {text, 0, &c};
   int rc = ini_parse_stream(read_line, &rd, handler_noline, &rd), status = CLI_USAGE;
   if (c.failed) {
@@ -229,6 +244,10 @@ int cli_parse_runfile_string(const char *text, const char *name, cli_run *r) {
 }
 
 int cli_load_runfile(const char *path, cli_run *r) {
+  return cli_load_runfile_ex(path, r, NULL, NULL);
+}
+
+int cli_load_runfile_ex(const char *path, cli_run *r, cli_ini_extra extra, void *extra_user) {
   /* O_NONBLOCK: opening a FIFO must not wait for a writer */
   int fd = open(path, O_RDONLY | O_NONBLOCK);
   if (fd < 0) {
@@ -259,7 +278,7 @@ int cli_load_runfile(const char *path, cli_run *r) {
     if (k < 0) cli_error("cannot read run file '%s': %s.", path, strerror(errno));
     else if (n > CLI_RUNFILE_MAX) cli_error("run file '%s' is larger than %d bytes.", path, CLI_RUNFILE_MAX);
     else if (strlen(text) != n) cli_error("run file '%s' contains a NUL byte (it is not a text file).", path);
-    else status = cli_parse_runfile_string(text, path, r);
+    else status = cli_parse_runfile_string_ex(text, path, r, extra, extra_user);
   }
   free(text);
   close(fd);
