@@ -346,6 +346,21 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     lv_integrator_free(it);
     return CLI_USAGE;
   }
+  /* A scheme that can judge the model only from its initial state (rattlie:
+   * is the force exactly the inertial term?) refuses it at init: the same
+   * usage error as a refusal by flags, with the scheme's reason. */
+  if (rc == LV_ENOTIMPL) {
+    sigaction(SIGINT, &old, NULL);
+    sigaction(SIGTERM, &oldterm, NULL);
+    cli_running = NULL;
+    char why[256];
+    lv_integrator_error_detail(it, why, sizeof why);
+    cli_error("scheme '%s' cannot run model '%s': %s.", r->scheme, lv_model_name(model), why);
+    free(times);
+    lv_diag_free(diag);
+    lv_integrator_free(it);
+    return CLI_USAGE;
+  }
   if (!rc) rc = lv_integrator_run_until(it, r->t_end);
   sigaction(SIGINT, &old, NULL);
   sigaction(SIGTERM, &oldterm, NULL);
