@@ -680,7 +680,9 @@ char *sweep_run_case(const sweep_study *s, long idx, int *interrupted, int *fata
     }
   }
   if (!status) {
-    rc = cli_execute(&r, model, csv, 0, &res);
+    /* the same metadata lines as `livens run --out` (CSV metadata, issue 17) */
+    rc = csv ? cli_meta_run(csv, &r) : 0;
+    if (!rc) rc = cli_execute(&r, model, csv, 0, &res);
     if (rc == CLI_USAGE) status = "invalid-input";
     else status = res.status ? lv_status_name(res.status) : "ok";
   }
