@@ -122,8 +122,4 @@ int lv_fd_mass_dq(const lv_model *m, const double *q, const double *a, lv_sink *
 /* Step along tangent direction j of sp, scaled by the coordinate it moves. */
 double lv_fd_step_dir(const lv_space *sp, const double *q, int j);
 
-/* White-box check of the genalpha Newton matrix against central differences
- * of its residual along its update (tests; genalpha.c). */
-int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n);
-
 #endif

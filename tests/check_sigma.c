@@ -23,6 +23,7 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "integrator/integrator_impl.h" /* white-box: the Newton matrix check */
+#include "whitebox.h"
 
 static int verbose(void) { return getenv("SIGMA_VERBOSE") != NULL; }
 

@@ -5,6 +5,8 @@
 #ifndef LIVENS_LIVENS_H
 #define LIVENS_LIVENS_H
 
+#include "lv_export.h"
+
 #include "lv_status.h"
 #include "lv_linsol.h"
 #include "lv_space.h"
@@ -19,6 +21,6 @@
 #define LIVENS_VERSION_MINOR 1
 
 /** Library version string, e.g. "0.1.0". */
-const char *lv_version(void);
+LV_API const char *lv_version(void);
 
 #endif

@@ -14,6 +14,8 @@
 #ifndef LIVENS_LV_DIAG_H
 #define LIVENS_LV_DIAG_H
 
+#include "lv_export.h"
+
 #include <stdio.h>
 #include "lv_integrator.h"
 
@@ -43,26 +45,26 @@ typedef struct {
 
 /** Create diagnostics for @p model; @p has_p tells whether the states have
  *  independent momenta (see lv_scheme flags). */
-int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
-void lv_diag_free(lv_diag *d);
+LV_API int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
+LV_API void lv_diag_free(lv_diag *d);
 
 /** Evaluate the diagnostics of one state.  pt->momentum points into @p d.
  *  lv_diag_eval and lv_diag_record return LV_EINPUT for a NULL argument. */
-int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+LV_API int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
 /** Evaluate and accumulate into the summary (first call sets E0, J0). */
-int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+LV_API int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt);
 /** Copy the summary; a NULL @p d gives an all-zero summary, a NULL @p sum
  *  does nothing. */
-void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum);
+LV_API void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum);
 /** Forget the summary (NULL: no-op). */
-void lv_diag_reset(lv_diag *d);
+LV_API void lv_diag_reset(lv_diag *d);
 
 /** Write the CSV header for @p it's model and scheme:
  *  t, q1.., v1.., [p1..], lambda1.., [gamma1..], energy, momentum1..,
  *  g_norm, gv_norm, [gp_norm], newton_iters. */
-int lv_diag_csv_header(FILE *f, const lv_integrator *it);
+LV_API int lv_diag_csv_header(FILE *f, const lv_integrator *it);
 /** Write one CSV row of the current state with its diagnostics @p pt. */
-int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt);
+LV_API int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt);
 
 /** Ready-made output callback: @p ctx is an lv_diag_writer; records the
  *  summary and, if csv is not NULL, writes a row (flushed every step, so an
@@ -74,7 +76,7 @@ typedef struct {
   long count;
 } lv_diag_writer;
 /** Returns non-zero (LV_EINPUT) for a NULL @p it, @p ctx or ctx->diag. */
-int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx);
+LV_API int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx);
 
 #ifdef __cplusplus
 }
