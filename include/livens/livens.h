@@ -16,11 +16,10 @@
 #include "lv_integrator.h"
 #include "lv_diag.h"
 #include "lv_dgrad.h"
+#include "lv_version.h"
 
-#define LIVENS_VERSION_MAJOR 0
-#define LIVENS_VERSION_MINOR 1
-
-/** Library version string, e.g. "0.1.0". */
+/** Library version string, "MAJOR.MINOR.PATCH" (LIVENS_VERSION_STRING of the
+ *  library's build; compare with the header's to detect a mismatch). */
 LV_API const char *lv_version(void);
 
 #endif
