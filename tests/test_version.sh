@@ -13,10 +13,14 @@ if [ "$ver" != "$hdr" ]; then
   echo "test_version: configure says $ver, include/livens/lv_version.h says $hdr (re-run configure)"
   fail=1
 fi
-out=$("$builddir/livens" --version)
-if [ "$out" != "livens $ver" ]; then
-  echo "test_version: livens --version printed '$out', expected 'livens $ver'"
-  fail=1
+if [ -x "$builddir/livens" ]; then
+  out=$("$builddir/livens" --version)
+  if [ "$out" != "livens $ver" ]; then
+    echo "test_version: livens --version printed '$out', expected 'livens $ver'"
+    fail=1
+  fi
+else
+  echo "test_version: no livens program (configure found no inih): --version not checked"
 fi
 pcv=$(sed -n 's/^Version: //p' "$builddir/livens.pc")
 if [ "$pcv" != "$ver" ]; then
