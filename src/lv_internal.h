@@ -67,6 +67,10 @@ struct lv_model {
   double *q0, *v0;
 };
 
+/* Diagnostics with the state layout given (has_p: independent momenta);
+ * the public lv_diag_new_for takes it from the integrator's scheme. */
+int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p);
+
 /* Forget this thread's last evaluation failure (before a new step). */
 void lv_model_clear_error(const lv_model *m);
 

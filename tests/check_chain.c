@@ -453,7 +453,7 @@ START_TEST(test_vi_em_large_chain) {
     ck_assert_int_eq(lv_integrator_new(&it, m, names[s], 0.01), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     lv_diag *d;
-    ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
     lv_diag_point pt;
     ck_assert_int_eq(lv_diag_record(d, lv_integrator_state(it), &pt), 0);
     double J0 = pt.momentum[0];
@@ -574,7 +574,7 @@ START_TEST(test_large_chain) {
   ck_assert_int_eq(lv_integrator_set_newton(it, &o), 0);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   lv_diag *d;
-  ck_assert_int_eq(lv_diag_new(&d, m, 0), 0);
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
   lv_diag_point pt;
   ck_assert_int_eq(lv_diag_record(d, lv_integrator_state(it), &pt), 0);
   double J0 = pt.momentum[0];

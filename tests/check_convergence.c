@@ -259,8 +259,8 @@ static void energy_run(const char *form, const char *const *opt, double h, doubl
   ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", h), 0);
   for (int i = 0; opt[i]; i += 2) ck_assert_int_eq(lv_integrator_set_option(it, opt[i], opt[i + 1]), 0);
   lv_diag *d = NULL;
-  ck_assert_int_eq(lv_diag_new(&d, m, 0), 0);
-  lv_diag_writer w = {d, NULL, 1, 0};
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
   lv_integrator_set_output(it, lv_diag_output, &w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, T), 0);
@@ -313,8 +313,8 @@ START_TEST(test_em_energy) {
     lv_integrator *it = NULL;
     ck_assert_int_eq(lv_integrator_new(&it, m, cases[c].scheme, cases[c].h), 0);
     lv_diag *d = NULL;
-    ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
-    lv_diag_writer w = {d, NULL, 1, 0};
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+    lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
     lv_integrator_set_output(it, lv_diag_output, &w);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     ck_assert_int_eq(lv_integrator_run_until(it, 2e-3), 0);

@@ -342,7 +342,7 @@ static int run(lv_model *m, const char *scheme, double h, double T, const char *
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
   if (guess) ck_assert_int_eq(lv_integrator_set_option(it, "guess", guess), 0);
-  ck_assert_int_eq(lv_diag_new(&w->d, m, 1), 0);
+  ck_assert_int_eq(lv_diag_new_for(&w->d, it), 0);
   lv_integrator_set_output(it, watch_out, w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   int rc = lv_integrator_run_until(it, T);
@@ -903,7 +903,7 @@ START_TEST(test_large_step) {
     watch w;
     memset(&w, 0, sizeof w);
     w.nsym = lv_model_nsym(m);
-    ck_assert_int_eq(lv_diag_new(&w.d, m, 1), 0);
+    ck_assert_int_eq(lv_diag_new_for(&w.d, it), 0);
     lv_integrator_set_output(it, watch_out, &w);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     int rc = lv_integrator_run_until(it, 200.0);
@@ -996,7 +996,7 @@ static void run_kind(lv_model *m, const char *scheme, double h, double T, const 
   ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
   if (guess) ck_assert_int_eq(lv_integrator_set_option(it, "guess", guess), 0);
   ck_assert_int_eq(lv_integrator_set_linsol(it, kind, 0), 0);
-  ck_assert_int_eq(lv_diag_new(&w->d, m, 1), 0);
+  ck_assert_int_eq(lv_diag_new_for(&w->d, it), 0);
   lv_integrator_set_output(it, watch_out, w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, T), 0);

@@ -525,8 +525,8 @@ START_TEST(test_energy_long) {
     lv_integrator *it = NULL;
     lv_diag *dg = NULL;
     ck_assert_int_eq(lv_integrator_new(&it, m, SCHEMES[k], 0.01), 0);
-    ck_assert_int_eq(lv_diag_new(&dg, m, 1), 0);
-    lv_diag_writer wr = {dg, NULL, 1, 0};
+    ck_assert_int_eq(lv_diag_new_for(&dg, it), 0);
+    lv_diag_writer wr = LV_DIAG_WRITER_INIT(dg, NULL);
     ck_assert_int_eq(lv_integrator_set_output(it, lv_diag_output, &wr), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     ck_assert_int_eq(lv_integrator_run_until(it, 1000.0), 0);

@@ -43,9 +43,17 @@ typedef struct {
   double max_g, max_gv, max_gp;
 } lv_diag_summary;
 
-/** Create diagnostics for @p model; @p has_p tells whether the states have
- *  independent momenta (see lv_scheme flags). */
-LV_API int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
+/** Create diagnostics for the states of @p it: its model, and the layout of
+ *  its scheme's states (energy and momentum maps from the momenta p for
+ *  schemes with LV_SCHEME_HAS_P, from M v otherwise).  The model must
+ *  outlive the diagnostics; the integrator need not.
+ *  Status: LV_EINPUT (NULL argument), LV_ENOMEM. */
+LV_API int lv_diag_new_for(lv_diag **out, const lv_integrator *it);
+/** Deprecated: diagnostics for @p model with the layout given by hand
+ *  (@p has_p: the states carry independent momenta).  A wrong flag silently
+ *  changes the reported energy; lv_diag_new_for takes it from the scheme. */
+LV_API LV_DEPRECATED("use lv_diag_new_for, which takes the layout from the integrator")
+int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
 LV_API void lv_diag_free(lv_diag *d);
 
 /** Evaluate the diagnostics of one state.  pt->momentum points into @p d.
@@ -75,6 +83,11 @@ typedef struct {
   int every;         /**< write every n-th step (default 1) */
   long count;
 } lv_diag_writer;
+/** Initialiser of an lv_diag_writer: `lv_diag_writer w =
+ *  LV_DIAG_WRITER_INIT(diag, csv);` (csv NULL: the summary only). */
+#define LV_DIAG_WRITER_INIT(d, csv_file) {.diag = (d), .csv = (csv_file), .every = 1, .count = 0}
+/** Set @p w to LV_DIAG_WRITER_INIT(d, csv) (NULL @p w: no-op). */
+LV_API void lv_diag_writer_init(lv_diag_writer *w, lv_diag *d, FILE *csv);
 /** Returns non-zero (LV_EINPUT) for a NULL @p it, @p ctx or ctx->diag. */
 LV_API int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx);
 

@@ -44,6 +44,7 @@
 
 #include "lv_export.h"
 
+#include <float.h> /* DBL_EPSILON in LV_NEWTON_OPTIONS_INIT */
 #include "lv_linsol.h"
 
 #ifdef __cplusplus
@@ -103,7 +104,13 @@ typedef struct {
                                 |r_i| > res_tol, all |r_i| <= res_rtol s_i where larger */
 } lv_newton_stats;
 
-/** Fill @p opt with the defaults listed above. */
+/** The defaults listed above, as an initialiser:
+ *  `lv_newton_options o = LV_NEWTON_OPTIONS_INIT;` */
+#define LV_NEWTON_OPTIONS_INIT                                                               \
+  {.kind = LV_NEWTON_FULL, .max_iter = 40, .res_tol = 1e-12, .res_rtol = 16.0 * DBL_EPSILON, \
+   .atol = 1e-12, .rtol = 1e-8, .reuse_rate = 0.3, .divergence = 1e8, .damping = 0}
+
+/** Fill @p opt with the defaults listed above (LV_NEWTON_OPTIONS_INIT). */
 LV_API void lv_newton_options_default(lv_newton_options *opt);
 
 typedef struct lv_newton lv_newton;
