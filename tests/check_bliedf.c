@@ -599,8 +599,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("bliedf");
-  TCase *tc = tcase_create("bliedf");
-  tcase_set_timeout(tc, 600);
+  TCase *tc = tu_tcase(s, "bliedf", 4);
   tcase_add_test(tc, test_linear_is_classical_bdf);
   tcase_add_test(tc, test_top_derivatives);
   tcase_add_test(tc, test_options);
@@ -614,6 +613,5 @@ int main(void) {
   tcase_add_test(tc, test_so3_correction_is_h2);
   tcase_add_test(tc, test_r3so3_orders);
   tcase_add_test(tc, test_index2);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -332,19 +332,12 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("convergence");
-  TCase *tc = tcase_create("sweep");
-  tcase_set_timeout(tc, 600);
+  TCase *tc = tu_tcase(s, "sweep", 1.5); /* run without fork: Check enforces no timeout */
   tcase_add_test(tc, test_reproducers);
   tcase_add_test(tc, test_em_energy);
   tcase_add_loop_test(tc, test_redundant, 0, (int)(sizeof rd / sizeof rd[0]));
   tcase_add_loop_test(tc, test_top_genalpha, 0, 12);
   tcase_add_loop_test(tc, test_top_bliedf, 0, 12);
   tcase_add_loop_test(tc, test_top_sigma, 0, 4);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_set_fork_status(sr, CK_NOFORK); /* the references are computed once */
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite_fork(s, CK_NOFORK); /* the references are computed once */
 }

@@ -300,7 +300,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("core");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_status_strings);
   tcase_add_test(tc, test_kv);
   tcase_add_test(tc, test_integrator_bad_input);
@@ -310,10 +310,5 @@ int main(void) {
   tcase_add_test(tc, test_inconsistent_detail);
   tcase_add_test(tc, test_create_failure_releases);
   tcase_add_test(tc, test_version_one_place);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -157,15 +157,10 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("diag");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_null_getters);
   tcase_add_test(tc, test_live_summary);
   tcase_add_test(tc, test_layout_from_integrator);
   tcase_add_test(tc, test_writer_init);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -1044,8 +1044,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("em");
-  TCase *tk = tcase_create("toolkit");
-  tcase_set_timeout(tk, 300);
+  TCase *tk = tu_tcase(s, "toolkit", 0.01);
   tcase_add_test(tk, test_gonzalez_scalar);
   tcase_add_test(tk, test_quotient);
   tcase_add_test(tk, test_invariant_quadratic);
@@ -1054,9 +1053,7 @@ int main(void) {
   tcase_add_test(tk, test_dgrad_jacobian);
   tcase_add_test(tk, test_classification);
   tcase_add_test(tk, test_constraint_dg);
-  suite_add_tcase(s, tk);
-  TCase *tc = tcase_create("schemes");
-  tcase_set_timeout(tc, 600);
+  TCase *tc = tu_tcase(s, "schemes", 1.6);
   tcase_add_test(tc, test_pendulum_em);
   tcase_add_test(tc, test_pendulum_gamma);
   tcase_add_test(tc, test_pendulum_em_g);
@@ -1071,6 +1068,5 @@ int main(void) {
   tcase_add_test(tc, test_options);
   tcase_add_test(tc, test_dense_vs_umfpack);
   tcase_add_test(tc, test_sparse_assembly);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -339,7 +339,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("model");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_checker);
   tcase_add_test(tc, test_fd_fallback);
   tcase_add_test(tc, test_fd_per_component);
@@ -349,10 +349,5 @@ int main(void) {
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

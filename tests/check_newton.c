@@ -351,7 +351,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("newton");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_quadratic);
   tcase_add_test(tc, test_modified);
   tcase_add_test(tc, test_failures);
@@ -360,10 +360,5 @@ int main(void) {
   tcase_add_test(tc, test_relative_residual);
   tcase_add_test(tc, test_relative_small);
   tcase_add_test(tc, test_options_init);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -253,8 +253,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("rattle");
-  TCase *tc = tcase_create("pendulum");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = tu_tcase(s, "pendulum", 1.1);
   tcase_add_test(tc, test_order);
   tcase_add_test(tc, test_long_run);
   tcase_add_test(tc, test_dense_vs_umfpack);
@@ -262,6 +261,5 @@ int main(void) {
   tcase_add_test(tc, test_four_particle_momentum);
   tcase_add_test(tc, test_midpoint_refuses_constraints);
   tcase_add_test(tc, test_midpoint_unconstrained);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

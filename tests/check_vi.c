@@ -926,8 +926,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("vi");
-  TCase *tc = tcase_create("ggl-vi");
-  tcase_set_timeout(tc, 900);
+  TCase *tc = tu_tcase(s, "ggl-vi", 4.5);
   tcase_add_test(tc, test_options);
   tcase_add_test(tc, test_models);
   tcase_add_test(tc, test_order_pendulum);
@@ -944,6 +943,5 @@ int main(void) {
   tcase_add_test(tc, test_nondiagonal_mass);
   tcase_add_test(tc, test_theta_family);
   tcase_add_test(tc, test_energy_long);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

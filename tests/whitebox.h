@@ -1,7 +1,7 @@
 /* Test hooks: library functions that only white-box tests call.  Not
  * installed and not part of src/lv_internal.h; they are hidden in
- * liblivens.so (no LV_API), so a test that uses them links the convenience
- * library liblivens_internal.la (TESTS_INTERNAL_LDADD in Makefile.am). */
+ * liblivens.so (no LV_API): the unit suites link the convenience library
+ * liblivens_internal.la (TESTS_LDADD in Makefile.am), which has them. */
 #ifndef LIVENS_TESTS_WHITEBOX_H
 #define LIVENS_TESTS_WHITEBOX_H
 
