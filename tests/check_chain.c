@@ -682,7 +682,7 @@ END_TEST
 
 static Suite *suite(void) {
   Suite *s = suite_create("chain");
-  TCase *tc = tu_tcase(s, "chain", 1.2);
+  TCase *tc = tu_tcase(s, "chain", 1.5);
   tcase_add_test(tc, test_chain_derivatives);
   tcase_add_test(tc, test_rigid_chain_derivatives);
   tcase_add_test(tc, test_initial_state);

@@ -1053,7 +1053,7 @@ int main(void) {
   tcase_add_test(tk, test_dgrad_jacobian);
   tcase_add_test(tk, test_classification);
   tcase_add_test(tk, test_constraint_dg);
-  TCase *tc = tu_tcase(s, "schemes", 1.6);
+  TCase *tc = tu_tcase(s, "schemes", 2);
   tcase_add_test(tc, test_pendulum_em);
   tcase_add_test(tc, test_pendulum_gamma);
   tcase_add_test(tc, test_pendulum_em_g);
