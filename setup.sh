@@ -54,6 +54,9 @@ cd "$top/build-san"
 make -s -j"$jobs" >/dev/null
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# the suites' timeouts are ten times their plain run time; sanitized code is
+# slower (tests/testutil.h, tu_tcase)
+export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-4}
 if ! make -s -j"$jobs" check; then
   cat test-suite.log
   exit 1

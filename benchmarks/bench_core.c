@@ -264,11 +264,11 @@ static void bench_rattle_pendulum(void) {
     lv_integrator *it = NULL;
     lv_diag *d = NULL;
     if (lv_model_create("pendulum3d", NULL, &m) || lv_integrator_new(&it, m, "rattle", 0.01) ||
-        lv_integrator_set_linsol(it, k ? LV_LINSOL_UMFPACK : LV_LINSOL_DENSE, 0) || lv_diag_new(&d, m, 0)) {
+        lv_integrator_set_linsol(it, k ? LV_LINSOL_UMFPACK : LV_LINSOL_DENSE, 0) || lv_diag_new_for(&d, it)) {
       printf("setup failed\n");
       return;
     }
-    lv_diag_writer w = {d, NULL, 1, 0};
+    lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
     lv_integrator_set_output(it, lv_diag_output, &w);
     int rc = lv_integrator_init(it, 0.0, NULL, NULL);
     if (!rc) rc = lv_integrator_run_until(it, 1000.0);

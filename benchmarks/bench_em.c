@@ -147,7 +147,7 @@ static runres run(const lv_model *m, const runcfg *c) {
   int nc = lv_model_nc(m);
   ctx.gbuf = calloc((size_t)nc + 1, sizeof(double));
   ctx.gpbuf = calloc((size_t)nc + 1, sizeof(double));
-  if ((rc = lv_diag_new(&ctx.d, m, 1))) die("diag", rc);
+  if ((rc = lv_diag_new_for(&ctx.d, it))) die("diag", rc);
   if (c->csv) ctx.f = open_csv(c->csv, m);
   lv_integrator_set_output(it, out_cb, &ctx);
   if ((rc = lv_integrator_init(it, 0.0, NULL, NULL))) die("init", rc);

@@ -413,8 +413,7 @@ static lv_result run_livens(const lv_model *m, const lv_method *me, double h, do
   }
   lv_integrator_set_linsol(it, me->linsol, 0);
   if (lv_integrator_init(it, 0.0, NULL, NULL)) goto out;
-  int has_p = (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0;
-  if (cb && lv_diag_new(&dg, m, has_p)) goto out;
+  if (cb && lv_diag_new_for(&dg, it)) goto out;
   long nsteps = lround(T / h), per = every > 0 ? lround(every / h) : nsteps;
   if (per < 1) per = 1;
   for (long n = 1; n <= nsteps; n++) {

@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
     soak s;
     memset(&s, 0, sizeof s);
     if (lv_model_create(model_name, NULL, &m) || lv_integrator_new(&it, m, scheme, h) ||
-        lv_diag_new(&s.d, m, (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0)) {
+        lv_diag_new_for(&s.d, it)) {
       printf("%-8s cannot run %s, skipped\n", scheme, model_name);
       lv_integrator_free(it);
       lv_model_free(m);

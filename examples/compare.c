@@ -18,8 +18,8 @@ int main(void) {
       lv_model_free(m);
       continue;
     }
-    if (!rc) rc = lv_diag_new(&d, m, ((*t)->flags & LV_SCHEME_HAS_P) != 0);
-    lv_diag_writer w = {d, NULL, 1, 0};
+    if (!rc) rc = lv_diag_new_for(&d, it);
+    lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
     if (!rc) rc = lv_integrator_set_output(it, lv_diag_output, &w);
     if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
     if (!rc) rc = lv_integrator_run_until(it, 10.0);

@@ -48,8 +48,8 @@ int main(void) {
   if (!rc) rc = lv_model_set_symmetries(m, 1, xi);
   if (!rc) rc = lv_model_set_initial(m, q0, v0);
   if (!rc) rc = lv_integrator_new(&it, m, "rattle", 0.005);
-  if (!rc) rc = lv_diag_new(&d, m, 0);
-  lv_diag_writer w = {d, NULL, 1, 0};
+  if (!rc) rc = lv_diag_new_for(&d, it);
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
   if (!rc) rc = lv_integrator_set_output(it, lv_diag_output, &w);
   if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
   if (!rc) rc = lv_integrator_run_until(it, 20.0);

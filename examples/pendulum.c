@@ -11,8 +11,8 @@ int main(void) {
   lv_kv params = {1, keys, values};
   int rc = lv_model_create("pendulum3d", &params, &model);
   if (!rc) rc = lv_integrator_new(&it, model, "rattle", 0.01);
-  if (!rc) rc = lv_diag_new(&diag, model, 0);
-  lv_diag_writer out = {diag, NULL, 1, 0};   /* summary only, no CSV */
+  if (!rc) rc = lv_diag_new_for(&diag, it);
+  lv_diag_writer out = LV_DIAG_WRITER_INIT(diag, NULL);   /* summary only, no CSV */
   if (!rc) rc = lv_integrator_set_output(it, lv_diag_output, &out);
   if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);  /* model's initial values */
   if (!rc) rc = lv_integrator_run_until(it, 100.0);

@@ -67,6 +67,10 @@ struct lv_model {
   double *q0, *v0;
 };
 
+/* Diagnostics with the state layout given (has_p: independent momenta);
+ * the public lv_diag_new_for takes it from the integrator's scheme. */
+int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p);
+
 /* Forget this thread's last evaluation failure (before a new step). */
 void lv_model_clear_error(const lv_model *m);
 
@@ -126,11 +130,6 @@ int lv_fd_mass_dq(const lv_model *m, const double *q, const double *a, lv_sink *
 /* Step used for the finite difference in direction j at q. */
 /* Step along tangent direction j of sp, scaled by the coordinate it moves. */
 double lv_fd_step_dir(const lv_space *sp, const double *q, int j);
-
-/* White-box check of the genalpha Newton matrix against central differences
- * of its residual along its update (tests; genalpha.c). */
-int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n);
-
 
 /* Scheme options (src/schemes/options.c).  Each refusal writes one
  * sentence to st->detail, "<scheme>: KEY = VALUE is not accepted:

@@ -681,8 +681,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("bliedf");
-  TCase *tc = tcase_create("bliedf");
-  tcase_set_timeout(tc, 600);
+  TCase *tc = tu_tcase(s, "bliedf", 4);
   tcase_add_test(tc, test_linear_is_classical_bdf);
   tcase_add_test(tc, test_top_derivatives);
   tcase_add_test(tc, test_options);
@@ -696,10 +695,7 @@ int main(void) {
   tcase_add_test(tc, test_so3_correction_is_h2);
   tcase_add_test(tc, test_r3so3_orders);
   tcase_add_test(tc, test_index2);
-  TCase *tr = tcase_create("ramp");
-  tcase_set_timeout(tr, 600);
+  TCase *tr = tu_tcase(s, "ramp", 40);
   tcase_add_test(tr, test_ramp_start);
-  suite_add_tcase(s, tr);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

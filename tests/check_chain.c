@@ -453,7 +453,7 @@ START_TEST(test_vi_em_large_chain) {
     ck_assert_int_eq(lv_integrator_new(&it, m, names[s], 0.01), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     lv_diag *d;
-    ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
     lv_diag_point pt;
     ck_assert_int_eq(lv_diag_record(d, lv_integrator_state(it), &pt), 0);
     double J0 = pt.momentum[0];
@@ -574,7 +574,7 @@ START_TEST(test_large_chain) {
   ck_assert_int_eq(lv_integrator_set_newton(it, &o), 0);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   lv_diag *d;
-  ck_assert_int_eq(lv_diag_new(&d, m, 0), 0);
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
   lv_diag_point pt;
   ck_assert_int_eq(lv_diag_record(d, lv_integrator_state(it), &pt), 0);
   double J0 = pt.momentum[0];
@@ -682,8 +682,7 @@ END_TEST
 
 static Suite *suite(void) {
   Suite *s = suite_create("chain");
-  TCase *tc = tcase_create("chain");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = tu_tcase(s, "chain", 1.5);
   tcase_add_test(tc, test_chain_derivatives);
   tcase_add_test(tc, test_rigid_chain_derivatives);
   tcase_add_test(tc, test_initial_state);
@@ -697,14 +696,9 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_large_chain);
   tcase_add_test(tc, test_auto_choice);
   tcase_add_test(tc, test_far_chain_residual_scale);
-  suite_add_tcase(s, tc);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(suite());
 }

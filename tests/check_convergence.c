@@ -259,8 +259,8 @@ static void energy_run(const char *form, const char *const *opt, double h, doubl
   ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", h), 0);
   for (int i = 0; opt[i]; i += 2) ck_assert_int_eq(lv_integrator_set_option(it, opt[i], opt[i + 1]), 0);
   lv_diag *d = NULL;
-  ck_assert_int_eq(lv_diag_new(&d, m, 0), 0);
-  lv_diag_writer w = {d, NULL, 1, 0};
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
   lv_integrator_set_output(it, lv_diag_output, &w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, T), 0);
@@ -313,8 +313,8 @@ START_TEST(test_em_energy) {
     lv_integrator *it = NULL;
     ck_assert_int_eq(lv_integrator_new(&it, m, cases[c].scheme, cases[c].h), 0);
     lv_diag *d = NULL;
-    ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
-    lv_diag_writer w = {d, NULL, 1, 0};
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+    lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
     lv_integrator_set_output(it, lv_diag_output, &w);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     ck_assert_int_eq(lv_integrator_run_until(it, 2e-3), 0);
@@ -332,19 +332,12 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("convergence");
-  TCase *tc = tcase_create("sweep");
-  tcase_set_timeout(tc, 600);
+  TCase *tc = tu_tcase(s, "sweep", 1.5); /* run without fork: Check enforces no timeout */
   tcase_add_test(tc, test_reproducers);
   tcase_add_test(tc, test_em_energy);
   tcase_add_loop_test(tc, test_redundant, 0, (int)(sizeof rd / sizeof rd[0]));
   tcase_add_loop_test(tc, test_top_genalpha, 0, 12);
   tcase_add_loop_test(tc, test_top_bliedf, 0, 12);
   tcase_add_loop_test(tc, test_top_sigma, 0, 4);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_set_fork_status(sr, CK_NOFORK); /* the references are computed once */
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite_fork(s, CK_NOFORK); /* the references are computed once */
 }

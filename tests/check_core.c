@@ -2,10 +2,12 @@
  * every case returns a named status, none crashes. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "livens/livens.h"
 #include "testutil.h"
+#include "config.h" /* PACKAGE_VERSION: configure's, read from lv_version.h */
 
 START_TEST(test_status_strings) {
   int codes[] = {LV_SUCCESS, LV_EINPUT, LV_ENOMEM, LV_ESINGULAR, LV_ENEWTON, LV_EDIVERGE, LV_ECALLBACK,
@@ -285,9 +287,20 @@ START_TEST(test_create_failure_releases) {
 }
 END_TEST
 
+/* The version in one place (issue 19): the library's string, the header's
+ * numbers and configure's PACKAGE_VERSION agree. */
+START_TEST(test_version_one_place) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%d.%d.%d", LIVENS_VERSION_MAJOR, LIVENS_VERSION_MINOR, LIVENS_VERSION_PATCH);
+  ck_assert_str_eq(lv_version(), buf);
+  ck_assert_str_eq(lv_version(), LIVENS_VERSION_STRING);
+  ck_assert_str_eq(lv_version(), PACKAGE_VERSION);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("core");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_status_strings);
   tcase_add_test(tc, test_kv);
   tcase_add_test(tc, test_integrator_bad_input);
@@ -296,10 +309,6 @@ int main(void) {
   tcase_add_test(tc, test_singular_models);
   tcase_add_test(tc, test_inconsistent_detail);
   tcase_add_test(tc, test_create_failure_releases);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  tcase_add_test(tc, test_version_one_place);
+  return tu_run_suite(s);
 }

@@ -74,8 +74,8 @@ START_TEST(test_live_summary) {
   ck_assert_ptr_eq(lv_integrator_model(it), m);
   ck_assert_ptr_nonnull(lv_integrator_scheme(it));
   lv_diag *d = NULL;
-  ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
-  lv_diag_writer w = {d, NULL, 1, 0};
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_diag_output(it, LV_OUTPUT_INIT, &w), 0);
   for (int i = 0; i < 5; i++) {
@@ -95,15 +95,72 @@ START_TEST(test_live_summary) {
 }
 END_TEST
 
+/* lv_diag_new_for takes the state layout from the integrator's scheme (issue
+ * 19; lv_diag_new's has_p flag, given wrong, silently changed the energy).
+ * pendulum3d (M = I, V = 9.81 q3, g = (|q|^2 - 1)/2) at a hand-made state
+ * whose p is not M v: a scheme without momenta reads v, one with reads p. */
+START_TEST(test_layout_from_integrator) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("pendulum3d", NULL, &m), 0);
+  double q[3] = {0, 0.6, -0.8}, v[3] = {0.6, 0.3, 0}, p[3] = {0.3, 0, 0}, lam[1] = {0}, gam[1] = {0};
+  lv_state s = {.t = 0.0, .q = q, .v = v, .p = p, .lambda = lam, .gamma = gam};
+  const double V = 9.81 * -0.8;
+  struct {
+    const char *scheme;
+    double energy, momentum, gp;
+  } c[2] = {
+      /* no momenta: E = v.v/2 + V, J = e3.(q x v), gp = gv = |q.v| */
+      {"rattle", 0.5 * (0.36 + 0.09) + V, 0.0 * 0.3 - 0.6 * 0.6, 0.18},
+      /* momenta: H = p.p/2 + V, J = e3.(q x p), gp = |q.p| */
+      {"em", 0.5 * 0.09 + V, -0.6 * 0.3, 0.0},
+  };
+  for (int k = 0; k < 2; k++) {
+    lv_integrator *it = NULL;
+    ck_assert_int_eq(lv_integrator_new(&it, m, c[k].scheme, 0.01), 0);
+    ck_assert_int_eq((lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0, k == 1);
+    lv_diag *d = NULL;
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+    lv_integrator_free(it); /* the diagnostics keep the model, not the integrator */
+    lv_diag_point pt;
+    ck_assert_int_eq(lv_diag_eval(d, &s, &pt), 0);
+    ck_assert_double_eq_tol(pt.energy, c[k].energy, 1e-14);
+    ck_assert_double_eq_tol(pt.momentum[0], c[k].momentum, 1e-15);
+    ck_assert_double_eq_tol(pt.gv_norm, 0.18, 1e-15);
+    ck_assert_double_eq_tol(pt.gp_norm, c[k].gp, 1e-15);
+    lv_diag_free(d);
+  }
+  lv_diag *d = (lv_diag *)&s; /* not NULL: a refused call must clear it */
+  ck_assert_int_eq(lv_diag_new_for(&d, NULL), LV_EINPUT);
+  ck_assert_ptr_null(d);
+  ck_assert_int_eq(lv_diag_new_for(NULL, NULL), LV_EINPUT);
+  lv_model_free(m);
+}
+END_TEST
+
+/* The writer's initialiser and init function give the documented defaults. */
+START_TEST(test_writer_init) {
+  lv_diag *d = (lv_diag *)&d; /* any non-NULL pointer: not dereferenced */
+  lv_diag_writer a = LV_DIAG_WRITER_INIT(d, stderr), b;
+  memset(&b, 0xff, sizeof b);
+  lv_diag_writer_init(&b, d, stderr);
+  ck_assert_ptr_eq(a.diag, d);
+  ck_assert_ptr_eq(a.csv, stderr);
+  ck_assert_int_eq(a.every, 1);
+  ck_assert_int_eq((int)a.count, 0);
+  ck_assert_ptr_eq(b.diag, a.diag);
+  ck_assert_ptr_eq(b.csv, a.csv);
+  ck_assert_int_eq(b.every, a.every);
+  ck_assert_int_eq((int)b.count, (int)a.count);
+  lv_diag_writer_init(NULL, d, NULL); /* no-op */
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("diag");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_null_getters);
   tcase_add_test(tc, test_live_summary);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  tcase_add_test(tc, test_layout_from_integrator);
+  tcase_add_test(tc, test_writer_init);
+  return tu_run_suite(s);
 }

@@ -411,7 +411,7 @@ static int run(lv_model *m, const char *scheme, double h, double T, const char *
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
   if (guess) ck_assert_int_eq(lv_integrator_set_option(it, "guess", guess), 0);
-  ck_assert_int_eq(lv_diag_new(&w->d, m, 1), 0);
+  ck_assert_int_eq(lv_diag_new_for(&w->d, it), 0);
   lv_integrator_set_output(it, watch_out, w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   int rc = lv_integrator_run_until(it, T);
@@ -997,7 +997,7 @@ START_TEST(test_large_step) {
     watch w;
     memset(&w, 0, sizeof w);
     w.nsym = lv_model_nsym(m);
-    ck_assert_int_eq(lv_diag_new(&w.d, m, 1), 0);
+    ck_assert_int_eq(lv_diag_new_for(&w.d, it), 0);
     lv_integrator_set_output(it, watch_out, &w);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     int rc = lv_integrator_run_until(it, 200.0);
@@ -1090,7 +1090,7 @@ static void run_kind(lv_model *m, const char *scheme, double h, double T, const 
   ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
   if (guess) ck_assert_int_eq(lv_integrator_set_option(it, "guess", guess), 0);
   ck_assert_int_eq(lv_integrator_set_linsol(it, kind, 0), 0);
-  ck_assert_int_eq(lv_diag_new(&w->d, m, 1), 0);
+  ck_assert_int_eq(lv_diag_new_for(&w->d, it), 0);
   lv_integrator_set_output(it, watch_out, w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, T), 0);
@@ -1138,8 +1138,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("em");
-  TCase *tk = tcase_create("toolkit");
-  tcase_set_timeout(tk, 300);
+  TCase *tk = tu_tcase(s, "toolkit", 0.01);
   tcase_add_test(tk, test_gonzalez_scalar);
   tcase_add_test(tk, test_quotient);
   tcase_add_test(tk, test_invariant_quadratic);
@@ -1148,9 +1147,7 @@ int main(void) {
   tcase_add_test(tk, test_dgrad_jacobian);
   tcase_add_test(tk, test_classification);
   tcase_add_test(tk, test_constraint_dg);
-  suite_add_tcase(s, tk);
-  TCase *tc = tcase_create("schemes");
-  tcase_set_timeout(tc, 600);
+  TCase *tc = tu_tcase(s, "schemes", 2);
   tcase_add_test(tc, test_pendulum_em);
   tcase_add_test(tc, test_pendulum_gamma);
   tcase_add_test(tc, test_pendulum_em_g);
@@ -1166,6 +1163,5 @@ int main(void) {
   tcase_add_test(tc, test_options);
   tcase_add_test(tc, test_dense_vs_umfpack);
   tcase_add_test(tc, test_sparse_assembly);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -960,8 +960,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("genalpha");
-  TCase *basic = tcase_create("basic");
-  tcase_set_timeout(basic, 600);
+  TCase *basic = tu_tcase(s, "basic", 0.15);
   tcase_add_test(basic, test_options);
   tcase_add_test(basic, test_pendulum_paper);
   tcase_add_test(basic, test_pendulum_order);
@@ -971,9 +970,7 @@ int main(void) {
   tcase_add_test(basic, test_top_initial);
   tcase_add_test(basic, test_top_derivatives);
   tcase_add_test(basic, test_top_newton_and_umfpack);
-  suite_add_tcase(s, basic);
-  TCase *top = tcase_create("heavy-top");
-  tcase_set_timeout(top, 1200);
+  TCase *top = tu_tcase(s, "heavy-top", 0.6);
   tcase_add_unchecked_fixture(top, reference_setup, reference_teardown);
   tcase_add_test(top, test_top_transient);
   tcase_add_test(top, test_top_a0_start);
@@ -984,12 +981,8 @@ int main(void) {
   tcase_add_test(top, test_top_projection_every_step);
   tcase_add_test(top, test_top_se3);
   tcase_add_test(top, test_top_so3);
-  tcase_add_test(top, test_top_udq);
-  tcase_add_test(top, test_top_udq_bliedf);
-  suite_add_tcase(s, top);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  TCase *udq = tu_tcase(s, "udq", 3);
+  tcase_add_test(udq, test_top_udq);
+  tcase_add_test(udq, test_top_udq_bliedf);
+  return tu_run_suite(s);
 }

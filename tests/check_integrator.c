@@ -261,8 +261,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("integrator");
-  TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 120);
+  TCase *tc = tu_tcase(s, "core", 0.02);
   tcase_add_test(tc, test_gyro_top_genalpha_diverges);
   tcase_add_test(tc, test_four_particle_rattle_halving_diverges);
   tcase_add_test(tc, test_guard_settable);
@@ -271,6 +270,5 @@ int main(void) {
   tcase_add_test(tc, test_failed_halving_restores_history);
   tcase_add_test(tc, test_halving_then_continuing);
   tcase_add_test(tc, test_bliedf_refuses_halving);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

@@ -793,50 +793,36 @@ static Suite *linsol_suite(void) {
   Suite *s = suite_create("linsol");
   TCase *tc;
 
-  tc = tcase_create("agree");
-  tcase_set_timeout(tc, 600);
+  tc = tu_tcase(s, "agree", 0.5);
   tcase_add_loop_test(tc, test_dense_umfpack_agree, 0,
                       (int)(sizeof agree_sizes / sizeof agree_sizes[0]));
-  suite_add_tcase(s, tc);
 
-  tc = tcase_create("singular");
-  tcase_set_timeout(tc, 120);
+  tc = tu_tcase(s, "singular", 0.12);
   tcase_add_test(tc, test_singular_dependent_constraints);
   tcase_add_test(tc, test_singular_zero_row);
   tcase_add_test(tc, test_singular_one_rule);
   tcase_add_test(tc, test_solve_before_factor);
-  suite_add_tcase(s, tc);
 
-  tc = tcase_create("nonfinite");
-  tcase_set_timeout(tc, 60);
+  tc = tu_tcase(s, "nonfinite", 0.02);
   tcase_add_test(tc, test_nonfinite);
   tcase_add_test(tc, test_blas_threads);
   tcase_add_test(tc, test_klu_kept_pivots);
-  suite_add_tcase(s, tc);
 
-  tc = tcase_create("pattern");
-  tcase_set_timeout(tc, 60);
+  tc = tu_tcase(s, "pattern", 0.01);
   tcase_add_test(tc, test_pattern_reuse);
   tcase_add_test(tc, test_pattern_explicit_zero);
   tcase_add_test(tc, test_factor_survives_assembly);
-  suite_add_tcase(s, tc);
 
-  tc = tcase_create("sink");
+  tc = tu_tcase(s, "sink", 0.01);
   tcase_add_test(tc, test_sink_views);
-  suite_add_tcase(s, tc);
 
-  tc = tcase_create("args");
+  tc = tu_tcase(s, "args", 0.01);
   tcase_add_test(tc, test_add_out_of_range);
   tcase_add_test(tc, test_new_arguments);
   tcase_add_test(tc, test_auto_threshold);
-  suite_add_tcase(s, tc);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(linsol_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return tu_run_suite(linsol_suite());
 }

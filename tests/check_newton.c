@@ -3,6 +3,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "livens/livens.h"
 #include "testutil.h"
 
@@ -361,9 +362,30 @@ START_TEST(test_relative_small) {
 }
 END_TEST
 
+/* The options' initialiser and lv_newton_options_default agree, and give the
+ * defaults lv_newton.h documents. */
+START_TEST(test_options_init) {
+  lv_newton_options a = LV_NEWTON_OPTIONS_INIT, b;
+  memset(&b, 0xff, sizeof b);
+  lv_newton_options_default(&b);
+  const lv_newton_options *o[2] = {&a, &b};
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(o[k]->kind, LV_NEWTON_FULL);
+    ck_assert_int_eq(o[k]->max_iter, 40);
+    ck_assert_double_eq(o[k]->res_tol, 1e-12);
+    ck_assert_double_eq(o[k]->res_rtol, 16.0 * DBL_EPSILON);
+    ck_assert_double_eq(o[k]->atol, 1e-12);
+    ck_assert_double_eq(o[k]->rtol, 1e-8);
+    ck_assert_double_eq(o[k]->reuse_rate, 0.3);
+    ck_assert_double_eq(o[k]->divergence, 1e8);
+    ck_assert_int_eq(o[k]->damping, 0);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("newton");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_quadratic);
   tcase_add_test(tc, test_modified);
   tcase_add_test(tc, test_failures);
@@ -372,10 +394,6 @@ int main(void) {
   tcase_add_test(tc, test_polish);
   tcase_add_test(tc, test_relative_residual);
   tcase_add_test(tc, test_relative_small);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  tcase_add_test(tc, test_options_init);
+  return tu_run_suite(s);
 }

@@ -77,7 +77,7 @@ START_TEST(test_long_run) {
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
   watch w = {0};
-  ck_assert_int_eq(lv_diag_new(&w.d, m, 0), 0);
+  ck_assert_int_eq(lv_diag_new_for(&w.d, it), 0);
   lv_integrator_set_output(it, watch_out, &w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, 1000.0), 0);
@@ -165,8 +165,8 @@ START_TEST(test_four_particle_momentum) {
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 0.01), 0);
   lv_diag *d;
-  ck_assert_int_eq(lv_diag_new(&d, m, 0), 0);
-  lv_diag_writer w = {d, NULL, 1, 0};
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
   lv_integrator_set_output(it, lv_diag_output, &w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, 1000.0), 0);
@@ -234,8 +234,8 @@ START_TEST(test_midpoint_unconstrained) {
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, "midpoint", 0.05), 0);
   lv_diag *d;
-  ck_assert_int_eq(lv_diag_new(&d, m, 0), 0);
-  lv_diag_writer w = {d, NULL, 1, 0};
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
   lv_integrator_set_output(it, lv_diag_output, &w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, 500.0), 0);
@@ -253,8 +253,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("rattle");
-  TCase *tc = tcase_create("pendulum");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = tu_tcase(s, "pendulum", 1.1);
   tcase_add_test(tc, test_order);
   tcase_add_test(tc, test_long_run);
   tcase_add_test(tc, test_dense_vs_umfpack);
@@ -262,6 +261,5 @@ int main(void) {
   tcase_add_test(tc, test_four_particle_momentum);
   tcase_add_test(tc, test_midpoint_refuses_constraints);
   tcase_add_test(tc, test_midpoint_unconstrained);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

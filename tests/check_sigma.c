@@ -23,6 +23,7 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "integrator/integrator_impl.h" /* white-box: the Newton matrix check */
+#include "whitebox.h"
 
 static int verbose(void) { return getenv("SIGMA_VERBOSE") != NULL; }
 
@@ -563,8 +564,7 @@ END_TEST
 
 static Suite *suite(void) {
   Suite *s = suite_create("sigma");
-  TCase *tc = tcase_create("heavy-top");
-  tcase_set_timeout(tc, 300);
+  TCase *tc = tu_tcase(s, "heavy-top", 0.7); /* run without fork: Check enforces no timeout */
   tcase_add_test(tc, test_sigma0_plain);
   tcase_add_test(tc, test_claim_ratio);
   tcase_add_test(tc, test_order_exact);
@@ -575,22 +575,14 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_paper_half_factor);
   tcase_add_test(tc, test_euler_parameters);
   tcase_add_test(tc, test_cardan_angles);
-  suite_add_tcase(s, tc);
-  TCase *md = tcase_create("models");
-  tcase_set_timeout(md, 300);
+  TCase *md = tu_tcase(s, "models", 3.5);
   tcase_add_test(md, test_model_derivatives);
   tcase_add_test(md, test_slider_crank);
   tcase_add_test(md, test_rotor);
   tcase_add_test(md, test_rotor_claim);
-  suite_add_tcase(s, md);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_set_fork_status(sr, CK_NOFORK);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return tu_run_suite_fork(suite(), CK_NOFORK);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "livens/livens.h"
 #include "space/group.h" /* the operations table (internal) */
+#include "testutil.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -1613,8 +1614,7 @@ END_TEST
 
 static Suite *space_suite(void) {
   Suite *s = suite_create("space");
-  TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
+  TCase *tc = tu_tcase(s, "core", 0.5);
   tcase_add_test(tc, test_rn);
   tcase_add_test(tc, test_bad_input);
   tcase_add_test(tc, test_product_layout);
@@ -1635,14 +1635,9 @@ static Suite *space_suite(void) {
   tcase_add_test(tc, test_udq_group);
   tcase_add_test(tc, test_udq_tangent_fd);
   tcase_add_test(tc, test_group_table);
-  suite_add_tcase(s, tc);
   return s;
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(space_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(space_suite());
 }

@@ -525,8 +525,8 @@ START_TEST(test_energy_long) {
     lv_integrator *it = NULL;
     lv_diag *dg = NULL;
     ck_assert_int_eq(lv_integrator_new(&it, m, SCHEMES[k], 0.01), 0);
-    ck_assert_int_eq(lv_diag_new(&dg, m, 1), 0);
-    lv_diag_writer wr = {dg, NULL, 1, 0};
+    ck_assert_int_eq(lv_diag_new_for(&dg, it), 0);
+    lv_diag_writer wr = LV_DIAG_WRITER_INIT(dg, NULL);
     ck_assert_int_eq(lv_integrator_set_output(it, lv_diag_output, &wr), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
     ck_assert_int_eq(lv_integrator_run_until(it, 1000.0), 0);
@@ -926,8 +926,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("vi");
-  TCase *tc = tcase_create("ggl-vi");
-  tcase_set_timeout(tc, 900);
+  TCase *tc = tu_tcase(s, "ggl-vi", 4.5);
   tcase_add_test(tc, test_options);
   tcase_add_test(tc, test_models);
   tcase_add_test(tc, test_order_pendulum);
@@ -944,6 +943,5 @@ int main(void) {
   tcase_add_test(tc, test_nondiagonal_mass);
   tcase_add_test(tc, test_theta_family);
   tcase_add_test(tc, test_energy_long);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

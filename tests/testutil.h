@@ -7,7 +7,10 @@
 #include <check.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 /* xorshift64*: reproducible across platforms and libc versions, unlike
  * rand().  The state must be non-zero; tu_seed guarantees that. */
@@ -133,14 +136,66 @@ static inline void tu_pendulum3d_reference(double T, long n, double *y) {
   tu_rk4(tu_pendulum3d_rhs, 6, y, T / n, n);
 }
 
-/* Run every test of s, free the runner and return the exit status: the
- * tail of every suite's main(). */
-static inline int tu_run_suite(Suite *s) {
+/* Run every test of s with the given fork status (CK_NOFORK: suites whose
+ * tests share state computed once), free the runner and return the exit
+ * status. */
+static inline int tu_run_suite_fork(Suite *s, enum fork_status fork) {
   SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, fork);
   srunner_run_all(sr, CK_NORMAL);
   int nf = srunner_ntests_failed(sr);
   srunner_free(sr);
   return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* Run every test of s (forking unless CK_FORK=no), free the runner and
+ * return the exit status: the tail of every suite's main(). */
+static inline int tu_run_suite(Suite *s) { return tu_run_suite_fork(s, CK_FORK_GETENV); }
+
+/* ---- test cases with timeouts from their run time (issue 19) ----------
+ * Every suite builds its test cases with tu_tcase and runs with
+ * tu_run_suite.  @p cpu is the CPU time, in seconds, of the slowest test of
+ * the case as measured (run the suite with TU_TIMES=1: each test prints
+ * "tu-time TEST SECONDS" to stderr; round up).  Check's per-test timeout is
+ * then ten times that, at least TU_TIMEOUT_FLOOR seconds, scaled by the
+ * machine's load when it has more runnable work than processors (a test's
+ * wall time grows with the load, its CPU time does not).  Check's
+ * CK_TIMEOUT_MULTIPLIER scales on top (sanitizer builds). */
+#define TU_TIMEOUT_FLOOR 10.0
+
+/* max(1, 1-minute load average / online processors); 1 where unknown. */
+static inline double tu_load_factor(void) {
+  double load = 0.0;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (fscanf(f, "%lf", &load) != 1) load = 0.0;
+    fclose(f);
+  }
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  double r = n > 0 ? load / (double)n : 1.0;
+  return r > 1.0 ? r : 1.0;
+}
+
+static inline double *tu_time_start_(void) {
+  static double t0;
+  return &t0;
+}
+static inline void tu_time_setup_(void) { *tu_time_start_() = (double)clock() / CLOCKS_PER_SEC; }
+static inline void tu_time_teardown_(void) {
+  if (getenv("TU_TIMES"))
+    fprintf(stderr, "tu-time %s %.3f\n", tcase_name(), (double)clock() / CLOCKS_PER_SEC - *tu_time_start_());
+}
+
+/* A test case named @p name of suite @p s whose slowest test took @p cpu
+ * CPU seconds; timeout 10 cpu (>= TU_TIMEOUT_FLOOR) times the load factor. */
+static inline TCase *tu_tcase(Suite *s, const char *name, double cpu) {
+  TCase *tc = tcase_create(name);
+  double t = 10.0 * cpu;
+  if (t < TU_TIMEOUT_FLOOR) t = TU_TIMEOUT_FLOOR;
+  tcase_set_timeout(tc, t * tu_load_factor());
+  tcase_add_checked_fixture(tc, tu_time_setup_, tu_time_teardown_);
+  suite_add_tcase(s, tc);
+  return tc;
 }
 
 #endif

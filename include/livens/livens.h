@@ -5,6 +5,8 @@
 #ifndef LIVENS_LIVENS_H
 #define LIVENS_LIVENS_H
 
+#include "lv_export.h"
+
 #include "lv_status.h"
 #include "lv_linsol.h"
 #include "lv_space.h"
@@ -14,11 +16,10 @@
 #include "lv_integrator.h"
 #include "lv_diag.h"
 #include "lv_dgrad.h"
+#include "lv_version.h"
 
-#define LIVENS_VERSION_MAJOR 0
-#define LIVENS_VERSION_MINOR 1
-
-/** Library version string, e.g. "0.1.0". */
-const char *lv_version(void);
+/** Library version string, "MAJOR.MINOR.PATCH" (LIVENS_VERSION_STRING of the
+ *  library's build; compare with the header's to detect a mismatch). */
+LV_API const char *lv_version(void);
 
 #endif

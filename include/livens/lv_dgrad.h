@@ -60,6 +60,8 @@
 #ifndef LIVENS_LV_DGRAD_H
 #define LIVENS_LV_DGRAD_H
 
+#include "lv_export.h"
+
 #include "lv_model.h"
 
 #ifdef __cplusplus
@@ -79,16 +81,16 @@ typedef enum {
  *  projection: there is no model here); result in @p out (may alias dfz).
  *  Directionality holds to the rounding level of the inputs for every
  *  |y - x|, including y = x.  Status: LV_EINPUT (n < 1, NULL pointers). */
-int lv_dgrad_gonzalez(int n, const double *x, const double *y, double fx, double fy,
-                      const double *dfz, double *out);
+LV_API int lv_dgrad_gonzalez(int n, const double *x, const double *y, double fx, double fy,
+                             const double *dfz, double *out);
 
 /** The one-dimensional discrete derivative (Greenspan quotient)
  *  c ~ [f(b) - f(a)] / (b - a) of a scalar function f of one variable, from
  *  fa = f(a), fb = f(b), dfa = f'(a), dfm = f'((a+b)/2), dfb = f'(b).
  *  c (b - a) = f(b) - f(a) holds to round-off, c = dfm for f quadratic, and
  *  no division by a small b - a happens (see the file comment). */
-double lv_dgrad_quotient(double a, double b, double fa, double fb, double dfa, double dfm,
-                         double dfb);
+LV_API double lv_dgrad_quotient(double a, double b, double fa, double fb, double dfa, double dfm,
+                                double dfb);
 
 typedef struct lv_dgrad lv_dgrad;
 
@@ -97,34 +99,34 @@ typedef struct lv_dgrad lv_dgrad;
  *  constraints (see the file comment).  Status: LV_ENOTIMPL (Lie group
  *  space), LV_EINPUT (invariants that are not quadratic or do not reproduce
  *  V, dV), LV_ENOMEM, evaluation errors. */
-int lv_dgrad_new(lv_dgrad **out, const lv_model *model);
-void lv_dgrad_free(lv_dgrad *dg);
+LV_API int lv_dgrad_new(lv_dgrad **out, const lv_model *model);
+LV_API void lv_dgrad_free(lv_dgrad *dg);
 
-lv_dgrad_kind lv_dgrad_potential_kind(const lv_dgrad *dg);
+LV_API lv_dgrad_kind lv_dgrad_potential_kind(const lv_dgrad *dg);
 /** Non-zero if every constraint component is (numerically) at most
  *  quadratic, so midpoint derivatives of g and g^v are exact. */
-int lv_dgrad_constraints_quadratic(const lv_dgrad *dg);
+LV_API int lv_dgrad_constraints_quadratic(const lv_dgrad *dg);
 
 /** D^G V(x, y) (nv).  Status: evaluation errors. */
-int lv_dgrad_potential(lv_dgrad *dg, const double *x, const double *y, double *out);
+LV_API int lv_dgrad_potential(lv_dgrad *dg, const double *x, const double *y, double *out);
 /** D^G V(x, y) and its Jacobian with respect to y, dense nv x nv
  *  column-major (overwritten).  Exact for the midpoint and invariant forms
  *  (the derivative of the difference quotients); for Gonzalez' form it
  *  uses the model's Hessian of V and leaves out the change of the orbit
  *  projector with the midpoint (exact for models without symmetries). */
-int lv_dgrad_potential_jacobian(lv_dgrad *dg, const double *x, const double *y, double *out,
-                                double *jac);
+LV_API int lv_dgrad_potential_jacobian(lv_dgrad *dg, const double *x, const double *y, double *out,
+                                       double *jac);
 /** D^G g(x, y): m x nv, dense column-major (row k is the discrete gradient
  *  of g_k). */
-int lv_dgrad_constraints(lv_dgrad *dg, const double *x, const double *y, double *out);
+LV_API int lv_dgrad_constraints(lv_dgrad *dg, const double *x, const double *y, double *out);
 /** Discrete derivatives of g^v(q, p) = G(q) M^-1 p between (x, px) and
  *  (y, py): @p dq and @p dp are m x nv dense column-major with
  *    g^v(y, py) - g^v(x, px) = dq (y - x) + dp (py - px)
  *  to round-off; dp = G(z) M^-1 and dq = D_q(G(q) w)(z) (w = M^-1 (px+py)/2)
  *  plus Gonzalez' correction for non-quadratic g.  Needs a constant mass
  *  matrix (LV_ENOTIMPL otherwise). */
-int lv_dgrad_velocity_constraints(lv_dgrad *dg, const double *x, const double *px,
-                                  const double *y, const double *py, double *dq, double *dp);
+LV_API int lv_dgrad_velocity_constraints(lv_dgrad *dg, const double *x, const double *px,
+                                         const double *y, const double *py, double *dq, double *dp);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,8 @@
 #ifndef LIVENS_LV_DIAG_H
 #define LIVENS_LV_DIAG_H
 
+#include "lv_export.h"
+
 #include <stdio.h>
 #include "lv_integrator.h"
 
@@ -41,28 +43,36 @@ typedef struct {
   double max_g, max_gv, max_gp;
 } lv_diag_summary;
 
-/** Create diagnostics for @p model; @p has_p tells whether the states have
- *  independent momenta (see lv_scheme flags). */
+/** Create diagnostics for the states of @p it: its model, and the layout of
+ *  its scheme's states (energy and momentum maps from the momenta p for
+ *  schemes with LV_SCHEME_HAS_P, from M v otherwise).  The model must
+ *  outlive the diagnostics; the integrator need not.
+ *  Status: LV_EINPUT (NULL argument), LV_ENOMEM. */
+LV_API int lv_diag_new_for(lv_diag **out, const lv_integrator *it);
+/** Deprecated: diagnostics for @p model with the layout given by hand
+ *  (@p has_p: the states carry independent momenta).  A wrong flag silently
+ *  changes the reported energy; lv_diag_new_for takes it from the scheme. */
+LV_API LV_DEPRECATED("use lv_diag_new_for, which takes the layout from the integrator")
 int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
-void lv_diag_free(lv_diag *d);
+LV_API void lv_diag_free(lv_diag *d);
 
 /** Evaluate the diagnostics of one state.  pt->momentum points into @p d.
  *  lv_diag_eval and lv_diag_record return LV_EINPUT for a NULL argument. */
-int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+LV_API int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
 /** Evaluate and accumulate into the summary (first call sets E0, J0). */
-int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+LV_API int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt);
 /** Copy the summary; a NULL @p d gives an all-zero summary, a NULL @p sum
  *  does nothing. */
-void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum);
+LV_API void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum);
 /** Forget the summary (NULL: no-op). */
-void lv_diag_reset(lv_diag *d);
+LV_API void lv_diag_reset(lv_diag *d);
 
 /** Write the CSV header for @p it's model and scheme:
  *  t, q1.., v1.., [p1..], lambda1.., [gamma1..], energy, momentum1..,
  *  g_norm, gv_norm, [gp_norm], newton_iters. */
-int lv_diag_csv_header(FILE *f, const lv_integrator *it);
+LV_API int lv_diag_csv_header(FILE *f, const lv_integrator *it);
 /** Write one CSV row of the current state with its diagnostics @p pt. */
-int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt);
+LV_API int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt);
 
 /** Ready-made output callback: @p ctx is an lv_diag_writer; records the
  *  summary and, if csv is not NULL, writes a row (flushed every step, so an
@@ -73,8 +83,13 @@ typedef struct {
   int every;         /**< write every n-th step (default 1) */
   long count;
 } lv_diag_writer;
+/** Initialiser of an lv_diag_writer: `lv_diag_writer w =
+ *  LV_DIAG_WRITER_INIT(diag, csv);` (csv NULL: the summary only). */
+#define LV_DIAG_WRITER_INIT(d, csv_file) {.diag = (d), .csv = (csv_file), .every = 1, .count = 0}
+/** Set @p w to LV_DIAG_WRITER_INIT(d, csv) (NULL @p w: no-op). */
+LV_API void lv_diag_writer_init(lv_diag_writer *w, lv_diag *d, FILE *csv);
 /** Returns non-zero (LV_EINPUT) for a NULL @p it, @p ctx or ctx->diag. */
-int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx);
+LV_API int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx);
 
 #ifdef __cplusplus
 }

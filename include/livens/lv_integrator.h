@@ -4,6 +4,8 @@
 #ifndef LIVENS_LV_INTEGRATOR_H
 #define LIVENS_LV_INTEGRATOR_H
 
+#include "lv_export.h"
+
 #include <stddef.h>
 #include "lv_scheme.h"
 
@@ -50,39 +52,39 @@ typedef struct {
  *  Status: LV_EUNKNOWN (scheme name), LV_EINPUT (h not positive and finite,
  *  NULL model, model lacks a required callback, scheme needs a constant mass
  *  matrix or a linear space the model does not have), LV_ENOMEM. */
-int lv_integrator_new(lv_integrator **out, const lv_model *model,
-                      const char *scheme, double h);
-void lv_integrator_free(lv_integrator *it);
+LV_API int lv_integrator_new(lv_integrator **out, const lv_model *model,
+                             const char *scheme, double h);
+LV_API void lv_integrator_free(lv_integrator *it);
 
 /** Scheme option by name (e.g. "theta", "0.5").  Before init.
  *  Status: LV_EUNKNOWN for a name the scheme does not have. */
-int lv_integrator_set_option(lv_integrator *it, const char *key,
-                             const char *value);
+LV_API int lv_integrator_set_option(lv_integrator *it, const char *key,
+                                    const char *value);
 /** Linear-solver back-end for every matrix of the run (projection of the
  *  initial values and the scheme's Newton and saddle-point solvers).
  *  LV_LINSOL_AUTO is resolved once, at init, on the size n = nv + nc of the
  *  saddle-point matrix [M G^T; G 0]: dense if n < @p threshold (0: the
  *  default LV_LINSOL_AUTO_THRESHOLD), UMFPACK otherwise; the choice is
  *  reported in lv_integrator_stats.linsol.  Before init.  Status: LV_EINPUT. */
-int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind,
-                             int threshold);
-int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *opt);
+LV_API int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind,
+                                    int threshold);
+LV_API int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *opt);
 /** The Newton options in force: lv_newton_options_default, with the kind
  *  LV_NEWTON_SIMPLIFIED for schemes flagged LV_SCHEME_SIMPLIFIED_NEWTON,
  *  until lv_integrator_set_newton.  Change a field by get, edit, set. */
-void lv_integrator_get_newton(const lv_integrator *it, lv_newton_options *opt);
-int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode,
-                                double tol);
+LV_API void lv_integrator_get_newton(const lv_integrator *it, lv_newton_options *opt);
+LV_API int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode,
+                                       double tol);
 /** One-step schemes: after a failed Newton solve retry with h/2, up to
  *  @p max_halvings times (0 disables, the default). */
-int lv_integrator_set_halving(lv_integrator *it, int max_halvings);
-int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx);
+LV_API int lv_integrator_set_halving(lv_integrator *it, int max_halvings);
+LV_API int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx);
 /** Ask a running init or step to stop as soon as it can: schemes poll the
  *  request inside long phases (BLieDF's start-up), and the call returns
  *  LV_ESTOPPED with the last whole state kept.  Async-signal-safe (it only
  *  sets a flag), so a SIGINT handler may call it.  The request holds until
  *  the next lv_integrator_init. */
-int lv_integrator_request_stop(lv_integrator *it);
+LV_API int lv_integrator_request_stop(lv_integrator *it);
 
 /** Default bound of the divergence guard on |E - E0| / E_s, where
  *  E_s = max(|E0|, |T0| + |V0|) from the consistent initial state.  Growth
@@ -102,10 +104,10 @@ int lv_integrator_request_stop(lv_integrator *it);
  *  off (no evaluation cost); a bound of 0 selects its default.  Read at
  *  init for the reference figures.  Status: LV_EINPUT (negative or NaN
  *  bound). */
-int lv_integrator_set_divergence_guard(lv_integrator *it, int enabled,
-                                       double energy_bound,
-                                       double constraint_bound);
-int lv_integrator_set_step(lv_integrator *it, double h);
+LV_API int lv_integrator_set_divergence_guard(lv_integrator *it, int enabled,
+                                              double energy_bound,
+                                              double constraint_bound);
+LV_API int lv_integrator_set_step(lv_integrator *it, double h);
 
 /** Set t0 and the initial values (NULL: the model's), make them consistent
  *  (or check them), initialise the scheme and call the output with
@@ -113,33 +115,33 @@ int lv_integrator_set_step(lv_integrator *it, double h);
  *  init leaves no state to continue from (the state may be half
  *  overwritten): lv_integrator_step then returns LV_EINPUT, with that
  *  reason in lv_integrator_error_detail, until an init succeeds. */
-int lv_integrator_init(lv_integrator *it, double t0, const double *q0,
-                       const double *v0);
+LV_API int lv_integrator_init(lv_integrator *it, double t0, const double *q0,
+                              const double *v0);
 /** One step of size h (or several smaller ones after halving).  On failure
  *  the state is that of the last accepted step.  Status: LV_EINPUT (no
  *  successful init since creation, a failed init or LV_EDIVERGED),
  *  LV_EDIVERGED (divergence guard), solver and evaluation errors. */
-int lv_integrator_step(lv_integrator *it);
+LV_API int lv_integrator_step(lv_integrator *it);
 /** Steps until t >= t_end - h/2 (the last step is not shortened), then the
  *  output with LV_OUTPUT_FINAL. */
-int lv_integrator_run_until(lv_integrator *it, double t_end);
+LV_API int lv_integrator_run_until(lv_integrator *it, double t_end);
 
 /** One sentence saying why the last init or step failed, with the
  *  figures: which callback produced NaN/Inf and in which component, the
  *  Newton iteration count and residual, how far the initial values were
  *  off.  Writes at most @p n bytes (NUL-terminated) to @p buf; returns the
  *  status of that failure (0 if the last call succeeded). */
-int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n);
+LV_API int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n);
 
 /* Queries.  A NULL @p it gives NULL (pointers), NaN (step size) or all-zero
  * statistics; a NULL @p s to lv_integrator_get_stats does nothing. */
-const lv_state *lv_integrator_state(const lv_integrator *it);
-const lv_model *lv_integrator_model(const lv_integrator *it);
-const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it);
-double lv_integrator_step_size(const lv_integrator *it);
+LV_API const lv_state *lv_integrator_state(const lv_integrator *it);
+LV_API const lv_model *lv_integrator_model(const lv_integrator *it);
+LV_API const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it);
+LV_API double lv_integrator_step_size(const lv_integrator *it);
 /** Statistics of the last Newton solve. */
-const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it);
-void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s);
+LV_API const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it);
+LV_API void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s);
 
 #ifdef __cplusplus
 }

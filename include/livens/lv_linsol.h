@@ -20,6 +20,8 @@
 #ifndef LIVENS_LV_LINSOL_H
 #define LIVENS_LV_LINSOL_H
 
+#include "lv_export.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -47,17 +49,17 @@ static inline int lv_sink_add(lv_sink *s, int i, int j, double v) {
 /** Sink accumulating into a dense column-major nrows x ncols array with
  *  leading dimension @p ld (entry (i,j) at a[i + j*ld]).  The array is not
  *  zeroed. */
-lv_sink lv_sink_dense(double *a, int ld, int nrows, int ncols);
+LV_API lv_sink lv_sink_dense(double *a, int ld, int nrows, int ncols);
 
 /** View of @p parent: entry (i, j) of the view, 0 <= i < nrows, 0 <= j < ncols,
  *  is added to parent entry (row0 + i, col0 + j) -- or (row0 + j, col0 + i)
  *  if @p transpose -- multiplied by @p scale.  @p nrows, @p ncols are the
  *  view's own extent (before transposition). */
-lv_sink lv_sink_view(lv_sink *parent, int row0, int col0, int nrows, int ncols,
-                     double scale, int transpose);
+LV_API lv_sink lv_sink_view(lv_sink *parent, int row0, int col0, int nrows, int ncols,
+                            double scale, int transpose);
 
 /** Sink that discards everything (used to count or to skip a block). */
-lv_sink lv_sink_null(int nrows, int ncols);
+LV_API lv_sink lv_sink_null(int nrows, int ncols);
 
 /** Back-end of a linear solver. */
 typedef enum {
@@ -93,13 +95,13 @@ typedef struct {
 /** Create a solver for n x n matrices.  LV_LINSOL_AUTO resolves to DENSE if
  *  n < @p threshold (pass 0 for LV_LINSOL_AUTO_THRESHOLD), UMFPACK otherwise.
  *  Status: LV_EINPUT (n < 1 or unknown kind), LV_ENOMEM. */
-int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold);
-void lv_linsol_free(lv_linsol *ls);
+LV_API int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold);
+LV_API void lv_linsol_free(lv_linsol *ls);
 
 /** The back-end actually used (never LV_LINSOL_AUTO). */
-lv_linsol_kind lv_linsol_kind_of(const lv_linsol *ls);
+LV_API lv_linsol_kind lv_linsol_kind_of(const lv_linsol *ls);
 /** "dense", "umfpack", "klu" or "auto". */
-const char *lv_linsol_kind_name(lv_linsol_kind kind);
+LV_API const char *lv_linsol_kind_name(lv_linsol_kind kind);
 
 /** Set the number of threads of the BLAS/LAPACK library (OpenBLAS), for the
  *  whole process.  The dense systems of multibody models are small (n up to
@@ -109,41 +111,41 @@ const char *lv_linsol_kind_name(lv_linsol_kind kind);
  *  call this with 1; a library user decides for their process (or sets
  *  OPENBLAS_NUM_THREADS).  Status: 0, or LV_ENOTIMPL when the BLAS in use
  *  has no such control. */
-int lv_blas_set_threads(int nthreads);
-int lv_linsol_size(const lv_linsol *ls);
+LV_API int lv_blas_set_threads(int nthreads);
+LV_API int lv_linsol_size(const lv_linsol *ls);
 
 /** Start a new assembly: all values become zero.  The pattern is kept. */
-int lv_linsol_begin(lv_linsol *ls);
+LV_API int lv_linsol_begin(lv_linsol *ls);
 /** Accumulate v at (i, j) of the matrix being assembled.  Returns LV_EINPUT
  *  for an index out of range, LV_ENONFINITE for a NaN/Inf value (and the
  *  next lv_linsol_factor fails with it too), LV_ENOMEM.  Neither begin nor
  *  add invalidates the last successful factorisation, so modified Newton
  *  can keep solving with it while the next matrix is assembled. */
-int lv_linsol_add(lv_linsol *ls, int i, int j, double v);
+LV_API int lv_linsol_add(lv_linsol *ls, int i, int j, double v);
 /** A sink adding into the whole matrix (offset 0, scale 1). */
-lv_sink lv_linsol_sink(lv_linsol *ls);
+LV_API lv_sink lv_linsol_sink(lv_linsol *ls);
 
 /** Factorise the assembled matrix.  Status: LV_ESINGULAR (zero pivot, or
  *  negligible pivot: dense 1-norm rcond estimate below n * DBL_EPSILON,
  *  UMFPACK min/max |U_ii| below DBL_EPSILON), LV_ENONFINITE (NaN/Inf
  *  entry), LV_ELINSOL, LV_ENOMEM.  A failed factorisation invalidates the
  *  previous one. */
-int lv_linsol_factor(lv_linsol *ls);
+LV_API int lv_linsol_factor(lv_linsol *ls);
 
 /** Solve A x = b with the last factorisation; @p b is overwritten by x only
  *  on success.  Status: LV_EINPUT (not factorised), LV_ENONFINITE (b not
  *  finite), LV_ESINGULAR (non-finite solution), LV_ELINSOL. */
-int lv_linsol_solve(lv_linsol *ls, double *b);
+LV_API int lv_linsol_solve(lv_linsol *ls, double *b);
 
 /** y = A x with the currently assembled values (for residual checks);
  *  x and y must not alias. */
-int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y);
+LV_API int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y);
 
 /** Estimated reciprocal condition number of the last factorisation (1-norm
  *  for dense, UMFPACK's estimate for sparse); 0 if unknown. */
-double lv_linsol_rcond(const lv_linsol *ls);
+LV_API double lv_linsol_rcond(const lv_linsol *ls);
 
-void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats);
+LV_API void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats);
 
 #ifdef __cplusplus
 }

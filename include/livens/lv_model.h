@@ -25,6 +25,8 @@
 #ifndef LIVENS_LV_MODEL_H
 #define LIVENS_LV_MODEL_H
 
+#include "lv_export.h"
+
 #include <stdio.h>
 #include "lv_linsol.h"
 #include "lv_space.h"
@@ -59,38 +61,38 @@ typedef struct lv_model lv_model;
 /** Create a model on @p space (ownership of the space passes to the model)
  *  with @p nconstr holonomic constraints.  @p name is copied.
  *  Status: LV_EINPUT, LV_ENOMEM. */
-int lv_model_new(lv_model **out, const char *name, lv_space *space,
-                 int nconstr);
+LV_API int lv_model_new(lv_model **out, const char *name, lv_space *space,
+                        int nconstr);
 /** Free the model, its space and (if a destructor was given) the user data. */
-void lv_model_free(lv_model *m);
+LV_API void lv_model_free(lv_model *m);
 
 /** User pointer passed to every callback, and an optional destructor. */
-int lv_model_set_user(lv_model *m, void *user, void (*free_user)(void *));
+LV_API int lv_model_set_user(lv_model *m, void *user, void (*free_user)(void *));
 
 /** Mass matrix.  @p constant non-zero means M does not depend on q (the
  *  VI / EM / RATTLE schemes require it).  Required. */
-int lv_model_set_mass(lv_model *m, lv_matrix_fn mass, int constant);
+LV_API int lv_model_set_mass(lv_model *m, lv_matrix_fn mass, int constant);
 /** Potential energy V, its gradient dV (required if V is set) and Hessian
  *  (optional: finite differences of dV otherwise).  Any may be NULL for a
  *  system without potential. */
-int lv_model_set_potential(lv_model *m, lv_scalar_fn V, lv_vector_fn dV,
-                           lv_matrix_fn d2V);
+LV_API int lv_model_set_potential(lv_model *m, lv_scalar_fn V, lv_vector_fn dV,
+                                  lv_matrix_fn d2V);
 /* (V and dV come together: dV without V is LV_EINPUT, since the
  *  energy-momentum schemes use differences of V and would drop the force.) */
 /** Applied force f(t,q,v) and its Jacobians (optional, finite differences
  *  otherwise).  Gyroscopic terms of Lie group models go here
  *  (f = -Omega x J Omega). */
-int lv_model_set_force(lv_model *m, lv_force_fn f, lv_force_jac_fn df_dq,
-                       lv_force_jac_fn df_dv);
+LV_API int lv_model_set_force(lv_model *m, lv_force_fn f, lv_force_jac_fn df_dq,
+                              lv_force_jac_fn df_dv);
 /** Constraints g (required if nconstr > 0), Jacobian G (optional, finite
  *  differences of g otherwise), Hessian D_q(G^T gamma) and curvature
  *  D_q(G w) (optional, finite differences of G otherwise). */
-int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G,
-                             lv_matrix_w_fn hessian, lv_matrix_w_fn curvature);
+LV_API int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G,
+                                    lv_matrix_w_fn hessian, lv_matrix_w_fn curvature);
 /** @p n symmetry generators for momentum maps (J_k = p . xi_k(q)). */
-int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi);
+LV_API int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi);
 /** Initial configuration (nq) and velocity (nv), copied. */
-int lv_model_set_initial(lv_model *m, const double *q0, const double *v0);
+LV_API int lv_model_set_initial(lv_model *m, const double *q0, const double *v0);
 /** Optional: the potential written through quadratic invariants, for the
  *  invariant-based discrete gradient of the energy-momentum schemes:
  *  V(q) = sum_i Vt_i(pi_i(q)).  @p pi writes the n invariants,
@@ -99,44 +101,44 @@ int lv_model_set_initial(lv_model *m, const double *q0, const double *v0);
 typedef int (*lv_invariant_fn)(const double *q, double *pi, void *user);
 typedef int (*lv_invariant_pot_fn)(const double *pi, double *vt, double *dvt,
                                    void *user);
-int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi,
-                            lv_matrix_fn dpi, lv_invariant_pot_fn vt);
+LV_API int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi,
+                                   lv_matrix_fn dpi, lv_invariant_pot_fn vt);
 
 /* Queries.  A NULL model is not a crash: the int queries return LV_EINPUT
  * (negative, so never a valid dimension), lv_model_has_force 0, and the
  * pointer queries NULL. */
-const char *lv_model_name(const lv_model *m);
-const lv_space *lv_model_space(const lv_model *m);
-int lv_model_nq(const lv_model *m);
-int lv_model_nv(const lv_model *m);
-int lv_model_nc(const lv_model *m);     /**< number of constraints m */
-int lv_model_nsym(const lv_model *m);   /**< number of symmetry generators */
-int lv_model_mass_constant(const lv_model *m);
-const double *lv_model_q0(const lv_model *m);
-const double *lv_model_v0(const lv_model *m);
-void *lv_model_user(const lv_model *m);
+LV_API const char *lv_model_name(const lv_model *m);
+LV_API const lv_space *lv_model_space(const lv_model *m);
+LV_API int lv_model_nq(const lv_model *m);
+LV_API int lv_model_nv(const lv_model *m);
+LV_API int lv_model_nc(const lv_model *m);     /**< number of constraints m */
+LV_API int lv_model_nsym(const lv_model *m);   /**< number of symmetry generators */
+LV_API int lv_model_mass_constant(const lv_model *m);
+LV_API const double *lv_model_q0(const lv_model *m);
+LV_API const double *lv_model_v0(const lv_model *m);
+LV_API void *lv_model_user(const lv_model *m);
 
 /* Evaluation (supplied callback or finite-difference fallback).  All check
  * the results for NaN/Inf (LV_ENONFINITE) and map a non-zero callback return
  * to LV_ECALLBACK.  Matrix results are added into the sink. */
-int lv_model_mass(const lv_model *m, const double *q, lv_sink *M);
-int lv_model_potential(const lv_model *m, const double *q, double *V);
-int lv_model_grad_potential(const lv_model *m, const double *q, double *dV);
-int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H);
-int lv_model_force(const lv_model *m, double t, const double *q,
-                   const double *v, double *f);
-int lv_model_force_dq(const lv_model *m, double t, const double *q,
-                      const double *v, lv_sink *K);
-int lv_model_force_dv(const lv_model *m, double t, const double *q,
-                      const double *v, lv_sink *C);
-int lv_model_has_force(const lv_model *m);
-int lv_model_constraints(const lv_model *m, const double *q, double *g);
-int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G);
-int lv_model_constraint_hessian(const lv_model *m, const double *q,
-                                const double *gamma, lv_sink *H);
-int lv_model_constraint_curvature(const lv_model *m, const double *q,
-                                  const double *w, lv_sink *Z);
-int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi);
+LV_API int lv_model_mass(const lv_model *m, const double *q, lv_sink *M);
+LV_API int lv_model_potential(const lv_model *m, const double *q, double *V);
+LV_API int lv_model_grad_potential(const lv_model *m, const double *q, double *dV);
+LV_API int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H);
+LV_API int lv_model_force(const lv_model *m, double t, const double *q,
+                          const double *v, double *f);
+LV_API int lv_model_force_dq(const lv_model *m, double t, const double *q,
+                             const double *v, lv_sink *K);
+LV_API int lv_model_force_dv(const lv_model *m, double t, const double *q,
+                             const double *v, lv_sink *C);
+LV_API int lv_model_has_force(const lv_model *m);
+LV_API int lv_model_constraints(const lv_model *m, const double *q, double *g);
+LV_API int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G);
+LV_API int lv_model_constraint_hessian(const lv_model *m, const double *q,
+                                       const double *gamma, lv_sink *H);
+LV_API int lv_model_constraint_curvature(const lv_model *m, const double *q,
+                                         const double *w, lv_sink *Z);
+LV_API int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi);
 
 /** The last evaluation failure of this model on the calling thread: its
  *  status (0 if none), the name of the callback ("dV", "G", "mass", ...)
@@ -144,32 +146,32 @@ int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi);
  *  where not applicable).  Evaluation never writes the model, so one model
  *  may serve integrators in several threads; an integrator keeps its own
  *  copy (lv_integrator_error_detail). */
-int lv_model_last_error(const lv_model *m, const char **callback, int *row,
-                        int *col);
+LV_API int lv_model_last_error(const lv_model *m, const char **callback, int *row,
+                               int *col);
 
 /** Dense conveniences (column-major, leading dimension = rows). */
-int lv_model_mass_dense(const lv_model *m, const double *q, double *M);
-int lv_model_constraint_jac_dense(const lv_model *m, const double *q,
-                                  double *G);
+LV_API int lv_model_mass_dense(const lv_model *m, const double *q, double *M);
+LV_API int lv_model_constraint_jac_dense(const lv_model *m, const double *q,
+                                         double *G);
 /** y = G(q) x (m) and y = G(q)^T lambda (nv), via the Jacobian callback. */
-int lv_model_G_apply(const lv_model *m, const double *q, const double *x,
-                     double *y);
-int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda,
-                      double *y);
+LV_API int lv_model_G_apply(const lv_model *m, const double *q, const double *x,
+                            double *y);
+LV_API int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda,
+                             double *y);
 /** y = M(q) x (nv), without forming M. */
-int lv_model_mass_apply(const lv_model *m, const double *q, const double *x,
-                        double *y);
+LV_API int lv_model_mass_apply(const lv_model *m, const double *q, const double *x,
+                               double *y);
 /** The same products with every entry replaced by its modulus,
  *  y = |M(q)| |x|, |G(q)| |x|, |G(q)|^T |lambda|: the magnitude of the terms
  *  summed into each component of M x, G x, G^T lambda, i.e. the scale of
  *  their round-off (for lv_newton_problem.scale).  Entries a callback adds
  *  twice count twice. */
-int lv_model_mass_apply_abs(const lv_model *m, const double *q, const double *x,
-                            double *y);
-int lv_model_G_apply_abs(const lv_model *m, const double *q, const double *x,
-                         double *y);
-int lv_model_GT_apply_abs(const lv_model *m, const double *q,
-                          const double *lambda, double *y);
+LV_API int lv_model_mass_apply_abs(const lv_model *m, const double *q, const double *x,
+                                   double *y);
+LV_API int lv_model_G_apply_abs(const lv_model *m, const double *q, const double *x,
+                                double *y);
+LV_API int lv_model_GT_apply_abs(const lv_model *m, const double *q,
+                                 const double *lambda, double *y);
 /** Sinks that apply a matrix to a vector instead of storing it: each
  *  add(i, j, a) does y[i] += a x[j] (or y[j] += a x[i] when @p transposed).
  *  The caller zeroes y.  Defined as a struct so it lives on the stack. */
@@ -179,8 +181,8 @@ typedef struct {
   double *y;
   int transposed;
 } lv_matvec_sink;
-lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols,
-                             const double *x, double *y, int transposed);
+LV_API lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols,
+                                    const double *x, double *y, int transposed);
 
 /** Result of a derivative check: for each derivative the supplied callback
  *  covers, the max relative deviation from central finite differences
@@ -200,9 +202,9 @@ typedef struct {
  *  relative tolerance @p tol (0: 1e-6).  Writes one line per derivative to
  *  @p log if not NULL.  Returns 0 if all pass, LV_EINPUT if some failed
  *  (details in @p res), or an evaluation error. */
-int lv_model_check_derivatives(const lv_model *m, const double *q,
-                               const double *v, double tol, FILE *log,
-                               lv_check_result *res);
+LV_API int lv_model_check_derivatives(const lv_model *m, const double *q,
+                                      const double *v, double tol, FILE *log,
+                                      lv_check_result *res);
 
 /* ---- Registry of named benchmark models (models/) ---- */
 
@@ -229,19 +231,19 @@ typedef struct {
 } lv_model_info;
 
 /** Registered models, terminated by a NULL entry. */
-const lv_model_info *const *lv_model_registry(void);
+LV_API const lv_model_info *const *lv_model_registry(void);
 /** Look a model up by name and create it.  Status: LV_EUNKNOWN. */
-int lv_model_create(const char *name, const lv_kv *params, lv_model **out);
+LV_API int lv_model_create(const char *name, const lv_kv *params, lv_model **out);
 
 /** Parameter helpers for model constructors: parse @p key from @p kv as a
  *  double (default @p def).  LV_EINPUT if the text is not a number or @p out
  *  is NULL.  A NULL @p kv or @p key reads as "not given" (the default). */
-int lv_kv_double(const lv_kv *kv, const char *key, double def, double *out);
-int lv_kv_int(const lv_kv *kv, const char *key, int def, int *out);
-const char *lv_kv_string(const lv_kv *kv, const char *key, const char *def);
+LV_API int lv_kv_double(const lv_kv *kv, const char *key, double def, double *out);
+LV_API int lv_kv_int(const lv_kv *kv, const char *key, int def, int *out);
+LV_API const char *lv_kv_string(const lv_kv *kv, const char *key, const char *def);
 /** LV_EUNKNOWN if @p kv has a key not among @p info (NULL-terminated names);
  *  *bad receives the offending key. */
-int lv_kv_check(const lv_kv *kv, const lv_param_info *info, const char **bad);
+LV_API int lv_kv_check(const lv_kv *kv, const lv_param_info *info, const char **bad);
 
 #ifdef __cplusplus
 }

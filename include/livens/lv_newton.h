@@ -42,6 +42,9 @@
 #ifndef LIVENS_LV_NEWTON_H
 #define LIVENS_LV_NEWTON_H
 
+#include "lv_export.h"
+
+#include <float.h> /* DBL_EPSILON in LV_NEWTON_OPTIONS_INIT */
 #include "lv_linsol.h"
 
 #ifdef __cplusplus
@@ -112,32 +115,38 @@ typedef struct {
  *  (lv_newton_stats.stalled). */
 #define LV_NEWTON_STALL 5
 
-/** Fill @p opt with the defaults listed above. */
-void lv_newton_options_default(lv_newton_options *opt);
+/** The defaults listed above, as an initialiser:
+ *  `lv_newton_options o = LV_NEWTON_OPTIONS_INIT;` */
+#define LV_NEWTON_OPTIONS_INIT                                                               \
+  {.kind = LV_NEWTON_FULL, .max_iter = 40, .res_tol = 1e-12, .res_rtol = 16.0 * DBL_EPSILON, \
+   .atol = 1e-12, .rtol = 1e-8, .reuse_rate = 0.3, .divergence = 1e8, .damping = 0}
+
+/** Fill @p opt with the defaults listed above (LV_NEWTON_OPTIONS_INIT). */
+LV_API void lv_newton_options_default(lv_newton_options *opt);
 
 typedef struct lv_newton lv_newton;
 
 /** Create a solver for systems of size n using linear solver @p kind.
  *  Status: LV_EINPUT, LV_ENOMEM. */
-int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind);
-void lv_newton_free(lv_newton *nw);
-lv_newton_options *lv_newton_opts(lv_newton *nw);
-lv_linsol *lv_newton_linsol(lv_newton *nw);
+LV_API int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind);
+LV_API void lv_newton_free(lv_newton *nw);
+LV_API lv_newton_options *lv_newton_opts(lv_newton *nw);
+LV_API lv_linsol *lv_newton_linsol(lv_newton *nw);
 
 /** Solve.  @p reuse non-zero allows modified Newton to start from the
  *  factorisation left by the previous solve.  Status: 0, LV_ENEWTON
  *  (iteration limit), LV_EDIVERGE, LV_ESINGULAR, LV_ENONFINITE (residual
  *  not finite), or a callback's status. */
-int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse,
-                    lv_newton_stats *stats);
+LV_API int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse,
+                           lv_newton_stats *stats);
 
 /** After a converged solve: up to @p max_corrections further corrections
  *  with the kept factorisation, while the residual max-norm at least halves.
  *  Brings a solution accepted at the tolerance down to round-off, which
  *  long conservative runs need (momentum maps drift by the accepted
  *  residual every step otherwise).  Adds its iterations to @p stats. */
-int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb,
-                     int max_corrections, lv_newton_stats *stats);
+LV_API int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb,
+                            int max_corrections, lv_newton_stats *stats);
 
 /** Give the residual test a scale (NULL, the default: absolute test only).
  *  @p scale is called with the ctx of the problem being solved and returns
@@ -149,7 +158,7 @@ int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb,
  *  as much as a residual.  A solver property rather than a field of
  *  lv_newton_problem so existing problem initialisers stay complete; every
  *  problem solved with @p nw must accept the callback's ctx. */
-void lv_newton_set_scale(lv_newton *nw, lv_newton_scale_fn scale);
+LV_API void lv_newton_set_scale(lv_newton *nw, lv_newton_scale_fn scale);
 
 /** Give the residual test units (NULL, the default: u_i = 1).  @p units
  *  is called with the problem's ctx at the start of every solve and
@@ -158,10 +167,10 @@ void lv_newton_set_scale(lv_newton *nw, lv_newton_scale_fn scale);
  *  |r_i| <= res_tol u_i, i.e. r_i / u_i <= res_tol in the equation's own
  *  units, whatever factors of h the scheme scaled the row by to keep its
  *  Newton matrix O(1).  A solver property like the scale. */
-void lv_newton_set_units(lv_newton *nw, lv_newton_scale_fn units);
+LV_API void lv_newton_set_units(lv_newton *nw, lv_newton_scale_fn units);
 
 /** Mark the kept factorisation stale (e.g. after a step-size change). */
-void lv_newton_invalidate(lv_newton *nw);
+LV_API void lv_newton_invalidate(lv_newton *nw);
 
 #ifdef __cplusplus
 }

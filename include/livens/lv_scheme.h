@@ -6,6 +6,8 @@
 #ifndef LIVENS_LV_SCHEME_H
 #define LIVENS_LV_SCHEME_H
 
+#include "lv_export.h"
+
 #include <signal.h>
 #include "lv_model.h"
 #include "lv_newton.h"
@@ -97,9 +99,9 @@ typedef struct {
 } lv_scheme_type;
 
 /** Registered schemes, terminated by NULL. */
-const lv_scheme_type *const *lv_scheme_registry(void);
+LV_API const lv_scheme_type *const *lv_scheme_registry(void);
 /** Look a scheme up by name; NULL if unknown. */
-const lv_scheme_type *lv_scheme_find(const char *name);
+LV_API const lv_scheme_type *lv_scheme_find(const char *name);
 
 #ifdef __cplusplus
 }

@@ -23,6 +23,8 @@
 #ifndef LIVENS_LV_SPACE_H
 #define LIVENS_LV_SPACE_H
 
+#include "lv_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -39,48 +41,48 @@ typedef enum {
 typedef struct lv_space lv_space;
 
 /** Empty space; add factors with lv_space_add.  Status: LV_ENOMEM. */
-int lv_space_new(lv_space **out);
+LV_API int lv_space_new(lv_space **out);
 /** Convenience: the linear space R^n. */
-int lv_space_new_rn(lv_space **out, int n);
-void lv_space_free(lv_space *sp);
+LV_API int lv_space_new_rn(lv_space **out, int n);
+LV_API void lv_space_free(lv_space *sp);
 
 /** Append a factor.  @p k is the dimension for LV_FACTOR_RN (k = 0 adds
  *  nothing) and ignored otherwise.  Adjacent R^k factors are merged.
  *  Status: LV_EINPUT (k < 0, unknown kind), LV_ENOMEM. */
-int lv_space_add(lv_space *sp, lv_factor_kind kind, int k);
+LV_API int lv_space_add(lv_space *sp, lv_factor_kind kind, int k);
 
-int lv_space_nq(const lv_space *sp);        /**< doubles in a configuration */
-int lv_space_nv(const lv_space *sp);        /**< dimension of the tangent space */
-int lv_space_nfactors(const lv_space *sp);
+LV_API int lv_space_nq(const lv_space *sp);        /**< doubles in a configuration */
+LV_API int lv_space_nv(const lv_space *sp);        /**< dimension of the tangent space */
+LV_API int lv_space_nfactors(const lv_space *sp);
 /** Kind, representation offset/size and tangent offset/size of factor i. */
-int lv_space_factor(const lv_space *sp, int i, lv_factor_kind *kind, int *q_off,
-                    int *nq, int *v_off, int *nv);
+LV_API int lv_space_factor(const lv_space *sp, int i, lv_factor_kind *kind, int *q_off,
+                           int *nq, int *v_off, int *nv);
 /** True if every factor is R^k (the space is linear). */
-int lv_space_is_linear(const lv_space *sp);
+LV_API int lv_space_is_linear(const lv_space *sp);
 /** Short description, e.g. "R^3", "R^3xSO(3)", "(R^3xSO(3))^10". */
-const char *lv_space_name(const lv_space *sp);
+LV_API const char *lv_space_name(const lv_space *sp);
 
 /** q_out = q o exp(h v~).  q_out may alias q. */
-int lv_space_compose_exp(const lv_space *sp, const double *q, double h,
-                         const double *v, double *q_out);
+LV_API int lv_space_compose_exp(const lv_space *sp, const double *q, double h,
+                                const double *v, double *q_out);
 /** v = log(q0^{-1} q1) (so that q1 = q0 o exp(v~)).  Status: LV_EINPUT if a
  *  rotation angle is within 8 DBL_EPSILON of pi (log not unique); a valid v
  *  with |psi| = pi is written anyway. */
-int lv_space_log(const lv_space *sp, const double *q0, const double *q1,
-                 double *v);
+LV_API int lv_space_log(const lv_space *sp, const double *q0, const double *q1,
+                        double *v);
 /** The identity element. */
-int lv_space_identity(const lv_space *sp, double *q);
+LV_API int lv_space_identity(const lv_space *sp, double *q);
 /** Tangent operator T(v) (= dexp_{-v}), nv x nv block diagonal, added into
  *  @p T through the sink (scaled by the sink's scale).  The positions
  *  written do not depend on v (whole blocks, zeros included; SE(3) without
  *  its zero lower-left block), so a fixed sparsity pattern holds. */
 struct lv_sink;
-int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T);
+LV_API int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T);
 /** y = T(v) x and y = T(v)^{-1} x, without forming the matrix (y may alias x). */
-int lv_space_tangent_apply(const lv_space *sp, const double *v,
-                           const double *x, double *y);
-int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
-                               const double *x, double *y);
+LV_API int lv_space_tangent_apply(const lv_space *sp, const double *v,
+                                  const double *x, double *y);
+LV_API int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
+                                      const double *x, double *y);
 /** y = T(v)^{-1} x as lv_space_tangent_inv_apply (to round-off), and the
  *  derivative D = d(T(w)^{-1} x)/dw at w = v (nv x nv, block diagonal),
  *  added into @p D through the sink.  Positions written: the 3x3 rotational
@@ -90,16 +92,16 @@ int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
  *  blocks are analytic (closed form, series for |psi| < 1); the
  *  translational rows of SE(3) are central differences (relative error
  *  ~1e-10).  y may alias x.  Status: LV_EINPUT, or the sink's. */
-int lv_space_tangent_inv_deriv(const lv_space *sp, const double *v,
-                               const double *x, double *y, struct lv_sink *D);
+LV_API int lv_space_tangent_inv_deriv(const lv_space *sp, const double *v,
+                                      const double *x, double *y, struct lv_sink *D);
 /** y = ad_v x = [v~, x~] in vector form. */
-int lv_space_ad(const lv_space *sp, const double *v, const double *x,
-                double *y);
+LV_API int lv_space_ad(const lv_space *sp, const double *v, const double *x,
+                       double *y);
 /** Re-orthonormalise rotation parts (nearest rotation, polar factor) and
  *  renormalise quaternions (round-off drift over long runs).  LV_EINPUT for
  *  a singular, reflecting or non-finite rotation or a zero quaternion (the
  *  other factors are still normalised). */
-int lv_space_normalize(const lv_space *sp, double *q);
+LV_API int lv_space_normalize(const lv_space *sp, double *q);
 
 /** The rigid-body pose of factor @p i of configuration @p q: position x
  *  and rotation matrix R (row-major), whatever the factor's representation
@@ -112,21 +114,21 @@ int lv_space_set_pose(const lv_space *sp, int i, const double x[3], const double
 
 /* Per-factor primitives (3-vectors, 3x3 row-major matrices). */
 /** a~ : the skew matrix with a~ b = a x b. */
-void lv_hat3(const double a[3], double A[9]);
+LV_API void lv_hat3(const double a[3], double A[9]);
 /** Rodrigues: R = exp(psi~). */
-void lv_so3_exp(const double psi[3], double R[9]);
+LV_API void lv_so3_exp(const double psi[3], double R[9]);
 /** psi = log(R). */
-void lv_so3_log(const double R[9], double psi[3]);
+LV_API void lv_so3_log(const double R[9], double psi[3]);
 /** T_SO(3)(psi), 3x3 row-major. */
-void lv_so3_tangent(const double psi[3], double T[9]);
+LV_API void lv_so3_tangent(const double psi[3], double T[9]);
 /** T_SO(3)(psi)^{-1}, 3x3 row-major. */
-void lv_so3_tangent_inv(const double psi[3], double Ti[9]);
+LV_API void lv_so3_tangent_inv(const double psi[3], double Ti[9]);
 /** y = T_SO(3)(psi)^{-1} x and, if @p D is not NULL,
  *  D = d(T_SO(3)(psi)^{-1} x)/dpsi, 3x3 row-major (analytic; series in
  *  |psi|^2 below |psi| = 1), and, if @p Ti is not NULL, the matrix
  *  T_SO(3)(psi)^{-1}.  y may alias x. */
-void lv_so3_tangent_inv_deriv(const double psi[3], const double x[3], double y[3], double D[9],
-                              double Ti[9]);
+LV_API void lv_so3_tangent_inv_deriv(const double psi[3], const double x[3], double y[3], double D[9],
+                                     double Ti[9]);
 
 #ifdef __cplusplus
 }

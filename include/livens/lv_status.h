@@ -8,6 +8,8 @@
 #ifndef LIVENS_LV_STATUS_H
 #define LIVENS_LV_STATUS_H
 
+#include "lv_export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -33,10 +35,10 @@ enum lv_status {
 };
 
 /** One-sentence, human-readable description of a status code. Never NULL. */
-const char *lv_strerror(int status);
+LV_API const char *lv_strerror(int status);
 
 /** Symbolic name of a status code ("LV_ENEWTON"). Never NULL. */
-const char *lv_status_name(int status);
+LV_API const char *lv_status_name(int status);
 
 #ifdef __cplusplus
 }

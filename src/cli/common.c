@@ -305,7 +305,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     if (r->newton_kind >= 0) o.kind = (lv_newton_kind)r->newton_kind;
     lv_integrator_set_newton(it, &o);
   }
-  rc = lv_diag_new(&diag, model, (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0);
+  rc = lv_diag_new_for(&diag, it);
   if (rc) {
     lv_integrator_free(it);
     cli_error("%s.", lv_strerror(rc));
@@ -318,7 +318,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     lv_integrator_free(it);
     return rc;
   }
-  out_ctx oc = {{diag, csv, r->every, 0}, progress, r->t_end, 0.0, 0, 0, 0, 0, NULL, 0, 0, 0};
+  out_ctx oc = {{.diag = diag, .csv = csv, .every = r->every}, progress, r->t_end, 0.0, 0, 0, 0, 0, NULL, 0, 0, 0};
   oc.timed = csv && (r->output_dt > 0 || ntimes > 0);
   oc.dt = r->output_dt;
   oc.times = times;

@@ -45,4 +45,4 @@ const char *lv_status_name(int status) {
   return "LV_E?";
 }
 
-const char *lv_version(void) { return "0.1.0"; }
+const char *lv_version(void) { return LIVENS_VERSION_STRING; }

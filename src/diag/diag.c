@@ -13,7 +13,7 @@ struct lv_diag {
   double mean_t, mean_e, c_te, c_tt;
 };
 
-int lv_diag_new(lv_diag **out, const lv_model *m, int has_p) {
+int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p) {
   if (!out) return LV_EINPUT;
   *out = NULL;
   if (!m) return LV_EINPUT;
@@ -37,6 +37,20 @@ int lv_diag_new(lv_diag **out, const lv_model *m, int has_p) {
   lv_diag_reset(d);
   *out = d;
   return 0;
+}
+
+int lv_diag_new_for(lv_diag **out, const lv_integrator *it) {
+  if (!out) return LV_EINPUT;
+  *out = NULL;
+  const lv_scheme_type *type = lv_integrator_scheme(it);
+  if (!type) return LV_EINPUT;
+  return lv_diag_new_layout(out, lv_integrator_model(it), (type->flags & LV_SCHEME_HAS_P) != 0);
+}
+
+int lv_diag_new(lv_diag **out, const lv_model *m, int has_p) { return lv_diag_new_layout(out, m, has_p); }
+
+void lv_diag_writer_init(lv_diag_writer *w, lv_diag *d, FILE *csv) {
+  if (w) *w = (lv_diag_writer)LV_DIAG_WRITER_INIT(d, csv);
 }
 
 void lv_diag_free(lv_diag *d) {

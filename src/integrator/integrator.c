@@ -72,7 +72,7 @@ int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *sc
   if (type->flags & LV_SCHEME_SIMPLIFIED_NEWTON) it->newton.kind = LV_NEWTON_SIMPLIFIED;
   int rc = state_alloc(&it->state, model->nq, model->nv, model->nc);
   if (!rc) rc = state_alloc(&it->backup, model->nq, model->nv, model->nc);
-  if (!rc) rc = lv_diag_new(&it->guard_diag, model, (type->flags & LV_SCHEME_HAS_P) != 0);
+  if (!rc) rc = lv_diag_new_layout(&it->guard_diag, model, (type->flags & LV_SCHEME_HAS_P) != 0);
   if (rc) {
     lv_integrator_free(it);
     return rc;

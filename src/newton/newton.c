@@ -42,17 +42,9 @@ struct lv_newton {
   int have_factor;  /* a factorisation from an earlier iteration is usable */
 };
 
-void lv_newton_options_default(lv_newton_options *o) {
-  o->kind = LV_NEWTON_FULL;
-  o->max_iter = 40;
-  o->res_tol = 1e-12;
-  o->res_rtol = 16.0 * DBL_EPSILON; /* a few ulps of the largest term, with room for the rounding of the sum */
-  o->atol = 1e-12;
-  o->rtol = 1e-8;
-  o->reuse_rate = 0.3;
-  o->divergence = 1e8;
-  o->damping = 0;
-}
+/* res_rtol = 16 DBL_EPSILON: a few ulps of the largest term, with room for
+ * the rounding of the sum. */
+void lv_newton_options_default(lv_newton_options *o) { *o = (lv_newton_options)LV_NEWTON_OPTIONS_INIT; }
 
 int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind) {
   if (!out) return LV_EINPUT;

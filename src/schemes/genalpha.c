@@ -980,7 +980,7 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
-/* White-box check for the tests (lv_internal.h): the Newton matrix J at the
+/* White-box check for the tests (tests/whitebox.h): the Newton matrix J at the
  * predictor of a step of size h from the current state, and Jfd, its
  * columns by central differences of the residual along the update
  * (predictor, matrix, update(+-eps e_j), residual), both N x N
