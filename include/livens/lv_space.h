@@ -107,10 +107,10 @@ LV_API int lv_space_normalize(const lv_space *sp, double *q);
  *  and rotation matrix R (row-major), whatever the factor's representation
  *  (x = 0 for a pure rotation).  Models that read poses this way work in
  *  every formulation of a body.  Status: LV_EINPUT (R^k, bad index). */
-int lv_space_pose(const lv_space *sp, int i, const double *q, double x[3], double R[9]);
+LV_API int lv_space_pose(const lv_space *sp, int i, const double *q, double x[3], double R[9]);
 /** Write the pose (x, R) into factor @p i of @p q (x is ignored by a pure
  *  rotation; R must be a rotation).  Status: LV_EINPUT (R^k, bad index). */
-int lv_space_set_pose(const lv_space *sp, int i, const double x[3], const double R[9], double *q);
+LV_API int lv_space_set_pose(const lv_space *sp, int i, const double x[3], const double R[9], double *q);
 
 /* Per-factor primitives (3-vectors, 3x3 row-major matrices). */
 /** a~ : the skew matrix with a~ b = a x b. */
