@@ -31,6 +31,10 @@ void lv_dense_matvec_t(int rows, int cols, const double *A, const double *x,
 /* Add a dense column-major r x c block A, rows scaled by rowscale (or
  * NULL), at (r0, c0) of the matrix being assembled (src/linsol/linsol.c). */
 int lv_linsol_add_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale);
+/* The assembly object of @p ls (src/linsol/assembly.h): the schemes' inner
+ * loops write their entries there directly, without the per-call checks of
+ * lv_linsol_add. */
+struct lv_assembly *lv_linsol_assembly(lv_linsol *ls);
 
 /* T (cols x rows) = A^T for A rows x cols, column-major. */
 void lv_dense_transpose(int rows, int cols, const double *A, double *T);
