@@ -319,6 +319,27 @@ int lv_spm_add_to(lv_linsol *ls, int r0, int c0, const lv_spm *A, double scale, 
   return 0;
 }
 
+int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
+               int transpose) {
+  int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
+  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n) return LV_EINPUT;
+  const int *rp = A->rp, *ci = A->ci;
+  const double *val = A->val;
+  for (int i = 0; i < A->nrows; i++) {
+    int p0 = rp[i], p1 = rp[i + 1];
+    if (transpose) {
+      for (int p = p0; p < p1; p++) {
+        double v = rowscale ? scale * rowscale[ci[p]] * val[p] : scale * val[p];
+        LV_CHECK(lv_assembly_add(S, r0 + ci[p], c0 + i, v));
+      }
+    } else {
+      double f = rowscale ? scale * rowscale[i] : scale;
+      for (int p = p0; p < p1; p++) LV_CHECK(lv_assembly_add(S, r0 + i, c0 + ci[p], f * val[p]));
+    }
+  }
+  return 0;
+}
+
 int lv_spm_identity(lv_spm *A, int d) {
   lv_sink *s = lv_spm_begin(A);
   int rc = 0;

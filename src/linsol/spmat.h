@@ -23,6 +23,7 @@
 #define LIVENS_SPMAT_H
 
 #include "lv_internal.h"
+#include "linsol/assembly.h"
 
 typedef struct lv_spm lv_spm;
 struct lv_spm {
@@ -73,6 +74,16 @@ int lv_spm_identity(lv_spm *A, int d);
 void lv_spm_matvec(const lv_spm *A, double alpha, const double *x, int acc, double *y);
 void lv_spm_matvec_t(const lv_spm *A, double alpha, const double *x, int acc, double *y);
 void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y);
+
+/* Write the term scale * A (or scale * A^T if @p transpose), row r of the
+ * block also times rowscale[r] if @p rowscale is not NULL, at (r0, c0) of
+ * the assembly @p S: every pattern entry once, zeros too (the position
+ * sequence is the pattern's), in row order of A.  Each value is formed as
+ * (scale * rowscale[r]) * a, so that terms summed into one position give
+ * the same bits whatever the back-end.  Status: LV_EINPUT (the block does
+ * not fit), LV_ENOMEM. */
+int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
+               int transpose);
 
 /* Add every pattern entry of A (or of A^T if @p transpose), times @p scale
  * and, if @p rowscale is not NULL, times rowscale[r] for its row r of the
