@@ -399,6 +399,7 @@ static int em_create(lv_stepper *st, em_kind kind) {
   lv_newton_set_scale(E->nw, em_scale);
   *lv_newton_opts(E->nw) = st->newton;
   st->linsol = lv_newton_linsol(E->nw);
+  st->newton_solver = E->nw; /* the integrator invalidates it on a new h */
   lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31,
                    &E->sP33, &E->sJV,  &E->sHa,    &E->sZu, &E->sZw, &E->sI,    &E->sPr,  &E->sWa,  &E->sWb};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
@@ -537,13 +538,6 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
-/* A modified-Newton factorisation belongs to one step size. */
-static void em_new_h(lv_stepper *st, double h) {
-  (void)h;
-  em *X = st->priv;
-  if (X && X->nw) lv_newton_invalidate(X->nw);
-}
-
 const lv_scheme_type lv_scheme_em = {
     "em",
     "GGL energy-momentum scheme EM (seed 003 eq. (84)): discrete gradients, primary and secondary "
@@ -559,7 +553,7 @@ const lv_scheme_type lv_scheme_em = {
     em_destroy,
     NULL,
     NULL,
-    em_new_h,
+    NULL,
 };
 
 const lv_scheme_type lv_scheme_em_g = {
@@ -577,5 +571,5 @@ const lv_scheme_type lv_scheme_em_g = {
     em_destroy,
     NULL,
     NULL,
-    em_new_h,
+    NULL,
 };

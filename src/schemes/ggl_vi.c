@@ -431,6 +431,7 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   LV_CHECK(lv_newton_new(&V->nw, n, st->linsol_kind));
   *lv_newton_opts(V->nw) = st->newton;
   st->linsol = lv_newton_linsol(V->nw);
+  st->newton_solver = V->nw; /* the integrator invalidates it on a new h */
   lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
                    &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,   &V->sP33, &V->sX,
                    &V->sA1,  &V->sA2,  &V->sC1,    &V->sD2V, &V->sHa,  &V->sI};
@@ -560,15 +561,6 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
-/* The Newton matrix depends on h: a factorisation kept by modified Newton
- * for another step size (e.g. before a halving) would only slow the
- * iteration down or make it fail. */
-static void vi_new_h(lv_stepper *st, double h) {
-  (void)h;
-  vi *X = st->priv;
-  if (X && X->nw) lv_newton_invalidate(X->nw);
-}
-
 const lv_scheme_type lv_scheme_vi_s = {
     "vi-s",
     "GGL variational integrator VI-S (seed 003 eq. (55)): first order, GGL analogue of symplectic Euler",
@@ -584,7 +576,7 @@ const lv_scheme_type lv_scheme_vi_s = {
     vi_destroy,
     NULL,
     NULL,
-    vi_new_h,
+    NULL,
 };
 
 const lv_scheme_type lv_scheme_vi_a = {
@@ -602,7 +594,7 @@ const lv_scheme_type lv_scheme_vi_a = {
     vi_destroy,
     NULL,
     NULL,
-    vi_new_h,
+    NULL,
 };
 
 const lv_scheme_type lv_scheme_vi_b = {
@@ -621,5 +613,5 @@ const lv_scheme_type lv_scheme_vi_b = {
     vi_destroy,
     NULL,
     NULL,
-    vi_new_h,
+    NULL,
 };
