@@ -136,18 +136,3 @@ void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats) {
 }
 
 lv_assembly *lv_linsol_assembly(lv_linsol *ls) { return &ls->as; }
-
-/* A dense factorisation has no pattern, so exact zeros need not be sent; a
- * sparse one gets every entry of the block, so its positions are the same on
- * every assembly (blocks that vanish by the structure of the equations are
- * simply never added by the caller). */
-int lv_linsol_add_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale) {
-  int dense = lv_linsol_kind_of(ls) == LV_LINSOL_DENSE;
-  for (int j = 0; j < c; j++)
-    for (int i = 0; i < r; i++) {
-      double v = (rowscale ? rowscale[i] : 1.0) * A[i + (size_t)j * r];
-      if (dense && v == 0.0) continue;
-      LV_CHECK(lv_linsol_add(ls, r0 + i, c0 + j, v));
-    }
-  return 0;
-}

@@ -75,10 +75,4 @@ static inline void lv_mass_inv_mul(const lv_mass_op *mo, const double *x, double
   lv_mass_op_apply_(mo, &mo->sMi, mo->rs, mo->Minv, x, y);
 }
 
-/* Y = M^-1 X, X and Y d x c column-major (may not alias) */
-static inline void lv_mass_inv_cols(const lv_mass_op *mo, int c, const double *X, double *Y) {
-  int d = mo->d;
-  for (int j = 0; j < c; j++) lv_mass_inv_mul(mo, X + (size_t)j * d, Y + (size_t)j * d);
-}
-
 #endif
