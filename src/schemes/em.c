@@ -111,7 +111,7 @@ typedef struct {
   double *wo;             /* their direction: Delta projected off the group orbit */
   /* Jacobian scratch for the dense-by-nature terms: d x max(d, k) */
   double *B;
-  /* every matrix in fixed-pattern sparse form (linsol/spmat.h) */
+  /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
   lv_spm sJV, sHa, sZu, sZw, sI; /* D(D^G V), H(z; a), Z(z; u), Z(q1; w), identity */
   lv_spm sPr, sWa, sWb;          /* s (P - I), Delta beta^T, h/2 Delta betav^T (non-quadratic g) */

@@ -71,7 +71,7 @@
  * (diagonal for particles; a dense M^-1 when a component exceeds
  * LV_MASS_MAX_BLOCK, mass_op.h), the products Hb M^-1 Hb, Hb M^-1 G^T,
  * G M^-1 Hb, G M^-1 G^T get their pattern once and then only their values
- * (linsol/spmat.h), and each term is written once into the solver's
+ * (schemes/spmat.h), and each term is written once into the solver's
  * assembly (linsol/assembly.h), which sums the terms of a position in the
  * order they come and lands them in a dense array or a fixed CSC pattern
  * as the back-end chose: O(nnz) per iteration and memory, one pattern, one
@@ -129,7 +129,7 @@ typedef struct {
   /* cache of the current iterate (valid between residual and update) */
   int cached;
   double *qt, *q1, *u, *hp1, *y, *w, *tmp;
-  /* every matrix in fixed-pattern sparse form (linsol/spmat.h) */
+  /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sG0, sG0T, sMiG0T;       /* G(q^n) (VI-B, VI-S) */
   lv_spm sGt, sGtT, sMiGtT, sG1;  /* G(qt), G(q1) at the iterate */
   lv_spm sHb, sZ, sMiHb, sHbMi;   /* H(qt; b), Z, M^-1 Hb, Hb M^-1 */

@@ -5,7 +5,7 @@
  * way (position-level unknowns, momentum rows scaled by D^-1 = diag(M)^-1)
  * and need the same things from M: products M x and M^-1 x, the row
  * scaling, and fixed-pattern sparse M, M^-1 for their Newton-matrix
- * assembly (linsol/spmat.h).
+ * assembly (schemes/spmat.h).
  * Written once here, the two schemes cannot drift apart in how M is formed,
  * inverted or applied -- which the dense vs sparse agreement tests of both
  * rely on.  The discrete-gradient toolkit keeps its dense M^-1 (for
@@ -25,7 +25,7 @@
 #define LIVENS_MASS_OP_H
 
 #include "lv_internal.h"
-#include "linsol/spmat.h"
+#include "schemes/spmat.h"
 
 /* Largest connected block of M for which the sparse form is built (a rigid
  * body in director coordinates has 12). */

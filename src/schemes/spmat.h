@@ -1,5 +1,6 @@
-/* Small sparse-matrix kit for the schemes' sparse assembly path (internal,
- * not installed).
+/* Small sparse-matrix kit of the schemes' Newton-matrix assembly (internal,
+ * not installed).  It lives with the schemes: it captures model callbacks
+ * (model layer) and writes into the solver's assembly (linsol layer).
  *
  * The VI and EM schemes reduce their discrete equations to d+2m unknowns,
  * so their Newton matrices contain products such as H M^-1 H, H M^-1 G^T,
@@ -11,8 +12,7 @@
  * in it) and then only their values, and the results are written term by
  * term into the solver's assembly (lv_spm_put, linsol/assembly.h): the
  * Newton matrix keeps one pattern and UMFPACK / KLU analyse it once per
- * run.  Cost per use: O(entries + flops of the
- * product), never O(d^2).
+ * run.  Cost per use: O(entries + flops of the product), never O(d^2).
  *
  * Patterns follow their operands: every matrix carries a version that
  * changes when its pattern does (a callback that wrote a different position

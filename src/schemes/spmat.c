@@ -1,6 +1,6 @@
-/* Sparse-matrix kit for the schemes' sparse assembly path (see spmat.h). */
+/* Sparse-matrix kit of the schemes' Newton-matrix assembly (see spmat.h). */
 #include <float.h>
-#include "linsol/spmat.h"
+#include "schemes/spmat.h"
 
 void lv_spm_init(lv_spm *A, int nrows, int ncols) {
   memset(A, 0, sizeof *A);
