@@ -28,17 +28,10 @@ void lv_dense_matvec(int rows, int cols, const double *A, const double *x,
 /* y = A^T x. */
 void lv_dense_matvec_t(int rows, int cols, const double *A, const double *x,
                        double *y);
-/* Add a dense column-major r x c block A, rows scaled by rowscale (or
- * NULL), at (r0, c0) of the matrix being assembled (src/linsol/linsol.c). */
-int lv_linsol_add_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale);
-
-/* T (cols x rows) = A^T for A rows x cols, column-major. */
-void lv_dense_transpose(int rows, int cols, const double *A, double *T);
-/* C (r x c) += alpha A (r x s) B (s x c), column-major with ld = rows.  For
- * the small blocks of the schemes' reduced Newton matrices, where a BLAS
- * call costs more than the arithmetic. */
-void lv_dense_gemm_acc(int r, int s, int c, double alpha, const double *A,
-                       const double *B, double *C);
+/* The assembly object of @p ls (src/linsol/assembly.h): the schemes' inner
+ * loops write their entries there directly, without the per-call checks of
+ * lv_linsol_add. */
+struct lv_assembly *lv_linsol_assembly(lv_linsol *ls);
 
 /* The model object.  Defined here so the finite-difference fallbacks and the
  * derivative checker (separate files) can reach the callbacks directly. */
@@ -78,8 +71,6 @@ void lv_model_clear_error(const lv_model *m);
  * H(q; gamma) = D_q(G^T gamma) (nv x nv) and curvature Z(q; w) = D_q(G w)
  * (nc x nv), beside lv_model_mass_dense / lv_model_constraint_jac_dense.
  * The *_apply forms compute y = H x or y = Z x without forming the matrix. */
-int lv_model_constraint_hessian_dense(const lv_model *m, const double *q, const double *gamma, double *H);
-int lv_model_constraint_curvature_dense(const lv_model *m, const double *q, const double *w, double *Z);
 int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gamma, const double *x, double *y);
 int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w, const double *x, double *y);
 int lv_model_hessian_apply_abs(const lv_model *m, const double *q, const double *gamma, const double *x,

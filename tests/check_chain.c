@@ -391,9 +391,10 @@ static int coupled_mass_wide(const double *q, lv_sink *M, void *u) {
   return coupled_mass_impl(coupled_N, 1, M);
 }
 
-/* The sparse path with M^-1 formed block by block (and, for a mass matrix
- * whose one block exceeds the limit, the dense assembly into the sparse
- * solver): same Newton matrix, same trajectory as the dense path. */
+/* M^-1 formed block by block (and, for a mass matrix whose one block
+ * exceeds the limit, the dense inverse captured as a sparse matrix): the
+ * one assembly gives the dense and the KLU back-end the same Newton matrix
+ * and the same trajectory. */
 START_TEST(test_vi_em_block_mass) {
   const char *names[3] = {"vi-a", "vi-s", "em"};
   for (int wide = 0; wide < 2; wide++) {

@@ -248,6 +248,40 @@ START_TEST(test_halving_then_continuing) {
 }
 END_TEST
 
+/* A step-size change is handled once, by the integrator: it invalidates the
+ * factorisation that modified Newton keeps (stepper.newton_solver).  With
+ * refactorisation on slow contraction switched off (reuse_rate 0.99), steps
+ * at one h share one factorisation, and the first step at a new h must make
+ * a new one.  (RATTLE uses the same path, but its polish refactorises every
+ * step, so its counts show nothing.) */
+START_TEST(test_new_step_refactorises) {
+  const char *schemes[] = {"vi-a", "vi-s", "em", "em-g"};
+  lv_model *m = builtin("four-particle");
+  for (size_t s = 0; s < sizeof schemes / sizeof schemes[0]; s++) {
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, m, schemes[s], 1e-3), 0);
+    lv_newton_options o;
+    lv_integrator_get_newton(it, &o);
+    o.kind = LV_NEWTON_MODIFIED;
+    o.reuse_rate = 0.99;
+    ck_assert_int_eq(lv_integrator_set_newton(it, &o), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    lv_integrator_stats st;
+    long f[4];
+    for (int k = 0; k < 4; k++) {
+      if (k == 3) ck_assert_int_eq(lv_integrator_set_step(it, 2e-3), 0);
+      ck_assert_int_eq(lv_integrator_step(it), 0);
+      lv_integrator_get_stats(it, &st);
+      f[k] = st.factorizations;
+    }
+    ck_assert_msg(f[0] >= 1 && f[2] == f[1], "%s: factorisations %ld %ld %ld at one h", schemes[s], f[0], f[1], f[2]);
+    ck_assert_msg(f[3] == f[2] + 1, "%s: %ld factorisations in the first step at a new h", schemes[s], f[3] - f[2]);
+    lv_integrator_free(it);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
 /* BLieDF keeps a multistep history: halving is refused, not half done. */
 START_TEST(test_bliedf_refuses_halving) {
   lv_model *m = builtin("pendulum3d");
@@ -270,5 +304,6 @@ int main(void) {
   tcase_add_test(tc, test_failed_halving_restores_history);
   tcase_add_test(tc, test_halving_then_continuing);
   tcase_add_test(tc, test_bliedf_refuses_halving);
+  tcase_add_test(tc, test_new_step_refactorises);
   return tu_run_suite(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "livens/livens.h"
 #include "testutil.h"
+#include "linsol/assembly.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -787,6 +788,133 @@ START_TEST(test_auto_threshold) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ assembly */
+
+/* Value at (i, j) of a finished assembly, dense or CSC. */
+static double asm_at(const lv_assembly *a, int i, int j) {
+  if (a->dense) return a->D[i + (size_t)j * a->n];
+  for (int p = a->Ap[j]; p < a->Ap[j + 1]; p++)
+    if (a->Ai[p] == i) return a->Ax[p];
+  return 0.0;
+}
+
+/* A random add sequence with repeated positions, written into a dense and
+ * a sparse assembly: the sparse pattern is the set of positions, columns
+ * with rows ascending, and every slot holds the same bits as the dense
+ * entry (both sum their adds in add order). */
+static void asm_fill(lv_assembly *a, int n, int nadd, unsigned seed, int shift) {
+  unsigned x = seed;
+  for (int k = 0; k < nadd; k++) {
+    x = x * 1103515245u + 12345u;
+    int i = (int)((x >> 8) % (unsigned)n), j = (int)((x >> 4) % 3u);
+    j = (i + j + shift) % n;
+    double v = (double)((x >> 16) % 1000u) / 7.0 - 60.0;
+    ck_assert_int_eq(lv_assembly_add(a, i, j, v), 0);
+  }
+}
+
+START_TEST(test_assembly_dense_sparse_bits) {
+  const int n = 23, nadd = 200;
+  lv_assembly dn, sp;
+  ck_assert_int_eq(lv_assembly_init(&dn, n, 1), 0);
+  ck_assert_int_eq(lv_assembly_init(&sp, n, 0), 0);
+  for (int round = 0; round < 3; round++) {
+    /* round 1 replays round 0's add sequence (its values then go straight
+     * into the cached slots); round 2 writes other positions */
+    lv_assembly_begin(&dn);
+    lv_assembly_begin(&sp);
+    unsigned seed = 7u;
+    asm_fill(&dn, n, nadd, seed, round == 2);
+    asm_fill(&sp, n, nadd, seed, round == 2);
+    long v0 = sp.version;
+    ck_assert_int_eq(lv_assembly_finish(&sp), 0);
+    ck_assert_int_eq(lv_assembly_finish(&dn), 0);
+    if (round == 1) ck_assert_int_eq(sp.version, v0); /* the same sequence keeps the pattern */
+    if (round != 1) ck_assert(sp.version != v0);     /* a new one replaces it */
+    ck_assert_int_eq(sp.match, 1);
+    int nz = 0;
+    for (int j = 0; j < n; j++) {
+      for (int p = sp.Ap[j]; p < sp.Ap[j + 1]; p++) {
+        if (p > sp.Ap[j]) ck_assert_int_lt(sp.Ai[p - 1], sp.Ai[p]);
+        nz++;
+      }
+      for (int i = 0; i < n; i++) {
+        double dv = asm_at(&dn, i, j), sv = asm_at(&sp, i, j);
+        ck_assert(memcmp(&dv, &sv, sizeof dv) == 0 || (dv == 0.0 && sv == 0.0));
+      }
+    }
+    ck_assert_int_eq(nz, sp.nnz);
+    ck_assert_int_lt(sp.nnz, nadd); /* duplicates merged */
+    /* matvec of the assembled values agrees with the dense one */
+    double x[23], yd[23], ys[23];
+    for (int i = 0; i < n; i++) x[i] = 1.0 + i;
+    lv_assembly_matvec(&dn, x, yd);
+    lv_assembly_matvec(&sp, x, ys);
+    for (int i = 0; i < n; i++) ck_assert_double_eq_tol(yd[i], ys[i], 1e-12 * (1 + fabs(yd[i])));
+  }
+  lv_assembly_free(&dn);
+  lv_assembly_free(&sp);
+}
+END_TEST
+
+/* A sequence that leaves the recorded one half-way (or stops early) is
+ * recorded anew, with every value kept; matvec is right meanwhile. */
+START_TEST(test_assembly_mismatch) {
+  lv_assembly a;
+  ck_assert_int_eq(lv_assembly_init(&a, 3, 0), 0);
+  lv_assembly_begin(&a);
+  lv_assembly_add(&a, 0, 0, 1.0);
+  lv_assembly_add(&a, 1, 1, 2.0);
+  lv_assembly_add(&a, 0, 0, 3.0);
+  ck_assert_int_eq(lv_assembly_finish(&a), 0);
+  ck_assert_int_eq(a.nnz, 2);
+  ck_assert(asm_at(&a, 0, 0) == 4.0 && asm_at(&a, 1, 1) == 2.0);
+  long v1 = a.version;
+
+  lv_assembly_begin(&a); /* same first two positions, then a new one */
+  lv_assembly_add(&a, 0, 0, 5.0);
+  lv_assembly_add(&a, 1, 1, 6.0);
+  ck_assert_int_eq(a.match, 1);
+  lv_assembly_add(&a, 2, 0, 7.0);
+  ck_assert_int_eq(a.match, 0);
+  double x[3] = {1.0, 10.0, 100.0}, y[3];
+  lv_assembly_matvec(&a, x, y);
+  ck_assert(y[0] == 5.0 && y[1] == 60.0 && y[2] == 7.0);
+  ck_assert_int_eq(lv_assembly_finish(&a), 0);
+  ck_assert(a.version != v1);
+  ck_assert_int_eq(a.nnz, 3);
+  ck_assert(asm_at(&a, 0, 0) == 5.0 && asm_at(&a, 1, 1) == 6.0 && asm_at(&a, 2, 0) == 7.0);
+  long v2 = a.version;
+
+  lv_assembly_begin(&a); /* a prefix of the recorded sequence */
+  lv_assembly_add(&a, 0, 0, 1.5);
+  lv_assembly_add(&a, 1, 1, 2.5);
+  ck_assert_int_eq(lv_assembly_finish(&a), 0);
+  ck_assert(a.version != v2);
+  ck_assert_int_eq(a.nnz, 2);
+  ck_assert(asm_at(&a, 0, 0) == 1.5 && asm_at(&a, 1, 1) == 2.5 && asm_at(&a, 2, 0) == 0.0);
+  long v3 = a.version;
+
+  lv_assembly_begin(&a); /* the same prefix again: values straight into the slots */
+  lv_assembly_add(&a, 0, 0, -1.0);
+  lv_assembly_add(&a, 1, 1, -2.0);
+  ck_assert(a.Ax[0] == -1.0 && a.Ax[1] == -2.0);
+  ck_assert_int_eq(lv_assembly_finish(&a), 0);
+  ck_assert_int_eq(a.version, v3);
+
+  /* more adds than the initial capacity, with a non-finite one flagged */
+  lv_assembly_begin(&a);
+  for (int k = 0; k < 1000; k++) lv_assembly_add(&a, k % 3, (k / 3) % 3, 1.0);
+  ck_assert_int_eq(a.nonfinite, 0);
+  lv_assembly_add(&a, 2, 2, NAN);
+  ck_assert_int_eq(a.nonfinite, 1);
+  ck_assert_int_eq(lv_assembly_finish(&a), 0);
+  ck_assert_int_eq(a.nnz, 9);
+  ck_assert(asm_at(&a, 1, 0) == 111.0);
+  lv_assembly_free(&a);
+}
+END_TEST
+
 /* ------------------------------------------------------------------- suite */
 
 static Suite *linsol_suite(void) {
@@ -820,6 +948,10 @@ static Suite *linsol_suite(void) {
   tcase_add_test(tc, test_add_out_of_range);
   tcase_add_test(tc, test_new_arguments);
   tcase_add_test(tc, test_auto_threshold);
+
+  tc = tu_tcase(s, "assembly", 0.05);
+  tcase_add_test(tc, test_assembly_dense_sparse_bits);
+  tcase_add_test(tc, test_assembly_mismatch);
   return s;
 }
 

@@ -64,6 +64,11 @@ typedef struct {
                                       (lv_integrator_request_stop): long
                                       loops inside a step poll it and
                                       return LV_ESTOPPED */
+  lv_newton *newton_solver;      /**< set by the scheme (may be NULL): the
+                                      Newton solver of its step equations,
+                                      whose kept factorisation the
+                                      integrator invalidates when the step
+                                      size changes (before new_h) */
 } lv_stepper;
 
 typedef struct {
@@ -94,7 +99,8 @@ typedef struct {
   /** Optional: the integrator is about to call step with @p h, a step size
    *  different from that of the last step attempted since init (always
    *  called before the first step).  Factorisations that depend on h become
-   *  stale; a multistep history no longer fits and restarts. */
+   *  stale (the integrator has already invalidated st->newton_solver's);
+   *  a multistep history no longer fits and restarts. */
   void (*new_h)(lv_stepper *st, double h);
 } lv_scheme_type;
 

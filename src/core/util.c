@@ -51,20 +51,3 @@ void lv_dense_matvec_t(int rows, int cols, const double *A, const double *x, dou
   }
 }
 
-void lv_dense_transpose(int rows, int cols, const double *A, double *T) {
-  for (int j = 0; j < cols; j++)
-    for (int i = 0; i < rows; i++) T[j + (size_t)i * cols] = A[i + (size_t)j * rows];
-}
-
-void lv_dense_gemm_acc(int r, int s, int c, double alpha, const double *A, const double *B, double *C) {
-  for (int j = 0; j < c; j++) {
-    double *cj = C + (size_t)j * r;
-    const double *bj = B + (size_t)j * s;
-    for (int l = 0; l < s; l++) {
-      double f = alpha * bj[l];
-      if (f == 0.0) continue; /* blocks of the Newton matrices are sparse */
-      const double *al = A + (size_t)l * r;
-      for (int i = 0; i < r; i++) cj[i] += f * al[i];
-    }
-  }
-}

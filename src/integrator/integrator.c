@@ -314,6 +314,7 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->stepper.newton = it->newton;
   it->stepper.priv = NULL;
   it->stepper.linsol = NULL;
+  it->stepper.newton_solver = NULL;
   it->stepper.detail[0] = '\0';
   it->stepper.stop = &it->stop_requested;
   rc = it->type->create(&it->stepper);
@@ -345,7 +346,13 @@ static int step_recursive(lv_integrator *it, double h, int level) {
   lv_newton_stats ns;
   memset(&ns, 0, sizeof ns);
   double t_end = it->state.t + h;
-  if (h != it->h_attempt && it->type->new_h) it->type->new_h(&it->stepper, h);
+  if (h != it->h_attempt) {
+    /* The one place a step-size change is handled: a factorisation kept by
+     * modified Newton belongs to one step size, then the scheme's own
+     * h-dependent data (a multistep history) through its table. */
+    if (it->stepper.newton_solver) lv_newton_invalidate(it->stepper.newton_solver);
+    if (it->type->new_h) it->type->new_h(&it->stepper, h);
+  }
   it->h_attempt = h;
   int rc = it->type->step(&it->stepper, h, &ns);
   account(it, &ns);

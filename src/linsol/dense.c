@@ -1,6 +1,6 @@
 /* Dense back-end: LAPACK LU with partial pivoting (OpenBLAS).
  *
- * The assembled matrix A and its factors LU are separate arrays: dgetrf
+ * The assembled matrix (ls->as.D) and its factors LU are separate arrays: dgetrf
  * overwrites its input, but matvec must see the assembled values, and a
  * begin()/add() sequence must not destroy a factorisation that modified
  * Newton is still solving with. */
@@ -39,7 +39,6 @@ extern void dgecon_(const char *norm, const int *n, const double *a,
                     double *work, int *iwork, int *info, size_t norm_len);
 
 struct lv_dense_data {
-  double *A;   /* assembled matrix, column-major n x n */
   double *LU;  /* dgetrf factors of the last successful factorisation */
   int *ipiv;
   double *work; /* 4n: dgecon workspace, and the solve's scratch vector */
@@ -52,13 +51,12 @@ int lv_dense_create(lv_linsol *ls) {
   if (n > SIZE_MAX / sizeof(double) / n) return LV_ENOMEM;
   lv_dense_data *d = lv_calloc(1, sizeof *d);
   if (d == NULL) return LV_ENOMEM;
-  d->A = lv_calloc(n * n, sizeof(double));
   d->LU = lv_calloc(n * n, sizeof(double));
   d->ipiv = lv_calloc(n, sizeof(int));
   d->work = lv_calloc(4 * n, sizeof(double));
   d->iwork = lv_calloc(n, sizeof(int));
   ls->be.dense = d;
-  if (!d->A || !d->LU || !d->ipiv || !d->work || !d->iwork) {
+  if (!d->LU || !d->ipiv || !d->work || !d->iwork) {
     lv_dense_destroy(ls);
     return LV_ENOMEM;
   }
@@ -69,23 +67,12 @@ int lv_dense_create(lv_linsol *ls) {
 void lv_dense_destroy(lv_linsol *ls) {
   lv_dense_data *d = ls->be.dense;
   if (d == NULL) return;
-  free(d->A);
   free(d->LU);
   free(d->ipiv);
   free(d->work);
   free(d->iwork);
   free(d);
   ls->be.dense = NULL;
-}
-
-void lv_dense_begin(lv_linsol *ls) {
-  size_t n = (size_t)ls->n;
-  memset(ls->be.dense->A, 0, n * n * sizeof(double));
-}
-
-int lv_dense_add(lv_linsol *ls, int i, int j, double v) {
-  ls->be.dense->A[(size_t)i + (size_t)j * (size_t)ls->n] += v;
-  return 0;
 }
 
 int lv_dense_factor(lv_linsol *ls) {
@@ -97,12 +84,12 @@ int lv_dense_factor(lv_linsol *ls) {
   /* dgecon needs the 1-norm of the original matrix, which dgetrf destroys. */
   double anorm = 0.0;
   for (int j = 0; j < n; j++) {
-    const double *c = d->A + (size_t)j * (size_t)n;
+    const double *c = ls->as.D + (size_t)j * (size_t)n;
     double s = 0.0;
     for (int i = 0; i < n; i++) s += fabs(c[i]);
     if (s > anorm) anorm = s;
   }
-  memcpy(d->LU, d->A, nn * sizeof(double));
+  memcpy(d->LU, ls->as.D, nn * sizeof(double));
   ls->stats.numeric++;
   dgetrf_(&n, &n, d->LU, &n, d->ipiv, &info);
   if (info < 0) return LV_ELINSOL;
@@ -162,8 +149,4 @@ int lv_dense_solve(lv_linsol *ls, double *b) {
   if (!lv_all_finite(n, d->work)) return LV_ESINGULAR;
   memcpy(b, d->work, (size_t)n * sizeof(double));
   return 0;
-}
-
-void lv_dense_matvec_ls(const lv_linsol *ls, const double *x, double *y) {
-  lv_dense_matvec(ls->n, ls->n, ls->be.dense->A, x, y);
 }

@@ -8,23 +8,21 @@
  * refactorisation (klu_refactor: same pivot sequence, no search) is 10-30x
  * cheaper -- KLU is what SUNDIALS pairs with IDA for the same reason.
  *
- * Assembly bookkeeping is shared with umfpack.c (triplets.h): every
- * assembly is the sequence of its add calls; the pattern is the position
- * sequence of the assembly that was last analysed; a matching sequence
- * reuses the analysis.
+ * The assembly (ls->as, assembly.h) keeps the CSC pattern; an assembly
+ * with the recorded position sequence keeps its version and reuses the
+ * analysis.
  * After a fresh analysis the first factorisation searches pivots
  * (klu_factor); later ones reuse them (klu_refactor) unless the pivots went
  * bad, which klu_rcond (min/max |U_ii|) shows: then klu_factor again with
- * the same analysis.  The CSC arrays stay untouched between factor and the
- * next factor because solve refines against them. */
+ * the same analysis.  The values of the factorised matrix are copied (Fx):
+ * solve refines against them while the next matrix is being assembled. */
 #include <float.h>
 #include <klu.h>
 #include "linsol_impl.h"
-#include "triplets.h"
 
 struct lv_klu_data {
-  lv_triplets t;
-  int have_pattern; /* t's recorded pattern and sym are consistent */
+  long sym_version; /* the assembly pattern sym was analysed for; 0: none */
+  double *Fx;       /* values of the last factorised matrix, one per slot */
   klu_common common;
   klu_symbolic *sym;
   klu_numeric *num;
@@ -39,10 +37,9 @@ int lv_klu_create(lv_linsol *ls) {
   if (d == NULL) return LV_ENOMEM;
   ls->be.klu = d;
   klu_defaults(&d->common);
-  int rc = lv_triplets_init(&d->t, ls->n);
   d->x = lv_calloc(n, sizeof(double));
   d->r = lv_calloc(n, sizeof(double));
-  if (rc || !d->x || !d->r) {
+  if (!d->x || !d->r) {
     lv_klu_destroy(ls);
     return LV_ENOMEM;
   }
@@ -60,16 +57,12 @@ void lv_klu_destroy(lv_linsol *ls) {
   lv_klu_data *d = ls->be.klu;
   if (d == NULL) return;
   free_factors(d);
-  lv_triplets_free(&d->t);
+  free(d->Fx);
   free(d->x);
   free(d->r);
   free(d);
   ls->be.klu = NULL;
 }
-
-void lv_klu_begin(lv_linsol *ls) { lv_triplets_begin(&ls->be.klu->t); }
-
-int lv_klu_add(lv_linsol *ls, int i, int j, double v) { return lv_triplets_add(&ls->be.klu->t, i, j, v); }
 
 static int klu_status(const klu_common *c) {
   if (c->status == KLU_OUT_OF_MEMORY) return LV_ENOMEM;
@@ -77,24 +70,27 @@ static int klu_status(const klu_common *c) {
   return LV_ELINSOL;
 }
 
-/* Record the current assembly's pattern and analyse it. */
+/* Analyse the assembly's (new) pattern. */
 static int build_pattern(lv_linsol *ls) {
   lv_klu_data *d = ls->be.klu;
-  d->have_pattern = 0;
+  const lv_assembly *a = &ls->as;
+  d->sym_version = 0;
   free_factors(d);
-  LV_CHECK(lv_triplets_record(&d->t));
+  free(d->Fx);
+  d->Fx = lv_calloc(a->nnz ? (size_t)a->nnz : 1, sizeof(double));
+  if (d->Fx == NULL) return LV_ENOMEM;
   ls->stats.symbolic++;
-  d->sym = klu_analyze(ls->n, d->t.Ap, d->t.Ai, &d->common);
+  d->sym = klu_analyze(ls->n, a->Ap, a->Ai, &d->common);
   if (d->sym == NULL) return klu_status(&d->common);
-  d->have_pattern = 1;
-  ls->stats.nnz = d->t.nnz;
+  d->sym_version = a->version;
+  ls->stats.nnz = a->nnz;
   return 0;
 }
 
 /* klu_factor with the current analysis (a pivot search). */
-static int factor_fresh(lv_klu_data *d) {
+static int factor_fresh(lv_klu_data *d, const lv_assembly *a) {
   if (d->num) klu_free_numeric(&d->num, &d->common);
-  d->num = klu_factor(d->t.Ap, d->t.Ai, d->t.Ax, d->sym, &d->common);
+  d->num = klu_factor(a->Ap, a->Ai, d->Fx, d->sym, &d->common);
   if (d->num == NULL) return klu_status(&d->common);
   if (!klu_rcond(d->sym, d->num, &d->common)) return klu_status(&d->common);
   d->rcond_fresh = d->common.rcond;
@@ -103,20 +99,21 @@ static int factor_fresh(lv_klu_data *d) {
 
 int lv_klu_factor(lv_linsol *ls) {
   lv_klu_data *d = ls->be.klu;
-  if (d->t.oom) return LV_ENOMEM;
+  const lv_assembly *a = &ls->as;
+  LV_CHECK(lv_assembly_finish(&ls->as));
   int fresh = 0;
-  if (!(d->have_pattern && lv_triplets_same_pattern(&d->t))) {
+  if (!(d->sym && d->sym_version == a->version)) {
     int rc = build_pattern(ls);
     if (rc != 0) return rc;
     fresh = 1;
   }
-  lv_triplets_values(&d->t);
+  memcpy(d->Fx, a->Ax, (size_t)a->nnz * sizeof(double));
   ls->stats.numeric++;
 
   int rc = 0;
   d->refine = 0;
   if (fresh || d->num == NULL) {
-    rc = factor_fresh(d);
+    rc = factor_fresh(d, a);
   } else {
     /* Reuse the pivot order.  It was chosen for an earlier matrix; if the
      * new one has drifted far enough that a kept pivot became small (rcond
@@ -126,10 +123,10 @@ int lv_klu_factor(lv_linsol *ls) {
      * and refinement would only cost a matvec and a second solve (20 % of
      * a RATTLE step on the chain, with no digit gained: dense and KLU
      * trajectories agree to 5e-14 either way). */
-    int ok = klu_refactor(d->t.Ap, d->t.Ai, d->t.Ax, d->sym, d->num, &d->common) &&
+    int ok = klu_refactor(a->Ap, a->Ai, d->Fx, d->sym, d->num, &d->common) &&
              klu_rcond(d->sym, d->num, &d->common);
     if (!ok || !(d->common.rcond >= 1e-3 * d->rcond_fresh))
-      rc = factor_fresh(d);
+      rc = factor_fresh(d, a);
     else
       d->refine = d->common.rcond < 0.1 * d->rcond_fresh;
   }
@@ -151,7 +148,7 @@ int lv_klu_factor(lv_linsol *ls) {
    * accepted (issue 14).  The negated tests catch NaN. */
   const double threshold = (double)ls->n * DBL_EPSILON;
   int singular = !(rcond >= threshold);
-  if (singular && klu_condest(d->t.Ap, d->t.Ax, d->sym, d->num, &d->common))
+  if (singular && klu_condest(a->Ap, d->Fx, d->sym, d->num, &d->common))
     singular = !(1.0 / d->common.condest >= threshold);
   if (singular) {
     klu_free_numeric(&d->num, &d->common);
@@ -170,7 +167,7 @@ int lv_klu_solve(lv_linsol *ls, double *b) {
   if (d->refine) {
     /* One step of iterative refinement: degraded kept pivots can cost
      * digits, and dense and sparse runs must agree to round-off. */
-    lv_triplets_csc_matvec(&d->t, d->x, d->r);
+    lv_assembly_csc_matvec(&ls->as, d->Fx, d->x, d->r);
     for (int i = 0; i < n; i++) d->r[i] = b[i] - d->r[i];
     if (!klu_solve(d->sym, d->num, n, 1, d->r, &d->common)) return klu_status(&d->common);
     for (int i = 0; i < n; i++) d->x[i] += d->r[i];
@@ -179,5 +176,3 @@ int lv_klu_solve(lv_linsol *ls, double *b) {
   memcpy(b, d->x, (size_t)n * sizeof(double));
   return 0;
 }
-
-void lv_klu_matvec(const lv_linsol *ls, const double *x, double *y) { lv_triplets_matvec(&ls->be.klu->t, x, y); }

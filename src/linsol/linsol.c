@@ -17,8 +17,11 @@ int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold) {
   if (ls == NULL) return LV_ENOMEM;
   ls->kind = kind;
   ls->n = n;
-  int rc = kind == LV_LINSOL_DENSE ? lv_dense_create(ls) : kind == LV_LINSOL_KLU ? lv_klu_create(ls) : lv_umf_create(ls);
+  int rc = lv_assembly_init(&ls->as, n, kind == LV_LINSOL_DENSE);
+  if (rc == 0)
+    rc = kind == LV_LINSOL_DENSE ? lv_dense_create(ls) : kind == LV_LINSOL_KLU ? lv_klu_create(ls) : lv_umf_create(ls);
   if (rc != 0) {
+    lv_assembly_free(&ls->as);
     free(ls);
     return rc;
   }
@@ -34,6 +37,7 @@ void lv_linsol_free(lv_linsol *ls) {
     lv_klu_destroy(ls);
   else
     lv_umf_destroy(ls);
+  lv_assembly_free(&ls->as);
   free(ls);
 }
 
@@ -53,13 +57,7 @@ int lv_linsol_size(const lv_linsol *ls) { return ls->n; }
 
 int lv_linsol_begin(lv_linsol *ls) {
   if (ls == NULL) return LV_EINPUT;
-  ls->nonfinite = 0;
-  if (ls->kind == LV_LINSOL_DENSE)
-    lv_dense_begin(ls);
-  else if (ls->kind == LV_LINSOL_KLU)
-    lv_klu_begin(ls);
-  else
-    lv_umf_begin(ls);
+  lv_assembly_begin(&ls->as);
   return 0;
 }
 
@@ -67,13 +65,8 @@ int lv_linsol_add(lv_linsol *ls, int i, int j, double v) {
   if (ls == NULL || i < 0 || j < 0 || i >= ls->n || j >= ls->n) return LV_EINPUT;
   /* The entry is still stored (the position belongs to the pattern, and
    * matvec then shows the NaN honestly); the flag makes factor fail. */
-  int bad = !isfinite(v);
-  if (bad) ls->nonfinite = 1;
-  int rc = ls->kind == LV_LINSOL_DENSE ? lv_dense_add(ls, i, j, v)
-           : ls->kind == LV_LINSOL_KLU  ? lv_klu_add(ls, i, j, v)
-                                        : lv_umf_add(ls, i, j, v);
-  if (rc != 0) return rc;
-  return bad ? LV_ENONFINITE : 0;
+  LV_CHECK(lv_assembly_add(&ls->as, i, j, v));
+  return isfinite(v) ? 0 : LV_ENONFINITE;
 }
 
 /* Root sink of a solver.  It honours every field of the sink (not just the
@@ -103,7 +96,7 @@ int lv_linsol_factor(lv_linsol *ls) {
    * leave an older factorisation usable by solve. */
   ls->factored = 0;
   ls->rcond = 0.0;
-  if (ls->nonfinite) return LV_ENONFINITE;
+  if (ls->as.nonfinite) return LV_ENONFINITE;
   int rc = ls->kind == LV_LINSOL_DENSE ? lv_dense_factor(ls)
            : ls->kind == LV_LINSOL_KLU  ? lv_klu_factor(ls)
                                         : lv_umf_factor(ls);
@@ -123,12 +116,7 @@ int lv_linsol_solve(lv_linsol *ls, double *b) {
 
 int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y) {
   if (ls == NULL || x == NULL || y == NULL) return LV_EINPUT;
-  if (ls->kind == LV_LINSOL_DENSE)
-    lv_dense_matvec_ls(ls, x, y);
-  else if (ls->kind == LV_LINSOL_KLU)
-    lv_klu_matvec(ls, x, y);
-  else
-    lv_umf_matvec(ls, x, y);
+  lv_assembly_matvec(&ls->as, x, y);
   return 0;
 }
 
@@ -147,17 +135,4 @@ void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats) {
   *stats = ls->stats;
 }
 
-/* A dense factorisation has no pattern, so exact zeros need not be sent; a
- * sparse one gets every entry of the block, so its positions are the same on
- * every assembly (blocks that vanish by the structure of the equations are
- * simply never added by the caller). */
-int lv_linsol_add_block(lv_linsol *ls, int r0, int c0, int r, int c, const double *A, const double *rowscale) {
-  int dense = lv_linsol_kind_of(ls) == LV_LINSOL_DENSE;
-  for (int j = 0; j < c; j++)
-    for (int i = 0; i < r; i++) {
-      double v = (rowscale ? rowscale[i] : 1.0) * A[i + (size_t)j * r];
-      if (dense && v == 0.0) continue;
-      LV_CHECK(lv_linsol_add(ls, r0 + i, c0 + j, v));
-    }
-  return 0;
-}
+lv_assembly *lv_linsol_assembly(lv_linsol *ls) { return &ls->as; }

@@ -4,6 +4,7 @@
 #define LIVENS_LINSOL_IMPL_H
 
 #include "lv_internal.h"
+#include "assembly.h"
 
 typedef struct lv_dense_data lv_dense_data;
 typedef struct lv_umf_data lv_umf_data;
@@ -12,10 +13,11 @@ typedef struct lv_klu_data lv_klu_data;
 struct lv_linsol {
   lv_linsol_kind kind; /* resolved back-end, never LV_LINSOL_AUTO */
   int n;
-  /* A NaN/Inf was added since the last begin.  Kept in the front end so that
-   * a caller ignoring the add() status still gets LV_ENONFINITE from factor
-   * instead of a factorisation of garbage. */
-  int nonfinite;
+  /* The matrix being assembled: dense array or CSC pattern, as the back-end
+   * chose at creation (assembly.h).  Its nonfinite flag (a NaN/Inf was added
+   * since the last begin) makes factor fail with LV_ENONFINITE even for a
+   * caller ignoring the add() status, instead of factorising garbage. */
+  lv_assembly as;
   /* The last lv_linsol_factor succeeded; solve refuses to run otherwise, so a
    * failed factorisation can never be used by accident.  A begin() does not
    * clear it: modified Newton may keep solving with an older factorisation
@@ -30,32 +32,25 @@ struct lv_linsol {
   } be;
 };
 
-/* Back-end entry points.  The front end has already validated the indices,
- * the finiteness of the value and the factored state; the back-ends update
- * ls->rcond and ls->stats themselves. */
+/* Back-end entry points.  The front end owns the assembly (ls->as) and has
+ * already validated the indices, the finiteness of the values and the
+ * factored state; factor reads the assembly (after lv_assembly_finish for
+ * a sparse one), and the back-ends update ls->rcond and ls->stats
+ * themselves. */
 int lv_dense_create(lv_linsol *ls);
 void lv_dense_destroy(lv_linsol *ls);
-void lv_dense_begin(lv_linsol *ls);
-int lv_dense_add(lv_linsol *ls, int i, int j, double v);
 int lv_dense_factor(lv_linsol *ls);
 double lv_dense_rcond(lv_linsol *ls);
 int lv_dense_solve(lv_linsol *ls, double *b);
-void lv_dense_matvec_ls(const lv_linsol *ls, const double *x, double *y);
 
 int lv_umf_create(lv_linsol *ls);
 void lv_umf_destroy(lv_linsol *ls);
-void lv_umf_begin(lv_linsol *ls);
-int lv_umf_add(lv_linsol *ls, int i, int j, double v);
 int lv_umf_factor(lv_linsol *ls);
 int lv_umf_solve(lv_linsol *ls, double *b);
-void lv_umf_matvec(const lv_linsol *ls, const double *x, double *y);
 
 int lv_klu_create(lv_linsol *ls);
 void lv_klu_destroy(lv_linsol *ls);
-void lv_klu_begin(lv_linsol *ls);
-int lv_klu_add(lv_linsol *ls, int i, int j, double v);
 int lv_klu_factor(lv_linsol *ls);
 int lv_klu_solve(lv_linsol *ls, double *b);
-void lv_klu_matvec(const lv_linsol *ls, const double *x, double *y);
 
 #endif

@@ -1,17 +1,16 @@
 /* Sparse back-end: SuiteSparse UMFPACK (int API), symbolic analysis reused.
  *
- * The assembly bookkeeping (add-call triplets, recorded pattern, CSC with
- * the add -> slot map) is shared with klu.c: see triplets.h.  A matching
- * assembly reuses the symbolic analysis; UMFPACK's iterative refinement in
- * solve reads the CSC arrays, which therefore change only at factor time. */
+ * The assembly (ls->as, assembly.h) keeps the CSC pattern; an assembly with
+ * the recorded position sequence keeps its version and reuses the symbolic
+ * analysis.  UMFPACK's iterative refinement in solve reads the values, so
+ * those of the factorised matrix are copied (Fx) at factor time. */
 #include <float.h>
 #include <umfpack.h>
 #include "linsol_impl.h"
-#include "triplets.h"
 
 struct lv_umf_data {
-  lv_triplets t;
-  int have_pattern; /* t's recorded pattern and Symbolic are consistent */
+  long sym_version; /* the assembly pattern Symbolic was computed for; 0: none */
+  double *Fx;       /* values of the last factorised matrix, one per slot */
   void *Symbolic, *Numeric;
   double Control[UMFPACK_CONTROL], Info[UMFPACK_INFO];
   double *x, *W; /* solve output, wsolve workspace (5n: with refinement) */
@@ -25,11 +24,10 @@ int lv_umf_create(lv_linsol *ls) {
   ls->be.umf = d;
   umfpack_di_defaults(d->Control);
   d->Control[UMFPACK_PRL] = 0; /* the library never prints */
-  int rc = lv_triplets_init(&d->t, ls->n);
   d->x = lv_calloc(n, sizeof(double));
   d->W = lv_calloc(5 * n, sizeof(double));
   d->Wi = lv_calloc(n, sizeof(int));
-  if (rc || !d->x || !d->W || !d->Wi) {
+  if (!d->x || !d->W || !d->Wi) {
     lv_umf_destroy(ls);
     return LV_ENOMEM;
   }
@@ -46,7 +44,7 @@ void lv_umf_destroy(lv_linsol *ls) {
   lv_umf_data *d = ls->be.umf;
   if (d == NULL) return;
   free_factors(d);
-  lv_triplets_free(&d->t);
+  free(d->Fx);
   free(d->x);
   free(d->W);
   free(d->Wi);
@@ -54,45 +52,45 @@ void lv_umf_destroy(lv_linsol *ls) {
   ls->be.umf = NULL;
 }
 
-void lv_umf_begin(lv_linsol *ls) { lv_triplets_begin(&ls->be.umf->t); }
-
-int lv_umf_add(lv_linsol *ls, int i, int j, double v) { return lv_triplets_add(&ls->be.umf->t, i, j, v); }
-
 static int umf_status(int status) {
   return status == UMFPACK_ERROR_out_of_memory ? LV_ENOMEM : LV_ELINSOL;
 }
 
-/* Record the current assembly's pattern and run the symbolic analysis. */
+/* Symbolic analysis of the assembly's (new) pattern. */
 static int build_pattern(lv_linsol *ls) {
   lv_umf_data *d = ls->be.umf;
-  d->have_pattern = 0;
+  const lv_assembly *a = &ls->as;
+  d->sym_version = 0;
   free_factors(d);
-  LV_CHECK(lv_triplets_record(&d->t));
+  free(d->Fx);
+  d->Fx = lv_calloc(a->nnz ? (size_t)a->nnz : 1, sizeof(double));
+  if (d->Fx == NULL) return LV_ENOMEM;
   /* Values are passed as NULL: UMFPACK would use them only for statistics,
    * and the analysis must depend on positions alone because it is reused
    * for every later assembly with the same positions. */
   ls->stats.symbolic++;
-  int status = umfpack_di_symbolic(ls->n, ls->n, d->t.Ap, d->t.Ai, NULL, &d->Symbolic, d->Control, d->Info);
+  int status = umfpack_di_symbolic(ls->n, ls->n, a->Ap, a->Ai, NULL, &d->Symbolic, d->Control, d->Info);
   if (status != UMFPACK_OK) {
     if (d->Symbolic) umfpack_di_free_symbolic(&d->Symbolic);
     d->Symbolic = NULL;
     return umf_status(status);
   }
-  d->have_pattern = 1;
-  ls->stats.nnz = d->t.nnz;
+  d->sym_version = a->version;
+  ls->stats.nnz = a->nnz;
   return 0;
 }
 
 int lv_umf_factor(lv_linsol *ls) {
   lv_umf_data *d = ls->be.umf;
-  if (d->t.oom) return LV_ENOMEM;
-  if (!(d->have_pattern && lv_triplets_same_pattern(&d->t))) LV_CHECK(build_pattern(ls));
-  lv_triplets_values(&d->t);
+  const lv_assembly *a = &ls->as;
+  LV_CHECK(lv_assembly_finish(&ls->as));
+  if (!(d->Symbolic && d->sym_version == a->version)) LV_CHECK(build_pattern(ls));
+  memcpy(d->Fx, a->Ax, (size_t)a->nnz * sizeof(double));
 
   if (d->Numeric) umfpack_di_free_numeric(&d->Numeric);
   d->Numeric = NULL;
   ls->stats.numeric++;
-  int status = umfpack_di_numeric(d->t.Ap, d->t.Ai, d->t.Ax, d->Symbolic, &d->Numeric, d->Control, d->Info);
+  int status = umfpack_di_numeric(a->Ap, a->Ai, d->Fx, d->Symbolic, &d->Numeric, d->Control, d->Info);
   if (status < 0) {
     if (d->Numeric) umfpack_di_free_numeric(&d->Numeric);
     d->Numeric = NULL;
@@ -114,7 +112,7 @@ int lv_umf_factor(lv_linsol *ls) {
 
 int lv_umf_solve(lv_linsol *ls, double *b) {
   lv_umf_data *d = ls->be.umf;
-  int status = umfpack_di_wsolve(UMFPACK_A, d->t.Ap, d->t.Ai, d->t.Ax, d->x, b, d->Numeric, d->Control, d->Info,
+  int status = umfpack_di_wsolve(UMFPACK_A, ls->as.Ap, ls->as.Ai, d->Fx, d->x, b, d->Numeric, d->Control, d->Info,
                                  d->Wi, d->W);
   ls->stats.solves++;
   if (status == UMFPACK_WARNING_singular_matrix) return LV_ESINGULAR;
@@ -123,5 +121,3 @@ int lv_umf_solve(lv_linsol *ls, double *b) {
   memcpy(b, d->x, (size_t)ls->n * sizeof(double));
   return 0;
 }
-
-void lv_umf_matvec(const lv_linsol *ls, const double *x, double *y) { lv_triplets_matvec(&ls->be.umf->t, x, y); }

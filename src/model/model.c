@@ -412,19 +412,6 @@ int lv_model_constraint_jac_dense(const lv_model *m, const double *q, double *G)
   return lv_model_constraint_jac(m, q, &s);
 }
 
-int lv_model_constraint_hessian_dense(const lv_model *m, const double *q, const double *gamma, double *H) {
-  memset(H, 0, (size_t)m->nv * (size_t)m->nv * sizeof(double));
-  lv_sink s = lv_sink_dense(H, m->nv, m->nv, m->nv);
-  return lv_model_constraint_hessian(m, q, gamma, &s);
-}
-
-int lv_model_constraint_curvature_dense(const lv_model *m, const double *q, const double *w, double *Z) {
-  if (m->nc == 0) return 0;
-  memset(Z, 0, (size_t)m->nc * (size_t)m->nv * sizeof(double));
-  lv_sink s = lv_sink_dense(Z, m->nc, m->nc, m->nv);
-  return lv_model_constraint_curvature(m, q, w, &s);
-}
-
 int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gamma, const double *x, double *y) {
   memset(y, 0, (size_t)m->nv * sizeof(double));
   lv_matvec_sink ms;

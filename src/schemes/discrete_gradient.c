@@ -726,7 +726,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
 int lv_dg_dense_mass(lv_dgrad *dg) {
   if (dg->mass.M) return 0;
   if (!dg->mass_const) return LV_ENOTIMPL;
-  int rc = lv_mass_op_init(&dg->mass, dg->m, dg->m->q0, 0);
+  int rc = lv_mass_op_init(&dg->mass, dg->m, dg->m->q0, LV_MASS_DENSE);
   if (rc) lv_mass_op_free(&dg->mass);
   return rc;
 }

@@ -53,14 +53,18 @@
  * contraction linear with an O(h) rate, never change the solution, and
  * the polishing below restores round-off accuracy.
  *
- * Assembled two ways, chosen once per run by the back-end: densely (dense
- * LU; the small systems of the papers' studies) or, with UMFPACK / KLU,
- * from fixed-pattern sparse factors captured from the model callbacks,
- * with M^-1 formed block by block once and the products formed sparsely,
- * merged and added entry by entry (em_jacobian_sp, as in ggl_vi.c): O(nnz)
- * per iteration and memory.  Both give the same matrix up to summation
- * order (tests/check_chain.c), except for non-quadratic constraints, whose
- * dense low-rank correction terms the sparse matrix leaves out.
+ * One assembly whatever the linear solver (as in ggl_vi.c): the factors
+ * are captured from the model callbacks as fixed-pattern sparse matrices,
+ * M^-1 formed block by block once, the products formed sparsely, and each
+ * term written once into the solver's assembly, which lands it in a dense
+ * array or a fixed CSC pattern: O(nnz) per iteration and memory for the
+ * usual models.  The parts of the exact matrix that are dense by nature --
+ * Gonzalez' correction in J_V (orbit-projected, rank one), and for
+ * non-quadratic constraints the rank-k terms Delta beta^T, h/2 Delta
+ * betav^T and the orbit projector in s P -- are written as dense blocks
+ * for every back-end: O(d^2) per iteration, but only for such models (no
+ * built-in one); a sparse back-end used to leave them out, at up to 48 %
+ * more Newton iterations (tests/check_em.c).
  *
  * After convergence one more correction is applied with the last
  * factorisation (as metis does, and as ggl_vi.c does), so the discrete
@@ -102,17 +106,16 @@ typedef struct {
   double *v0, *gx, *gvx;  /* M^-1 p, and (non-quadratic g only) g(q), G(q) v */
   /* cache at the iterate */
   int cached;
-  double *y, *z, *u, *DGV, *Gz, *MiGzT, *Gy, *tmp, *tmp2, *w;
+  double *y, *z, *u, *DGV, *tmp, *tmp2, *w;
   double *beta, *betav;   /* Gonzalez coefficients of g and g^v (non-quadratic g) */
   double *wo;             /* their direction: Delta projected off the group orbit */
-  /* Jacobian scratch */
-  double *JV, *Hb, *Ha, *MiHb, *B, *Z;
-  /* sparse assembly (UMFPACK / KLU back-ends), chosen iff mass.sparse */
+  /* Jacobian scratch for the dense-by-nature terms: d x max(d, k) */
+  double *B;
+  /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
   lv_spm sJV, sHa, sZu, sZw, sI; /* D(D^G V), H(z; a), Z(z; u), Z(q1; w), identity */
-  lv_asm as;                      /* the Newton matrix, merged */
-  /* M, M^-1, rs = 1/diag(M); sparse form = sparse assembly (last: its
-   * sparse part is large and cold on the dense path) */
+  lv_spm sPr, sWa, sWb;          /* s (P - I), Delta beta^T, h/2 Delta betav^T (non-quadratic g) */
+  /* M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
 } em;
 
@@ -129,19 +132,12 @@ static int em_eval(em *E) {
     E->z[i] = q[i] + 0.5 * dl[i];
   }
   memcpy(E->u, dl, (size_t)d * sizeof(double));
-  if (k > 0 && E->mass.sparse) {
+  if (k > 0) {
     LV_CHECK(lv_spm_constraint_jac(m, E->z, &E->sGz));
     if (E->kind == EM_GGL) { /* u = Delta - M^-1 G(z)^T b */
       lv_spm_matvec_t(&E->sGz, 1.0, b, 0, E->tmp);
       lv_mass_inv_mul(&E->mass, E->tmp, E->w);
       for (int i = 0; i < d; i++) E->u[i] -= E->w[i];
-    }
-  } else if (k > 0) {
-    LV_CHECK(lv_model_constraint_jac_dense(m, E->z, E->Gz));
-    if (E->kind == EM_GGL) {
-      lv_dense_transpose(k, d, E->Gz, E->tmp2);
-      lv_mass_inv_cols(&E->mass, k, E->tmp2, E->MiGzT);
-      lv_dense_gemm_acc(d, k, 1, -1.0, E->MiGzT, b, E->u); /* u = Delta - M^-1 G(z)^T b */
     }
   }
   LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, NULL));
@@ -149,9 +145,10 @@ static int em_eval(em *E) {
   return 0;
 }
 
-/* em_corrections below with sparse G(z), G(y): the same brackets and
- * rounding scales, O(nnz). */
-static int em_corrections_sp(em *E, const double *gy) {
+/* Gonzalez coefficients for non-quadratic constraints: beta_c for g_c and
+ * betav_c for g^v_c (see lv_dgrad_constraints / _velocity_constraints),
+ * from the sparse G(z), G(y): O(nnz). */
+static int em_corrections(em *E, const double *gy) {
   const lv_model *m = E->m;
   int d = E->d, k = E->k;
   double h = E->h;
@@ -181,49 +178,6 @@ static int em_corrections_sp(em *E, const double *gy) {
   return 0;
 }
 
-/* Gonzalez coefficients for non-quadratic constraints: beta_c for g_c and
- * betav_c for g^v_c (see lv_dgrad_constraints / _velocity_constraints). */
-static int em_corrections(em *E, const double *gy) {
-  if (E->mass.sparse) return em_corrections_sp(E, gy);
-  const lv_model *m = E->m;
-  int d = E->d, k = E->k;
-  double h = E->h;
-  const double *dl = E->x;
-  /* correction direction: Delta projected off the group orbit */
-  LV_CHECK(lv_dg_orbit(E->dg, E->z, dl, E->wo));
-  double dd = lv_vdot(d, E->wo, dl);
-  for (int c = 0; c < k; c++) {
-    double br = gy[c] - E->gx[c], scale = fabs(gy[c]) + fabs(E->gx[c]);
-    for (int i = 0; i < d; i++) {
-      double G = E->Gz[c + (size_t)i * k];
-      br -= G * dl[i];
-      scale += fabs(G) * (fabs(E->z[i]) + fabs(dl[i]));
-    }
-    E->beta[c] = lv_dg_coef(br, scale, dd);
-  }
-  if (E->kind != EM_GGL) return 0;
-  /* remainder of g^v: G(y) v1 - G(q) v0 - G(z) (v1 - v0) - Z(z; w) Delta,
-   * v1 = 2u/h - v0, w = u/h */
-  double *v1 = E->tmp, *t = E->w;
-  for (int i = 0; i < d; i++) v1[i] = 2.0 * E->u[i] / h - E->v0[i];
-  LV_CHECK(lv_model_constraint_jac_dense(m, E->y, E->Gy));
-  for (int i = 0; i < d; i++) t[i] = v1[i] - E->v0[i];
-  for (int c = 0; c < k; c++) E->betav[c] = 0.0;
-  double *br = E->tmp2, *sc = E->tmp2 + k;
-  for (int c = 0; c < k; c++) br[c] = -E->gvx[c], sc[c] = fabs(E->gvx[c]);
-  for (int i = 0; i < d; i++)
-    for (int c = 0; c < k; c++) {
-      double t1 = E->Gy[c + (size_t)i * k] * v1[i], t3 = E->Gz[c + (size_t)i * k] * t[i];
-      br[c] += t1 - t3;
-      sc[c] += fabs(t1) + fabs(t3);
-    }
-  for (int i = 0; i < d; i++) t[i] = E->u[i] / h;
-  double *zd = E->tmp2 + 2 * k;
-  LV_CHECK(lv_model_curvature_apply(E->m, E->z, t, dl, zd));
-  for (int c = 0; c < k; c++) E->betav[c] = lv_dg_coef(br[c] - zd[c], sc[c] + fabs(zd[c]), dd);
-  return 0;
-}
-
 static int em_residual(void *ctx, double *r) {
   em *E = ctx;
   LV_CHECK(em_eval(E));
@@ -235,10 +189,7 @@ static int em_residual(void *ctx, double *r) {
   lv_mass_mul(&E->mass, E->u, r);
   for (int i = 0; i < d; i++) r[i] += 0.5 * h * h * E->DGV[i] - h * p[i];
   if (k > 0) {
-    if (E->mass.sparse)
-      lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->w);
-    else
-      lv_dense_matvec_t(k, d, E->Gz, a, E->w);
+    lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->w);
     for (int i = 0; i < d; i++) r[i] += E->w[i];
     if (E->kind == EM_GGL) {
       LV_CHECK(lv_model_hessian_apply(E->m, E->z, b, E->u, E->w));
@@ -260,66 +211,6 @@ static int em_residual(void *ctx, double *r) {
     LV_CHECK(lv_model_G_apply(m, E->y, E->w, r + d + k));
   }
   return 0;
-}
-
-/* em_jacobian below, assembled entry by entry from sparse factors: O(nnz),
- * one position sequence for the run.  For non-quadratic constraints the
- * dense low-rank parts of the Gonzalez corrections (Delta beta^T,
- * h/2 Delta betav^T, the orbit projection in s P) are left out: they are
- * O(h^2) next to G^T and only slow the contraction; the polishing
- * corrections after convergence handle an approximate matrix. */
-static int em_jacobian_sp(em *E, lv_linsol *ls) {
-  const lv_model *m = E->m;
-  int d = E->d, k = E->k, ggl = E->kind == EM_GGL;
-  double h = E->h;
-  const double *a = E->x + d, *b = E->x + d + k;
-  lv_asm *S = &E->as;
-  lv_asm_begin(S);
-
-  /* dF1/dDelta = D^-1 [ M + h^2/2 J_V + 1/2 H(z;a) - 1/4 H(z;b) M^-1 H(z;b) (+ s I) ] */
-  LV_CHECK(lv_asm_add(S, 0, 0, &E->mass.sM, 1.0, E->mass.rs, 0));
-  LV_CHECK(lv_spm_end(&E->sJV, lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_spm_begin(&E->sJV))));
-  LV_CHECK(lv_asm_add(S, 0, 0, &E->sJV, 0.5 * h * h, E->mass.rs, 0));
-  if (k == 0) return lv_asm_end(S, ls);
-  LV_CHECK(lv_spm_end(&E->sHa, lv_model_constraint_hessian(m, E->z, a, lv_spm_begin(&E->sHa))));
-  LV_CHECK(lv_asm_add(S, 0, 0, &E->sHa, 0.5, E->mass.rs, 0));
-  if (ggl) {
-    LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
-    LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
-    LV_CHECK(lv_spm_product(&E->sP11, &E->sHb, &E->sMiHb));
-    LV_CHECK(lv_asm_add(S, 0, 0, &E->sP11, -0.25, E->mass.rs, 0));
-  }
-  if (!lv_dgrad_constraints_quadratic(E->dg)) {
-    double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
-    LV_CHECK(lv_asm_add(S, 0, 0, &E->sI, sc, E->mass.rs, 0));
-  }
-
-  /* dF1/da = D^-1 G(z)^T,  dFg/dDelta = G(q1) */
-  LV_CHECK(lv_asm_add(S, 0, d, &E->sGz, 1.0, E->mass.rs, 1));
-  LV_CHECK(lv_spm_constraint_jac(m, E->y, &E->sGy));
-  LV_CHECK(lv_asm_add(S, d, 0, &E->sGy, 1.0, NULL, 0));
-  if (!ggl) return lv_asm_end(S, ls);
-
-  /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T ] */
-  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sGz, -1.0, E->mass.rs, 1));
-  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
-  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
-  LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
-  LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
-  LV_CHECK(lv_spm_product(&E->sP13, &E->sHb, &E->sMiGzT));
-  LV_CHECK(lv_asm_add(S, 0, d + k, &E->sP13, -0.5, E->mass.rs, 0));
-
-  /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
-  for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  LV_CHECK(lv_spm_end(&E->sZw, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZw))));
-  LV_CHECK(lv_asm_add(S, d + k, 0, &E->sZw, 1.0, NULL, 0));
-  LV_CHECK(lv_asm_add(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
-  LV_CHECK(lv_spm_product(&E->sP31, &E->sGy, &E->sMiHb));
-  LV_CHECK(lv_asm_add(S, d + k, 0, &E->sP31, -0.5, NULL, 0));
-  /* dFv/db = -G(q1) M^-1 G(z)^T */
-  LV_CHECK(lv_spm_product(&E->sP33, &E->sGy, &E->sMiGzT));
-  LV_CHECK(lv_asm_add(S, d + k, d + k, &E->sP33, -1.0, NULL, 0));
-  return lv_asm_end(S, ls);
 }
 
 /* Residual units (lv_newton_set_units): a correction of Delta by dD moves
@@ -374,71 +265,98 @@ static int em_scale(void *ctx, double *sc) {
   return 0;
 }
 
+/* dense d x c block B (column-major) into the fixed-pattern matrix S, every
+ * entry (zeros too: the pattern must not depend on the values) */
+static int capture_dense(lv_spm *S, int r, int c, const double *B) {
+  lv_sink *s = lv_spm_begin(S);
+  int rc = 0;
+  for (int i = 0; i < r && !rc; i++)
+    for (int j = 0; j < c && !rc; j++) rc = lv_sink_add(s, i, j, B[i + (size_t)j * r]);
+  return lv_spm_end(S, rc);
+}
+
+/* B (d x c) = f wo x^T */
+static void outer(int d, int c, double f, const double *wo, const double *x, double *B) {
+  for (int j = 0; j < c; j++)
+    for (int i = 0; i < d; i++) B[i + (size_t)j * d] = f * wo[i] * x[j];
+}
+
+/* The Newton matrix, each term written once into the solver's assembly. */
 static int em_jacobian(void *ctx, lv_linsol *ls) {
   em *E = ctx;
   LV_CHECK(em_eval(E));
-  if (E->mass.sparse) return em_jacobian_sp(E, ls);
   const lv_model *m = E->m;
   int d = E->d, k = E->k, ggl = E->kind == EM_GGL;
   double h = E->h;
   const double *a = E->x + d, *b = E->x + d + k;
-  size_t dd = (size_t)d * d;
+  int nonquad = k > 0 && !lv_dgrad_constraints_quadratic(E->dg);
+  lv_assembly *S = lv_linsol_assembly(ls);
 
-  /* J_V (the toolkit recomputes D^G V with its derivative) */
-  LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, E->JV));
-  double *B11 = E->B;
-  for (size_t i = 0; i < dd; i++) B11[i] = E->mass.M[i] + 0.5 * h * h * E->JV[i];
-  if (k > 0) {
-    LV_CHECK(lv_model_constraint_hessian_dense(m, E->z, a, E->Ha));
-    for (size_t i = 0; i < dd; i++) B11[i] += 0.5 * E->Ha[i];
-    if (ggl) {
-      LV_CHECK(lv_model_constraint_hessian_dense(m, E->z, b, E->Hb));
-      lv_mass_inv_cols(&E->mass, d, E->Hb, E->MiHb);
-      lv_dense_gemm_acc(d, d, d, -0.25, E->Hb, E->MiHb, B11);
-    }
-    if (!lv_dgrad_constraints_quadratic(E->dg)) {
-      double s = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
-      lv_dg_add_projector(E->dg, s, B11);
+  /* dF1/dDelta = D^-1 [ M + h^2/2 J_V + 1/2 H(z;a) - 1/4 H(z;b) M^-1 H(z;b) (+ s P) ] */
+  LV_CHECK(lv_spm_put(S, 0, 0, &E->mass.sM, 1.0, E->mass.rs, 0));
+  if (E->dg->pot == LV_DGRAD_GONZALEZ) { /* J_V has a dense orbit-projected rank-one part */
+    LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, E->B));
+    LV_CHECK(capture_dense(&E->sJV, d, d, E->B));
+  } else {
+    LV_CHECK(lv_spm_end(&E->sJV, lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_spm_begin(&E->sJV))));
+  }
+  LV_CHECK(lv_spm_put(S, 0, 0, &E->sJV, 0.5 * h * h, E->mass.rs, 0));
+  if (k == 0) return 0;
+  LV_CHECK(lv_spm_end(&E->sHa, lv_model_constraint_hessian(m, E->z, a, lv_spm_begin(&E->sHa))));
+  LV_CHECK(lv_spm_put(S, 0, 0, &E->sHa, 0.5, E->mass.rs, 0));
+  if (ggl) {
+    LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
+    LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
+    LV_CHECK(lv_spm_product(&E->sP11, &E->sHb, &E->sMiHb));
+    LV_CHECK(lv_spm_put(S, 0, 0, &E->sP11, -0.25, E->mass.rs, 0));
+  }
+  if (nonquad) {
+    double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
+    LV_CHECK(lv_spm_put(S, 0, 0, &E->sI, sc, E->mass.rs, 0));
+    if (E->dg->nxb > 0) { /* s P = s I + s (P - I), P the projector off the group orbit */
+      memset(E->B, 0, (size_t)d * d * sizeof(double));
+      lv_dg_add_projector(E->dg, sc, E->B);
+      for (int i = 0; i < d; i++) E->B[i + (size_t)i * d] -= sc;
+      LV_CHECK(capture_dense(&E->sPr, d, d, E->B));
+      LV_CHECK(lv_spm_put(S, 0, 0, &E->sPr, 1.0, E->mass.rs, 0));
     }
   }
-  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, E->mass.rs));
-  if (k == 0) return 0;
 
-  /* dF1/da = D^-1 (G(z)^T + Delta beta^T) */
-  lv_dense_transpose(k, d, E->Gz, E->tmp2);
-  if (!lv_dgrad_constraints_quadratic(E->dg))
-    for (int c = 0; c < k; c++)
-      for (int i = 0; i < d; i++) E->tmp2[i + (size_t)c * d] += E->wo[i] * E->beta[c];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, E->tmp2, E->mass.rs));
-
-  /* dFg/dDelta = G(q1) */
-  LV_CHECK(lv_model_constraint_jac_dense(m, E->y, E->Gy));
-  LV_CHECK(lv_linsol_add_block(ls, d, 0, k, d, E->Gy, NULL));
+  /* dF1/da = D^-1 (G(z)^T + Delta beta^T),  dFg/dDelta = G(q1) */
+  LV_CHECK(lv_spm_put(S, 0, d, &E->sGz, 1.0, E->mass.rs, 1));
+  if (nonquad) {
+    outer(d, k, 1.0, E->wo, E->beta, E->B);
+    LV_CHECK(capture_dense(&E->sWa, d, k, E->B));
+    LV_CHECK(lv_spm_put(S, 0, d, &E->sWa, 1.0, E->mass.rs, 0));
+  }
+  LV_CHECK(lv_spm_constraint_jac(m, E->y, &E->sGy));
+  LV_CHECK(lv_spm_put(S, d, 0, &E->sGy, 1.0, NULL, 0));
   if (!ggl) return 0;
 
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
-  LV_CHECK(lv_model_constraint_curvature_dense(m, E->z, E->u, E->Z));
-  double *B13 = E->tmp2; /* d x k */
-  lv_dense_transpose(k, d, E->Z, B13);
-  for (size_t i = 0; i < (size_t)d * k; i++) B13[i] *= 0.5;
-  lv_dense_transpose(k, d, E->Gz, E->B);
-  for (size_t i = 0; i < (size_t)d * k; i++) B13[i] -= E->B[i];
-  lv_dense_gemm_acc(d, d, k, -0.5, E->Hb, E->MiGzT, B13);
-  if (!lv_dgrad_constraints_quadratic(E->dg))
-    for (int c = 0; c < k; c++)
-      for (int i = 0; i < d; i++) B13[i + (size_t)c * d] += 0.5 * h * E->wo[i] * E->betav[c];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, E->mass.rs));
+  LV_CHECK(lv_spm_put(S, 0, d + k, &E->sGz, -1.0, E->mass.rs, 1));
+  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
+  LV_CHECK(lv_spm_put(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
+  LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
+  LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
+  LV_CHECK(lv_spm_product(&E->sP13, &E->sHb, &E->sMiGzT));
+  LV_CHECK(lv_spm_put(S, 0, d + k, &E->sP13, -0.5, E->mass.rs, 0));
+  if (nonquad) {
+    outer(d, k, 0.5 * h, E->wo, E->betav, E->B);
+    LV_CHECK(capture_dense(&E->sWb, d, k, E->B));
+    LV_CHECK(lv_spm_put(S, 0, d + k, &E->sWb, 1.0, E->mass.rs, 0));
+  }
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  LV_CHECK(lv_model_constraint_curvature_dense(m, E->y, E->w, E->Z));
-  for (size_t i = 0; i < (size_t)k * d; i++) E->Z[i] += E->Gy[i];
-  lv_dense_gemm_acc(k, d, d, -0.5, E->Gy, E->MiHb, E->Z);
-  LV_CHECK(lv_linsol_add_block(ls, d + k, 0, k, d, E->Z, NULL));
+  LV_CHECK(lv_spm_end(&E->sZw, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZw))));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZw, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_product(&E->sP31, &E->sGy, &E->sMiHb));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sP31, -0.5, NULL, 0));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
-  memset(E->tmp2, 0, (size_t)k * k * sizeof(double));
-  lv_dense_gemm_acc(k, d, k, -1.0, E->Gy, E->MiGzT, E->tmp2);
-  LV_CHECK(lv_linsol_add_block(ls, d + k, d + k, k, k, E->tmp2, NULL));
+  LV_CHECK(lv_spm_product(&E->sP33, &E->sGy, &E->sMiGzT));
+  LV_CHECK(lv_spm_put(S, d + k, d + k, &E->sP33, -1.0, NULL, 0));
   return 0;
 }
 
@@ -456,16 +374,13 @@ static void em_destroy(lv_stepper *st) {
   if (!E) return;
   lv_newton_free(E->nw);
   lv_dgrad_free(E->dg);
-  double **arrs[] = {&E->x,   &E->r,    &E->xsave, &E->rsave, &E->v0,    &E->gx, &E->gvx, &E->y,
-                     &E->z,   &E->u,    &E->DGV,   &E->Gz,    &E->MiGzT, &E->Gy, &E->tmp, &E->tmp2,
-                     &E->w,   &E->beta, &E->betav, &E->JV,    &E->Hb,    &E->Ha, &E->MiHb, &E->B,
-                     &E->Z,   &E->wo};
+  double **arrs[] = {&E->x, &E->r,    &E->xsave, &E->rsave, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
+                     &E->u, &E->DGV,  &E->tmp,   &E->tmp2,  &E->w,    &E->beta, &E->betav, &E->B, &E->wo};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
   lv_mass_op_free(&E->mass);
-  lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13,
-                   &E->sP31, &E->sP33, &E->sJV,    &E->sHa, &E->sZu, &E->sZw,   &E->sI};
+  lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31,
+                   &E->sP33, &E->sJV,  &E->sHa,    &E->sZu, &E->sZw, &E->sI,    &E->sPr,  &E->sWa,  &E->sWb};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
-  lv_asm_free(&E->as);
   free(E);
   st->priv = NULL;
 }
@@ -507,32 +422,26 @@ static int em_create(lv_stepper *st, em_kind kind) {
   lv_newton_set_scale(E->nw, em_scale);
   *lv_newton_opts(E->nw) = st->newton;
   st->linsol = lv_newton_linsol(E->nw);
-  lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13,
-                   &E->sP31, &E->sP33, &E->sJV,    &E->sHa, &E->sZu, &E->sZw,   &E->sI};
+  st->newton_solver = E->nw; /* the integrator invalidates it on a new h */
+  lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31,
+                   &E->sP33, &E->sJV,  &E->sHa,    &E->sZu, &E->sZw, &E->sI,    &E->sPr,  &E->sWa,  &E->sWb};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
   lv_spm_init(&E->sGz, k, d);
   lv_spm_init(&E->sGy, k, d);
   lv_spm_init(&E->sZu, k, d);
   lv_spm_init(&E->sZw, k, d);
-  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
-  LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE));
-  if (E->mass.sparse) {
-    lv_asm_init(&E->as, n);
-    LV_CHECK(lv_spm_identity(&E->sI, d));
-  }
-  size_t dd = (size_t)d * d, dk = (size_t)d * (k > 0 ? k : 1), kk = (size_t)(k > 0 ? k : 1);
-  if (E->mass.sparse) dd = dk = 1; /* the dense blocks are never formed */
-  size_t big = dd > dk ? dd : dk;
+  lv_spm_init(&E->sWa, d, k);
+  lv_spm_init(&E->sWb, d, k);
+  LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, LV_MASS_SPARSE));
+  LV_CHECK(lv_spm_identity(&E->sI, d));
+  size_t kk = (size_t)(k > 0 ? k : 1), big = (size_t)d * (size_t)(d > k ? d : k);
   if (big < 3 * kk) big = 3 * kk;
   struct {
     double **p;
     size_t len;
-  } al[] = {{&E->x, n},      {&E->r, n},      {&E->xsave, n}, {&E->rsave, n},  {&E->v0, d},
-            {&E->gx, kk},    {&E->gvx, kk},   {&E->y, d},     {&E->z, d},      {&E->u, d},
-            {&E->DGV, d},    {&E->Gz, dk},    {&E->MiGzT, dk}, {&E->Gy, dk},   {&E->tmp, d},
-            {&E->tmp2, big}, {&E->w, d},      {&E->beta, kk}, {&E->betav, kk}, {&E->JV, dd},
-            {&E->Hb, dd},    {&E->Ha, dd},    {&E->MiHb, dd}, {&E->B, big},    {&E->Z, dk},
-            {&E->wo, d}};
+  } al[] = {{&E->x, n},     {&E->r, n},     {&E->xsave, n},  {&E->rsave, n}, {&E->v0, d},      {&E->gx, kk},
+            {&E->gvx, kk},  {&E->y, d},     {&E->z, d},      {&E->u, d},     {&E->DGV, d},     {&E->tmp, d},
+            {&E->tmp2, big}, {&E->w, d},    {&E->beta, kk},  {&E->betav, kk}, {&E->B, big},    {&E->wo, d}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
@@ -652,13 +561,6 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
-/* A modified-Newton factorisation belongs to one step size. */
-static void em_new_h(lv_stepper *st, double h) {
-  (void)h;
-  em *X = st->priv;
-  if (X && X->nw) lv_newton_invalidate(X->nw);
-}
-
 const lv_scheme_type lv_scheme_em = {
     "em",
     "GGL energy-momentum scheme EM (seed 003 eq. (84)): discrete gradients, primary and secondary "
@@ -674,7 +576,7 @@ const lv_scheme_type lv_scheme_em = {
     em_destroy,
     NULL,
     NULL,
-    em_new_h,
+    NULL,
 };
 
 const lv_scheme_type lv_scheme_em_g = {
@@ -692,5 +594,5 @@ const lv_scheme_type lv_scheme_em_g = {
     em_destroy,
     NULL,
     NULL,
-    em_new_h,
+    NULL,
 };

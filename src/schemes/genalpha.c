@@ -70,7 +70,6 @@ typedef struct {
   lv_rfac G1;                    /* G(q_{n+1}) at the current iterate */
   lv_rfac Mc;                    /* M (recorded once if constant, else per iterate) */
   int g1_valid, mc_valid;
-  lv_acache asmb;                /* Newton matrix assembly */
   lv_newton *nw;
   lv_linsol *kkt;             /* [M G^T; G 0]: (7), the start, projections */
   double *kb;                 /* its right-hand side, nv + nc */
@@ -417,11 +416,9 @@ static int ga_residual(void *ctx, double *r) {
   return 0;
 }
 
-/* Every block of the scaled iteration matrix into the assembly cache. */
-static int assemble(void *ctx) {
-  genalpha *g = ctx;
+/* Every block of the scaled iteration matrix into the solver's assembly. */
+static int assemble(genalpha *g, lv_assembly *A) {
   const lv_model *m = g->m;
-  lv_acache *A = &g->asmb;
   int d = g->nv, k = g->nc;
   double sb = 1.0 / g->bp, cg = g->gp / g->bp;
   lv_blk_sink b;
@@ -464,7 +461,7 @@ static int ga_jacobian(void *ctx, lv_linsol *ls) {
     LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
   }
   LV_CHECK(iterate_matrices(g));
-  return lv_acache_assemble(&g->asmb, g->N, assemble, g, ls);
+  return assemble(g, lv_linsol_assembly(ls));
 }
 
 /* y += B_n^T z from the recorded G(q_n). */
@@ -710,7 +707,6 @@ static void ga_destroy(lv_stepper *st) {
   lv_rfac_free(&g->Bn);
   lv_rfac_free(&g->G1);
   lv_rfac_free(&g->Mc);
-  lv_acache_free(&g->asmb);
   free(g->vfac);
   free(g->rb);
   free(g->rk);
@@ -790,11 +786,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   LV_CHECK(lv_rfac_init(&g->Bn, d, 1, 4 * d));
   LV_CHECK(lv_rfac_init(&g->G1, k, 0, 4 * d));
   LV_CHECK(lv_rfac_init(&g->Mc, d, 0, 4 * d));
-  LV_CHECK(lv_acache_init(&g->asmb, 16 * d));
   LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
-  if (lv_linsol_kind_of(lv_newton_linsol(g->nw)) == LV_LINSOL_DENSE) {
-    LV_CHECK(lv_acache_dense(&g->asmb, g->N));
-  }
   *lv_newton_opts(g->nw) = st->newton;
   LV_CHECK(lv_linsol_new(&g->kkt, st->linsol_kind, d + k, st->linsol_threshold));
   st->linsol = lv_newton_linsol(g->nw);

@@ -65,25 +65,19 @@
  * model that leaves it to finite differences gets a residual accurate only
  * to that approximation, and the momentum maps then hold to ~1e-13 per
  * step instead of round-off (measured on a skewed pendulum).
- * Two assemblies of the same matrix, chosen once per run by the back-end
- * the integrator picked:
- *   dense LU   the blocks are formed densely (O(d^2) work and memory,
- *              O(d^3) for Hb M^-1 Hb): cheapest for the small systems of
- *              the papers' benchmarks, where the whole step is ~10 us;
- *   UMFPACK/KLU  every factor (G, H, Z, d2V, M) is captured from its model
- *              callback into a fixed-pattern sparse matrix, M^-1 is formed
- *              once block by block over the components of M's pattern
- *              (diagonal for particles), the products Hb M^-1 Hb,
- *              Hb M^-1 G^T, G M^-1 Hb, G M^-1 G^T get their pattern once
- *              and then only their values, the terms are merged into one
- *              pattern (linsol/spmat.h) and added entry by entry into the
- *              solver: O(nnz) per iteration and memory, one pattern, one
- *              symbolic analysis per run (chain: 54N entries, LU fill 100N
- *              at every N).  A mass matrix whose components exceed
- *              LV_MASS_MAX_BLOCK (M^-1 then is not sparse) keeps the dense
- *              assembly whatever the back-end (mass_op.h).
- * The two assemble the same entries in a different summation order, so
- * they agree to round-off (tests/check_chain.c).
+ * One assembly whatever the linear solver: every factor (G, H, Z, d2V, M)
+ * is captured from its model callback into a fixed-pattern sparse matrix,
+ * M^-1 is formed once block by block over the components of M's pattern
+ * (diagonal for particles; a dense M^-1 when a component exceeds
+ * LV_MASS_MAX_BLOCK, mass_op.h), the products Hb M^-1 Hb, Hb M^-1 G^T,
+ * G M^-1 Hb, G M^-1 G^T get their pattern once and then only their values
+ * (schemes/spmat.h), and each term is written once into the solver's
+ * assembly (linsol/assembly.h), which sums the terms of a position in the
+ * order they come and lands them in a dense array or a fixed CSC pattern
+ * as the back-end chose: O(nnz) per iteration and memory, one pattern, one
+ * symbolic analysis per run (chain: 54N entries, LU fill 100N at every N).
+ * Dense and sparse back-ends thus factorise the same matrix, bit for bit
+ * (tests/check_chain.c compares their trajectories).
  *
  * After Newton has converged, corrections with the last factorisation are
  * applied (one after a full Newton solve, as metis does; several after a
@@ -131,29 +125,25 @@ typedef struct {
   /* iterate and results */
   double *x, *r, *dx;
   /* per-step constants */
-  double *G0, *MiG0t, *c0;
+  double *c0;
   /* cache of the current iterate (valid between residual and update) */
   int cached;
-  double *qt, *q1, *u, *hp1, *y, *Gt, *G1, *MiGt, *w, *tmp, *tmp2;
-  double *Hb, *Ha, *D2V, *Z, *MiHb;
-  /* sparse assembly (UMFPACK / KLU back-ends), chosen iff mass.sparse: the
-   * same quantities as fixed-pattern sparse matrices */
+  double *qt, *q1, *u, *hp1, *y, *w, *tmp;
+  /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sG0, sG0T, sMiG0T;       /* G(q^n) (VI-B, VI-S) */
   lv_spm sGt, sGtT, sMiGtT, sG1;  /* G(qt), G(q1) at the iterate */
   lv_spm sHb, sZ, sMiHb, sHbMi;   /* H(qt; b), Z, M^-1 Hb, Hb M^-1 */
   lv_spm sP11, sP13, sP31, sP33, sX, sA1, sA2, sC1; /* products */
   lv_spm sD2V, sHa, sI;           /* d2V(qt), H(qt; a), identity */
-  lv_asm as;                      /* the Newton matrix, merged */
-  /* constant mass matrix: M, M^-1, rs = 1/diag(M); sparse form = sparse
-   * assembly (last: its sparse part is large and cold on the dense path) */
+  /* constant mass matrix: M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
 } vi;
 
-/* ------------------------------------------------------------ sparse path */
+/* ------------------------------------------------------------ theta family */
 
-/* The same equations as ab_eval / ab_residual / ab_jacobian below, with
- * every matrix in fixed-pattern sparse form: O(nnz) per call. */
-static int ab_eval_sp(vi *V) {
+/* Everything the residual and the Newton matrix share, at the iterate x. */
+static int ab_eval(vi *V) {
+  if (V->cached) return 0;
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *q = V->s->q, *p = V->s->p;
@@ -185,7 +175,9 @@ static int ab_eval_sp(vi *V) {
   return 0;
 }
 
-static int ab_residual_sp(vi *V, double *r) {
+static int ab_residual(void *ctx, double *r) {
+  vi *V = ctx;
+  LV_CHECK(ab_eval(V));
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h;
   const double *p = V->s->p, *a = V->x + d;
@@ -208,66 +200,70 @@ static int ab_residual_sp(vi *V, double *r) {
 /* Coefficients that are fixed for the run (theta) decide which blocks
  * exist, so the terms, and with them the merged pattern, are the same in
  * every assembly. */
-static int ab_jacobian_sp(vi *V, lv_linsol *ls) {
+static int ab_jacobian(void *ctx, lv_linsol *ls) {
+  vi *V = ctx;
+  LV_CHECK(ab_eval(V));
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   double th = V->theta, h = V->h, c1 = th * (1.0 - th);
   const double *a = V->x + d, *b = V->x + d + k;
-  lv_asm *S = &V->as;
-  lv_asm_begin(S);
+  lv_assembly *S = lv_linsol_assembly(ls);
 
   /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
-  LV_CHECK(lv_asm_add(S, 0, 0, &V->mass.sM, 1.0, V->mass.rs, 0));
+  LV_CHECK(lv_spm_put(S, 0, 0, &V->mass.sM, 1.0, V->mass.rs, 0));
   LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
-  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_asm_add(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->mass.rs, 0));
+  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_spm_put(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->mass.rs, 0));
   if (c1 != 0.0 || th != 0.0) LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
   if (c1 != 0.0) {
     LV_CHECK(lv_spm_end(&V->sD2V, lv_model_hess_potential(m, V->qt, lv_spm_begin(&V->sD2V))));
-    LV_CHECK(lv_asm_add(S, 0, 0, &V->sD2V, c1 * h * h, V->mass.rs, 0));
+    LV_CHECK(lv_spm_put(S, 0, 0, &V->sD2V, c1 * h * h, V->mass.rs, 0));
     if (V->kind == VI_A) {
       LV_CHECK(lv_spm_end(&V->sHa, lv_model_constraint_hessian(m, V->qt, a, lv_spm_begin(&V->sHa))));
-      LV_CHECK(lv_asm_add(S, 0, 0, &V->sHa, c1, V->mass.rs, 0));
+      LV_CHECK(lv_spm_put(S, 0, 0, &V->sHa, c1, V->mass.rs, 0));
     }
     LV_CHECK(lv_spm_product(&V->sP11, &V->sHb, &V->sMiHb));
-    LV_CHECK(lv_asm_add(S, 0, 0, &V->sP11, -c1, V->mass.rs, 0));
+    LV_CHECK(lv_spm_put(S, 0, 0, &V->sP11, -c1, V->mass.rs, 0));
   }
-  if (k == 0) return lv_asm_end(S, ls);
+  if (k == 0) return 0;
 
   /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
   double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
-  LV_CHECK(lv_asm_add(S, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->mass.rs, 1));
+  LV_CHECK(lv_spm_put(S, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->mass.rs, 1));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
-  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sGt, -1.0, V->mass.rs, 1));
+  LV_CHECK(lv_spm_put(S, 0, d + k, &V->sGt, -1.0, V->mass.rs, 1));
   LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->u, lv_spm_begin(&V->sZ))));
   LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
   LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
   if (1.0 - th != 0.0) {
-    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, 1.0 - th, V->mass.rs, 1));
+    LV_CHECK(lv_spm_put(S, 0, d + k, &V->sZ, 1.0 - th, V->mass.rs, 1));
     LV_CHECK(lv_spm_product(&V->sP13, &V->sHb, &V->sMiGtT));
-    LV_CHECK(lv_asm_add(S, 0, d + k, &V->sP13, -(1.0 - th), V->mass.rs, 0));
+    LV_CHECK(lv_spm_put(S, 0, d + k, &V->sP13, -(1.0 - th), V->mass.rs, 0));
   }
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
   if (V->kind == VI_A)
-    LV_CHECK(lv_asm_add(S, d, 0, &V->sGt, th, NULL, 0));
+    LV_CHECK(lv_spm_put(S, d, 0, &V->sGt, th, NULL, 0));
   else
-    LV_CHECK(lv_asm_add(S, d, 0, th == 1.0 ? &V->sGt : &V->sG1, 1.0, NULL, 0));
+    LV_CHECK(lv_spm_put(S, d, 0, th == 1.0 ? &V->sGt : &V->sG1, 1.0, NULL, 0));
 
   /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
-  LV_CHECK(lv_asm_add(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
   if (th != 0.0) {
-    LV_CHECK(lv_asm_add(S, d + k, 0, &V->sZ, th, NULL, 0));
+    LV_CHECK(lv_spm_put(S, d + k, 0, &V->sZ, th, NULL, 0));
     LV_CHECK(lv_spm_product(&V->sP31, &V->sGt, &V->sMiHb));
-    LV_CHECK(lv_asm_add(S, d + k, 0, &V->sP31, -th, NULL, 0));
+    LV_CHECK(lv_spm_put(S, d + k, 0, &V->sP31, -th, NULL, 0));
   }
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
   LV_CHECK(lv_spm_product(&V->sP33, &V->sGt, &V->sMiGtT));
-  LV_CHECK(lv_asm_add(S, d + k, d + k, &V->sP33, -1.0, NULL, 0));
-  return lv_asm_end(S, ls);
+  LV_CHECK(lv_spm_put(S, d + k, d + k, &V->sP33, -1.0, NULL, 0));
+  return 0;
 }
 
-static int s_eval_sp(vi *V) {
+/* ------------------------------------------------------------ VI-S */
+
+static int s_eval(vi *V) {
+  if (V->cached) return 0;
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *q = V->s->q;
@@ -288,200 +284,6 @@ static int s_eval_sp(vi *V) {
   return 0;
 }
 
-static int s_jacobian_sp(vi *V, lv_linsol *ls) {
-  const lv_model *m = V->m;
-  int d = V->d, k = V->k;
-  const double *b = V->x + d + k;
-  lv_asm *S = &V->as;
-  lv_asm_begin(S);
-
-  /* dF1/dP = -D^-1 (I + Hb M^-1) */
-  LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
-  LV_CHECK(lv_spm_product(&V->sHbMi, &V->sHb, &V->mass.sMi));
-  LV_CHECK(lv_asm_add(S, 0, 0, &V->sI, -1.0, V->mass.rs, 0));
-  LV_CHECK(lv_asm_add(S, 0, 0, &V->sHbMi, -1.0, V->mass.rs, 0));
-  if (k == 0) return lv_asm_end(S, ls);
-
-  /* dF1/da = -D^-1 G(q)^T,  dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
-  LV_CHECK(lv_asm_add(S, 0, d, &V->sG0, -1.0, V->mass.rs, 1));
-  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->hp1, lv_spm_begin(&V->sZ))));
-  LV_CHECK(lv_asm_add(S, 0, d + k, &V->sZ, -1.0, V->mass.rs, 1));
-
-  /* dFg/da = -G(q1) M^-1 G(q)^T - G(q1) (M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
-  LV_CHECK(lv_spm_constraint_jac(m, V->q1, &V->sG1));
-  LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
-  LV_CHECK(lv_spm_product(&V->sX, &V->sMiHb, &V->sMiG0T));
-  LV_CHECK(lv_spm_product(&V->sA1, &V->sG1, &V->sMiG0T));
-  LV_CHECK(lv_spm_product(&V->sA2, &V->sG1, &V->sX));
-  LV_CHECK(lv_asm_add(S, d, d, &V->sA1, -1.0, NULL, 0));
-  LV_CHECK(lv_asm_add(S, d, d, &V->sA2, -1.0, NULL, 0));
-  LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
-  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
-  LV_CHECK(lv_spm_product(&V->sP33, &V->sG1, &V->sMiGtT));
-  LV_CHECK(lv_asm_add(S, d, d + k, &V->sP33, 1.0, NULL, 0));
-
-  /* dFv/dP = G(qbar) M^-1 = (M^-1 G(qbar)^T)^T,  dFv/da = -Z M^-1 G(q)^T */
-  LV_CHECK(lv_asm_add(S, d + k, 0, &V->sMiGtT, 1.0, NULL, 1));
-  LV_CHECK(lv_spm_product(&V->sC1, &V->sZ, &V->sMiG0T));
-  LV_CHECK(lv_asm_add(S, d + k, d, &V->sC1, -1.0, NULL, 0));
-  return lv_asm_end(S, ls);
-}
-
-/* ------------------------------------------------------------ theta family */
-
-/* Everything the residual and the Newton matrix share, at the iterate x. */
-static int ab_eval(vi *V) {
-  if (V->cached) return 0;
-  if (V->mass.sparse) return ab_eval_sp(V);
-  const lv_model *m = V->m;
-  int d = V->d, k = V->k;
-  const double *q = V->s->q, *p = V->s->p;
-  const double *dq = V->x, *a = V->x + d, *b = V->x + d + k;
-  double th = V->theta, h = V->h;
-  for (int i = 0; i < d; i++) {
-    V->qt[i] = q[i] + th * dq[i];
-    V->q1[i] = q[i] + dq[i];
-  }
-  LV_CHECK(lv_model_constraint_jac_dense(m, V->qt, V->Gt));
-  if (V->kind == VI_B) {
-    if (th == 1.0)
-      memcpy(V->G1, V->Gt, (size_t)k * d * sizeof(double));
-    else
-      LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
-  }
-  lv_dense_transpose(k, d, V->Gt, V->tmp2);
-  lv_mass_inv_cols(&V->mass, k, V->tmp2, V->MiGt);
-  /* u = h v^{n+1} = dq - M^-1 G(qt)^T b */
-  for (int i = 0; i < d; i++) V->u[i] = dq[i];
-  lv_dense_gemm_acc(d, k, 1, -1.0, V->MiGt, b, V->u);
-  /* h p^{n+1} = h p - h^2 dV(qt) - Gl^T a - H(qt; b) u */
-  LV_CHECK(lv_model_grad_potential(m, V->qt, V->tmp));
-  LV_CHECK(lv_model_hessian_apply(V->m, V->qt, b, V->u, V->w));
-  for (int i = 0; i < d; i++) V->hp1[i] = h * p[i] - h * h * V->tmp[i] - V->w[i];
-  if (V->kind == VI_A) {
-    lv_dense_matvec_t(k, d, V->Gt, a, V->tmp);
-    for (int i = 0; i < d; i++) V->hp1[i] -= V->tmp[i];
-  } else {
-    double vt = V->vtheta;
-    lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
-    lv_dense_matvec_t(k, d, V->G1, a, V->w);
-    for (int i = 0; i < d; i++) V->hp1[i] -= (1.0 - vt) * V->tmp[i] + vt * V->w[i];
-  }
-  V->cached = 1;
-  return 0;
-}
-
-static int ab_residual(void *ctx, double *r) {
-  vi *V = ctx;
-  LV_CHECK(ab_eval(V));
-  if (V->mass.sparse) return ab_residual_sp(V, r);
-  int d = V->d, k = V->k;
-  double th = V->theta, h = V->h;
-  const double *p = V->s->p, *a = V->x + d;
-  lv_mass_mul(&V->mass, V->u, r);
-  for (int i = 0; i < d; i++) r[i] -= th * h * p[i] + (1.0 - th) * V->hp1[i];
-  if (V->kind == VI_B) {
-    /* + Gc^T a = theta (1-vt) G(q)^T a - (1-theta) vt G(q1)^T a */
-    double vt = V->vtheta;
-    lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
-    lv_dense_matvec_t(k, d, V->G1, a, V->w);
-    for (int i = 0; i < d; i++) r[i] += th * (1.0 - vt) * V->tmp[i] - (1.0 - th) * vt * V->w[i];
-  }
-  for (int i = 0; i < d; i++) r[i] *= V->mass.rs[i];
-  if (k == 0) return 0;
-  LV_CHECK(lv_model_constraints(V->m, V->kind == VI_A ? V->qt : V->q1, r + d));
-  lv_dense_matvec(k, d, V->Gt, V->u, r + d + k);
-  return 0;
-}
-
-static int ab_jacobian(void *ctx, lv_linsol *ls) {
-  vi *V = ctx;
-  LV_CHECK(ab_eval(V));
-  if (V->mass.sparse) return ab_jacobian_sp(V, ls);
-  const lv_model *m = V->m;
-  int d = V->d, k = V->k;
-  double th = V->theta, h = V->h;
-  const double *a = V->x + d, *b = V->x + d + k;
-
-  /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
-  LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, b, V->Hb));
-  lv_mass_inv_cols(&V->mass, d, V->Hb, V->MiHb);
-  memset(V->D2V, 0, (size_t)d * d * sizeof(double));
-  lv_sink sD = lv_sink_dense(V->D2V, d, d, d);
-  LV_CHECK(lv_model_hess_potential(m, V->qt, &sD));
-  double *B11 = V->Ha; /* scratch d x d, assembled here */
-  if (V->kind == VI_A) {
-    LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, a, V->Ha));
-    for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * (B11[i] + h * h * V->D2V[i]);
-  } else {
-    for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = th * (1.0 - th) * h * h * V->D2V[i];
-  }
-  for (size_t i = 0; i < (size_t)d * d; i++) B11[i] += V->mass.M[i] + (1.0 - 2.0 * th) * V->Hb[i];
-  if (th * (1.0 - th) != 0.0) lv_dense_gemm_acc(d, d, d, -th * (1.0 - th), V->Hb, V->MiHb, B11);
-  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->mass.rs));
-  if (k == 0) return 0;
-
-  /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
-  lv_dense_transpose(k, d, V->kind == VI_A ? V->Gt : V->G0, V->tmp2);
-  double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
-  for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] *= ca;
-  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->mass.rs));
-
-  /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
-  LV_CHECK(lv_model_constraint_curvature_dense(m, V->qt, V->u, V->Z));
-  lv_dense_transpose(k, d, V->Gt, V->tmp2);
-  double *B13 = V->w; /* d x k scratch: w has room for d*k (see create) */
-  for (size_t i = 0; i < (size_t)d * k; i++) B13[i] = -V->tmp2[i];
-  lv_dense_transpose(k, d, V->Z, V->tmp2);
-  for (size_t i = 0; i < (size_t)d * k; i++) B13[i] += (1.0 - th) * V->tmp2[i];
-  lv_dense_gemm_acc(d, d, k, -(1.0 - th), V->Hb, V->MiGt, B13);
-  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, B13, V->mass.rs));
-
-  /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
-  if (V->kind == VI_A) {
-    for (size_t i = 0; i < (size_t)k * d; i++) V->tmp2[i] = th * V->Gt[i];
-    LV_CHECK(lv_linsol_add_block(ls, d, 0, k, d, V->tmp2, NULL));
-  } else {
-    LV_CHECK(lv_linsol_add_block(ls, d, 0, k, d, V->G1, NULL));
-  }
-
-  /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
-  for (size_t i = 0; i < (size_t)k * d; i++) V->tmp2[i] = th * V->Z[i] + V->Gt[i];
-  lv_dense_gemm_acc(k, d, d, -th, V->Gt, V->MiHb, V->tmp2);
-  LV_CHECK(lv_linsol_add_block(ls, d + k, 0, k, d, V->tmp2, NULL));
-  /* dFv/db = -G(qt) M^-1 G(qt)^T */
-  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  lv_dense_gemm_acc(k, d, k, -1.0, V->Gt, V->MiGt, V->tmp2);
-  LV_CHECK(lv_linsol_add_block(ls, d + k, d + k, k, k, V->tmp2, NULL));
-  return 0;
-}
-
-/* ------------------------------------------------------------ VI-S */
-
-static int s_eval(vi *V) {
-  if (V->cached) return 0;
-  if (V->mass.sparse) return s_eval_sp(V);
-  const lv_model *m = V->m;
-  int d = V->d, k = V->k;
-  const double *q = V->s->q;
-  const double *P = V->x, *a = V->x + d, *b = V->x + d + k;
-  /* y = h M v^n = c0 - G(q)^T a;  u = h v^n;  qt = qbar = q + h v^n */
-  lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
-  for (int i = 0; i < d; i++) V->y[i] = V->c0[i] - V->tmp[i];
-  lv_mass_inv_mul(&V->mass, V->y, V->u);
-  for (int i = 0; i < d; i++) V->qt[i] = q[i] + V->u[i];
-  LV_CHECK(lv_model_constraint_jac_dense(m, V->qt, V->Gt));
-  lv_dense_transpose(k, d, V->Gt, V->tmp2);
-  lv_mass_inv_cols(&V->mass, k, V->tmp2, V->MiGt);
-  /* q^{n+1} = qbar + M^-1 G(qbar)^T b */
-  memcpy(V->q1, V->qt, (size_t)d * sizeof(double));
-  lv_dense_gemm_acc(d, k, 1, 1.0, V->MiGt, b, V->q1);
-  /* hp1 holds M^-1 P here */
-  lv_mass_inv_mul(&V->mass, P, V->hp1);
-  V->cached = 1;
-  return 0;
-}
-
 static int s_residual(void *ctx, double *r) {
   vi *V = ctx;
   LV_CHECK(s_eval(V));
@@ -491,59 +293,47 @@ static int s_residual(void *ctx, double *r) {
   for (int i = 0; i < d; i++) r[i] = V->mass.rs[i] * (V->y[i] - P[i] - V->w[i]);
   if (k == 0) return 0;
   LV_CHECK(lv_model_constraints(V->m, V->q1, r + d));
-  if (V->mass.sparse)
-    lv_spm_matvec(&V->sGt, 1.0, V->hp1, 0, r + d + k);
-  else
-    lv_dense_matvec(k, d, V->Gt, V->hp1, r + d + k);
+  lv_spm_matvec(&V->sGt, 1.0, V->hp1, 0, r + d + k);
   return 0;
 }
 
 static int s_jacobian(void *ctx, lv_linsol *ls) {
   vi *V = ctx;
   LV_CHECK(s_eval(V));
-  if (V->mass.sparse) return s_jacobian_sp(V, ls);
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
   const double *b = V->x + d + k;
+  lv_assembly *S = lv_linsol_assembly(ls);
 
-  /* dF1/dP = -D^-1 (I + Hb M^-1);  Hb M^-1 = (M^-1 Hb)^T, both symmetric */
-  LV_CHECK(lv_model_constraint_hessian_dense(m, V->qt, b, V->Hb));
-  lv_mass_inv_cols(&V->mass, d, V->Hb, V->MiHb);
-  double *B11 = V->Ha;
-  lv_dense_transpose(d, d, V->MiHb, B11);
-  for (size_t i = 0; i < (size_t)d * d; i++) B11[i] = -B11[i];
-  for (int i = 0; i < d; i++) B11[i + (size_t)i * d] -= 1.0;
-  LV_CHECK(lv_linsol_add_block(ls, 0, 0, d, d, B11, V->mass.rs));
+  /* dF1/dP = -D^-1 (I + Hb M^-1) */
+  LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+  LV_CHECK(lv_spm_product(&V->sHbMi, &V->sHb, &V->mass.sMi));
+  LV_CHECK(lv_spm_put(S, 0, 0, &V->sI, -1.0, V->mass.rs, 0));
+  LV_CHECK(lv_spm_put(S, 0, 0, &V->sHbMi, -1.0, V->mass.rs, 0));
   if (k == 0) return 0;
 
-  /* dF1/da = -D^-1 G(q)^T */
-  lv_dense_transpose(k, d, V->G0, V->tmp2);
-  for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d, d, k, V->tmp2, V->mass.rs));
-  /* dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
-  LV_CHECK(lv_model_constraint_curvature_dense(m, V->qt, V->hp1, V->Z));
-  lv_dense_transpose(k, d, V->Z, V->tmp2);
-  for (size_t i = 0; i < (size_t)d * k; i++) V->tmp2[i] = -V->tmp2[i];
-  LV_CHECK(lv_linsol_add_block(ls, 0, d + k, d, k, V->tmp2, V->mass.rs));
+  /* dF1/da = -D^-1 G(q)^T,  dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
+  LV_CHECK(lv_spm_put(S, 0, d, &V->sG0, -1.0, V->mass.rs, 1));
+  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->hp1, lv_spm_begin(&V->sZ))));
+  LV_CHECK(lv_spm_put(S, 0, d + k, &V->sZ, -1.0, V->mass.rs, 1));
 
-  /* dFg/da = -G(q1) (I + M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
-  LV_CHECK(lv_model_constraint_jac_dense(m, V->q1, V->G1));
-  double *W = V->w; /* d x k */
-  memcpy(W, V->MiG0t, (size_t)d * k * sizeof(double));
-  lv_dense_gemm_acc(d, d, k, 1.0, V->MiHb, V->MiG0t, W);
-  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  lv_dense_gemm_acc(k, d, k, -1.0, V->G1, W, V->tmp2);
-  LV_CHECK(lv_linsol_add_block(ls, d, d, k, k, V->tmp2, NULL));
-  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  lv_dense_gemm_acc(k, d, k, 1.0, V->G1, V->MiGt, V->tmp2);
-  LV_CHECK(lv_linsol_add_block(ls, d, d + k, k, k, V->tmp2, NULL));
+  /* dFg/da = -G(q1) M^-1 G(q)^T - G(q1) (M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */
+  LV_CHECK(lv_spm_constraint_jac(m, V->q1, &V->sG1));
+  LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
+  LV_CHECK(lv_spm_product(&V->sX, &V->sMiHb, &V->sMiG0T));
+  LV_CHECK(lv_spm_product(&V->sA1, &V->sG1, &V->sMiG0T));
+  LV_CHECK(lv_spm_product(&V->sA2, &V->sG1, &V->sX));
+  LV_CHECK(lv_spm_put(S, d, d, &V->sA1, -1.0, NULL, 0));
+  LV_CHECK(lv_spm_put(S, d, d, &V->sA2, -1.0, NULL, 0));
+  LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
+  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
+  LV_CHECK(lv_spm_product(&V->sP33, &V->sG1, &V->sMiGtT));
+  LV_CHECK(lv_spm_put(S, d, d + k, &V->sP33, 1.0, NULL, 0));
 
   /* dFv/dP = G(qbar) M^-1 = (M^-1 G(qbar)^T)^T,  dFv/da = -Z M^-1 G(q)^T */
-  lv_dense_transpose(d, k, V->MiGt, V->tmp2);
-  LV_CHECK(lv_linsol_add_block(ls, d + k, 0, k, d, V->tmp2, NULL));
-  memset(V->tmp2, 0, (size_t)k * k * sizeof(double));
-  lv_dense_gemm_acc(k, d, k, -1.0, V->Z, V->MiG0t, V->tmp2);
-  LV_CHECK(lv_linsol_add_block(ls, d + k, d, k, k, V->tmp2, NULL));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &V->sMiGtT, 1.0, NULL, 1));
+  LV_CHECK(lv_spm_product(&V->sC1, &V->sZ, &V->sMiG0T));
+  LV_CHECK(lv_spm_put(S, d + k, d, &V->sC1, -1.0, NULL, 0));
   return 0;
 }
 
@@ -560,16 +350,13 @@ static void vi_destroy(lv_stepper *st) {
   vi *V = st->priv;
   if (!V) return;
   lv_newton_free(V->nw);
-  double **arrs[] = {&V->x,  &V->r,    &V->dx,   &V->G0, &V->MiG0t, &V->c0,  &V->qt,  &V->q1,  &V->u,
-                     &V->hp1, &V->y,   &V->Gt,   &V->G1, &V->MiGt,  &V->w,   &V->tmp, &V->tmp2, &V->Hb,
-                     &V->Ha,  &V->D2V, &V->Z,    &V->MiHb};
+  double **arrs[] = {&V->x, &V->r, &V->dx, &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->w, &V->tmp};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
   lv_mass_op_free(&V->mass);
   lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
                    &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,   &V->sP33, &V->sX,
                    &V->sA1,  &V->sA2,  &V->sC1,    &V->sD2V, &V->sHa,  &V->sI};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
-  lv_asm_free(&V->as);
   free(V);
   st->priv = NULL;
 }
@@ -640,6 +427,7 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   LV_CHECK(lv_newton_new(&V->nw, n, st->linsol_kind));
   *lv_newton_opts(V->nw) = st->newton;
   st->linsol = lv_newton_linsol(V->nw);
+  st->newton_solver = V->nw; /* the integrator invalidates it on a new h */
   lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
                    &V->sZ,   &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13, &V->sP31,   &V->sP33, &V->sX,
                    &V->sA1,  &V->sA2,  &V->sC1,    &V->sD2V, &V->sHa,  &V->sI};
@@ -648,25 +436,16 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   lv_spm_init(&V->sGt, k, d);
   lv_spm_init(&V->sG1, k, d);
   lv_spm_init(&V->sZ, k, d);
-  /* Sparse assembly with a sparse back-end, unless M^-1 is not sparse. */
-  LV_CHECK(lv_mass_op_init(&V->mass, m, st->state->q, lv_linsol_kind_of(st->linsol) != LV_LINSOL_DENSE));
-  size_t dd = (size_t)d * d, dk = (size_t)d * (k > 0 ? k : 1);
-  size_t dmax = (size_t)(d > k ? d : k);
-  if (V->mass.sparse) dd = dk = 1; /* the dense blocks are never formed */
+  LV_CHECK(lv_mass_op_init(&V->mass, m, st->state->q, LV_MASS_SPARSE));
   struct {
     double **p;
     size_t len;
-  } al[] = {{&V->x, n},      {&V->r, n},      {&V->dx, n},     {&V->G0, dk},   {&V->MiG0t, dk},
-            {&V->c0, d},     {&V->qt, d},     {&V->q1, d},     {&V->u, d},     {&V->hp1, d},
-            {&V->y, d},      {&V->Gt, dk},    {&V->G1, dk},    {&V->MiGt, dk}, {&V->w, dk > dmax ? dk : dmax},
-            {&V->tmp, dmax}, {&V->tmp2, dd > dk ? dd : dk},    {&V->Hb, dd},   {&V->Ha, dd},
-            {&V->D2V, dd},   {&V->Z, dk},     {&V->MiHb, dd}};
+  } al[] = {{&V->x, n},  {&V->r, n},  {&V->dx, n}, {&V->c0, d}, {&V->qt, d},  {&V->q1, d},
+            {&V->u, d},  {&V->hp1, d}, {&V->y, d}, {&V->w, d},  {&V->tmp, d}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
   }
-  if (!V->mass.sparse) return 0;
-  lv_asm_init(&V->as, n);
   return kind == VI_S ? lv_spm_identity(&V->sI, d) : 0;
 }
 
@@ -720,11 +499,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int d = V->d, k = V->k;
   V->h = h;
   double *a = V->x + d, *b = V->x + d + k;
-  if (k > 0 && V->mass.sparse) {
-    if (V->kind != VI_A) LV_CHECK(lv_spm_constraint_jac(m, s->q, &V->sG0)); /* VI-A never uses G(q^n) */
-  } else if (k > 0) {
-    LV_CHECK(lv_model_constraint_jac_dense(m, s->q, V->G0));
-  }
+  if (k > 0 && V->kind != VI_A) LV_CHECK(lv_spm_constraint_jac(m, s->q, &V->sG0)); /* VI-A never uses G(q^n) */
   for (int i = 0; i < k; i++) {
     a[i] = h * h * s->lambda[i];
     b[i] = h * s->gamma[i];
@@ -734,19 +509,11 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     /* c0 = h p - h^2 dV(q);  M^-1 G(q)^T */
     LV_CHECK(lv_model_grad_potential(m, s->q, V->tmp));
     for (int i = 0; i < d; i++) V->c0[i] = h * s->p[i] - h * h * V->tmp[i];
-    if (V->mass.sparse) {
-      LV_CHECK(lv_spm_transpose(&V->sG0T, &V->sG0));
-      LV_CHECK(lv_spm_product(&V->sMiG0T, &V->mass.sMi, &V->sG0T));
-    } else {
-      lv_dense_transpose(k, d, V->G0, V->tmp2);
-      lv_mass_inv_cols(&V->mass, k, V->tmp2, V->MiG0t);
-    }
+    LV_CHECK(lv_spm_transpose(&V->sG0T, &V->sG0));
+    LV_CHECK(lv_spm_product(&V->sMiG0T, &V->mass.sMi, &V->sG0T));
     if (V->advanced) {
       /* P = h M v^n at the guessed lambda: exact up to the O(h^2 gamma) term */
-      if (V->mass.sparse)
-        lv_spm_matvec_t(&V->sG0, 1.0, a, 0, V->tmp);
-      else
-        lv_dense_matvec_t(k, d, V->G0, a, V->tmp);
+      lv_spm_matvec_t(&V->sG0, 1.0, a, 0, V->tmp);
       for (int i = 0; i < d; i++) V->x[i] = V->c0[i] - V->tmp[i];
     } else {
       for (int i = 0; i < d; i++) V->x[i] = h * s->p[i];
@@ -790,15 +557,6 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return 0;
 }
 
-/* The Newton matrix depends on h: a factorisation kept by modified Newton
- * for another step size (e.g. before a halving) would only slow the
- * iteration down or make it fail. */
-static void vi_new_h(lv_stepper *st, double h) {
-  (void)h;
-  vi *X = st->priv;
-  if (X && X->nw) lv_newton_invalidate(X->nw);
-}
-
 const lv_scheme_type lv_scheme_vi_s = {
     "vi-s",
     "GGL variational integrator VI-S (seed 003 eq. (55)): first order, GGL analogue of symplectic Euler",
@@ -814,7 +572,7 @@ const lv_scheme_type lv_scheme_vi_s = {
     vi_destroy,
     NULL,
     NULL,
-    vi_new_h,
+    NULL,
 };
 
 const lv_scheme_type lv_scheme_vi_a = {
@@ -832,7 +590,7 @@ const lv_scheme_type lv_scheme_vi_a = {
     vi_destroy,
     NULL,
     NULL,
-    vi_new_h,
+    NULL,
 };
 
 const lv_scheme_type lv_scheme_vi_b = {
@@ -851,5 +609,5 @@ const lv_scheme_type lv_scheme_vi_b = {
     vi_destroy,
     NULL,
     NULL,
-    vi_new_h,
+    NULL,
 };

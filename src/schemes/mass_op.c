@@ -35,7 +35,27 @@ static int dense_form(lv_mass_op *mo, const lv_model *m, const double *q) {
   return rc;
 }
 
-int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int try_sparse) {
+/* Sparse form of a matrix whose inverse is not sparse: M captured, M^-1
+ * from the dense form, entry by entry. */
+static int sparse_from_dense(lv_mass_op *mo, const lv_model *m, const double *q) {
+  int d = mo->d;
+  LV_CHECK(dense_form(mo, m, q));
+  lv_spm_free(&mo->sM);
+  LV_CHECK(lv_spm_end(&mo->sM, lv_model_mass(m, q, lv_spm_begin(&mo->sM))));
+  lv_spm_free(&mo->sMi);
+  lv_sink *s = lv_spm_begin(&mo->sMi);
+  int rc = 0;
+  for (int i = 0; i < d && !rc; i++)
+    for (int j = 0; j < d && !rc; j++) {
+      double v = mo->Minv[i + (size_t)j * d];
+      if (v != 0.0) rc = lv_sink_add(s, i, j, v);
+    }
+  LV_CHECK(lv_spm_end(&mo->sMi, rc));
+  mo->sparse = 1;
+  return 0;
+}
+
+int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int form) {
   int d = lv_model_nv(m);
   memset(mo, 0, sizeof *mo);
   mo->d = d;
@@ -44,7 +64,7 @@ int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int try_
   mo->md = lv_calloc((size_t)d, sizeof(double));
   mo->rs = lv_calloc((size_t)d, sizeof(double));
   if (!mo->md || !mo->rs) return LV_ENOMEM;
-  if (try_sparse) {
+  if (form == LV_MASS_SPARSE) {
     int rc = lv_spm_mass(m, q, LV_MASS_MAX_BLOCK, &mo->sM, &mo->sMi, mo->md);
     if (rc == 0) {
       mo->sparse = 1;
@@ -52,6 +72,7 @@ int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int try_
       return 0;
     }
     if (rc != LV_ENOTIMPL) return rc;
+    return sparse_from_dense(mo, m, q);
   }
   return dense_form(mo, m, q);
 }

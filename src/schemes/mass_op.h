@@ -4,18 +4,20 @@
  * Why one object: the VI and EM schemes reduce their equations the same
  * way (position-level unknowns, momentum rows scaled by D^-1 = diag(M)^-1)
  * and need the same things from M: products M x and M^-1 x, the row
- * scaling, and either dense M, M^-1 (dense assembly) or fixed-pattern
- * sparse M, M^-1 (sparse assembly, linsol/spmat.h), chosen the same way.
+ * scaling, and fixed-pattern sparse M, M^-1 for their Newton-matrix
+ * assembly (schemes/spmat.h).
  * Written once here, the two schemes cannot drift apart in how M is formed,
  * inverted or applied -- which the dense vs sparse agreement tests of both
  * rely on.  The discrete-gradient toolkit keeps its dense M^-1 (for
  * lv_dgrad_velocity_constraints) in one too.
  *
- *   sparse form  with a sparse back-end, when every connected block of M's
- *                pattern has at most LV_MASS_MAX_BLOCK rows: M and M^-1
- *                (block by block, lv_spm_mass) as fixed-pattern matrices;
- *   dense form   otherwise: M once (it is constant), M^-1 as 1/diag(M) if
- *                M is diagonal, else by dense LU (M^-1 is then not sparse).
+ *   sparse form  (LV_MASS_SPARSE, the VI and EM schemes) M and M^-1 as
+ *                fixed-pattern matrices: M^-1 block by block (lv_spm_mass)
+ *                when every connected block of M's pattern has at most
+ *                LV_MASS_MAX_BLOCK rows, else the dense inverse below
+ *                captured entry by entry (M^-1 is then not sparse);
+ *   dense form   (LV_MASS_DENSE) M once (it is constant), M^-1 as
+ *                1/diag(M) if M is diagonal, else by dense LU.
  *
  * The products are static inline: they sit in the schemes' innermost loops
  * (several per Newton iteration on ~10 us steps). */
@@ -23,15 +25,18 @@
 #define LIVENS_MASS_OP_H
 
 #include "lv_internal.h"
-#include "linsol/spmat.h"
+#include "schemes/spmat.h"
 
 /* Largest connected block of M for which the sparse form is built (a rigid
  * body in director coordinates has 12). */
 #define LV_MASS_MAX_BLOCK 64
 
+/* The form lv_mass_op_init builds. */
+enum { LV_MASS_DENSE = 0, LV_MASS_SPARSE = 1 };
+
 typedef struct {
   int d;
-  int sparse;       /* sparse form: sM, sMi are set, M and Minv are not */
+  int sparse;       /* sparse form: sM, sMi are set (M and Minv only if M^-1 is not sparse) */
   int diag;         /* dense form: M is diagonal (M^-1 x = rs .* x) */
   double *md;       /* diag(M), positive */
   double *rs;       /* 1 / diag(M): the row scaling D^-1 of the momentum rows */
@@ -39,12 +44,12 @@ typedef struct {
   lv_spm sM, sMi;   /* sparse form (last: large, and not touched by the dense form) */
 } lv_mass_op;
 
-/* M of the constant-mass model @p m (evaluated at @p q), in sparse form if
- * @p try_sparse and M^-1 is sparse, else in dense form.  Status: LV_EINPUT
+/* M of the constant-mass model @p m (evaluated at @p q) in the @p form
+ * LV_MASS_SPARSE or LV_MASS_DENSE.  Status: LV_EINPUT
  * (a diagonal entry not positive), LV_ESINGULAR, LV_ENOMEM.  @p mo can be
  * freed with lv_mass_op_free whatever the status; a zero-filled lv_mass_op
  * can be freed too. */
-int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int try_sparse);
+int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int form);
 void lv_mass_op_free(lv_mass_op *mo);
 
 /* y = A x for A = M (sparse S, diagonal dg, dense D) or A = M^-1 */
@@ -68,12 +73,6 @@ static inline void lv_mass_mul(const lv_mass_op *mo, const double *x, double *y)
 /* y = M^-1 x */
 static inline void lv_mass_inv_mul(const lv_mass_op *mo, const double *x, double *y) {
   lv_mass_op_apply_(mo, &mo->sMi, mo->rs, mo->Minv, x, y);
-}
-
-/* Y = M^-1 X, X and Y d x c column-major (may not alias) */
-static inline void lv_mass_inv_cols(const lv_mass_op *mo, int c, const double *X, double *Y) {
-  int d = mo->d;
-  for (int j = 0; j < c; j++) lv_mass_inv_mul(mo, X + (size_t)j * d, Y + (size_t)j * d);
 }
 
 #endif

@@ -104,6 +104,7 @@ static int mp_create(lv_stepper *st) {
   if (!P->v1 || !P->qm || !P->vm || !P->tmp || !P->tmp2) return LV_ENOMEM;
   LV_CHECK(lv_newton_new(&P->nw, d, st->linsol_kind));
   st->linsol = lv_newton_linsol(P->nw);
+  st->newton_solver = P->nw; /* the integrator invalidates it on a new h */
   return 0;
 }
 
@@ -125,13 +126,6 @@ static int mp_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   return lv_model_mass_apply(m, s->q, s->v, s->p);
 }
 
-/* A modified-Newton factorisation belongs to one step size. */
-static void mp_new_h(lv_stepper *st, double h) {
-  (void)h;
-  midpoint *X = st->priv;
-  if (X && X->nw) lv_newton_invalidate(X->nw);
-}
-
 const lv_scheme_type lv_scheme_midpoint = {
     "midpoint",
     "implicit midpoint rule, order 2, for unconstrained models (constrained ones: use rattle)",
@@ -145,5 +139,5 @@ const lv_scheme_type lv_scheme_midpoint = {
     mp_destroy,
     NULL,
     NULL,
-    mp_new_h,
+    NULL,
 };

@@ -1,4 +1,4 @@
-/* Recorded factors, product sinks and the cached assembly (product_sink.h).
+/* Recorded factors and product sinks (product_sink.h).
  * Moved here from genalpha.c, whose recorded factor fills its values in
  * place when no position repeats; bliedf.c had a copy without that. */
 #include "product_sink.h"
@@ -97,85 +97,6 @@ void lv_rfac_build(lv_rfac *F) {
   F->built = 1;
 }
 
-int lv_acache_init(lv_acache *A, int cap) {
-  memset(A, 0, sizeof *A);
-  A->cap = cap > 0 ? cap : 64;
-  A->ci = lv_calloc((size_t)A->cap, sizeof(int));
-  A->cj = lv_calloc((size_t)A->cap, sizeof(int));
-  A->cv = lv_calloc((size_t)A->cap, sizeof(double));
-  A->slot = lv_calloc((size_t)A->cap, sizeof(int));
-  A->ui = lv_calloc((size_t)A->cap, sizeof(int));
-  A->uj = lv_calloc((size_t)A->cap, sizeof(int));
-  A->uv = lv_calloc((size_t)A->cap, sizeof(double));
-  return (A->ci && A->cj && A->cv && A->slot && A->ui && A->uj && A->uv) ? 0 : LV_ENOMEM;
-}
-
-void lv_acache_free(lv_acache *A) {
-  free(A->D);
-  free(A->ci);
-  free(A->cj);
-  free(A->cv);
-  free(A->slot);
-  free(A->ui);
-  free(A->uj);
-  free(A->uv);
-}
-
-void lv_acache_record(lv_acache *A, int c, int i, int j, double v) {
-  if (A->err) return;
-  if (c >= A->cap) {
-    int cap = 2 * A->cap;
-    if (grow_int(&A->ci, cap) || grow_int(&A->cj, cap) || grow_dbl(&A->cv, cap) || grow_int(&A->slot, cap) ||
-        grow_int(&A->ui, cap) || grow_int(&A->uj, cap) || grow_dbl(&A->uv, cap)) {
-      A->err = LV_ENOMEM;
-      return;
-    }
-    A->cap = cap;
-  }
-  A->ci[c] = i;
-  A->cj[c] = j;
-  A->cv[c] = v;
-}
-
-typedef struct {
-  long long key; /* i * N + j */
-  int c;         /* call index: keeps the sort stable */
-} call_key;
-
-static int cmp_call(const void *x, const void *y) {
-  const call_key *a = x, *b = y;
-  if (a->key != b->key) return a->key < b->key ? -1 : 1;
-  return (a->c > b->c) - (a->c < b->c);
-}
-
-/* After a recording pass: unique entries in row-major order, call -> slot,
- * and the values of this pass.  @p N is the matrix size. */
-int lv_acache_build(lv_acache *A, int N) {
-  A->n = A->count;
-  call_key *o = lv_calloc((size_t)A->n, sizeof *o);
-  if (!o) return LV_ENOMEM;
-  for (int c = 0; c < A->n; c++) {
-    o[c].key = (long long)A->ci[c] * N + A->cj[c];
-    o[c].c = c;
-  }
-  qsort(o, (size_t)A->n, sizeof *o, cmp_call);
-  A->nu = 0;
-  for (int t = 0; t < A->n; t++) {
-    int c = o[t].c;
-    if (t == 0 || o[t].key != o[t - 1].key) {
-      A->ui[A->nu] = A->ci[c];
-      A->uj[A->nu] = A->cj[c];
-      A->uv[A->nu] = 0.0;
-      A->nu++;
-    }
-    A->slot[c] = A->nu - 1;
-  }
-  free(o);
-  for (int c = 0; c < A->n; c++) A->uv[A->slot[c]] += A->cv[c];
-  A->built = 1;
-  return 0;
-}
-
 int lv_blk_add(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
   if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
@@ -192,10 +113,4 @@ int lv_prod_add(lv_sink *s, int i, int key, double a) {
   for (int t = F->ptr[key]; t < F->ptr[key + 1]; t++)
     LV_CHECK(par->add(par, i, F->idx[t], s->scale * a * F->val[t]));
   return 0;
-}
-
-int lv_acache_dense(lv_acache *A, int N) {
-  A->N = N;
-  A->D = lv_calloc((size_t)N * (size_t)N, sizeof(double));
-  return A->D ? 0 : LV_ENOMEM;
 }

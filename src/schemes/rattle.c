@@ -124,6 +124,7 @@ static int rattle_create(lv_stepper *st) {
   *lv_newton_opts(R->nw) = st->newton;
   LV_CHECK(lv_linsol_new(&R->vel, st->linsol_kind, n, st->linsol_threshold));
   st->linsol = lv_newton_linsol(R->nw);
+  st->newton_solver = R->nw; /* the integrator invalidates it on a new h */
   return 0;
 }
 
@@ -233,13 +234,6 @@ static void rattle_restore(lv_stepper *st) {
   R->hprev = R->saved_hprev;
 }
 
-/* A modified-Newton factorisation belongs to one step size. */
-static void rattle_new_h(lv_stepper *st, double h) {
-  (void)h;
-  rattle *X = st->priv;
-  if (X && X->nw) lv_newton_invalidate(X->nw);
-}
-
 static const lv_param_info rattle_options[] = {{NULL, NULL, NULL}};
 
 const lv_scheme_type lv_scheme_rattle = {
@@ -256,5 +250,5 @@ const lv_scheme_type lv_scheme_rattle = {
     rattle_destroy,
     rattle_save,
     rattle_restore,
-    rattle_new_h,
+    NULL,
 };

@@ -1,5 +1,6 @@
-/* Small sparse-matrix kit for the schemes' sparse assembly path (internal,
- * not installed).
+/* Small sparse-matrix kit of the schemes' Newton-matrix assembly (internal,
+ * not installed).  It lives with the schemes: it captures model callbacks
+ * (model layer) and writes into the solver's assembly (linsol layer).
  *
  * The VI and EM schemes reduce their discrete equations to d+2m unknowns,
  * so their Newton matrices contain products such as H M^-1 H, H M^-1 G^T,
@@ -8,10 +9,10 @@
  * into a CSR matrix whose pattern is learnt once (the callback's position
  * sequence is fixed by the sink contract of lv_model.h), products and
  * transposes get their pattern once (symbolically, so structural zeros stay
- * in it) and then only their values, and the results are added entry by
- * entry into an lv_linsol: the Newton matrix keeps one pattern and UMFPACK /
- * KLU analyse it once per run.  Cost per use: O(entries + flops of the
- * product), never O(d^2).
+ * in it) and then only their values, and the results are written term by
+ * term into the solver's assembly (lv_spm_put, linsol/assembly.h): the
+ * Newton matrix keeps one pattern and UMFPACK / KLU analyse it once per
+ * run.  Cost per use: O(entries + flops of the product), never O(d^2).
  *
  * Patterns follow their operands: every matrix carries a version that
  * changes when its pattern does (a callback that wrote a different position
@@ -23,6 +24,7 @@
 #define LIVENS_SPMAT_H
 
 #include "lv_internal.h"
+#include "linsol/assembly.h"
 
 typedef struct lv_spm lv_spm;
 struct lv_spm {
@@ -74,49 +76,15 @@ void lv_spm_matvec(const lv_spm *A, double alpha, const double *x, int acc, doub
 void lv_spm_matvec_t(const lv_spm *A, double alpha, const double *x, int acc, double *y);
 void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y);
 
-/* Add every pattern entry of A (or of A^T if @p transpose), times @p scale
- * and, if @p rowscale is not NULL, times rowscale[r] for its row r of the
- * block, at (r0, c0) of the matrix being assembled in @p ls.  Zeros are
- * added too: the position sequence is the pattern's. */
-int lv_spm_add_to(lv_linsol *ls, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
-                  int transpose);
-
-/* A sum of sparse terms (blocks of a Newton matrix), merged into one
- * pattern before it reaches the linear solver.  Adding each term's entries
- * to the solver directly would hand it every duplicate position (M, d2V,
- * H(q; a), H M^-1 H all land on the same diagonal blocks): here each term
- * entry has its slot in the merged pattern, computed once, so a term costs
- * one scaled scatter and the solver receives each position once, in row
- * order.  The terms and their operands' patterns are compared with the last
- * assembly; any change rebuilds the merged pattern (and the solver then sees
- * a new position sequence). */
-typedef struct {
-  const lv_spm *A;
-  long ver;
-  int r0, c0, transpose;
-  double scale;
-  const double *rowscale;
-} lv_asm_term;
-
-typedef struct {
-  int n;
-  lv_spm K;          /* merged pattern and values */
-  lv_asm_term *t;    /* terms of the running assembly */
-  int nt, cap;
-  int nrec;          /* terms of the recorded pattern */
-  lv_asm_term *rec;  /* their identities (A, ver, r0, c0, transpose) */
-  int *slot;         /* slot in K of every entry of every recorded term */
-  size_t nslot;
-} lv_asm;
-
-void lv_asm_init(lv_asm *S, int n);
-void lv_asm_free(lv_asm *S);
-void lv_asm_begin(lv_asm *S);
-/* Term A (or A^T) times scale (and rowscale[r], r its row in the block) at
- * (r0, c0).  A is read at lv_asm_end, so it must stay valid until then. */
-int lv_asm_add(lv_asm *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale, int transpose);
-/* Sum the terms and add the merged matrix to the one being assembled in ls. */
-int lv_asm_end(lv_asm *S, lv_linsol *ls);
+/* Write the term scale * A (or scale * A^T if @p transpose), row r of the
+ * block also times rowscale[r] if @p rowscale is not NULL, at (r0, c0) of
+ * the assembly @p S: every pattern entry once, zeros too (the position
+ * sequence is the pattern's), in row order of A.  Each value is formed as
+ * (scale * rowscale[r]) * a, so that terms summed into one position give
+ * the same bits whatever the back-end.  Status: LV_EINPUT (the block does
+ * not fit), LV_ENOMEM. */
+int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
+               int transpose);
 
 /* The constant mass matrix M of @p m at @p q into @p M, and its inverse into
  * @p Mi, formed block by block over the connected components of M's pattern

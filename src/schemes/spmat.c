@@ -1,6 +1,6 @@
-/* Sparse-matrix kit for the schemes' sparse assembly path (see spmat.h). */
+/* Sparse-matrix kit of the schemes' Newton-matrix assembly (see spmat.h). */
 #include <float.h>
-#include "linsol/spmat.h"
+#include "schemes/spmat.h"
 
 void lv_spm_init(lv_spm *A, int nrows, int ncols) {
   memset(A, 0, sizeof *A);
@@ -56,10 +56,21 @@ static int spm_add(lv_sink *s, int i, int j, double v) {
     A->tcap = cap;
   }
   size_t k = A->tcnt++;
+  double x = s->scale * v;
+  A->tv[k] = x;
+  if (A->match) {
+    /* on the pattern's position sequence: straight into the slot */
+    if (k < A->pcnt && A->pi[k] == i && A->pj[k] == j) {
+      A->val[A->map[k]] += x;
+      return 0;
+    }
+    /* off it: the positions so far were the pattern's */
+    memcpy(A->ti, A->pi, k * sizeof(int));
+    memcpy(A->tj, A->pj, k * sizeof(int));
+    A->match = 0;
+  }
   A->ti[k] = i;
   A->tj[k] = j;
-  A->tv[k] = s->scale * v;
-  if (A->match && (k >= A->pcnt || A->pi[k] != i || A->pj[k] != j)) A->match = 0;
   return 0;
 }
 
@@ -75,6 +86,7 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->tcnt = 0;
   A->match = A->version != 0;
   A->bad = 0;
+  if (A->match && A->nnz) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   return &A->sink;
 }
 
@@ -146,7 +158,13 @@ static int build_pattern(lv_spm *A) {
 int lv_spm_end(lv_spm *A, int callback_status) {
   if (A->bad) return A->bad;
   if (callback_status) return callback_status;
-  if (!(A->match && A->tcnt == A->pcnt)) LV_CHECK(build_pattern(A));
+  if (A->match && A->tcnt == A->pcnt) return 0; /* the values are in their slots */
+  if (A->match) { /* a prefix of the pattern's sequence */
+    memcpy(A->ti, A->pi, A->tcnt * sizeof(int));
+    memcpy(A->tj, A->pj, A->tcnt * sizeof(int));
+  }
+  A->match = 0;
+  LV_CHECK(build_pattern(A));
   if (A->nnz) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   for (size_t k = 0; k < A->tcnt; k++) A->val[A->map[k]] += A->tv[k];
   return 0;
@@ -307,15 +325,50 @@ void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y) {
 
 /* ------------------------------------------------------------ assembly */
 
-int lv_spm_add_to(lv_linsol *ls, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
-                  int transpose) {
-  for (int i = 0; i < A->nrows; i++)
-    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
-      int r = transpose ? A->ci[p] : i, c = transpose ? i : A->ci[p];
-      double v = scale * A->val[p];
-      if (rowscale) v *= rowscale[r];
-      LV_CHECK(lv_linsol_add(ls, r0 + r, c0 + c, v));
+int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
+               int transpose) {
+  int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
+  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n) return LV_EINPUT;
+  const int *rp = A->rp, *ci = A->ci;
+  const double *val = A->val;
+  if (S->dense) {
+    /* the assembly's dense branch hoisted out of the loop: the same sums */
+    double *D = S->D;
+    size_t n = (size_t)S->n;
+    int bad = 0;
+    for (int i = 0; i < A->nrows; i++) {
+      int p0 = rp[i], p1 = rp[i + 1];
+      if (transpose) {
+        double *col = D + (size_t)(c0 + i) * n + r0;
+        for (int p = p0; p < p1; p++) {
+          double v = rowscale ? scale * rowscale[ci[p]] * val[p] : scale * val[p];
+          bad |= !isfinite(v);
+          col[ci[p]] += v;
+        }
+      } else {
+        double f = rowscale ? scale * rowscale[i] : scale, *row = D + (size_t)(r0 + i) + (size_t)c0 * n;
+        for (int p = p0; p < p1; p++) {
+          double v = f * val[p];
+          bad |= !isfinite(v);
+          row[(size_t)ci[p] * n] += v;
+        }
+      }
     }
+    if (bad) S->nonfinite = 1;
+    return 0;
+  }
+  for (int i = 0; i < A->nrows; i++) {
+    int p0 = rp[i], p1 = rp[i + 1];
+    if (transpose) {
+      for (int p = p0; p < p1; p++) {
+        double v = rowscale ? scale * rowscale[ci[p]] * val[p] : scale * val[p];
+        LV_CHECK(lv_assembly_add(S, r0 + ci[p], c0 + i, v));
+      }
+    } else {
+      double f = rowscale ? scale * rowscale[i] : scale;
+      for (int p = p0; p < p1; p++) LV_CHECK(lv_assembly_add(S, r0 + i, c0 + ci[p], f * val[p]));
+    }
+  }
   return 0;
 }
 
@@ -324,108 +377,6 @@ int lv_spm_identity(lv_spm *A, int d) {
   int rc = 0;
   for (int i = 0; i < d && !rc; i++) rc = lv_sink_add(s, i, i, 1.0);
   return lv_spm_end(A, rc);
-}
-
-/* ------------------------------------------------------------ merged assembly */
-
-void lv_asm_init(lv_asm *S, int n) {
-  memset(S, 0, sizeof *S);
-  S->n = n;
-  lv_spm_init(&S->K, n, n);
-}
-
-void lv_asm_free(lv_asm *S) {
-  lv_spm_free(&S->K);
-  free(S->t);
-  free(S->rec);
-  free(S->slot);
-  int n = S->n;
-  lv_asm_init(S, n);
-}
-
-void lv_asm_begin(lv_asm *S) { S->nt = 0; }
-
-int lv_asm_add(lv_asm *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale, int transpose) {
-  int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
-  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n) return LV_EINPUT;
-  if (S->nt == S->cap) {
-    int cap = S->cap ? 2 * S->cap : 16;
-    lv_asm_term *t = realloc(S->t, (size_t)cap * sizeof *t);
-    if (!t) return LV_ENOMEM;
-    S->t = t;
-    S->cap = cap;
-  }
-  S->t[S->nt++] = (lv_asm_term){A, A->version, r0, c0, transpose, scale, rowscale};
-  return 0;
-}
-
-static int same_terms(const lv_asm *S) {
-  if (S->nt != S->nrec || !S->slot) return 0;
-  for (int k = 0; k < S->nt; k++) {
-    const lv_asm_term *a = &S->t[k], *b = &S->rec[k];
-    if (a->A != b->A || a->ver != b->ver || a->r0 != b->r0 || a->c0 != b->c0 || a->transpose != b->transpose)
-      return 0;
-  }
-  return 1;
-}
-
-/* Merged pattern: capture every entry position of every term into K; the
- * capture's add -> slot map is then the slot of each term entry. */
-static int asm_pattern(lv_asm *S) {
-  lv_sink *sk = lv_spm_begin(&S->K);
-  size_t cnt = 0;
-  for (int k = 0; k < S->nt; k++) {
-    const lv_asm_term *t = &S->t[k];
-    const lv_spm *A = t->A;
-    for (int i = 0; i < A->nrows; i++)
-      for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
-        int r = t->transpose ? A->ci[p] : i, c = t->transpose ? i : A->ci[p];
-        LV_CHECK(lv_sink_add(sk, t->r0 + r, t->c0 + c, 0.0));
-      }
-    cnt += (size_t)A->nnz;
-  }
-  /* force a fresh pattern: the old one may coincide position by position
-   * while the terms behind it changed */
-  S->K.match = 0;
-  LV_CHECK(lv_spm_end(&S->K, 0));
-  free(S->slot);
-  S->slot = lv_calloc(cnt, sizeof(int));
-  lv_asm_term *rec = realloc(S->rec, (size_t)(S->nt ? S->nt : 1) * sizeof *rec);
-  if (rec) S->rec = rec;
-  if (!S->slot || !rec) {
-    S->nrec = 0;
-    return LV_ENOMEM;
-  }
-  memcpy(S->slot, S->K.map, cnt * sizeof(int));
-  memcpy(S->rec, S->t, (size_t)S->nt * sizeof *rec);
-  S->nrec = S->nt;
-  S->nslot = cnt;
-  return 0;
-}
-
-int lv_asm_end(lv_asm *S, lv_linsol *ls) {
-  if (!same_terms(S)) LV_CHECK(asm_pattern(S));
-  double *val = S->K.val;
-  memset(val, 0, (size_t)S->K.nnz * sizeof(double));
-  const int *slot = S->slot;
-  for (int k = 0; k < S->nt; k++) {
-    const lv_asm_term *t = &S->t[k];
-    const lv_spm *A = t->A;
-    double sc = t->scale;
-    const double *rs = t->rowscale;
-    if (!rs) {
-      for (int p = 0; p < A->nnz; p++) val[slot[p]] += sc * A->val[p];
-    } else if (!t->transpose) {
-      for (int i = 0; i < A->nrows; i++) {
-        double f = sc * rs[i];
-        for (int p = A->rp[i]; p < A->rp[i + 1]; p++) val[slot[p]] += f * A->val[p];
-      }
-    } else {
-      for (int p = 0; p < A->nnz; p++) val[slot[p]] += sc * rs[A->ci[p]] * A->val[p];
-    }
-    slot += A->nnz;
-  }
-  return lv_spm_add_to(ls, 0, 0, &S->K, 1.0, NULL, 0);
 }
 
 /* ------------------------------------------------------------ mass matrix */
