@@ -14,6 +14,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check libinih-dev gnuplot-nox"
 # the test path also builds the libFuzzer harnesses
 [ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev"
+# and the Python package with its pytest suite (issue 16)
+[ "$mode" = test ] && pkgs="$pkgs python3-dev python3-numpy python3-cffi python3-pytest python3-matplotlib"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

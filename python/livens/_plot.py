@@ -1,0 +1,1 @@
+"""Plots of a Result with matplotlib."""

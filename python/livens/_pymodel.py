@@ -1,0 +1,1 @@
+"""Models written in Python."""
