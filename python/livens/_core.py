@@ -526,6 +526,14 @@ def _run(model, scheme, step, t_end, it, rec, q0, v0):
         raise Interrupted(res.detail, res) from None
     if rc == 0:
         return _rows(model, scheme, step, rec, it, 0, None)
+    cause = model._pending()
+    if isinstance(cause, KeyboardInterrupt):
+        # Ctrl-C inside a Python model's callback: the step failed and was
+        # taken back, so the state is that of the last accepted step
+        res = _rows(model, scheme, step, rec, it, lib.LV_ESTOPPED, None)
+        t = res.t[-1] if len(res) else 0.0
+        res.detail = f"{scheme} interrupted at t = {t:.6g}; every step up to there is in the result."
+        raise Interrupted(res.detail, res) from None
     if rec.failed:
         detail = (f"{scheme} stopped at t = {_rows(model, scheme, step, rec, it, rc, None).t[-1]:.6g}: "
                   f"evaluating the diagnostics (energy, constraints) failed: {_strerror(rec.failed)}.")
@@ -534,7 +542,6 @@ def _run(model, scheme, step, t_end, it, rec, q0, v0):
         detail = f"{scheme} stopped: {_detail(it)}."
         res = _rows(model, scheme, step, rec, it, rc, detail)
     err = make_error(rc, detail, res)
-    cause = model._pending()
     if cause is not None:
         raise err from cause
     raise err

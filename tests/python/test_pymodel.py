@@ -1,0 +1,241 @@
+"""Models written in Python (Model.from_functions) against the built-in
+ones, conservation, derivative checks and callback errors."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import livens
+
+G = 9.81
+
+
+def pendulum(exact=True, l=1.0, m=1.0):
+    """pendulum3d written in Python; exact=False leaves every derivative the
+    library can form (G, constraint Hessian and curvature, d2V) to it."""
+    kw = dict(q0=[1.0, 0.0, 0.0], v0=[0.0, 1.0, 0.0], mass=m * np.eye(3),
+              potential=lambda q: m * G * q[2],
+              gradient=lambda q: np.array([0.0, 0.0, m * G]),
+              constraints=lambda q: np.array([0.5 * ((q[0] * q[0] + q[1] * q[1] + q[2] * q[2]) / (l * l) - 1.0)]),
+              symmetries=[lambda q: np.array([-q[1], q[0], 0.0])], name="py-pendulum")
+    if exact:
+        kw.update(hessian=lambda q: np.zeros((3, 3)),
+                  jacobian=lambda q: (q / (l * l))[None, :],
+                  constraint_hessian=lambda q, gam: gam[0] / (l * l) * np.eye(3),
+                  constraint_curvature=lambda q, w: (w / (l * l))[None, :])
+    return livens.Model.from_functions(**kw)
+
+
+def maxdiff(a, b):
+    return max(float(np.max(np.abs(getattr(a, f) - getattr(b, f)), initial=0.0))
+               for f in ("q", "v", "lam", "energy", "momenta"))
+
+
+@pytest.mark.parametrize("scheme", ["rattle", "vi-a", "em", "genalpha", "bliedf2"])
+def test_python_pendulum_equals_builtin(scheme):
+    py = pendulum()
+    assert (py.nq, py.nv, py.nc, py.nsym, py.space) == (3, 3, 1, 1, "R^3")
+    a = livens.simulate(py, scheme, 0.01, 2.0)
+    b = livens.simulate("pendulum3d", scheme, 0.01, 2.0)
+    assert len(a) == len(b) == 201
+    d = maxdiff(a, b)
+    print(f"\n{scheme}: Python pendulum vs built-in, max difference {d:.2e}")
+    assert d <= 1e-12
+
+
+@pytest.mark.parametrize("scheme", ["rattle", "em", "genalpha", "vi-a"])
+def test_finite_difference_derivatives(scheme):
+    """Only V, dV and g given: the library differences the rest.  q, v and
+    the energy agree to the differences' error (~1e-10); lambda, which
+    differences a difference (the curvature from an FD Jacobian), to ~1e-6
+    relative."""
+    a = livens.simulate(pendulum(exact=False), scheme, 0.01, 2.0)
+    b = livens.simulate("pendulum3d", scheme, 0.01, 2.0)
+    d = {f: float(np.max(np.abs(getattr(a, f) - getattr(b, f)))) for f in ("q", "v", "energy", "lam")}
+    print(f"\n{scheme}: finite-difference Python pendulum vs built-in: {d}")
+    assert max(d["q"], d["v"], d["energy"]) <= 1e-8
+    assert d["lam"] <= 1e-5 * np.max(np.abs(b.lam))
+
+
+def double_spherical(l1=1.0, l2=0.8, m1=1.0, m2=1.5):
+    """Two particles in R^3: |x1| = l1, |x2 - x1| = l2, gravity along -e3."""
+    M = np.diag([m1] * 3 + [m2] * 3)
+
+    def g(q):
+        x1, x2 = q[:3], q[3:]
+        d = x2 - x1
+        return np.array([0.5 * (x1 @ x1 - l1 * l1), 0.5 * (d @ d - l2 * l2)])
+
+    def jac(q):
+        x1, x2 = q[:3], q[3:]
+        d = x2 - x1
+        J = np.zeros((2, 6))
+        J[0, :3] = x1
+        J[1, :3] = -d
+        J[1, 3:] = d
+        return J
+
+    def chess(q, gam):
+        H = np.zeros((6, 6))
+        I3 = np.eye(3)
+        H[:3, :3] = (gam[0] + gam[1]) * I3
+        H[:3, 3:] = -gam[1] * I3
+        H[3:, :3] = -gam[1] * I3
+        H[3:, 3:] = gam[1] * I3
+        return H
+
+    def curv(q, w):
+        Z = np.zeros((2, 6))
+        Z[0, :3] = w[:3]
+        Z[1, :3] = w[:3] - w[3:]
+        Z[1, 3:] = w[3:] - w[:3]
+        return Z
+
+    q0 = np.array([l1, 0.0, 0.0, l1, 0.0, -l2])
+    v0 = np.array([0.0, 1.0, 0.5, 0.0, 2.0, 0.0])
+    return livens.Model.from_functions(
+        q0, v0, M, potential=lambda q: G * (m1 * q[2] + m2 * q[5]),
+        gradient=lambda q: np.array([0, 0, G * m1, 0, 0, G * m2]), hessian=lambda q: np.zeros((6, 6)),
+        constraints=g, jacobian=jac,
+        constraint_hessian=chess, constraint_curvature=curv, symmetries=[lambda q: np.array([-q[1], q[0], 0, -q[4], q[3], 0])],
+        name="double-spherical")
+
+
+def test_double_spherical_pendulum_energy():
+    m = double_spherical()
+    assert livens.check(m)["ok"]
+    em = livens.simulate(m, "em", 0.01, 100.0, every=100)
+    assert em.summary["steps"] == 10000
+    print(f"\nEM: max |dE|/E0 = {em.summary['max_rel_energy_error']:.2e}, "
+          f"max |dJ| = {em.summary['max_momentum_error']:.2e}, max |g| = {em.summary['max_g']:.2e}")
+    assert em.summary["max_rel_energy_error"] <= 1e-12
+    assert em.summary["max_momentum_error"] <= 1e-11
+    ra = livens.simulate(m, "rattle", 0.01, 100.0, every=10)
+    e = np.abs(ra.energy - ra.energy[0]) / abs(ra.energy[0])
+    half = len(e) // 2
+    print(f"RATTLE: max |dE|/E0 = {e.max():.2e} (first half {e[:half].max():.2e}, second {e[half:].max():.2e}), "
+          f"drift/t {ra.summary['energy_drift_rate']:.2e}")
+    # bounded: no larger in the second half than in the first (no drift),
+    # and of the size of the O(h^2) error
+    assert e.max() < 1e-2
+    assert e[half:].max() < 2.0 * e[:half].max()
+
+
+def test_check_finds_a_wrong_jacobian():
+    res = livens.check(pendulum())
+    assert res["ok"] and res["failed"] == 0 and res["checked"] >= 4
+    assert all(v is None or v < 1e-6 for v in res["errors"].values())
+    wrong = livens.Model.from_functions(
+        [1.0, 0, 0], [0, 1.0, 0], np.eye(3), constraints=lambda q: np.array([0.5 * (q @ q - 1.0)]),
+        jacobian=lambda q: 2.0 * q[None, :])
+    res = livens.check(wrong)
+    assert not res["ok"] and res["failed"] >= 1 and res["errors"]["G"] > 0.1
+    assert res["errors"]["dV"] is None
+    assert livens.check("pendulum3d")["ok"]
+
+
+def test_callback_exceptions_are_chained():
+    def boom(q):
+        if q[2] < -0.1:
+            raise ZeroDivisionError("boom")
+        return np.array([0.0, 0.0, G])
+
+    m = livens.Model.from_functions([1.0, 0, 0], [0, 1.0, 0], np.eye(3), potential=lambda q: G * q[2],
+                                    gradient=boom, constraints=lambda q: np.array([0.5 * (q @ q - 1.0)]))
+    with pytest.raises(livens.CallbackError) as e:
+        livens.simulate(m, "rattle", 0.01, 5.0)
+    assert isinstance(e.value.__cause__, ZeroDivisionError)
+    assert "dV" in str(e.value) and str(e.value).startswith("rattle stopped: ")
+    r = e.value.result
+    assert r.status == "LV_ECALLBACK" and len(r) > 1 and r.q[-1, 2] >= -0.1 - 0.1
+    # a wrong shape is a ValueError naming the function
+    m2 = livens.Model.from_functions([1.0, 0, 0], [0, 1.0, 0], np.eye(3), potential=lambda q: G * q[2],
+                                     gradient=lambda q: np.zeros(2),
+                                     constraints=lambda q: np.array([0.5 * (q @ q - 1.0)]))
+    with pytest.raises(livens.CallbackError) as e:
+        livens.simulate(m2, "rattle", 0.01, 1.0)
+    assert "gradient must return 3 numbers" in str(e.value.__cause__)
+
+
+def test_nan_is_named_by_the_library():
+    m = livens.Model.from_functions([1.0, 0, 0], [0, 1.0, 0], np.eye(3),
+                                    potential=lambda q: G * q[2],
+                                    gradient=lambda q: np.array([0.0, 0.0, G if q[1] < 0.5 else np.nan]),
+                                    constraints=lambda q: np.array([0.5 * (q @ q - 1.0)]))
+    with pytest.raises(livens.NonFiniteError) as e:
+        livens.simulate(m, "rattle", 0.01, 2.0)
+    assert "dV" in str(e.value) and e.value.__cause__ is None
+    assert e.value.result.q[-1, 1] < 0.5 + 0.02
+
+
+@pytest.mark.parametrize("kwargs,text", [
+    (dict(potential=lambda q: 0.0), "potential and gradient come together"),
+    (dict(jacobian=lambda q: q[None, :]), "constraint derivatives given without constraints"),
+    (dict(force_dq=lambda t, q, v: np.zeros((3, 3))), "force Jacobians given without force"),
+    (dict(space=["SO3"]), "q0 has 3 numbers but the space SO(3)"),
+    (dict(space=["XYZ"]), "unknown space factor"),
+    (dict(mass=np.eye(2)), "mass must be a 3 x 3 matrix"),
+    (dict(v0=[0, 1]), "v0 must have 3 numbers"),
+    (dict(symmetries=[1]), "symmetries must be a list of functions"),
+])
+def test_from_functions_input_errors(kwargs, text):
+    base = dict(q0=[1.0, 0, 0], v0=[0, 1.0, 0], mass=np.eye(3))
+    base.update(kwargs)
+    with pytest.raises(livens.InputError) as e:
+        livens.Model.from_functions(**base)
+    assert text in str(e.value)
+
+
+def test_lie_group_space_and_force():
+    """A free rigid body on SO(3) written in Python: Euler's equations with
+    the gyroscopic force f = -Omega x J Omega; genalpha keeps |J Omega|
+    (the body angular momentum's norm) to its O(h^2) error."""
+    J = np.diag([1.0, 2.0, 3.0])
+
+    def force(t, q, v):
+        return -np.cross(v, J @ v)
+
+    m = livens.Model.from_functions(np.eye(3).ravel(), [0.1, 1.0, 0.1], J, force=force, space=["SO3"],
+                                    name="free-body")
+    assert (m.nq, m.nv, m.space) == (9, 3, "SO(3)")
+    r = livens.simulate(m, "genalpha", 1e-3, 1.0, every=10)
+    L = np.linalg.norm(r.v @ J, axis=1)
+    R = r.q[-1].reshape(3, 3)
+    assert np.allclose(R @ R.T, np.eye(3), atol=1e-12)
+    assert np.max(np.abs(L - L[0])) < 1e-4
+    assert np.max(np.abs(r.energy - r.energy[0])) / r.energy[0] < 1e-4
+
+
+def test_ctrl_c_in_a_python_model():
+    m = pendulum()
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt) as e:
+        livens.simulate(m, "rattle", 1e-3, 1e6, every=10)
+    timer.join()
+    assert time.monotonic() - t0 < 5.0
+    r = e.value.result
+    assert isinstance(e.value, livens.Interrupted) and r.status == "LV_ESTOPPED" and len(r) > 2
+    assert np.allclose(np.linalg.norm(r.q, axis=1), 1.0, atol=1e-12)
+    assert np.all(np.diff(r.t) > 0)
+
+
+def test_python_model_in_two_threads():
+    m = pendulum()
+    seq = livens.simulate(m, "em", 0.01, 3.0)
+    out = [None, None]
+
+    def work(i):
+        out[i] = livens.simulate(m, "em", 0.01, 3.0)
+
+    ths = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    for r in out:
+        assert maxdiff(r, seq) == 0.0
