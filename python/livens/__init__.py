@@ -20,6 +20,7 @@ from ._errors import (LivensError, InputError, OutOfMemoryError, SingularError, 
 from ._core import (Model, Result, ModelInfo, SchemeInfo, Parameter, models, schemes, simulate,
                     format_table, end_time)
 from ._studies import compare, converge, check
+from ._plot import plot_convergence
 
 __version__ = _ffi.string(_lib.lv_version()).decode()
 
@@ -40,5 +41,5 @@ __all__ = [
     "UnknownNameError", "NotSupportedError", "LinearSolverError", "StepTooSmallError",
     "LivensIOError", "PatternError", "StoppedError", "DivergedError", "Interrupted",
     "Model", "Result", "ModelInfo", "SchemeInfo", "Parameter", "models", "schemes", "simulate",
-    "format_table", "end_time", "compare", "converge", "check", "set_blas_threads",
+    "format_table", "end_time", "compare", "converge", "check", "plot_convergence", "set_blas_threads",
 ]

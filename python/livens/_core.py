@@ -441,8 +441,8 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
     if not (math.isfinite(step) and step > 0 and math.isfinite(t_end) and t_end > 0):
         raise InputError(f"step and t_end must be finite positive numbers (got {step:g} and {t_end:g}).",
                          status=lib.LV_EINPUT)
-    if every < 1:
-        raise InputError(f"every must be at least 1 (got {every}).", status=lib.LV_EINPUT)
+    if not 1 <= every <= 2**31 - 1:
+        raise InputError(f"every must be between 1 and 2147483647 (got {every}).", status=lib.LV_EINPUT)
     if linsol not in _LINSOL:
         raise InputError(f"unknown linear solver '{linsol}' (auto, dense, umfpack or klu).", status=lib.LV_EINPUT)
     if newton is not None and newton not in _NEWTON:

@@ -100,7 +100,7 @@ def converge(model, scheme, steps, t_end=1.0, ref_step=None, params=None, opts=N
         raise InputError(f"every step must be larger than the reference step {href:g}: "
                          "its error would be meaningless.", status=lib.LV_EINPUT)
     m = _model(model, params)
-    big = 1 << 40  # record only the initial and the final state
+    big = 2**31 - 1  # record only the initial and the final state
     ref = simulate(m, scheme, href, t_end, opts=opts, every=big, **kwargs)
     space = lib.lv_model_space(m._ptr)
     t_ref = ref.t[-1]
