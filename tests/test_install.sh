@@ -26,4 +26,12 @@ LD_LIBRARY_PATH="$libdir" "$stage/compare" | grep -q '^rattle '
 test -n "$(find "$stage" -path '*/include/livens/livens.h')"
 test -n "$(find "$stage" -path '*/man1/livens.1')"
 test -n "$(find "$stage" -name guide.md)"
+# the Python package (issue 16), when built: importable from the staged
+# site-packages, and it runs
+pymod=$(find "$stage" -name '_livens.so' | head -n 1)
+if [ -n "${LIVENS_PYTHON:-}" ] && [ -n "$pymod" ]; then
+  test -n "$(find "$stage" -path '*/livens/__init__.py')"
+  PYTHONPATH=$(dirname "$(dirname "$pymod")") LD_LIBRARY_PATH="$libdir" PYTHONDONTWRITEBYTECODE=1 "$LIVENS_PYTHON" -c \
+    'import livens; r = livens.simulate("pendulum3d", "rattle", 0.01, 1.0); assert r.status == "ok" and len(r) == 101; print(r.table())'
+fi
 rm -rf "$stage"
