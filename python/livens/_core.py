@@ -498,7 +498,9 @@ def _vec_arg(x, n, what):
 def _rows(model, scheme, step, rec, it, status, detail):
     n, w = rec.nrows, rec.width
     if n:
-        rows = np.frombuffer(ffi.buffer(rec.rows, 8 * n * w), dtype=np.float64).reshape(n, w).copy()
+        # the C block becomes the arrays' memory (freed with the last of them)
+        block = ffi.gc(lib.pylv_take_rows(rec), lib.free)
+        rows = np.frombuffer(ffi.buffer(block, 8 * n * w), dtype=np.float64).reshape(n, w)
     else:
         rows = np.zeros((0, w))
     return Result(model.name, scheme, step, rows, (rec.nq, rec.nv, rec.nc, rec.nsym),
@@ -535,9 +537,11 @@ def _run(model, scheme, step, t_end, it, rec, q0, v0):
         res.detail = f"{scheme} interrupted at t = {t:.6g}; every step up to there is in the result."
         raise Interrupted(res.detail, res) from None
     if rec.failed:
-        detail = (f"{scheme} stopped at t = {_rows(model, scheme, step, rec, it, rc, None).t[-1]:.6g}: "
-                  f"evaluating the diagnostics (energy, constraints) failed: {_strerror(rec.failed)}.")
-        res = _rows(model, scheme, step, rec, it, rc, detail)
+        res = _rows(model, scheme, step, rec, it, rc, None)
+        t = res.t[-1] if len(res) else 0.0
+        detail = (f"{scheme} stopped at t = {t:.6g}: evaluating the diagnostics (energy, constraints) "
+                  f"failed: {_strerror(rec.failed)}.")
+        res.detail = detail
     else:
         detail = f"{scheme} stopped: {_detail(it)}."
         res = _rows(model, scheme, step, rec, it, rc, detail)
