@@ -71,6 +71,13 @@ fz=$?
 set -e
 if [ "$fz" -eq 77 ]; then echo "setup: fuzzing skipped (no clang)"; elif [ "$fz" -ne 0 ]; then exit 1; fi
 echo "setup: all tests passed (plain and sanitized builds)"
-# Check's own summary lines, and their total as a plain closing line.
-grep -h '^[0-9]*%: Checks:' "$top"/build/tests/*.log "$top"/build-san/tests/*.log |
+# Check's own summary lines, and their total as a plain closing line (with
+# the pytest suite of the Python package, issue 16, in the same form).
+{
+  grep -h '^[0-9]*%: Checks:' "$top"/build/tests/*.log "$top"/build-san/tests/*.log
+  if [ -f "$top/build/tests/test_python.sh.log" ]; then
+    sed -n 's/^\([0-9][0-9]*\) passed.* in .*/100%: Checks: \1, Failures: 0, Errors: 0 (pytest, tests\/python)/p' \
+      "$top/build/tests/test_python.sh.log"
+  fi
+} |
   awk -F'[:,]' '{ n += $3; f += $5 + $7; print } END { printf "%d passed, %d failed\n", n - f, f }'
