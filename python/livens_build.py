@@ -141,6 +141,8 @@ int pylv_attach(pylv_recorder *r, lv_integrator *it);
 int pylv_run(pylv_recorder *r, lv_integrator *it, double t_end, double budget, int *done);
 void pylv_finish(pylv_recorder *r, lv_integrator *it);
 double *pylv_take_rows(pylv_recorder *r);
+int pylv_sigint_begin(lv_integrator *it);
+int pylv_sigint_end(void);
 void free(void *p);
 int pylv_sink_add_dense(lv_sink *s, const double *a, int nr, int nc);
 void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum);

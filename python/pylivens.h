@@ -9,6 +9,7 @@
 #define PYLIVENS_H
 
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -127,10 +128,56 @@ static int pylv_output(const lv_integrator *it, lv_output_event ev, void *ctx) {
 
 static int pylv_attach(pylv_recorder *r, lv_integrator *it) { return lv_integrator_set_output(it, pylv_output, r); }
 
+/* Ctrl-C during a run of the main thread: while Python's own SIGINT handler
+ * would only act once the C call returns, this one asks the integrator to
+ * stop (BLieDF's start-up polls the request inside its long first step) and
+ * pylv_run stops at the next step boundary.  Installed around a run by the
+ * main thread only, and only where Python's default handler is in place. */
+static volatile sig_atomic_t pylv_sigint_seen = 0;
+static lv_integrator *volatile pylv_sigint_it = NULL;
+static struct sigaction pylv_sigint_old;
+static int pylv_sigint_active = 0;
+
+static void pylv_on_sigint(int sig) {
+  (void)sig;
+  pylv_sigint_seen = 1;
+  if (pylv_sigint_it) lv_integrator_request_stop(pylv_sigint_it);
+}
+
+/* Install the handler for a run of @p it; 0 if it was (not if a run of
+ * this thread already has it: nested runs keep the outer one's). */
+static int pylv_sigint_begin(lv_integrator *it) {
+  if (pylv_sigint_active) return -1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = pylv_on_sigint;
+  sigemptyset(&sa.sa_mask);
+  pylv_sigint_seen = 0;
+  pylv_sigint_it = it;
+  if (sigaction(SIGINT, &sa, &pylv_sigint_old) != 0) {
+    pylv_sigint_it = NULL;
+    return -1;
+  }
+  pylv_sigint_active = 1;
+  return 0;
+}
+
+/* Give SIGINT back to Python; 1 if one arrived during the run. */
+static int pylv_sigint_end(void) {
+  if (!pylv_sigint_active) return 0;
+  sigaction(SIGINT, &pylv_sigint_old, NULL);
+  pylv_sigint_active = 0;
+  pylv_sigint_it = NULL;
+  int seen = pylv_sigint_seen;
+  pylv_sigint_seen = 0;
+  return seen;
+}
+
 /* lv_integrator_run_until in chunks: steps until t >= t_end - h/2 or until
  * @p budget seconds have passed (budget <= 0: no limit).  *done is set when
  * the run ended (reached t_end or failed); then the final output has fired,
- * as in lv_integrator_run_until. */
+ * as in lv_integrator_run_until.  A SIGINT seen by pylv_on_sigint returns
+ * LV_ESTOPPED with *done = 0, as does a stop request inside a step. */
 static int pylv_run(pylv_recorder *r, lv_integrator *it, double t_end, double budget, int *done) {
   double start = budget > 0 ? pylv_now() : 0.0, h = lv_integrator_step_size(it);
   int rc = 0;
@@ -139,6 +186,7 @@ static int pylv_run(pylv_recorder *r, lv_integrator *it, double t_end, double bu
   while (lv_integrator_state(it)->t < t_end - 0.5 * h) {
     rc = lv_integrator_step(it);
     if (rc) break;
+    if (pylv_sigint_seen && pylv_sigint_it == it) return LV_ESTOPPED; /* *done = 0: the caller finishes */
     /* the clock every 16 steps: a step of a small model takes ~1 us */
     if (budget > 0 && (++n & 15u) == 0 && pylv_now() - start > budget) return 0;
   }

@@ -1,6 +1,7 @@
 """Built-in models, schemes, and simulate(): the C library through cffi."""
 
 import math
+import signal
 import threading
 from dataclasses import dataclass, field
 
@@ -515,11 +516,24 @@ def _run(model, scheme, step, t_end, it, rec, q0, v0):
     if rc in (lib.LV_EINPUT, lib.LV_EUNKNOWN) and not model._pending():
         raise make_error(rc, f"invalid option value for scheme '{scheme}': {_detail(it)}.")
     done = ffi.new("int *")
+    # In the main thread, with Python's default SIGINT handler in place, a C
+    # handler stops the run at the next step boundary (or inside BLieDF's
+    # start-up); elsewhere Python raises KeyboardInterrupt between chunks.
+    own = (rc == 0 and threading.current_thread() is threading.main_thread()
+           and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+           and lib.pylv_sigint_begin(it) == 0)
+    seen = 0
     try:
-        while rc == 0 and not done[0]:
-            rc = lib.pylv_run(rec, it, t_end, _CHUNK_SECONDS, done)
+        try:
+            while rc == 0 and not done[0]:
+                rc = lib.pylv_run(rec, it, t_end, _CHUNK_SECONDS, done)
+        finally:
+            if own:
+                seen = lib.pylv_sigint_end()
+        if seen:
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
-        # between two chunks: the state is that of the last accepted step
+        # the state is that of the last accepted step
         if not done[0]:
             lib.pylv_finish(rec, it)
         res = _rows(model, scheme, step, rec, it, lib.LV_ESTOPPED, None)

@@ -125,3 +125,24 @@ def test_ctrl_c_raises_keyboard_interrupt_with_the_data_so_far():
     assert np.allclose(np.linalg.norm(r.q, axis=1), 1.0, atol=1e-12)
     # the library is usable afterwards
     assert livens.simulate("pendulum3d", "rattle", 0.01, 0.1).status == "ok"
+
+
+def test_ctrl_c_inside_one_long_c_call(monkeypatch):
+    """No chunking (one C call for the whole run): the C-level SIGINT
+    handler of the main thread still stops the run at the next step."""
+    monkeypatch.setattr(core, "_CHUNK_SECONDS", 0.0)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(livens.Interrupted) as e:
+        livens.simulate("pendulum3d", "rattle", 1e-3, 1e4, every=1000)
+    elapsed = time.monotonic() - t0
+    timer.join()
+    r = e.value.result
+    assert elapsed < 5.0 and 0 < r.t[-1] < 1e4 and r.status == "LV_ESTOPPED"
+    assert r.t[-1] == pytest.approx(r.summary["steps"] * 1e-3, rel=1e-12)
+    # Python's handler is back: a signal now raises KeyboardInterrupt as usual
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1.0)
