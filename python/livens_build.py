@@ -118,6 +118,8 @@ int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind, int thresho
 int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *opt);
 void lv_integrator_get_newton(const lv_integrator *it, lv_newton_options *opt);
 int lv_integrator_set_halving(lv_integrator *it, int max_halvings);
+typedef enum { LV_INIT_PROJECT, LV_INIT_CHECK, ... } lv_init_mode;
+int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode, double tol);
 int lv_integrator_request_stop(lv_integrator *it);
 int lv_integrator_init(lv_integrator *it, double t0, const double *q0, const double *v0);
 int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n);

@@ -406,7 +406,8 @@ def end_time(step, t_end):
 
 
 def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halving=0,
-             linsol="auto", newton=None, newton_tol=None, q0=None, v0=None):
+             linsol="auto", newton=None, newton_tol=None, q0=None, v0=None, init="project",
+             init_tol=1e-10):
     """Run ``scheme`` on ``model`` with fixed step ``step`` from t = 0 to the
     multiple of ``step`` nearest ``t_end``, as ``livens run`` does.
 
@@ -417,7 +418,9 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
     solve; ``linsol`` is ``"auto"``, ``"dense"``, ``"umfpack"`` or ``"klu"``;
     ``newton`` ``"full"``, ``"simplified"`` or ``"modified"`` (default: the
     scheme's); ``newton_tol`` the residual tolerance; ``q0``, ``v0`` initial
-    values (default: the model's; projected onto the constraints).
+    values (default: the model's); ``init`` ``"project"`` (the default:
+    initial values off the constraints are projected onto them) or
+    ``"check"`` (they raise InconsistentError beyond ``init_tol``).
 
     Returns a :class:`Result`.  A built-in model runs entirely in C with the
     GIL released.  Wrong input raises InputError / UnknownNameError; a run
@@ -448,6 +451,8 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
         raise InputError(f"unknown linear solver '{linsol}' (auto, dense, umfpack or klu).", status=lib.LV_EINPUT)
     if newton is not None and newton not in _NEWTON:
         raise InputError(f"unknown Newton kind '{newton}' (full, simplified or modified).", status=lib.LV_EINPUT)
+    if init not in ("project", "check"):
+        raise InputError(f"init must be 'project' or 'check' (got {init!r}).", status=lib.LV_EINPUT)
     scheme = str(scheme)
     pit = ffi.new("lv_integrator **")
     rc = lib.lv_integrator_new(pit, model._ptr, scheme.encode(), step)
@@ -463,6 +468,9 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
                 raise UnknownNameError(f"scheme '{scheme}' has no option '{k}' (see livens.schemes()).",
                                        status=lib.LV_EUNKNOWN)
         lib.lv_integrator_set_linsol(it, _LINSOL[linsol], 0)
+        if lib.lv_integrator_set_init_mode(it, lib.LV_INIT_CHECK if init == "check" else lib.LV_INIT_PROJECT,
+                                           float(init_tol)):
+            raise InputError(f"init_tol must be a finite positive number (got {init_tol}).", status=lib.LV_EINPUT)
         if halving and lib.lv_integrator_set_halving(it, int(halving)):
             raise InputError(f"scheme '{scheme}' is a multistep scheme and cannot halve its step.",
                              status=lib.LV_EINPUT)

@@ -193,3 +193,15 @@ def test_error_classes_cover_every_status():
         assert cls is not livens.LivensError and cls.status == st
         names.add(cls)
     assert len(names) == 16
+
+
+def test_initial_values_checked_or_projected():
+    with pytest.raises(livens.InconsistentError) as e:
+        livens.simulate("pendulum3d", "rattle", 0.01, 1.0, q0=[1.1, 0, 0], init="check")
+    assert "max|g(q0)| = 1.050e-01" in str(e.value) and "check mode" in str(e.value)
+    assert e.value.name == "LV_EINCONSISTENT" and len(e.value.result) == 0
+    r = livens.simulate("pendulum3d", "rattle", 0.01, 1.0, q0=[1.1, 0, 0])
+    assert r.summary["projected"] and r.summary["init_g_norm"] == pytest.approx(0.105)
+    assert abs(np.linalg.norm(r.q[0]) - 1.0) < 1e-12
+    with pytest.raises(livens.InputError, match="init must be 'project' or 'check'"):
+        livens.simulate("pendulum3d", "rattle", 0.01, 1.0, init="fix")
