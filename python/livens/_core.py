@@ -29,11 +29,20 @@ def _text(value):
     return str(value)
 
 
+def _cstr(value, what):
+    """``value`` as text for C: a string with a NUL would be cut short there."""
+    value = str(value)
+    if "\0" in value:
+        raise InputError(f"{what} contains a NUL character.", status=lib.LV_EINPUT)
+    return value
+
+
 class _KV:
     """An lv_kv built from a dict; keeps the C strings alive."""
 
     def __init__(self, d):
-        self.items = [(str(k), _text(v)) for k, v in (d or {}).items()]
+        self.items = [(_cstr(k, "a parameter or option name"), _cstr(_text(v), f"the value of {k}"))
+                      for k, v in (d or {}).items()]
         self._keep = [ffi.new("char[]", s.encode()) for kv in self.items for s in kv]
         n = len(self.items)
         self.keys = ffi.new("const char *[]", max(n, 1))
@@ -160,7 +169,7 @@ class Model:
         Raises UnknownNameError (unknown model or parameter) and InputError
         (a value the model refuses, named with the parameter's description)."""
         infos = {_s(i.name): i for i in _registry_models()}
-        if name not in infos:
+        if not isinstance(name, str) or name not in infos:
             raise UnknownNameError(f"unknown model '{name}' (see livens.models()).",
                                    status=lib.LV_EUNKNOWN)
         info = infos[name]
@@ -453,7 +462,7 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
         raise InputError(f"unknown Newton kind '{newton}' (full, simplified or modified).", status=lib.LV_EINPUT)
     if init not in ("project", "check"):
         raise InputError(f"init must be 'project' or 'check' (got {init!r}).", status=lib.LV_EINPUT)
-    scheme = str(scheme)
+    scheme = _cstr(scheme, "the scheme name")
     pit = ffi.new("lv_integrator **")
     rc = lib.lv_integrator_new(pit, model._ptr, scheme.encode(), step)
     if rc == lib.LV_EUNKNOWN:
@@ -464,13 +473,16 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
     rec_p = ffi.new("pylv_recorder **")
     try:
         for k, v in (opts or {}).items():
-            if lib.lv_integrator_set_option(it, str(k).encode(), _text(v).encode()):
+            if lib.lv_integrator_set_option(it, _cstr(k, "an option name").encode(),
+                                            _cstr(_text(v), f"the value of option {k}").encode()):
                 raise UnknownNameError(f"scheme '{scheme}' has no option '{k}' (see livens.schemes()).",
                                        status=lib.LV_EUNKNOWN)
         lib.lv_integrator_set_linsol(it, _LINSOL[linsol], 0)
         if lib.lv_integrator_set_init_mode(it, lib.LV_INIT_CHECK if init == "check" else lib.LV_INIT_PROJECT,
                                            float(init_tol)):
             raise InputError(f"init_tol must be a finite positive number (got {init_tol}).", status=lib.LV_EINPUT)
+        if not isinstance(halving, (int, np.integer)) or isinstance(halving, bool) or halving < 0:
+            raise InputError(f"halving must be a non-negative integer (got {halving!r}).", status=lib.LV_EINPUT)
         if halving and lib.lv_integrator_set_halving(it, int(halving)):
             raise InputError(f"scheme '{scheme}' is a multistep scheme and cannot halve its step.",
                              status=lib.LV_EINPUT)
@@ -559,10 +571,16 @@ def _run(model, scheme, step, t_end, it, rec, q0, v0):
         res.detail = f"{scheme} interrupted at t = {t:.6g}; every step up to there is in the result."
         raise Interrupted(res.detail, res) from None
     if rec.failed:
+        # the recorder stopped the run: its own status says why
+        rc = rec.failed
         res = _rows(model, scheme, step, rec, it, rc, None)
         t = res.t[-1] if len(res) else 0.0
-        detail = (f"{scheme} stopped at t = {t:.6g}: evaluating the diagnostics (energy, constraints) "
-                  f"failed: {_strerror(rec.failed)}.")
+        if rc == lib.LV_ENOMEM:
+            detail = (f"{scheme} stopped at t = {t:.6g}: out of memory recording the rows "
+                      "(every=N keeps every N-th).")
+        else:
+            detail = (f"{scheme} stopped at t = {t:.6g}: evaluating the diagnostics (energy, momentum maps, "
+                      f"constraints) failed: {_strerror(rc)}.")
         res.detail = detail
     else:
         detail = f"{scheme} stopped: {_detail(it)}."

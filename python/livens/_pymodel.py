@@ -311,6 +311,9 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
         nc = g0.shape[0]
 
     pm = ffi.new("lv_model **")
+    if "\0" in str(name):
+        lib.lv_space_free(sp)
+        raise _bad("the model name contains a NUL character.")
     rc = lib.lv_model_new(pm, str(name).encode(), sp, nc)
     if rc:
         lib.lv_space_free(sp)

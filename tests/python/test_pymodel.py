@@ -239,3 +239,22 @@ def test_python_model_in_two_threads():
         t.join()
     for r in out:
         assert maxdiff(r, seq) == 0.0
+
+
+def test_failing_symmetry_is_a_callback_error():
+    """A momentum map that raises: the run stops with CallbackError naming
+    the symmetry callback, the exception chained, the rows before it kept."""
+    def xi(q):
+        if q[1] < 0:
+            raise RuntimeError("symmetry fails")
+        return np.array([-q[1], q[0], 0.0])
+
+    m = livens.Model.from_functions([1.0, 0, 0], [0, 1.0, 0], np.eye(3), potential=lambda q: G * q[2],
+                                    gradient=lambda q: np.array([0.0, 0.0, G]),
+                                    constraints=lambda q: np.array([0.5 * (q @ q - 1.0)]), symmetries=[xi])
+    with pytest.raises(livens.CallbackError) as e:
+        livens.simulate(m, "rattle", 0.01, 10.0)
+    assert isinstance(e.value.__cause__, RuntimeError)
+    assert "symmetry callback" in str(e.value) and e.value.name == "LV_ECALLBACK"
+    r = e.value.result
+    assert len(r) > 10 and np.all(r.q[:, 1] >= 0)

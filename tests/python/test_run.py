@@ -176,6 +176,12 @@ def test_run_failures_carry_the_program_sentence(program):
      "multistep scheme and cannot halve"),
     (lambda: livens.simulate("pendulum3d", "rattle", 0.01, 1, q0=[1, 0]), livens.InputError,
      "q0 must have 3 numbers"),
+    (lambda: livens.simulate("pendulum3d", "rattle", 0.01, 1, halving=-1), livens.InputError,
+     "halving must be a non-negative integer"),
+    (lambda: livens.Model("pendulum3d", **{"l\0x": 2}), livens.InputError, "contains a NUL character"),
+    (lambda: livens.simulate("pendulum3d", "vi-a", 0.01, 1, opts={"theta": "0.5\0junk"}), livens.InputError,
+     "the value of option theta contains a NUL character"),
+    (lambda: livens.simulate("pendulum3d", "rattle\0", 0.01, 1), livens.InputError, "contains a NUL"),
 ])
 def test_input_errors(call, cls, text):
     with pytest.raises(cls) as e:
