@@ -211,3 +211,21 @@ def test_initial_values_checked_or_projected():
     assert abs(np.linalg.norm(r.q[0]) - 1.0) < 1e-12
     with pytest.raises(livens.InputError, match="init must be 'project' or 'check'"):
         livens.simulate("pendulum3d", "rattle", 0.01, 1.0, init="fix")
+
+
+def test_readme_quick_start_runs(tmp_path, monkeypatch, capsys):
+    """The five-line Python quick start of README.md, executed as printed."""
+    import os
+    import re
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    text = open(readme, encoding="utf-8").read()
+    section = text.split("## Using the library from Python", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert len(code.strip().splitlines()) == 5
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("scheme ") and out[1].split()[0] == "rattle" and out[1].split()[-1] == "ok"
+    e, j, g = (float(x) for x in out[2].split())
+    assert 0 < e < 0.05 and j < 1e-12 and g < 1e-12
+    assert (tmp_path / "pendulum.png").stat().st_size > 10000
