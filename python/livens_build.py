@@ -56,6 +56,9 @@ int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G,
                              lv_matrix_w_fn hessian, lv_matrix_w_fn curvature);
 int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi);
 int lv_model_set_initial(lv_model *m, const double *q0, const double *v0);
+typedef int (*lv_invariant_fn)(const double *q, double *pi, void *user);
+typedef int (*lv_invariant_pot_fn)(const double *pi, double *vt, double *dvt, void *user);
+int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi, lv_matrix_fn dpi, lv_invariant_pot_fn vt);
 const char *lv_model_name(const lv_model *m);
 const lv_space *lv_model_space(const lv_model *m);
 int lv_model_nq(const lv_model *m);
@@ -162,6 +165,9 @@ extern "Python" int pylv_cb_force(double t, const double *q, const double *v, do
 extern "Python" int pylv_cb_force_dq(double t, const double *q, const double *v, lv_sink *out, void *user);
 extern "Python" int pylv_cb_force_dv(double t, const double *q, const double *v, lv_sink *out, void *user);
 extern "Python" int pylv_cb_sym(int k, const double *q, double *xi_q, void *user);
+extern "Python" int pylv_cb_pi(const double *q, double *pi, void *user);
+extern "Python" int pylv_cb_dpi(const double *q, lv_sink *out, void *user);
+extern "Python" int pylv_cb_vt(const double *pi, double *vt, double *dvt, void *user);
 """
 
 ffibuilder = FFI()

@@ -180,6 +180,38 @@ def pylv_cb_sym(k, q, xi, user):
         return cb.fail(e)
 
 
+@ffi.def_extern()
+def pylv_cb_pi(q, pi, user):
+    cb = ffi.from_handle(user)
+    try:
+        _put(pi, cb.ninv, cb.fns["invariants"][0](_vec(q, cb.nq)), "invariants[0] (pi)")
+        return 0
+    except BaseException as e:
+        return cb.fail(e)
+
+
+@ffi.def_extern()
+def pylv_cb_dpi(q, sink, user):
+    cb = ffi.from_handle(user)
+    try:
+        _mat(sink, cb.fns["invariants"][1](_vec(q, cb.nq)), cb.ninv, cb.nv, "invariants[1] (dpi)")
+        return 0
+    except BaseException as e:
+        return cb.fail(e)
+
+
+@ffi.def_extern()
+def pylv_cb_vt(pi, vt, dvt, user):
+    cb = ffi.from_handle(user)
+    try:
+        values, slopes = cb.fns["invariants"][2](_vec(pi, cb.ninv))
+        _put(vt, cb.ninv, values, "invariants[2] (values)")
+        _put(dvt, cb.ninv, slopes, "invariants[2] (derivatives)")
+        return 0
+    except BaseException as e:
+        return cb.fail(e)
+
+
 class PythonModel(Model):
     """A model whose callbacks are Python functions (see from_functions)."""
 
@@ -228,8 +260,8 @@ def _space(space, nq):
 
 def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=None, constraints=None,
                    jacobian=None, constraint_hessian=None, constraint_curvature=None, force=None,
-                   force_dq=None, force_dv=None, symmetries=(), space=None, mass_constant=None,
-                   name="python"):
+                   force_dq=None, force_dv=None, symmetries=(), invariants=None, space=None,
+                   mass_constant=None, name="python"):
     """A model written in Python (``livens.Model.from_functions``).
 
     Equations (as in C, ``include/livens/lv_model.h``): q' = v (q o v~ on a
@@ -250,6 +282,11 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
       Jacobians ``force_dq``, ``force_dv`` (t, q, v) -> nv x nv.
     - ``symmetries``: functions q -> xi(q) (nv), one per momentum map
       J = p . xi(q).
+    - ``invariants``: optionally the potential through quadratic invariants,
+      V(q) = sum_i Vt_i(pi_i(q)), for the G-equivariant discrete gradient of
+      the energy-momentum schemes: a triple of functions ``(pi, dpi, vt)``,
+      q -> the n invariants, q -> their gradients (n x nv), and
+      pi -> (Vt_i(pi_i), Vt_i'(pi_i)) (two arrays of n).
     - ``space``: None for R^nq, or a list of factors: an integer k (R^k),
       ``"SO3"`` (rotation matrix, 9 numbers row-major), ``"S3"`` (unit
       quaternion), ``"R3xSO3"``, ``"SE3"``.
@@ -279,6 +316,11 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
         raise _bad("constraint derivatives given without constraints.")
     if force is None and (force_dq or force_dv):
         raise _bad("force Jacobians given without force.")
+    if invariants is not None:
+        if potential is None:
+            raise _bad("invariants describe the potential: give potential and gradient too.")
+        if len(invariants) != 3 or not all(callable(f) for f in invariants):
+            raise _bad("invariants must be three functions (pi, dpi, vt).")
     symmetries = list(symmetries or ())
     if not all(callable(s) for s in symmetries):
         raise _bad("symmetries must be a list of functions q -> xi(q).")
@@ -310,6 +352,18 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
             raise _bad(f"constraints must return a vector, got shape {g0.shape}.")
         nc = g0.shape[0]
 
+    ninv = 0
+    if invariants is not None:
+        try:
+            pi0 = np.asarray(invariants[0](q0.copy()), dtype=np.float64)
+        except BaseException:
+            lib.lv_space_free(sp)
+            raise
+        if pi0.ndim != 1 or pi0.shape[0] < 1:
+            lib.lv_space_free(sp)
+            raise _bad(f"invariants[0] (pi) must return a non-empty vector, got shape {pi0.shape}.")
+        ninv = pi0.shape[0]
+
     pm = ffi.new("lv_model **")
     if "\0" in str(name):
         lib.lv_space_free(sp)
@@ -323,8 +377,9 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
     fns = {"mass": mass, "potential": potential, "gradient": gradient, "hessian": hessian,
            "constraints": constraints, "jacobian": jacobian, "constraint_hessian": constraint_hessian,
            "constraint_curvature": constraint_curvature, "force": force, "force_dq": force_dq,
-           "force_dv": force_dv, "symmetries": symmetries}
+           "force_dv": force_dv, "symmetries": symmetries, "invariants": invariants}
     self._cb = _Callbacks(nq, nv, nc, fns, mass_const)
+    self._cb.ninv = ninv
     self._handle = ffi.new_handle(self._cb)
     m = self._ptr
 
@@ -347,6 +402,8 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
                                                   fp(constraint_curvature, lib.pylv_cb_curv)))
     if symmetries:
         steps.append(lib.lv_model_set_symmetries(m, len(symmetries), lib.pylv_cb_sym))
+    if invariants is not None:
+        steps.append(lib.lv_model_set_invariants(m, ninv, lib.pylv_cb_pi, lib.pylv_cb_dpi, lib.pylv_cb_vt))
     steps.append(lib.lv_model_set_initial(m, ffi.from_buffer("double[]", q0), ffi.from_buffer("double[]", v0)))
     for rc in steps:
         if rc:
