@@ -16,6 +16,8 @@ pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev li
 [ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev"
 # Open MPI for the sweep test under mpirun (issue 21)
 [ "$mode" = test ] && pkgs="$pkgs libopenmpi-dev openmpi-bin"
+# and the Python package with its pytest suite (issue 16)
+[ "$mode" = test ] && pkgs="$pkgs python3-dev python3-numpy python3-cffi python3-pytest python3-matplotlib"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
@@ -74,6 +76,13 @@ fz=$?
 set -e
 if [ "$fz" -eq 77 ]; then echo "setup: fuzzing skipped (no clang)"; elif [ "$fz" -ne 0 ]; then exit 1; fi
 echo "setup: all tests passed (plain and sanitized builds)"
-# Check's own summary lines, and their total as a plain closing line.
-grep -h '^[0-9]*%: Checks:' "$top"/build/tests/*.log "$top"/build-san/tests/*.log |
+# Check's own summary lines, and their total as a plain closing line (with
+# the pytest suite of the Python package, issue 16, in the same form).
+{
+  grep -h '^[0-9]*%: Checks:' "$top"/build/tests/*.log "$top"/build-san/tests/*.log
+  if [ -f "$top/build/tests/test_python.sh.log" ]; then
+    sed -n 's/^\([0-9][0-9]*\) passed.* in .*/100%: Checks: \1, Failures: 0, Errors: 0 (pytest, tests\/python)/p' \
+      "$top/build/tests/test_python.sh.log"
+  fi
+} |
   awk -F'[:,]' '{ n += $3; f += $5 + $7; print } END { printf "%d passed, %d failed\n", n - f, f }'

@@ -30,4 +30,12 @@ if [ -x "$builddir/livens" ]; then
   test -n "$(find "$stage" -path '*/bin/livens')"
 fi
 test -n "$(find "$stage" -name guide.md)"
+# the Python package (issue 16), when built: importable from the staged
+# site-packages, and it runs
+pymod=$(find "$stage" -name '_livens.so' | head -n 1)
+if [ -n "${LIVENS_PYTHON:-}" ] && [ -n "$pymod" ]; then
+  test -n "$(find "$stage" -path '*/livens/__init__.py')"
+  PYTHONPATH=$(dirname "$(dirname "$pymod")") LD_LIBRARY_PATH="$libdir" PYTHONDONTWRITEBYTECODE=1 "$LIVENS_PYTHON" -c \
+    'import livens; r = livens.simulate("pendulum3d", "rattle", 0.01, 1.0); assert r.status == "ok" and len(r) == 101; print(r.table())'
+fi
 rm -rf "$stage"

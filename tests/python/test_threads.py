@@ -1,0 +1,148 @@
+"""The GIL is released while C runs; Ctrl-C stops a run keeping its data."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import livens
+import livens._core as core
+
+FIELDS = ("t", "q", "v", "p", "lam", "gamma", "energy", "momenta", "g", "gv", "gp", "newton_iters")
+RUNS = [("four-particle", "vi-a", 0.01, 40.0), ("heavy-top", "genalpha", 1e-3, 10.0)]
+
+
+def same(a, b):
+    for f in FIELDS:
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    for k, v in a.summary.items():
+        if k not in ("steps_per_second", "wall_time"):
+            assert v == b.summary[k], k
+
+
+def test_two_threads_give_the_sequential_results():
+    seq = [livens.simulate(*r, every=10) for r in RUNS]
+    out = [None, None]
+
+    def work(i):
+        out[i] = livens.simulate(*RUNS[i], every=10)
+
+    ths = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    for a, b in zip(seq, out):
+        same(a, b)
+    # the same run twice at once, on one shared model object
+    m = livens.Model("four-particle")
+    res = [None, None]
+
+    def work2(i):
+        res[i] = livens.simulate(m, "em", 0.01, 20.0, every=10)
+
+    ths = [threading.Thread(target=work2, args=(i,)) for i in range(2)]
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    same(res[0], res[1])
+    same(res[0], livens.simulate(m, "em", 0.01, 20.0, every=10))
+
+
+def test_the_gil_is_released_during_a_run(monkeypatch):
+    """One C call of about a second (no chunking): the main thread keeps
+    running Python meanwhile.  Were the GIL held, the longest pause of the
+    main thread would be the whole run."""
+    monkeypatch.setattr(core, "_CHUNK_SECONDS", 0.0)
+    done = threading.Event()
+    box = {}
+
+    def work():
+        t0 = time.monotonic()
+        box["r"] = livens.simulate("four-particle", "vi-a", 0.01, 60.0, every=1000)
+        box["wall"] = time.monotonic() - t0
+        done.set()
+
+    th = threading.Thread(target=work)
+    th.start()
+    gaps = []
+    last = time.monotonic()
+    while not done.is_set():
+        now = time.monotonic()
+        gaps.append(now - last)
+        last = now
+        sum(range(100))
+    th.join()
+    assert box["r"].status == "ok"
+    assert box["wall"] > 0.2, "run too short to tell"
+    assert max(gaps) < 0.25 * box["wall"], (max(gaps), box["wall"])
+    print(f"\nrun {box['wall']:.3f} s in one C call; longest pause of the main thread {max(gaps) * 1e3:.1f} ms")
+
+
+def test_parallel_wall_time_is_printed():
+    """Not an assertion (the machine is shared): the wall time of two runs in
+    two threads next to one run."""
+    r = RUNS[0]
+    t0 = time.monotonic()
+    livens.simulate(*r, every=1000)
+    one = time.monotonic() - t0
+    ths = [threading.Thread(target=livens.simulate, args=r, kwargs={"every": 1000}) for _ in range(2)]
+    t0 = time.monotonic()
+    for t in ths:
+        t.start()
+    for t in ths:
+        t.join()
+    two = time.monotonic() - t0
+    print(f"\none run {one:.3f} s, two runs in two threads {two:.3f} s: {two / one:.2f}x")
+
+
+def test_ctrl_c_raises_keyboard_interrupt_with_the_data_so_far():
+    sent = {}
+
+    def interrupt():
+        sent["t"] = time.monotonic()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(0.3, interrupt)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt) as e:
+        livens.simulate("pendulum3d", "rattle", 1e-3, 1e6, every=100)
+    caught = time.monotonic()
+    timer.join()
+    assert isinstance(e.value, livens.Interrupted)
+    assert caught - sent["t"] < 1.0
+    r = e.value.result
+    assert r.status == "LV_ESTOPPED" and "interrupted at t = " in r.detail
+    steps = r.summary["steps"]
+    assert steps > 100 and 0 < r.t[-1] < 1e6
+    # every 100th step and the last accepted one, evenly spaced, all kept
+    assert len(r) == steps // 100 + 1 + (steps % 100 != 0)
+    assert r.t[-1] == pytest.approx(steps * 1e-3, rel=1e-12)
+    assert np.all(np.diff(r.t) > 0)
+    assert np.allclose(np.linalg.norm(r.q, axis=1), 1.0, atol=1e-12)
+    # the library is usable afterwards
+    assert livens.simulate("pendulum3d", "rattle", 0.01, 0.1).status == "ok"
+
+
+def test_ctrl_c_inside_one_long_c_call(monkeypatch):
+    """No chunking (one C call for the whole run): the C-level SIGINT
+    handler of the main thread still stops the run at the next step."""
+    monkeypatch.setattr(core, "_CHUNK_SECONDS", 0.0)
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(livens.Interrupted) as e:
+        livens.simulate("pendulum3d", "rattle", 1e-3, 1e4, every=1000)
+    elapsed = time.monotonic() - t0
+    timer.join()
+    r = e.value.result
+    assert elapsed < 5.0 and 0 < r.t[-1] < 1e4 and r.status == "LV_ESTOPPED"
+    assert r.t[-1] == pytest.approx(r.summary["steps"] * 1e-3, rel=1e-12)
+    # Python's handler is back: a signal now raises KeyboardInterrupt as usual
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1.0)
