@@ -47,7 +47,7 @@ static int pylv_recorder_new(pylv_recorder **out, const lv_integrator *it, int e
   r->nc = lv_model_nc(m);
   r->nsym = lv_model_nsym(m);
   r->width = 1 + r->nq + 2 * r->nv + 2 * r->nc + 1 + r->nsym + 4;
-  int rc = lv_diag_new(&r->diag, m, (type->flags & LV_SCHEME_HAS_P) != 0);
+  int rc = lv_diag_new_for(&r->diag, it);
   if (rc) {
     free(r);
     return rc;

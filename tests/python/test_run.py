@@ -7,9 +7,11 @@ from conftest import run_program
 
 
 def read_csv(path):
+    """The program's CSV: '# key = value' metadata lines, a header, rows."""
     with open(path) as f:
-        head = f.readline().strip().split(",")
-    data = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        lines = [l for l in f if not l.startswith("#")]
+    head = lines[0].strip().split(",")
+    data = np.loadtxt(lines[1:], delimiter=",", ndmin=2)
     return head, data
 
 
