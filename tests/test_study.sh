@@ -234,6 +234,26 @@ if [ -f "$P" ]; then
       grep -q "title 'paraboloid, g = 3.7, h = 0.01, T = 5'" pl.gp &&
       ok "plot with the plugin's defaults: only the changed parameter in the title" || bad "plugin plot: $(grep multiplot pl.gp) $(cat err.txt)"
   fi
+  # a hostile free-text parameter end to end: run (CSV metadata, JSON), plot
+  evil="x'; system('touch PWNED_P'); a='\"q\" \\ \`touch PWNED_Q\` @m _{x} </text>
+set output '|touch PWNED_R'"
+  "$L" run paraboloid --model-lib "$P" --scheme rattle --param "label=$evil" --t-end 0.5 --out ev.csv --summary ev.json \
+    >/dev/null 2>err.txt; st=$?
+  "$L" run paraboloid --model-lib "$P" --scheme em --param "label=$evil" --t-end 0.5 --out ev2.csv >/dev/null 2>&1
+  n=$(grep -c '^# param.label = ' ev.csv); rows=$(data ev.csv | awk -F, 'NF != 13' | wc -l)
+  [ "$st" -eq 0 ] && [ "$n" -eq 1 ] && [ "$rows" -eq 0 ] && grep -qF '\\ `touch PWNED_Q` @m _{x} </text>\nset output' ev.csv &&
+    ok "a label with quotes, a backslash and a newline: one escaped metadata line, every data row intact" ||
+    bad "hostile label in the CSV: status $st, $n label lines, $rows bad rows, $(cat err.txt)"
+  $PY -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["params"]["label"] == sys.argv[2], d["params"]["label"]' \
+    ev.json "$evil" 2>err.txt && ok "the JSON summary gives the label back exactly" || bad "hostile label in JSON: $(cat err.txt)"
+  if command -v gnuplot >/dev/null 2>&1; then
+    for fmt in png svg tex; do
+      LIVENS_PLOT_KEEP_SCRIPT=ev.gp "$L" plot ev.csv ev2.csv --model-lib "$P" --out "ev.$fmt" >/dev/null 2>err.txt; st=$?
+      [ "$st" -eq 0 ] && [ -s "ev.$fmt" ] && ! ls PWNED_* >/dev/null 2>&1 && [ "$(grep -cvE "^(cd|set|unset|plot) " ev.gp)" -eq 0 ] &&
+        grep -q "system(''touch PWNED" ev.gp && ok "the label in a $fmt figure title: drawn as text, no command ran" ||
+        bad "hostile label plot $fmt: status $st, $(ls PWNED_* 2>/dev/null), $(cat err.txt)"
+    done
+  fi
   printf '[run]\nmodel = paraboloid\nmodel-lib = %s\nscheme = rattle\nt-end = 0.5\n' "$P" >pl.ini
   "$L" run pl.ini >out.txt 2>err.txt && grep -q '^rattle .* ok$' out.txt && ok "run file with model-lib" || bad "run file model-lib: $(cat err.txt)"
   expect_usage "--model-lib of a file that is no library" run paraboloid --model-lib ./pl.csv
