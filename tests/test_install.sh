@@ -26,4 +26,11 @@ LD_LIBRARY_PATH="$libdir" "$stage/compare" | grep -q '^rattle '
 test -n "$(find "$stage" -path '*/include/livens/livens.h')"
 test -n "$(find "$stage" -path '*/man1/livens.1')"
 test -n "$(find "$stage" -name guide.md)"
+# the model plugin of examples/plugin_model.c, built as doc/guide.md says,
+# loaded by the installed program (issue 17)
+${CC:-cc} -std=c11 ${CFLAGS:-} -shared -fPIC $cflags "$srcdir/examples/plugin_model.c" -o "$stage/libparaboloid.so" \
+  ${LDFLAGS:-} $libs
+bin=$(find "$stage" -path '*/bin/livens' | head -n 1)
+LD_LIBRARY_PATH="$libdir" OPENBLAS_NUM_THREADS=1 "$bin" run paraboloid --model-lib "$stage/libparaboloid.so" \
+  --scheme em --t-end 1 | grep -q '^em .* ok$'
 rm -rf "$stage"
