@@ -155,6 +155,16 @@ else skip "no /usr/bin/python3: JSON checks"; fi
   p=$(sed -n 's/^fitted order of rattle: q \([0-9.]*\).*/\1/p' out.txt) &&
   awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' && grep -q 'against em with h = 0.0005' out.txt &&
   ok "converge --ref-scheme em: RATTLE's order in q against EM is $p" || bad "--ref-scheme: $(cat out.txt err.txt)"
+# errors as the maximum over each run's steps: never below the error at the end, same order
+"$L" converge pendulum3d --scheme rattle --steps 0.04,0.02,0.01 --t-end 1 --out ce.csv >end.txt 2>&1
+"$L" converge pendulum3d --scheme rattle --steps 0.04,0.02,0.01 --t-end 1 --error max --out cm2.csv >out.txt 2>err.txt &&
+  p=$(sed -n 's/^fitted order: q \([0-9.]*\).*/\1/p' out.txt) && awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' &&
+  paste -d, ce.csv cm2.csv | grep -v '^#' | sed 1d | awk -F, '{ for (i = 2; i <= 4; i++) if ($(i + 4) < $i) exit 1 }' &&
+  grep -q '^# error = max over' cm2.csv &&
+  ok "converge --error max: errors >= those at t_end in q, v, lambda; RATTLE order $p" || bad "--error max: $(cat out.txt err.txt)"
+expect_usage "--error max with steps that are not multiples of the reference step" converge pendulum3d --scheme rattle \
+  --steps 0.03,0.02 --t-end 0.42 --error max --ref-step 0.007
+expect_usage "--error sometimes" converge pendulum3d --scheme rattle --steps 0.04,0.02 --error sometimes
 expect_usage "converge --ref-scheme unknown" converge pendulum3d --scheme rattle --ref-scheme nope --steps 0.04,0.02
 expect_usage "converge --scheme and --schemes" converge pendulum3d --scheme rattle --schemes em --steps 0.04,0.02
 expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --schemes em,em --steps 0.04,0.02
