@@ -190,6 +190,17 @@ expect_usage "--output-times after t-end" run pendulum3d --t-end 1 --output-time
 expect_usage "--output-times not a number" run pendulum3d --output-times 0.1,soon --out x.csv
 expect_usage "--output-dt 0" run pendulum3d --output-dt 0 --out x.csv
 
+# --- run files in compare, converge and check (the command line overrides them)
+printf '[run]\nmodel = pendulum3d\nstep = 0.02\nt-end = 0.4\nout = rf.csv\n[param]\nl = 2\n' >rf.ini
+"$L" compare rf.ini --schemes rattle,em >out.txt 2>err.txt && head -n 1 out.txt | grep -q '^pendulum3d, h = 0.02, t = \[0, 0.4\]' &&
+  grep -qx '# param.l = 2' rf.csv && [ "$(data rf.csv | sed 1d | cut -d, -f1 | tr '\n' ' ')" = "rattle em " ] &&
+  ok "compare FILE.ini: model, parameters, h, T and the table's file from the run file" || bad "compare run file: $(cat err.txt)"
+"$L" converge rf.ini --scheme rattle --steps 0.04,0.02 --out rfc.csv >out.txt 2>err.txt && grep -qx '# param.l = 2' rfc.csv &&
+  grep -q 'errors at t = 0.4 ' out.txt && ok "converge FILE.ini (--out overrides the file's)" || bad "converge run file: $(cat err.txt)"
+"$L" check rf.ini >out.txt 2>err.txt && grep -q 'agree with finite differences' out.txt && ok "check FILE.ini" ||
+  bad "check run file: $(cat err.txt)"
+expect_usage "compare with a run file whose out is itself" compare rf.ini --schemes rattle --out rf.ini
+
 # --- per-model defaults: the case, and every model under every
 # scheme that accepts it, with neither --step nor --t-end
 "$L" run heavy-top --scheme genalpha >out.txt 2>err.txt && head -n 1 out.txt | grep -q 'h = 0.001, t = \[0, 1\]' &&

@@ -228,6 +228,41 @@ static int cmd_run(int argc, char **argv) {
   return rc;
 }
 
+/* MODEL or FILE.ini, the positional argument of compare, converge and
+ * check: a run file gives the base settings (model, model-lib, parameters,
+ * options, step, t-end, out, ...) and the command line overrides them, as
+ * for run.  Sets a->run.model; CLI_USAGE with the sentence printed. */
+static int model_arg(int argc, char **argv, cli_args *a, const char *cmd, double t_end_default) {
+  const char *arg = argv[optind];
+  if (!ends_with(arg, ".ini")) {
+    if (strlen(arg) >= sizeof a->run.model) {
+      cli_error("model name too long (at most %d characters).", (int)sizeof a->run.model - 1);
+      return CLI_USAGE;
+    }
+    strcpy(a->run.model, arg);
+    return CLI_OK;
+  }
+  cli_args b;
+  memset(&b, 0, sizeof b);
+  cli_run_defaults(&b.run);
+  b.run.t_end = t_end_default;
+  int rc = cli_load_runfile(arg, &b.run);
+  if (!rc) rc = cli_parse_args(argc, argv, &b, cmd);
+  if (!rc && b.run.out[0] && same_file(arg, b.run.out)) {
+    cli_error("the output '%s' is the run file itself: refusing to overwrite it.", b.run.out);
+    rc = CLI_USAGE;
+  }
+  if (rc) {
+    cli_kv_free(&b.run.params);
+    cli_kv_free(&b.run.opts);
+    return rc;
+  }
+  cli_kv_free(&a->run.params);
+  cli_kv_free(&a->run.opts);
+  *a = b;
+  return CLI_OK;
+}
+
 /* The --schemes list: every name known, every --opt known to at least one
  * of them (an option no listed scheme has is a typo, not something to
  * skip).  Returns the count, or -1 (message printed). */
@@ -290,19 +325,15 @@ static int cmd_compare(int argc, char **argv) {
   char *items[CLI_MAXSCHEMES];
   int n = 0, json = 0;
   if (!rc && optind != argc - 1) {
-    cli_error("'compare' needs exactly one MODEL name.");
+    cli_error("'compare' needs exactly one MODEL name or run file.");
     rc = CLI_USAGE;
   }
+  if (!rc) rc = model_arg(argc, argv, &a, "compare", 0);
   if (!rc && !a.schemes[0]) {
     cli_error("'compare' needs --schemes S1,S2,...");
     rc = CLI_USAGE;
   }
   if (!rc && (n = scheme_list(a.schemes, items, &a.run.opts)) < 0) rc = CLI_USAGE;
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
-    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
-    rc = CLI_USAGE;
-  }
-  if (!rc) strcpy(a.run.model, argv[optind]);
   if (!rc && a.run.out[0]) {
     json = ends_with(a.run.out, ".json");
     if (!json && !ends_with(a.run.out, ".csv")) {
@@ -517,9 +548,10 @@ static int cmd_converge(int argc, char **argv) {
   double hs[CLI_MAXSTEPS];
   int n = 0, ns = 1, json = 0;
   if (!rc && optind != argc - 1) {
-    cli_error("'converge' needs exactly one MODEL name.");
+    cli_error("'converge' needs exactly one MODEL name or run file.");
     rc = CLI_USAGE;
   }
+  if (!rc) rc = model_arg(argc, argv, &a, "converge", 1.0);
   if (!rc && !a.steps[0]) {
     cli_error("'converge' needs --steps H1,H2,... (at least two step sizes).");
     rc = CLI_USAGE;
@@ -529,11 +561,6 @@ static int cmd_converge(int argc, char **argv) {
     rc = CLI_USAGE;
   }
   for (int i = 0; i < n && !rc; i++) rc = cli_parse_positive(items[i], "each step in --steps", &hs[i]);
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
-    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
-    rc = CLI_USAGE;
-  }
-  if (!rc) strcpy(a.run.model, argv[optind]);
   if (!rc && a.schemes[0] && a.scheme_given) {
     cli_error("'converge' takes --scheme S or --schemes S1,S2,..., not both.");
     rc = CLI_USAGE;
@@ -793,15 +820,11 @@ static int cmd_check(int argc, char **argv) {
   cli_run_defaults(&a.run);
   int rc = cli_parse_args(argc, argv, &a, "check");
   if (!rc && optind != argc - 1) {
-    cli_error("'check' needs exactly one MODEL name.");
+    cli_error("'check' needs exactly one MODEL name or run file.");
     rc = CLI_USAGE;
   }
+  if (!rc) rc = model_arg(argc, argv, &a, "check", 0);
   lv_model *model = NULL;
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
-    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
-    rc = CLI_USAGE;
-  }
-  if (!rc) strcpy(a.run.model, argv[optind]);
   if (!rc) rc = cli_make_model(&a.run, &model);
   if (!rc) {
     printf("derivative check of '%s' against central finite differences (initial state)\n", a.run.model);
