@@ -59,10 +59,12 @@ static const lv_param_info params[] = {
     {"g", "9.81", "gravity (m/s^2), >= 0"},
     {"x0", "1", "initial x (m); z0 = x0^2/2 on the paraboloid"},
     {"vy0", "2", "initial y velocity (m/s)"},
+    {"label", "", "free text, e.g. the experiment's name: carried into the CSV metadata and figure legends"},
     {NULL, NULL, NULL}};
 
 static int create(const lv_kv *kv, lv_model **out) {
   double gr, x0, vy0;
+  /* "label" is only metadata: any text is accepted */
   if (lv_kv_double(kv, "g", 9.81, &gr) || !(gr >= 0) || lv_kv_double(kv, "x0", 1.0, &x0) ||
       lv_kv_double(kv, "vy0", 2.0, &vy0))
     return LV_EINPUT;

@@ -38,4 +38,13 @@ if [ -n "${LIVENS_PYTHON:-}" ] && [ -n "$pymod" ]; then
   PYTHONPATH=$(dirname "$(dirname "$pymod")") LD_LIBRARY_PATH="$libdir" PYTHONDONTWRITEBYTECODE=1 "$LIVENS_PYTHON" -c \
     'import livens; r = livens.simulate("pendulum3d", "rattle", 0.01, 1.0); assert r.status == "ok" and len(r) == 101; print(r.table())'
 fi
+# the model plugin of examples/plugin_model.c, built as doc/guide.md says,
+# loaded by the installed program (issue 17; the program needs inih)
+bin=$(find "$stage" -path '*/bin/livens' | head -n 1)
+if [ -n "$bin" ]; then
+  ${CC:-cc} -std=c11 ${CFLAGS:-} -shared -fPIC $cflags "$srcdir/examples/plugin_model.c" -o "$stage/libparaboloid.so" \
+    ${LDFLAGS:-} $libs
+  LD_LIBRARY_PATH="$libdir" OPENBLAS_NUM_THREADS=1 "$bin" run paraboloid --model-lib "$stage/libparaboloid.so" \
+    --scheme em --t-end 1 | grep -q '^em .* ok$'
+fi
 rm -rf "$stage"

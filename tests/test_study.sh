@@ -155,6 +155,16 @@ else skip "no /usr/bin/python3: JSON checks"; fi
   p=$(sed -n 's/^fitted order of rattle: q \([0-9.]*\).*/\1/p' out.txt) &&
   awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' && grep -q 'against em with h = 0.0005' out.txt &&
   ok "converge --ref-scheme em: RATTLE's order in q against EM is $p" || bad "--ref-scheme: $(cat out.txt err.txt)"
+# errors as the maximum over each run's steps: never below the error at the end, same order
+"$L" converge pendulum3d --scheme rattle --steps 0.04,0.02,0.01 --t-end 1 --out ce.csv >end.txt 2>&1
+"$L" converge pendulum3d --scheme rattle --steps 0.04,0.02,0.01 --t-end 1 --error max --out cm2.csv >out.txt 2>err.txt &&
+  p=$(sed -n 's/^fitted order: q \([0-9.]*\).*/\1/p' out.txt) && awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' &&
+  paste -d, ce.csv cm2.csv | grep -v '^#' | sed 1d | awk -F, '{ for (i = 2; i <= 4; i++) if ($(i + 4) < $i) exit 1 }' &&
+  grep -q '^# error = max over' cm2.csv &&
+  ok "converge --error max: errors >= those at t_end in q, v, lambda; RATTLE order $p" || bad "--error max: $(cat out.txt err.txt)"
+expect_usage "--error max with steps that are not multiples of the reference step" converge pendulum3d --scheme rattle \
+  --steps 0.03,0.02 --t-end 0.42 --error max --ref-step 0.007
+expect_usage "--error sometimes" converge pendulum3d --scheme rattle --steps 0.04,0.02 --error sometimes
 expect_usage "converge --ref-scheme unknown" converge pendulum3d --scheme rattle --ref-scheme nope --steps 0.04,0.02
 expect_usage "converge --scheme and --schemes" converge pendulum3d --scheme rattle --schemes em --steps 0.04,0.02
 expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --schemes em,em --steps 0.04,0.02
@@ -179,6 +189,17 @@ expect_usage "--output-times decreasing" run pendulum3d --output-times 0.5,0.2 -
 expect_usage "--output-times after t-end" run pendulum3d --t-end 1 --output-times 2 --out x.csv
 expect_usage "--output-times not a number" run pendulum3d --output-times 0.1,soon --out x.csv
 expect_usage "--output-dt 0" run pendulum3d --output-dt 0 --out x.csv
+
+# --- run files in compare, converge and check (the command line overrides them)
+printf '[run]\nmodel = pendulum3d\nstep = 0.02\nt-end = 0.4\nout = rf.csv\n[param]\nl = 2\n' >rf.ini
+"$L" compare rf.ini --schemes rattle,em >out.txt 2>err.txt && head -n 1 out.txt | grep -q '^pendulum3d, h = 0.02, t = \[0, 0.4\]' &&
+  grep -qx '# param.l = 2' rf.csv && [ "$(data rf.csv | sed 1d | cut -d, -f1 | tr '\n' ' ')" = "rattle em " ] &&
+  ok "compare FILE.ini: model, parameters, h, T and the table's file from the run file" || bad "compare run file: $(cat err.txt)"
+"$L" converge rf.ini --scheme rattle --steps 0.04,0.02 --out rfc.csv >out.txt 2>err.txt && grep -qx '# param.l = 2' rfc.csv &&
+  grep -q 'errors at t = 0.4 ' out.txt && ok "converge FILE.ini (--out overrides the file's)" || bad "converge run file: $(cat err.txt)"
+"$L" check rf.ini >out.txt 2>err.txt && grep -q 'agree with finite differences' out.txt && ok "check FILE.ini" ||
+  bad "check run file: $(cat err.txt)"
+expect_usage "compare with a run file whose out is itself" compare rf.ini --schemes rattle --out rf.ini
 
 # --- per-model defaults: the issue's case, and every model under every
 # scheme that accepts it, with neither --step nor --t-end
@@ -233,6 +254,26 @@ if [ -f "$P" ]; then
     LIVENS_PLOT_KEEP_SCRIPT=pl.gp "$L" plot pl.csv pl2.csv --model-lib "$P" --out pl.png >/dev/null 2>err.txt &&
       grep -q "title 'paraboloid, g = 3.7, h = 0.01, T = 5'" pl.gp &&
       ok "plot with the plugin's defaults: only the changed parameter in the title" || bad "plugin plot: $(grep multiplot pl.gp) $(cat err.txt)"
+  fi
+  # a hostile free-text parameter end to end: run (CSV metadata, JSON), plot
+  evil="x'; system('touch PWNED_P'); a='\"q\" \\ \`touch PWNED_Q\` @m _{x} </text>
+set output '|touch PWNED_R'"
+  "$L" run paraboloid --model-lib "$P" --scheme rattle --param "label=$evil" --t-end 0.5 --out ev.csv --summary ev.json \
+    >/dev/null 2>err.txt; st=$?
+  "$L" run paraboloid --model-lib "$P" --scheme em --param "label=$evil" --t-end 0.5 --out ev2.csv >/dev/null 2>&1
+  n=$(grep -c '^# param.label = ' ev.csv); rows=$(data ev.csv | awk -F, 'NF != 13' | wc -l)
+  [ "$st" -eq 0 ] && [ "$n" -eq 1 ] && [ "$rows" -eq 0 ] && grep -qF '\\ `touch PWNED_Q` @m _{x} </text>\nset output' ev.csv &&
+    ok "a label with quotes, a backslash and a newline: one escaped metadata line, every data row intact" ||
+    bad "hostile label in the CSV: status $st, $n label lines, $rows bad rows, $(cat err.txt)"
+  $PY -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["params"]["label"] == sys.argv[2], d["params"]["label"]' \
+    ev.json "$evil" 2>err.txt && ok "the JSON summary gives the label back exactly" || bad "hostile label in JSON: $(cat err.txt)"
+  if command -v gnuplot >/dev/null 2>&1; then
+    for fmt in png svg tex; do
+      LIVENS_PLOT_KEEP_SCRIPT=ev.gp "$L" plot ev.csv ev2.csv --model-lib "$P" --out "ev.$fmt" >/dev/null 2>err.txt; st=$?
+      [ "$st" -eq 0 ] && [ -s "ev.$fmt" ] && ! ls PWNED_* >/dev/null 2>&1 && [ "$(grep -cvE "^(cd|set|unset|plot) " ev.gp)" -eq 0 ] &&
+        grep -q "system(''touch PWNED" ev.gp && ok "the label in a $fmt figure title: drawn as text, no command ran" ||
+        bad "hostile label plot $fmt: status $st, $(ls PWNED_* 2>/dev/null), $(cat err.txt)"
+    done
   fi
   printf '[run]\nmodel = paraboloid\nmodel-lib = %s\nscheme = rattle\nt-end = 0.5\n' "$P" >pl.ini
   "$L" run pl.ini >out.txt 2>err.txt && grep -q '^rattle .* ok$' out.txt && ok "run file with model-lib" || bad "run file model-lib: $(cat err.txt)"

@@ -43,7 +43,7 @@ int cli_split_list(char *s, char **items, int max) {
 
 
 enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
-       O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB, O_PLOT, O_REF_SCHEME };
+       O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB, O_PLOT, O_REF_SCHEME, O_ERROR };
 
 /* Parses the options shared by run/compare/converge/check/plot; leaves the
  * positional arguments in argv[optind..]. */
@@ -61,6 +61,7 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       {"summary", required_argument, 0, O_SUMMARY}, {"output-dt", required_argument, 0, O_ODT},
       {"output-times", required_argument, 0, O_OTIMES}, {"model-lib", required_argument, 0, O_MODEL_LIB},
       {"plot", required_argument, 0, O_PLOT}, {"ref-scheme", required_argument, 0, O_REF_SCHEME},
+      {"error", required_argument, 0, O_ERROR},
       {0, 0, 0, 0}};
   int c, rc = CLI_OK;
   opterr = 0;
@@ -130,6 +131,11 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
         if (strlen(optarg) >= sizeof r->output_times) return cli_error("--output-times list too long."), CLI_USAGE;
         strcpy(r->output_times, optarg);
         r->output_dt = 0;
+        break;
+      case O_ERROR:
+        if (strcmp(optarg, "end") && strcmp(optarg, "max"))
+          return cli_error("--error must be end or max, got '%s'.", optarg), CLI_USAGE;
+        strcpy(a->error, optarg);
         break;
       case O_REF_SCHEME:
         if (strlen(optarg) >= sizeof a->ref_scheme) return cli_error("--ref-scheme name too long."), CLI_USAGE;

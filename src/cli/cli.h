@@ -35,6 +35,10 @@ typedef struct {
   char output_times[1024]; /* --output-times list (empty: off) */
   char summary[1024];   /* --summary FILE.json (empty: none) */
   char model_lib[1024]; /* --model-lib FILE.so (empty: none) */
+  /* called with every recorded state (initial and each step); non-zero
+   * stops the run.  NULL: none.  Used by converge --error max. */
+  int (*on_state)(const lv_integrator *it, void *ctx);
+  void *on_state_ctx;
 } cli_run;
 
 typedef struct {
@@ -76,6 +80,7 @@ typedef struct {
   char ycols[1024];    /* plot --y */
   char plot[1024];     /* compare --plot FIGURE */
   char ref_scheme[64]; /* converge --ref-scheme (empty: the same scheme) */
+  char error[16];      /* converge --error end|max */
 } cli_args;
 
 /* Parse the options (GNU long options, permuted); positional arguments are

@@ -150,6 +150,8 @@ typedef struct {
   int ntimes;
   long next;       /* index of the next output time */
   int last_written; /* the last recorded state is in the CSV */
+  const cli_run *run; /* for on_state */
+  int hook_failed;    /* on_state stopped the run */
 } out_ctx;
 
 int cli_parse_times(const char *text, double t_end, double **times, int *n) {
@@ -240,6 +242,10 @@ static int output(const lv_integrator *it, lv_output_event ev, void *ctx) {
     o->err = errno;
     return 1;
   }
+  if (ev != LV_OUTPUT_FINAL && o->run->on_state && o->run->on_state(it, o->run->on_state_ctx)) {
+    o->hook_failed = 1;
+    return 1;
+  }
   if (o->progress && ev == LV_OUTPUT_STEP) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -318,8 +324,9 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     lv_integrator_free(it);
     return rc;
   }
-  out_ctx oc = {{.diag = diag, .csv = csv, .every = r->every}, progress, r->t_end, 0.0, 0, 0, 0, 0, NULL, 0, 0, 0};
+  out_ctx oc = {{.diag = diag, .csv = csv, .every = r->every}, progress, r->t_end, 0.0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL, 0};
   oc.timed = csv && (r->output_dt > 0 || ntimes > 0);
+  oc.run = r;
   oc.dt = r->output_dt;
   oc.times = times;
   oc.ntimes = ntimes;
@@ -385,6 +392,8 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   if (rc == LV_ESTOPPED && oc.failed && oc.err) {
     cli_error("cannot write %s: %s (the run stopped at t = %.6g).", r->out[0] ? r->out : "the CSV output",
               strerror(oc.err), s->t);
+  } else if (rc == LV_ESTOPPED && oc.hook_failed) {
+    cli_error("%s stopped at t = %.6g: out of memory storing the states.", r->scheme, s->t);
   } else if (rc == LV_ESTOPPED && oc.failed) {
     cli_error("%s stopped at t = %.6g: evaluating the diagnostics (energy, constraints) failed.", r->scheme, s->t);
   } else if (rc == LV_ESTOPPED && cli_interrupted) {

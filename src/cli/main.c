@@ -34,6 +34,7 @@ static const char usage_text[] =
     "       livens compare MODEL --schemes S1,S2,... [--out FILE.csv|FILE.json] [--plot FIG.png|.svg|.pdf|.tex]\n"
     "                        [run options]\n"
     "       livens converge MODEL --scheme S|--schemes S1,S2,... --steps H1,H2,... [--ref-step H] [--ref-scheme S]\n"
+    "                        [--error end|max]\n"
     "                        [--out FILE.csv|FILE.json] [run options]\n"
     "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
     "       livens check MODEL [--param K=V]...\n"
@@ -229,6 +230,41 @@ static int cmd_run(int argc, char **argv) {
   return rc;
 }
 
+/* MODEL or FILE.ini, the positional argument of compare, converge and
+ * check: a run file gives the base settings (model, model-lib, parameters,
+ * options, step, t-end, out, ...) and the command line overrides them, as
+ * for run.  Sets a->run.model; CLI_USAGE with the sentence printed. */
+static int model_arg(int argc, char **argv, cli_args *a, const char *cmd, double t_end_default) {
+  const char *arg = argv[optind];
+  if (!ends_with(arg, ".ini")) {
+    if (strlen(arg) >= sizeof a->run.model) {
+      cli_error("model name too long (at most %d characters).", (int)sizeof a->run.model - 1);
+      return CLI_USAGE;
+    }
+    strcpy(a->run.model, arg);
+    return CLI_OK;
+  }
+  cli_args b;
+  memset(&b, 0, sizeof b);
+  cli_run_defaults(&b.run);
+  b.run.t_end = t_end_default;
+  int rc = cli_load_runfile(arg, &b.run);
+  if (!rc) rc = cli_parse_args(argc, argv, &b, cmd);
+  if (!rc && b.run.out[0] && same_file(arg, b.run.out)) {
+    cli_error("the output '%s' is the run file itself: refusing to overwrite it.", b.run.out);
+    rc = CLI_USAGE;
+  }
+  if (rc) {
+    cli_kv_free(&b.run.params);
+    cli_kv_free(&b.run.opts);
+    return rc;
+  }
+  cli_kv_free(&a->run.params);
+  cli_kv_free(&a->run.opts);
+  *a = b;
+  return CLI_OK;
+}
+
 /* The --schemes list: every name known, every --opt known to at least one
  * of them (an option no listed scheme has is a typo, not something to
  * skip).  Returns the count, or -1 (message printed). */
@@ -291,19 +327,15 @@ static int cmd_compare(int argc, char **argv) {
   char *items[CLI_MAXSCHEMES];
   int n = 0, json = 0;
   if (!rc && optind != argc - 1) {
-    cli_error("'compare' needs exactly one MODEL name.");
+    cli_error("'compare' needs exactly one MODEL name or run file.");
     rc = CLI_USAGE;
   }
+  if (!rc) rc = model_arg(argc, argv, &a, "compare", 0);
   if (!rc && !a.schemes[0]) {
     cli_error("'compare' needs --schemes S1,S2,...");
     rc = CLI_USAGE;
   }
   if (!rc && (n = scheme_list(a.schemes, items, &a.run.opts)) < 0) rc = CLI_USAGE;
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
-    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
-    rc = CLI_USAGE;
-  }
-  if (!rc) strcpy(a.run.model, argv[optind]);
   if (!rc && a.run.out[0]) {
     json = ends_with(a.run.out, ".json");
     if (!json && !ends_with(a.run.out, ".csv")) {
@@ -450,6 +482,58 @@ static double fitted_order(const double *h, const double *e, int n) {
 
 #define CLI_MAXSTEPS 32
 
+/* States of a run (t, q, v, lambda) for --error max. */
+typedef struct {
+  int nq, nv, nc;
+  long n, cap;
+  double *t, *x; /* x: n rows of nq + nv + nc */
+} traj;
+
+static int record_state(const lv_integrator *it, void *ctx) {
+  traj *tr = ctx;
+  const lv_state *s = lv_integrator_state(it);
+  long dim = tr->nq + tr->nv + tr->nc;
+  if (tr->n == tr->cap) {
+    long cap = tr->cap ? 2 * tr->cap : 256;
+    if ((double)cap * (double)(dim + 1) > 2e8) return 1; /* 1.6 GB: refuse */
+    double *t = realloc(tr->t, sizeof *t * (size_t)cap);
+    if (t) tr->t = t;
+    double *x = t ? realloc(tr->x, sizeof *x * (size_t)(cap * dim + 1)) : NULL;
+    if (!t || !x) return 1;
+    tr->x = x;
+    tr->cap = cap;
+  }
+  tr->t[tr->n] = s->t;
+  double *x = tr->x + tr->n * dim;
+  memcpy(x, s->q, sizeof(double) * (size_t)tr->nq);
+  memcpy(x + tr->nq, s->v, sizeof(double) * (size_t)tr->nv);
+  memcpy(x + tr->nq + tr->nv, s->lambda, sizeof(double) * (size_t)tr->nc);
+  tr->n++;
+  return 0;
+}
+
+/* Max over the coarse run's times of the errors against the reference's
+ * state at the same time; -1 (message printed) when a coarse time is not
+ * one of the reference's. */
+static int max_errors(const lv_space *sp, const traj *c, const traj *ref, double href, double err[3]) {
+  long dim = c->nq + c->nv + c->nc;
+  err[0] = err[1] = err[2] = 0;
+  for (long j = 0; j < c->n; j++) {
+    long k = lround(c->t[j] / href);
+    if (k < 0 || k >= ref->n || fabs(ref->t[k] - c->t[j]) > 1e-9 * fmax(1.0, fabs(c->t[j]))) {
+      cli_error("--error max: time %g of a run is not a time of the reference run (each step must be a multiple "
+                "of the reference step %g).",
+                c->t[j], href);
+      return -1;
+    }
+    const double *a = c->x + j * dim, *b = ref->x + k * dim;
+    err[0] = fmax(err[0], config_error(sp, a, b, c->nv));
+    err[1] = fmax(err[1], vec_error(a + c->nq, b + c->nq, c->nv));
+    err[2] = fmax(err[2], vec_error(a + c->nq + c->nv, b + c->nq + c->nv, c->nc));
+  }
+  return 0;
+}
+
 /* Errors of one scheme at every step size against its own finer run. */
 typedef struct {
   double e[3][CLI_MAXSTEPS]; /* q, v, lambda */
@@ -466,9 +550,10 @@ static int cmd_converge(int argc, char **argv) {
   double hs[CLI_MAXSTEPS];
   int n = 0, ns = 1, json = 0;
   if (!rc && optind != argc - 1) {
-    cli_error("'converge' needs exactly one MODEL name.");
+    cli_error("'converge' needs exactly one MODEL name or run file.");
     rc = CLI_USAGE;
   }
+  if (!rc) rc = model_arg(argc, argv, &a, "converge", 1.0);
   if (!rc && !a.steps[0]) {
     cli_error("'converge' needs --steps H1,H2,... (at least two step sizes).");
     rc = CLI_USAGE;
@@ -478,11 +563,6 @@ static int cmd_converge(int argc, char **argv) {
     rc = CLI_USAGE;
   }
   for (int i = 0; i < n && !rc; i++) rc = cli_parse_positive(items[i], "each step in --steps", &hs[i]);
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
-    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
-    rc = CLI_USAGE;
-  }
-  if (!rc) strcpy(a.run.model, argv[optind]);
   if (!rc && a.schemes[0] && a.scheme_given) {
     cli_error("'converge' takes --scheme S or --schemes S1,S2,..., not both.");
     rc = CLI_USAGE;
@@ -530,6 +610,7 @@ static int cmd_converge(int argc, char **argv) {
   }
   int nc = 0;
   double t_final = 0;
+  int emax = strcmp(a.error, "max") == 0;
   for (int k = 0; k < ns && !rc; k++) {
     cli_run base = a.schemes[0] ? scheme_run(&a.run, schemes[k]) : a.run;
     base.out[0] = '\0';
@@ -537,19 +618,24 @@ static int cmd_converge(int argc, char **argv) {
     /* the reference: the same scheme, or --ref-scheme (its own options) */
     cli_run r = a.ref_scheme[0] ? scheme_run(&a.run, a.ref_scheme) : base;
     r.h = href;
+    traj tref = {lv_model_nq(model), lv_model_nv(model), lv_model_nc(model), 0, 0, NULL, NULL}, tc = tref;
+    if (emax) r.on_state = record_state, r.on_state_ctx = &tref;
     const char *refname = a.ref_scheme[0] ? a.ref_scheme : schemes[k];
     rc = cli_execute(&r, model, NULL, isatty(2), &ref);
     if (rc == CLI_FAILED) cli_error("the reference run of %s (h = %g) failed.", refname, href);
     if (!rc) {
       nc = ref.nc;
       t_final = ref.t_final;
-      printf("%s%s on %s: errors at t = %g against %s%s with h = %g\n", k ? "\n" : "", schemes[k], a.run.model,
-             ref.t_final, a.ref_scheme[0] ? "" : "the same scheme", a.ref_scheme, href);
+      printf("%s%s on %s: errors %s%g%s against %s%s with h = %g\n", k ? "\n" : "", schemes[k], a.run.model,
+             emax ? "(max over its steps) in t = [0, " : "at t = ", ref.t_final, emax ? "]" : "",
+             a.ref_scheme[0] ? "" : "the same scheme", a.ref_scheme, href);
       printf("%12s %12s %7s %12s %7s %12s %7s\n", "h", "err q", "order", "err v", "order", "err lambda", "order");
     }
     for (int i = 0; i < n && !rc; i++) {
       r = base;
       r.h = hs[i];
+      tc.n = 0;
+      if (emax) r.on_state = record_state, r.on_state_ctx = &tc;
       cli_result res;
       rc = cli_execute(&r, model, NULL, isatty(2), &res);
       if (!rc && fabs(res.t_final - ref.t_final) > 1e-9 * fmax(1.0, ref.t_final)) {
@@ -561,6 +647,12 @@ static int cmd_converge(int argc, char **argv) {
         eq[i] = config_error(ref.space, res.q, ref.q, res.nv);
         ev[i] = vec_error(res.v, ref.v, res.nv);
         el[i] = vec_error(res.lambda, ref.lambda, res.nc);
+        double m[3];
+        if (emax && max_errors(ref.space, &tc, &tref, href, m)) rc = CLI_USAGE;
+        else if (emax) eq[i] = m[0], ev[i] = m[1], el[i] = m[2];
+      }
+      if (!rc) {
+        double *eq = ce[k].e[0], *ev = ce[k].e[1], *el = ce[k].e[2];
         if (i == 0) printf("%12.4g %12.4e %7s %12.4e %7s %12.4e %7s\n", hs[i], eq[i], "", ev[i], "", el[i], "");
         else {
           double lh = log(hs[i] / hs[i - 1]);
@@ -577,6 +669,7 @@ static int cmd_converge(int argc, char **argv) {
       if (nc) printf(", lambda %.3f\n", ce[k].order[2]);
     }
     cli_result_free(&ref);
+    free(tref.t), free(tref.x), free(tc.t), free(tc.x);
   }
   /* the table, written once every scheme has run */
   FILE *out = NULL;
@@ -592,6 +685,7 @@ static int cmd_converge(int argc, char **argv) {
     cli_json_number(out, t_final);
     fputs(", \"ref_step\": ", out);
     cli_json_number(out, href);
+    fprintf(out, ", \"error\": \"%s\"", emax ? "max" : "end");
     fputs(", \"ref_scheme\": ", out);
     if (a.ref_scheme[0]) cli_json_string(out, a.ref_scheme);
     else fputs("null", out);
@@ -629,7 +723,8 @@ static int cmd_converge(int argc, char **argv) {
     cli_meta_num(out, "t_end", a.run.t_end);
     cli_meta_num(out, "ref_step", href);
     cli_meta_put(out, "ref_scheme", a.ref_scheme[0] ? a.ref_scheme : "the same scheme");
-    cli_meta_put(out, "error", "max-norm at t_end against ref_scheme at ref_step");
+    cli_meta_put(out, "error", emax ? "max over the run's times of the max-norm against ref_scheme at ref_step"
+                                    : "max-norm at t_end against ref_scheme at ref_step");
     /* one scheme: h,err_q,err_v[,err_lambda]; several: err_q.SCHEME, ... */
     fputs("h", out);
     for (int k = 0; k < ns; k++)
@@ -727,15 +822,11 @@ static int cmd_check(int argc, char **argv) {
   cli_run_defaults(&a.run);
   int rc = cli_parse_args(argc, argv, &a, "check");
   if (!rc && optind != argc - 1) {
-    cli_error("'check' needs exactly one MODEL name.");
+    cli_error("'check' needs exactly one MODEL name or run file.");
     rc = CLI_USAGE;
   }
+  if (!rc) rc = model_arg(argc, argv, &a, "check", 0);
   lv_model *model = NULL;
-  if (!rc && strlen(argv[optind]) >= sizeof a.run.model) {
-    cli_error("model name too long (at most %d characters).", (int)sizeof a.run.model - 1);
-    rc = CLI_USAGE;
-  }
-  if (!rc) strcpy(a.run.model, argv[optind]);
   if (!rc) rc = cli_make_model(&a.run, &model);
   if (!rc) {
     printf("derivative check of '%s' against central finite differences (initial state)\n", a.run.model);

@@ -28,8 +28,9 @@
  * (metadata values, column names) reaches the script only inside
  * single-quoted strings, where gnuplot expands nothing (no backslash
  * escapes, no `command`, no @macro): a quote is doubled, control bytes and
- * malformed UTF-8 become '?', and the length is capped.  Every terminal is
- * noenhanced, so no text is read as markup (underscores stay underscores).
+ * malformed UTF-8 become '?', and the length is capped.  The cairo and svg
+ * terminals are noenhanced (tikz has no markup of its own), so no text is
+ * read as markup (underscores stay underscores).
  * For LaTeX output the text is LaTeX too, so its special characters are
  * escaped (\textbackslash{}, \_, \{ ...).  gnuplot runs through fork/execvp
  * with the script as a file argument: no shell anywhere.  The script is
