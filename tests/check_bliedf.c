@@ -679,6 +679,46 @@ START_TEST(test_ramp_start) {
 }
 END_TEST
 
+/* Ablation (spec 004 T12): correction = flipped runs -L_k.  One step from
+ * exact data, R^3 x SO(3), k = 3, 4: the local error drops to O(h^3) (it
+ * must fail T4's order k + 1), about twice the L = 0 error; the spec's
+ * prototype with the flipped sign: 7.195e-9 (k = 3) and 6.334e-9 (k = 4)
+ * at h = 2.5e-4. */
+START_TEST(test_flipped_correction) {
+  lv_model *m;
+  ck_assert_int_eq(ht_model(1, &m), 0);
+  const double hs[4] = {1e-3, 5e-4, 2.5e-4, 1.25e-4};
+  const double want[5] = {0, 0, 0, 7.195e-9, 6.334e-9}, want_off[5] = {0, 0, 0, 3.603e-9, 3.161e-9};
+  for (int k = 3; k <= 4; k++) {
+    double err[4];
+    for (int j = 0; j < 4; j++) {
+      double Q[12 * 6];
+      ref_nodes(hs[j], k, Q, NULL, NULL);
+      lv_integrator *it;
+      ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), hs[j]), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, "lambda-fix", "off"), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, "correction", "flipped"), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, "start-tol", "1e-15"), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      for (int s = 0; s < k; s++) ck_assert_int_eq(lv_integrator_step(it), 0);
+      err[j] = dist2(12, lv_integrator_state(it)->q, Q + 12 * k);
+      lv_integrator_free(it);
+    }
+    double p = tu_fit_order(4, hs, err);
+    if (getenv("GA_VERBOSE"))
+      printf("T12 flipped L_%d: local errors %.4e %.4e %.4e %.4e, order %.3f\n", k, err[0], err[1], err[2], err[3],
+             p);
+    ck_assert_msg(fabs(p - 3) < 0.1, "k=%d flipped L_k: local order %.3f (3 expected)", k, p);
+    ck_assert_msg(fabs(p - (k + 1)) > 0.5, "k=%d flipped L_k passes T4 (order %.3f)", k, p);
+    ck_assert_msg(rel_close(err[2], want[k]) < 0.02, "k=%d flipped L_k: %.4e at 2.5e-4, spec %.4e", k, err[2],
+                  want[k]);
+    ck_assert_msg(err[2] > 1.5 * want_off[k], "k=%d flipped L_k: %.4e not above the L = 0 error %.4e", k, err[2],
+                  want_off[k]);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tcase_create("bliedf");
@@ -701,5 +741,10 @@ int main(void) {
   tcase_add_test(tr, test_ramp_start);
   suite_add_tcase(s, tr);
   suite_add_tcase(s, tc);
+  /* issue 20: ablation switches (the papers' negative results) */
+  TCase *ta = tcase_create("ablation");
+  tcase_set_timeout(ta, 600);
+  tcase_add_test(ta, test_flipped_correction);
+  suite_add_tcase(s, ta);
   return tu_run_suite(s);
 }
