@@ -42,7 +42,9 @@
 
 /* START_A0: (57) only, v0 = v(t0) (the public Lie group suite's default;
  * keeps the first-order transient, spec 000 §3.8, B9) */
-typedef enum { START_STANDARD = 0, START_PERTURBED = 1, START_A0 = 2 } start_kind;
+/* START_NO_COMMUTATOR: ablation, (56)+(57) with ad_{v0} v'0 dropped from l0
+ * (spec 000 C13: the transient comes back, order 1) */
+typedef enum { START_STANDARD = 0, START_PERTURBED = 1, START_A0 = 2, START_NO_COMMUTATOR = 3 } start_kind;
 
 typedef struct {
   const lv_model *m;
@@ -571,7 +573,9 @@ static const lv_param_info ga_options[] = {
     {"start", "perturbed",
      "standard: v0 = v(t0), a0 = v'(t0); perturbed: (56)+(57) for index 3 (removes the first-order "
      "transient in lambda), (57) only for index 2; a0: (57) only, v0 = v(t0) (the public Lie group "
-     "suite's default; for index 3 the transient stays, spec 000 §3.8)"},
+     "suite's default; for index 3 the transient stays, spec 000 §3.8); perturbed-no-commutator: "
+     "ablation, (56)+(57) without the commutator ad_v v' in l0 (spec 000 C13: the transient "
+     "reappears)"},
     {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
     {"projection-times", "", "comma-separated times t* after which v is projected (seed 001)"},
     {"sigma", "0",
@@ -683,8 +687,10 @@ static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
     g->start = START_PERTURBED;
   else if (strcmp(st, "a0") == 0)
     g->start = START_A0;
+  else if (strcmp(st, "perturbed-no-commutator") == 0)
+    g->start = START_NO_COMMUTATOR;
   else
-    REFUSE("start", "'perturbed', 'standard' or 'a0'");
+    REFUSE("start", "'perturbed', 'standard', 'a0' or 'perturbed-no-commutator' (an ablation)");
 
   const char *pr = lv_kv_string(kv, "projection", NULL);
   if (pr && strcmp(pr, "on") != 0 && strcmp(pr, "off") != 0) REFUSE("projection", "'on' or 'off'");
@@ -817,7 +823,7 @@ static int ga_init(lv_stepper *st) {
   LV_CHECK(accelerations(g, s->t, s->q, s->v, g->vd, s->lambda));
   memcpy(g->a, g->vd, (size_t)g->nv * sizeof(double));
   memset(s->gamma, 0, (size_t)g->nc * sizeof(double));
-  g->start_pending = g->start == START_PERTURBED || g->start == START_A0;
+  g->start_pending = g->start == START_PERTURBED || g->start == START_A0 || g->start == START_NO_COMMUTATOR;
   g->next_proj = 0;
   g->mc_valid = g->g1_valid = 0;
   memset(g->dqc, 0, (size_t)g->nv * sizeof(double)); /* sigma: no previous correction */
@@ -848,10 +854,11 @@ static int perturbed_start(genalpha *g, double h) {
   }
   for (int i = 0; i < d; i++) vdd[i] = (vdp[i] - vdm[i]) / (2.0 * h);
   memcpy(g->vstart, s->v, (size_t)d * sizeof(double));
-  if (g->index == 3 && k > 0 && g->start == START_PERTURBED) {
+  if (g->index == 3 && k > 0 && (g->start == START_PERTURBED || g->start == START_NO_COMMUTATOR)) {
     double cq = 1.0 - 6.0 * g->beta - 3.0 * (g->am - g->af);
     LV_CHECK(lv_space_ad(m->space, s->v, g->vd, g->tmp));
     double lie = g->sigma != 0.0 || g->corr_paper ? 12.0 * sigma_lie_coef(g) : 1.0; /* 1: sigma = 0 as before */
+    if (g->start == START_NO_COMMUTATOR) lie = 0.0; /* ablation */
     for (int i = 0; i < d; i++) g->tmp[i] = h * h / 12.0 * (2.0 * cq * vdd[i] + lie * g->tmp[i]); /* l0 / h */
     LV_CHECK(kkt_factor(g, s->q));
     memset(g->kb, 0, (size_t)d * sizeof(double));
