@@ -650,6 +650,16 @@ START_TEST(test_symplectic) {
     else
       ck_assert_msg(e6 > 0.1, "%s: omega defect on R^6 only %.3e (expected O(1))", SCHEMES[k], e6);
   }
+  /* S1, second half (issue 20): EM and EM-G are not symplectic even on
+   * G a_q = 0 [proto 3.4e-4 / 3.3e-4], far above VI-A's finite-difference
+   * and round-off level measured the same way. */
+  double ea = symplectic_defect(m, "vi-a", q, p, 5, E, onsphere);
+  const char *em[2] = {"em", "em-g"};
+  for (int k = 0; k < 2; k++) {
+    double e5 = symplectic_defect(m, em[k], q, p, 5, E, onsphere);
+    if (getenv("LV_TEST_VERBOSE")) printf("S1 %s: omega defect on G a_q = 0: %.3e (vi-a %.3e)\n", em[k], e5, ea);
+    ck_assert_msg(e5 > 1e-5 && e5 > 1e3 * ea, "%s: omega defect on G a_q = 0 only %.3e (vi-a %.3e)", em[k], e5, ea);
+  }
   lv_model_free(m);
 }
 END_TEST
