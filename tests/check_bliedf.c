@@ -719,6 +719,81 @@ START_TEST(test_flipped_correction) {
 }
 END_TEST
 
+/* Spec 004 T14-T17 (issue 20): over a whole run (h = 1e-3, t in [0, 2],
+ * k = 2..4, both formulations) R_n stays orthogonal with det 1 (T14),
+ * Phi(q_n) = 0 (T15, R^3 x SO(3)), Omega_2 = 150 exactly (T16: the
+ * symmetric top spins freely about its axis), Newton takes <= 3 (SO(3)) /
+ * <= 5 (R^3 x SO(3)) iterations per step, and the simplified Newton matrix
+ * (the default) and the full one reach the same q(2) (T17). */
+typedef struct {
+  int r3;
+  double orth, det, om2;
+} rwatch;
+
+static int rwatch_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
+  rwatch *w = ctx;
+  if (ev == LV_OUTPUT_FINAL) return 0;
+  const lv_state *s = lv_integrator_state(it);
+  const double *R = s->q + (w->r3 ? 3 : 0);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double d = -(i == j);
+      for (int l = 0; l < 3; l++) d += R[3 * l + i] * R[3 * l + j];
+      w->orth = fmax(w->orth, fabs(d));
+    }
+  double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+               R[2] * (R[3] * R[7] - R[4] * R[6]);
+  w->det = fmax(w->det, fabs(det - 1.0));
+  w->om2 = fmax(w->om2, fabs(s->v[w->r3 ? 4 : 1] - 150.0));
+  return 0;
+}
+
+START_TEST(test_structure) {
+  for (int r3 = 0; r3 <= 1; r3++) {
+    lv_model *m;
+    ck_assert_int_eq(ht_model(r3, &m), 0);
+    for (int k = 2; k <= 4; k++) {
+      double qf[2][12];
+      for (int full = 0; full <= 1; full++) {
+        lv_integrator *it;
+        ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), 1e-3), 0);
+        if (full) {
+          lv_newton_options o;
+          lv_integrator_get_newton(it, &o);
+          o.kind = LV_NEWTON_FULL;
+          ck_assert_int_eq(lv_integrator_set_newton(it, &o), 0);
+        }
+        rwatch w = {r3, 0, 0, 0};
+        ck_assert_int_eq(lv_integrator_set_output(it, rwatch_out, &w), 0);
+        ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+        ck_assert_int_eq(lv_integrator_run_until(it, 2.0), 0);
+        const lv_state *s = lv_integrator_state(it);
+        memcpy(qf[full], s->q, (size_t)lv_model_nq(m) * sizeof(double));
+        double g[3] = {0, 0, 0};
+        if (r3) ck_assert_int_eq(lv_model_constraints(m, s->q, g), 0);
+        lv_integrator_stats st;
+        lv_integrator_get_stats(it, &st);
+        double its = (double)st.newton_iterations / (double)st.steps;
+        if (getenv("GA_VERBOSE"))
+          printf("T14-T17 %s k=%d %s Newton: |R^T R - I| %.1e |det - 1| %.1e |Omega_2 - 150| %.1e |Phi(2)| %.1e "
+                 "it/step %.2f\n",
+                 r3 ? "r3so3" : "so3", k, full ? "full" : "simplified", w.orth, w.det, w.om2, tu_norm_inf(3, g),
+                 its);
+        ck_assert_msg(w.orth <= 1e-12 && w.det <= 1e-12, "T14 k=%d: |R^T R - I| %.2e, |det R - 1| %.2e", k, w.orth,
+                      w.det);
+        ck_assert_msg(w.om2 <= 1e-10, "T16 k=%d: |Omega_2 - 150| = %.2e", k, w.om2);
+        ck_assert_msg(tu_norm_inf(3, g) <= 1e-12, "T15 k=%d: |Phi| = %.2e", k, tu_norm_inf(3, g));
+        ck_assert_msg(its <= (r3 ? 5.0 : 3.0), "T17 k=%d: %.2f Newton iterations per step", k, its);
+        lv_integrator_free(it);
+      }
+      double dq = dist2(lv_model_nq(m), qf[0], qf[1]);
+      ck_assert_msg(dq <= 1e-10, "T17 k=%d: simplified and full Newton differ by %.2e in q(2)", k, dq);
+    }
+    lv_model_free(m);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tcase_create("bliedf");
@@ -745,6 +820,7 @@ int main(void) {
   TCase *ta = tcase_create("ablation");
   tcase_set_timeout(ta, 600);
   tcase_add_test(ta, test_flipped_correction);
+  tcase_add_test(ta, test_structure);
   suite_add_tcase(s, ta);
   return tu_run_suite(s);
 }
