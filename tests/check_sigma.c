@@ -561,6 +561,42 @@ START_TEST(test_rotor_claim) {
 }
 END_TEST
 
+/* Ablation (spec 002 claim 11, §4.4, §8.2): corrector =
+ * paper-previous-acceleration predicts v'_{n+1} = v'_n, lambda_{n+1} =
+ * lambda_n instead of zero.  On the heavy top (rho-inf 0.65, t = 1) with
+ * f = 1/2 it blows up at h = 1e-3 for Alg 1 (sigma = 1) and Alg 2 (sigma
+ * optimal), where the zero predictor is stable, and is stable at 5e-4
+ * (prototype 7.288e-4 and 1.168e-3); with f = 1, Alg 1 is stable at 1e-3
+ * (prototype 1.388e-3). */
+START_TEST(test_previous_acceleration_predictor) {
+  reference();
+  const char *sig[2] = {"1", "optimal"};
+  const double at5e4[2] = {7.288e-4, 1.168e-3};
+  for (int a = 0; a < 2; a++) {
+    const char *o[] = {"rho-inf", "0.65", "sigma", sig[a], "corrector", "paper-previous-acceleration",
+                       "predictor-factor", "0.5", NULL};
+    const char *oz[] = {"rho-inf", "0.65", "sigma", sig[a], "corrector", "paper", "predictor-factor", "0.5", NULL};
+    top_end big = top(1e-3, 1.0, o), zero = top(1e-3, 1.0, oz), ok = top(5e-4, 1.0, o);
+    double eb = big.rc ? INFINITY : xerr(&big), ez = xerr(&zero), eo = ok.rc ? INFINITY : xerr(&ok);
+    if (verbose())
+      printf("previous-acceleration predictor, Alg %d f=1/2: h=1e-3 status %d e %.3e (zero predictor %.3e); h=5e-4 "
+             "e %.4e (proto %.4e)\n",
+             a + 1, big.rc, eb, ez, eo, at5e4[a]);
+    ck_assert_msg(big.rc != 0 || eb > 0.1, "Alg %d f=1/2 previous-acceleration stable at h = 1e-3 (e %.3e)", a + 1, eb);
+    ck_assert_msg(zero.rc == 0 && ez < 1e-2, "Alg %d f=1/2 zero predictor at h = 1e-3: status %d e %.3e", a + 1,
+                  zero.rc, ez);
+    ck_assert_int_eq(ok.rc, 0);
+    ck_assert_msg(fabs(eo / at5e4[a] - 1.0) < 0.05, "Alg %d f=1/2 previous-acceleration h=5e-4: %.4e, proto %.4e",
+                  a + 1, eo, at5e4[a]);
+  }
+  const char *o1[] = {"rho-inf", "0.65", "sigma", "1", "corrector", "paper-previous-acceleration", NULL};
+  top_end r = top(1e-3, 1.0, o1);
+  ck_assert_int_eq(r.rc, 0);
+  if (verbose()) printf("previous-acceleration predictor, Alg 1 f=1: h=1e-3 e %.4e (proto 1.388e-3)\n", xerr(&r));
+  ck_assert_msg(fabs(xerr(&r) / 1.388e-3 - 1.0) < 0.05, "Alg 1 f=1 previous-acceleration h=1e-3: %.4e", xerr(&r));
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sigma");
   TCase *tc = tcase_create("heavy-top");
@@ -583,6 +619,11 @@ static Suite *suite(void) {
   tcase_add_test(md, test_rotor);
   tcase_add_test(md, test_rotor_claim);
   suite_add_tcase(s, md);
+  /* issue 20: ablation switches (the papers' negative results) */
+  TCase *ab = tcase_create("ablation");
+  tcase_set_timeout(ab, 300);
+  tcase_add_test(ab, test_previous_acceleration_predictor);
+  suite_add_tcase(s, ab);
   return s;
 }
 

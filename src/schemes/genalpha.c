@@ -81,7 +81,8 @@ typedef struct {
   int saved_next_proj, saved_start_pending;
   /* sigma-modification (issue 6, spec 002): see the block before ga_residual */
   double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
-  int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3) */
+  int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3); 2: the same with the
+                                 previous-acceleration predictor (ablation, spec 002 §4.4) */
   double *dql;                /* paper corrector: theta_lin / h (the linear part of theta) */
   double *dqc;                /* exact corrector: (theta - theta_lin) / h of the last step */
   /* exact corrector: per factor f its Lie block (space/group.h), the
@@ -583,7 +584,9 @@ static const lv_param_info ga_options[] = {
      "(geom1), 1 the simple variant"},
     {"corrector", "exact",
      "with sigma: exact (Newton on the full residual of the discrete scheme (11)-(19)) or paper "
-     "(the simplified corrector of Algs 1-3; spec §4.4: a different O(h^3) method)"},
+     "(the simplified corrector of Algs 1-3; spec §4.4: a different O(h^3) method); "
+     "paper-previous-acceleration: ablation, the paper's corrector predicting v'_{n+1} = v'_n, "
+     "lambda_{n+1} = lambda_n instead of zero (spec 002 claim 11: unstable at h = 1e-3 on the heavy top)"},
     {"predictor-factor", "1",
      "corrector=paper only: f in theta_p = (I - f sigma (h beta/gamma) v^) theta_lin; 1 as printed "
      "(84), 0.5 consistent with (29) (spec E11)"},
@@ -645,8 +648,10 @@ static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
   const char *co = lv_kv_string(kv, "corrector", "exact");
   if (strcmp(co, "paper") == 0)
     g->corr_paper = 1;
+  else if (strcmp(co, "paper-previous-acceleration") == 0)
+    g->corr_paper = 2;
   else if (strcmp(co, "exact") != 0)
-    REFUSE("corrector", "'exact' or 'paper'");
+    REFUSE("corrector", "'exact', 'paper' or 'paper-previous-acceleration' (an ablation)");
   if (lv_kv_double(kv, "predictor-factor", 1.0, &g->pfac) || !isfinite(g->pfac))
     REFUSE("predictor-factor", "a finite number");
 
@@ -910,14 +915,18 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   }
   if (g->corr_paper) {
     /* Algs 1-3 lines 1-6: zero-acceleration predictor, then the sigma
-     * correction of theta_lin (84) with the predictor factor f. */
-    for (int i = 0; i < d; i++) {
-      g->vd1[i] = 0.0;
-      g->a1[i] = (af * g->vd[i] - am * an[i]) / (1.0 - am);
-      g->v1[i] = vn[i] + h * (1.0 - ga) * an[i] + ga * h * g->a1[i];
-      g->dq[i] += be * h * (g->a1[i] - (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd[i]) / (1.0 - am));
+     * correction of theta_lin (84) with the predictor factor f.  The
+     * ablation corr_paper = 2 keeps the previous-acceleration predictor
+     * above (v'_n, lambda_n). */
+    if (g->corr_paper == 1) {
+      for (int i = 0; i < d; i++) {
+        g->vd1[i] = 0.0;
+        g->a1[i] = (af * g->vd[i] - am * an[i]) / (1.0 - am);
+        g->v1[i] = vn[i] + h * (1.0 - ga) * an[i] + ga * h * g->a1[i];
+        g->dq[i] += be * h * (g->a1[i] - (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd[i]) / (1.0 - am));
+      }
+      memset(g->lam1, 0, (size_t)k * sizeof(double));
     }
-    memset(g->lam1, 0, (size_t)k * sizeof(double));
     memcpy(g->dql, g->dq, (size_t)d * sizeof(double));
     LV_CHECK(lv_space_ad(m->space, g->v1, g->dql, g->tmp));
     double c = g->pfac * g->sigma * h * be / ga;
