@@ -597,6 +597,39 @@ START_TEST(test_previous_acceleration_predictor) {
 }
 END_TEST
 
+/* Spec 002 claim 11 (§8.3): stability boundaries on the heavy top
+ * (rho-inf 0.65, to the last step at or before t = 1).  Stable: every
+ * Newton solve converged and |x - x_ref| < 0.5 (|x| = 1 on the constraint). */
+START_TEST(test_stability_boundaries) {
+  reference();
+  const double H[4] = {4e-3, 3e-3, 2e-3, 1.5e-3};
+  struct {
+    const char *sigma, *corr, *f;
+    int stable[4];
+  } v[] = {
+      {"0", "exact", "1", {1, 1, 1, -1}},      {"1", "exact", "1", {1, 1, 1, -1}},
+      {"optimal", "exact", "1", {1, 1, 1, -1}}, {"1", "paper", "1", {1, 1, 1, 1}},
+      {"optimal", "paper", "1", {1, 1, 1, 1}}, {"1", "paper", "0.5", {0, 0, 0, 0}},
+      {"optimal", "paper", "0.5", {0, 0, 1, 1}},
+  };
+  for (int c = 0; c < (int)(sizeof v / sizeof v[0]); c++)
+    for (int j = 0; j < 4; j++) {
+      if (v[c].stable[j] < 0) continue;
+      const char *o[] = {"rho-inf", "0.65", "sigma", v[c].sigma, "corrector", v[c].corr, "predictor-factor", v[c].f,
+                         NULL};
+      top_end r = top(H[j], floor(1.0 / H[j] + 1e-9) * H[j], o);
+      double e = r.rc ? INFINITY : xerr(&r);
+      int stable = r.rc == 0 && e < 0.5;
+      if (verbose())
+        printf("claim 11 sigma=%s %s f=%s h=%g: status %d e %.3e -> %s (spec %s)\n", v[c].sigma, v[c].corr, v[c].f,
+               H[j], r.rc, e, stable ? "stable" : "blow-up", v[c].stable[j] ? "stable" : "blow-up");
+      ck_assert_msg(stable == v[c].stable[j], "sigma=%s %s f=%s h=%g: %s (status %d, e %.3e), spec: %s", v[c].sigma,
+                    v[c].corr, v[c].f, H[j], stable ? "stable" : "blow-up", r.rc, e,
+                    v[c].stable[j] ? "stable" : "blow-up");
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sigma");
   TCase *tc = tcase_create("heavy-top");
@@ -623,6 +656,7 @@ static Suite *suite(void) {
   TCase *ab = tcase_create("ablation");
   tcase_set_timeout(ab, 300);
   tcase_add_test(ab, test_previous_acceleration_predictor);
+  tcase_add_test(ab, test_stability_boundaries);
   suite_add_tcase(s, ab);
   return s;
 }
