@@ -794,6 +794,85 @@ START_TEST(test_structure) {
 }
 END_TEST
 
+/* Issue 20: starting values supplied through lv_integrator_set_start_history
+ * (the exact solution at t_j = j h).  k = 3, index 3, R^3 x SO(3): the run
+ * to t = 2 agrees with the RKMK4 start (both exact to ~1e-12) and has
+ * order k in q and lambda; in the start (n < 2k) lambda has order k with
+ * the lambda fix (56) and k - 1 without (T11/T13 with the user's nodes). */
+static ramp_run user_case(const lv_model *m, int k, double h, int user, const char *fix, double t_end) {
+  enum { NR = 12 };
+  double Q[12 * (NR + 1)], V[6 * (NR + 1)], L[3 * (NR + 1)];
+  ref_nodes(h, NR, Q, V, L);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), h), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "lambda-fix", fix), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  int need = k - 1 + (fix[1] == 'n'); /* "on": the fix needs node k */
+  if (user) {
+    ck_assert_int_eq(lv_integrator_set_start_history(it, need - 1, Q + 12, V + 6), LV_EINPUT);
+    ck_assert_int_eq(lv_integrator_set_start_history(it, need, Q + 12, V + 6), 0);
+  }
+  ramp_run r = {0, 0, 0, 0, 0};
+  const lv_state *s = lv_integrator_state(it);
+  long N = (long)(t_end / h + 0.5);
+  for (long n = 1; n <= N; n++) {
+    int rc = lv_integrator_step(it);
+    ck_assert_msg(rc == 0, "%s user=%d h=%g: %s", scheme(k), user, h, lv_strerror(rc));
+    if (n == 1 && user) /* too late now */
+      ck_assert_int_eq(lv_integrator_set_start_history(it, need, Q + 12, V + 6), LV_EINPUT);
+    if (n <= NR) {
+      double e = dist2(3, s->lambda, L + 3 * n);
+      if (n < 2 * k && e > r.lam_start) r.lam_start = e;
+    }
+  }
+  if (t_end >= 2.0) {
+    double y[12], qr[12], vr[6], lr[3];
+    memcpy(y, HT_R2, sizeof HT_R2);
+    memcpy(y + 9, HT_W2, sizeof HT_W2);
+    ht_r3_state(y, qr, vr, lr);
+    r.eq = dist2(12, s->q, qr);
+    r.el = dist2(3, s->lambda, lr);
+  }
+  lv_integrator_free(it);
+  return r;
+}
+
+START_TEST(test_user_history) {
+  lv_model *m;
+  ck_assert_int_eq(ht_model(1, &m), 0);
+  const int k = 3;
+  const double hs[3] = {5e-4, 2.5e-4, 1.25e-4};
+  double eq[3], el[3], ls[3], l0[3];
+  for (int j = 0; j < 3; j++) {
+    ramp_run u = user_case(m, k, hs[j], 1, "on", 2.0), c = user_case(m, k, hs[j], 0, "on", 2.0);
+    ck_assert_msg(rel_close(u.eq, c.eq) < 0.01 && rel_close(u.el, c.el) < 0.01,
+                  "h=%g: user history q %.4e lambda %.4e, RKMK4 start %.4e %.4e", hs[j], u.eq, u.el, c.eq, c.el);
+    eq[j] = u.eq, el[j] = u.el, ls[j] = u.lam_start;
+    l0[j] = user_case(m, k, hs[j], 1, "off", 12 * hs[j]).lam_start;
+  }
+  double pq = tu_fit_order(3, hs, eq), pl = tu_fit_order(3, hs, el), ps = tu_fit_order(3, hs, ls),
+         p0 = tu_fit_order(3, hs, l0);
+  if (getenv("GA_VERBOSE"))
+    printf("user history k=3: q %.3e..%.3e order %.3f, lambda order %.3f; start lambda with (56) %.3e..%.3e order "
+           "%.3f, without %.3e..%.3e order %.3f\n",
+           eq[0], eq[2], pq, pl, ls[0], ls[2], ps, l0[0], l0[2], p0);
+  ck_assert_msg(fabs(pq - k) < 0.15 && fabs(pl - k) < 0.15, "user history: orders q %.3f lambda %.3f", pq, pl);
+  ck_assert_msg(fabs(ps - k) < 0.15, "user history with (56): start lambda order %.3f", ps);
+  ck_assert_msg(fabs(p0 - (k - 1)) < 0.15, "user history without (56): start lambda order %.3f", p0);
+  /* refusals: another scheme, before init */
+  lv_integrator *it;
+  double q[12 * 4] = {0}, v[6 * 4] = {0};
+  ck_assert_int_eq(lv_integrator_new(&it, m, "bliedf3", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_start_history(it, 3, q, v), LV_EINPUT);
+  lv_integrator_free(it);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_set_start_history(it, 3, q, v), LV_EINPUT);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tcase_create("bliedf");
@@ -814,6 +893,7 @@ int main(void) {
   TCase *tr = tcase_create("ramp");
   tcase_set_timeout(tr, 600);
   tcase_add_test(tr, test_ramp_start);
+  tcase_add_test(tr, test_user_history);
   suite_add_tcase(s, tr);
   suite_add_tcase(s, tc);
   /* issue 20: ablation switches (the papers' negative results) */

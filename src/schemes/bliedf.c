@@ -78,6 +78,7 @@
 #include <float.h>
 #include "lv_internal.h"
 #include "product_sink.h"
+#include "integrator/integrator_impl.h" /* lv_integrator_set_start_history */
 
 #define KMAX 4
 /* Past velocities kept for the Newton predictor, whatever k: a cubic
@@ -158,6 +159,10 @@ typedef struct {
   double *nq_a, *nv_a, *nq_b, *nv_b, *nl; /* (K+1) x nq / nv / nc */
   double *th, *thd, *qs, *vs, *acc, *dth, *dv; /* RKMK4 stage work */
   long start_substeps;                          /* of the last start (statistics) */
+  /* starting values supplied by the user (lv_integrator_set_start_history,
+   * issue 20): nodes 1..user_n, used by the first start only */
+  int user_n;
+  double *user_q, *user_v; /* k x nq, k x nv */
 
   /* the step being solved */
   double h, t1;
@@ -344,7 +349,13 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   B->ga = GAMMA[k - 1];
   B->K = k - 1 + (fix ? 1 : 0);
   long msub = 1;
-  if (B->K > 0) {
+  if (B->K > 0 && B->user_n >= B->K) {
+    /* the user's nodes instead of RKMK4 (projected below like its nodes) */
+    memcpy(B->nq_a, s->q, (size_t)Q * sizeof(double));
+    memcpy(B->nq_a + Q, B->user_q, (size_t)B->K * Q * sizeof(double));
+    memcpy(B->nv_a + d, B->user_v, (size_t)B->K * d * sizeof(double));
+    msub = 0;
+  } else if (B->K > 0) {
     double *qa = B->nq_a, *va = B->nv_a, *qb = B->nq_b, *vb = B->nv_b;
     LV_CHECK(rk_run(B, s->t, s->q, v0, h, msub, qa, va));
     double prev = HUGE_VAL;
@@ -652,7 +663,8 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int d = B->nv, c = B->nc;
   if (B->hist_h == 0.0) {
     /* first step, or a new step size (bl_new_h) */
-    int src = B->ramp ? start_ramp(B, h, ns) : start_phase(B, h, ns);
+    int src = B->ramp && !B->user_n ? start_ramp(B, h, ns) : start_phase(B, h, ns);
+    if (!src) B->user_n = 0; /* the user's starting values serve the first start only */
     if (src == LV_ESTEPMIN)
       snprintf(st->detail, sizeof st->detail,
                "the RKMK4 start at t = %.9g missed start-tol = %g with 4096 sub-steps (step halving does not "
@@ -781,7 +793,7 @@ static void bl_destroy(lv_stepper *st) {
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
-                    B->tmp, B->tmp2, B->bnz, B->kb};
+                    B->tmp, B->tmp2, B->bnz, B->kb, B->user_q, B->user_v};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(B);
   st->priv = NULL;
@@ -891,3 +903,26 @@ const lv_scheme_type lv_scheme_bliedf3 = {
 const lv_scheme_type lv_scheme_bliedf4 = {
     "bliedf4", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 4 with correction term L_4: order 4",
     BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
+
+/* ---- starting values from the user (issue 20) ---- */
+
+int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, const double *v) {
+  if (!it || !q || !v || n < 1 || !it->initialized || !it->created || strncmp(it->type->name, "bliedf", 6) != 0)
+    return LV_EINPUT;
+  bliedf *B = it->stepper.priv;
+  if (!B || B->hist_h != 0.0 || it->stats.steps > 0) return LV_EINPUT; /* only before the first step */
+  int need = B->k - 1 + (B->lambda_fix && B->nc > 0 && B->index == 3 ? 1 : 0);
+  if (n < need || n > B->k) return LV_EINPUT;
+  size_t Q = (size_t)B->nq, d = (size_t)B->nv;
+  if (!B->user_q) B->user_q = lv_calloc((size_t)B->k * Q, sizeof(double));
+  if (!B->user_v) B->user_v = lv_calloc((size_t)B->k * d, sizeof(double));
+  if (!B->user_q || !B->user_v) return LV_ENOMEM;
+  for (size_t i = 0; i < (size_t)n * Q; i++)
+    if (!isfinite(q[i])) return LV_EINPUT;
+  for (size_t i = 0; i < (size_t)n * d; i++)
+    if (!isfinite(v[i])) return LV_EINPUT;
+  memcpy(B->user_q, q, (size_t)n * Q * sizeof(double));
+  memcpy(B->user_v, v, (size_t)n * d * sizeof(double));
+  B->user_n = n;
+  return 0;
+}
