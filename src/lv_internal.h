@@ -130,6 +130,9 @@ double lv_fd_step_dir(const lv_space *sp, const double *q, int j);
 /* White-box check of the genalpha Newton matrix against central differences
  * of its residual along its update (tests; genalpha.c). */
 int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n);
+/* White-box count of the group logarithms evaluated by a BLieDF stepper
+ * (tests: spec 004 T18; bliedf.c; -1 if none). */
+long lv_bliedf_log_calls(const lv_stepper *st);
 
 
 /* Scheme options (src/schemes/options.c).  Each refusal writes one

@@ -15,6 +15,7 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "bliedf_top.h"
+#include "integrator/integrator_impl.h" /* white-box: the log count (T18) */
 
 static double dist2(int n, const double *x, const double *y) {
   double s = 0.0;
@@ -873,6 +874,39 @@ START_TEST(test_user_history) {
 }
 END_TEST
 
+/* Spec 004 T18: the start-up evaluates exactly k - 1 group logarithms (the
+ * increments of the starting nodes), plus one for l of (24a) when the
+ * lambda fix applies (the spec allows k: livens reuses the k - 1
+ * increments), and none afterwards; the ramp start none at all.  These are
+ * the library's only log calls (grep lv_space_log src). */
+START_TEST(test_log_count) {
+  for (int r3 = 0; r3 <= 1; r3++) {
+    lv_model *m;
+    ck_assert_int_eq(ht_model(r3, &m), 0);
+    for (int k = 1; k <= 4; k++)
+      for (int c = 0; c < 3; c++) { /* rkmk4 fix on, rkmk4 fix off, ramp */
+        lv_integrator *it;
+        ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), 1e-3), 0);
+        ck_assert_int_eq(lv_integrator_set_option(it, "lambda-fix", c == 1 ? "off" : "on"), 0);
+        if (c == 2) ck_assert_int_eq(lv_integrator_set_option(it, "start", "ramp"), 0);
+        ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+        ck_assert_int_eq(lv_integrator_step(it), 0);
+        long after_start = lv_bliedf_log_calls(&it->stepper);
+        for (int n = 1; n < 50; n++) ck_assert_int_eq(lv_integrator_step(it), 0);
+        long at_end = lv_bliedf_log_calls(&it->stepper);
+        long want = c == 2 ? 0 : k - 1 + (r3 && c == 0 ? 1 : 0);
+        if (getenv("GA_VERBOSE"))
+          printf("T18 %s k=%d %s: %ld logs in the start, %ld after 50 steps (expected %ld)\n", r3 ? "r3so3" : "so3", k,
+                 c == 0 ? "rkmk4 + (56)" : c == 1 ? "rkmk4" : "ramp", after_start, at_end, want);
+        ck_assert_msg(after_start == want && at_end == want, "k=%d case %d: %ld logs in the start, %ld after 50 steps",
+                      k, c, after_start, at_end);
+        lv_integrator_free(it);
+      }
+    lv_model_free(m);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tcase_create("bliedf");
@@ -901,6 +935,7 @@ int main(void) {
   tcase_set_timeout(ta, 600);
   tcase_add_test(ta, test_flipped_correction);
   tcase_add_test(ta, test_structure);
+  tcase_add_test(ta, test_log_count);
   suite_add_tcase(s, ta);
   return tu_run_suite(s);
 }

@@ -163,6 +163,7 @@ typedef struct {
    * issue 20): nodes 1..user_n, used by the first start only */
   int user_n;
   double *user_q, *user_v; /* k x nq, k x nv */
+  long nlog; /* group logarithms evaluated (spec 004 T18; the library's only log calls) */
 
   /* the step being solved */
   double h, t1;
@@ -401,6 +402,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   for (int j = 0; j + 1 < k; j++) {
     double *dq = B->dqh + (size_t)(k - 2 - j) * d;
     LV_CHECK(lv_space_log(m->space, NQ + (size_t)j * Q, NQ + (size_t)(j + 1) * Q, dq));
+    B->nlog++;
     for (int i = 0; i < d; i++) dq[i] /= h;
   }
   /* velocity history, newest first: vh[i] = v_{k-1-i} */
@@ -413,6 +415,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
      * (24a); the i >= 2 logarithms are the increments just computed. */
     double *l = B->L, *w = B->tmp;
     LV_CHECK(lv_space_log(m->space, NQ + (size_t)(k - 1) * Q, NQ + (size_t)k * Q, w));
+    B->nlog++;
     LV_CHECK(correction_term(B, B->vh, h, l)); /* h^2 L_k from the exact velocities */
     const double *vk = NV + (size_t)k * d;
     for (int i = 0; i < d; i++) {
@@ -925,4 +928,11 @@ int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, c
   memcpy(B->user_v, v, (size_t)n * d * sizeof(double));
   B->user_n = n;
   return 0;
+}
+
+/* White-box count of the group logarithms a BLieDF stepper has evaluated
+ * (tests: spec 004 T18). */
+long lv_bliedf_log_calls(const lv_stepper *st) {
+  const bliedf *B = st ? st->priv : NULL;
+  return B ? B->nlog : -1;
 }
