@@ -910,8 +910,8 @@ const lv_scheme_type lv_scheme_bliedf4 = {
 /* ---- starting values from the user (issue 20) ---- */
 
 int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, const double *v) {
-  if (!it || !q || !v || n < 1 || !it->initialized || !it->created || strncmp(it->type->name, "bliedf", 6) != 0)
-    return LV_EINPUT;
+  if (!it || !q || !v || n < 1 || !it->initialized || !it->created || it->type->destroy != bl_destroy)
+    return LV_EINPUT; /* not a BLieDF stepper */
   bliedf *B = it->stepper.priv;
   if (!B || B->hist_h != 0.0 || it->stats.steps > 0) return LV_EINPUT; /* only before the first step */
   int need = B->k - 1 + (B->lambda_fix && B->nc > 0 && B->index == 3 ? 1 : 0);
