@@ -15,6 +15,7 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "bliedf_top.h"
+#include "integrator/integrator_impl.h" /* white-box: the log count (T18) */
 
 static double dist2(int n, const double *x, const double *y) {
   double s = 0.0;
@@ -679,6 +680,233 @@ START_TEST(test_ramp_start) {
 }
 END_TEST
 
+/* Ablation (spec 004 T12): correction = flipped runs -L_k.  One step from
+ * exact data, R^3 x SO(3), k = 3, 4: the local error drops to O(h^3) (it
+ * must fail T4's order k + 1), about twice the L = 0 error; the spec's
+ * prototype with the flipped sign: 7.195e-9 (k = 3) and 6.334e-9 (k = 4)
+ * at h = 2.5e-4. */
+START_TEST(test_flipped_correction) {
+  lv_model *m;
+  ck_assert_int_eq(ht_model(1, &m), 0);
+  const double hs[4] = {1e-3, 5e-4, 2.5e-4, 1.25e-4};
+  const double want[5] = {0, 0, 0, 7.195e-9, 6.334e-9}, want_off[5] = {0, 0, 0, 3.603e-9, 3.161e-9};
+  for (int k = 3; k <= 4; k++) {
+    double err[4];
+    for (int j = 0; j < 4; j++) {
+      double Q[12 * 6];
+      ref_nodes(hs[j], k, Q, NULL, NULL);
+      lv_integrator *it;
+      ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), hs[j]), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, "lambda-fix", "off"), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, "correction", "flipped"), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, "start-tol", "1e-15"), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      for (int s = 0; s < k; s++) ck_assert_int_eq(lv_integrator_step(it), 0);
+      err[j] = dist2(12, lv_integrator_state(it)->q, Q + 12 * k);
+      lv_integrator_free(it);
+    }
+    double p = tu_fit_order(4, hs, err);
+    if (getenv("GA_VERBOSE"))
+      printf("T12 flipped L_%d: local errors %.4e %.4e %.4e %.4e, order %.3f\n", k, err[0], err[1], err[2], err[3],
+             p);
+    ck_assert_msg(fabs(p - 3) < 0.1, "k=%d flipped L_k: local order %.3f (3 expected)", k, p);
+    ck_assert_msg(fabs(p - (k + 1)) > 0.5, "k=%d flipped L_k passes T4 (order %.3f)", k, p);
+    ck_assert_msg(rel_close(err[2], want[k]) < 0.02, "k=%d flipped L_k: %.4e at 2.5e-4, spec %.4e", k, err[2],
+                  want[k]);
+    ck_assert_msg(err[2] > 1.5 * want_off[k], "k=%d flipped L_k: %.4e not above the L = 0 error %.4e", k, err[2],
+                  want_off[k]);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
+/* Spec 004 T14-T17 (issue 20): over a whole run (h = 1e-3, t in [0, 2],
+ * k = 2..4, both formulations) R_n stays orthogonal with det 1 (T14),
+ * Phi(q_n) = 0 (T15, R^3 x SO(3)), Omega_2 = 150 exactly (T16: the
+ * symmetric top spins freely about its axis), Newton takes <= 3 (SO(3)) /
+ * <= 5 (R^3 x SO(3)) iterations per step, and the simplified Newton matrix
+ * (the default) and the full one reach the same q(2) (T17). */
+typedef struct {
+  int r3;
+  double orth, det, om2;
+} rwatch;
+
+static int rwatch_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
+  rwatch *w = ctx;
+  if (ev == LV_OUTPUT_FINAL) return 0;
+  const lv_state *s = lv_integrator_state(it);
+  const double *R = s->q + (w->r3 ? 3 : 0);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double d = -(i == j);
+      for (int l = 0; l < 3; l++) d += R[3 * l + i] * R[3 * l + j];
+      w->orth = fmax(w->orth, fabs(d));
+    }
+  double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+               R[2] * (R[3] * R[7] - R[4] * R[6]);
+  w->det = fmax(w->det, fabs(det - 1.0));
+  w->om2 = fmax(w->om2, fabs(s->v[w->r3 ? 4 : 1] - 150.0));
+  return 0;
+}
+
+START_TEST(test_structure) {
+  for (int r3 = 0; r3 <= 1; r3++) {
+    lv_model *m;
+    ck_assert_int_eq(ht_model(r3, &m), 0);
+    for (int k = 2; k <= 4; k++) {
+      double qf[2][12];
+      for (int full = 0; full <= 1; full++) {
+        lv_integrator *it;
+        ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), 1e-3), 0);
+        if (full) {
+          lv_newton_options o;
+          lv_integrator_get_newton(it, &o);
+          o.kind = LV_NEWTON_FULL;
+          ck_assert_int_eq(lv_integrator_set_newton(it, &o), 0);
+        }
+        rwatch w = {r3, 0, 0, 0};
+        ck_assert_int_eq(lv_integrator_set_output(it, rwatch_out, &w), 0);
+        ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+        ck_assert_int_eq(lv_integrator_run_until(it, 2.0), 0);
+        const lv_state *s = lv_integrator_state(it);
+        memcpy(qf[full], s->q, (size_t)lv_model_nq(m) * sizeof(double));
+        double g[3] = {0, 0, 0};
+        if (r3) ck_assert_int_eq(lv_model_constraints(m, s->q, g), 0);
+        lv_integrator_stats st;
+        lv_integrator_get_stats(it, &st);
+        double its = (double)st.newton_iterations / (double)st.steps;
+        if (getenv("GA_VERBOSE"))
+          printf("T14-T17 %s k=%d %s Newton: |R^T R - I| %.1e |det - 1| %.1e |Omega_2 - 150| %.1e |Phi(2)| %.1e "
+                 "it/step %.2f\n",
+                 r3 ? "r3so3" : "so3", k, full ? "full" : "simplified", w.orth, w.det, w.om2, tu_norm_inf(3, g),
+                 its);
+        ck_assert_msg(w.orth <= 1e-12 && w.det <= 1e-12, "T14 k=%d: |R^T R - I| %.2e, |det R - 1| %.2e", k, w.orth,
+                      w.det);
+        ck_assert_msg(w.om2 <= 1e-10, "T16 k=%d: |Omega_2 - 150| = %.2e", k, w.om2);
+        ck_assert_msg(tu_norm_inf(3, g) <= 1e-12, "T15 k=%d: |Phi| = %.2e", k, tu_norm_inf(3, g));
+        ck_assert_msg(its <= (r3 ? 5.0 : 3.0), "T17 k=%d: %.2f Newton iterations per step", k, its);
+        lv_integrator_free(it);
+      }
+      double dq = dist2(lv_model_nq(m), qf[0], qf[1]);
+      ck_assert_msg(dq <= 1e-10, "T17 k=%d: simplified and full Newton differ by %.2e in q(2)", k, dq);
+    }
+    lv_model_free(m);
+  }
+}
+END_TEST
+
+/* Issue 20: starting values supplied through lv_integrator_set_start_history
+ * (the exact solution at t_j = j h).  k = 3, index 3, R^3 x SO(3): the run
+ * to t = 2 agrees with the RKMK4 start (both exact to ~1e-12) and has
+ * order k in q and lambda; in the start (n < 2k) lambda has order k with
+ * the lambda fix (56) and k - 1 without (T11/T13 with the user's nodes). */
+static ramp_run user_case(const lv_model *m, int k, double h, int user, const char *fix, double t_end) {
+  enum { NR = 12 };
+  double Q[12 * (NR + 1)], V[6 * (NR + 1)], L[3 * (NR + 1)];
+  ref_nodes(h, NR, Q, V, L);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), h), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "lambda-fix", fix), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  int need = k - 1 + (fix[1] == 'n'); /* "on": the fix needs node k */
+  if (user) {
+    ck_assert_int_eq(lv_integrator_set_start_history(it, need - 1, Q + 12, V + 6), LV_EINPUT);
+    ck_assert_int_eq(lv_integrator_set_start_history(it, need, Q + 12, V + 6), 0);
+  }
+  ramp_run r = {0, 0, 0, 0, 0};
+  const lv_state *s = lv_integrator_state(it);
+  long N = (long)(t_end / h + 0.5);
+  for (long n = 1; n <= N; n++) {
+    int rc = lv_integrator_step(it);
+    ck_assert_msg(rc == 0, "%s user=%d h=%g: %s", scheme(k), user, h, lv_strerror(rc));
+    if (n == 1 && user) /* too late now */
+      ck_assert_int_eq(lv_integrator_set_start_history(it, need, Q + 12, V + 6), LV_EINPUT);
+    if (n <= NR) {
+      double e = dist2(3, s->lambda, L + 3 * n);
+      if (n < 2 * k && e > r.lam_start) r.lam_start = e;
+    }
+  }
+  if (t_end >= 2.0) {
+    double y[12], qr[12], vr[6], lr[3];
+    memcpy(y, HT_R2, sizeof HT_R2);
+    memcpy(y + 9, HT_W2, sizeof HT_W2);
+    ht_r3_state(y, qr, vr, lr);
+    r.eq = dist2(12, s->q, qr);
+    r.el = dist2(3, s->lambda, lr);
+  }
+  lv_integrator_free(it);
+  return r;
+}
+
+START_TEST(test_user_history) {
+  lv_model *m;
+  ck_assert_int_eq(ht_model(1, &m), 0);
+  const int k = 3;
+  const double hs[3] = {5e-4, 2.5e-4, 1.25e-4};
+  double eq[3], el[3], ls[3], l0[3];
+  for (int j = 0; j < 3; j++) {
+    ramp_run u = user_case(m, k, hs[j], 1, "on", 2.0), c = user_case(m, k, hs[j], 0, "on", 2.0);
+    ck_assert_msg(rel_close(u.eq, c.eq) < 0.01 && rel_close(u.el, c.el) < 0.01,
+                  "h=%g: user history q %.4e lambda %.4e, RKMK4 start %.4e %.4e", hs[j], u.eq, u.el, c.eq, c.el);
+    eq[j] = u.eq, el[j] = u.el, ls[j] = u.lam_start;
+    l0[j] = user_case(m, k, hs[j], 1, "off", 12 * hs[j]).lam_start;
+  }
+  double pq = tu_fit_order(3, hs, eq), pl = tu_fit_order(3, hs, el), ps = tu_fit_order(3, hs, ls),
+         p0 = tu_fit_order(3, hs, l0);
+  if (getenv("GA_VERBOSE"))
+    printf("user history k=3: q %.3e..%.3e order %.3f, lambda order %.3f; start lambda with (56) %.3e..%.3e order "
+           "%.3f, without %.3e..%.3e order %.3f\n",
+           eq[0], eq[2], pq, pl, ls[0], ls[2], ps, l0[0], l0[2], p0);
+  ck_assert_msg(fabs(pq - k) < 0.15 && fabs(pl - k) < 0.15, "user history: orders q %.3f lambda %.3f", pq, pl);
+  ck_assert_msg(fabs(ps - k) < 0.15, "user history with (56): start lambda order %.3f", ps);
+  ck_assert_msg(fabs(p0 - (k - 1)) < 0.15, "user history without (56): start lambda order %.3f", p0);
+  /* refusals: another scheme, before init */
+  lv_integrator *it;
+  double q[12 * 4] = {0}, v[6 * 4] = {0};
+  ck_assert_int_eq(lv_integrator_new(&it, m, "bliedf3", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_start_history(it, 3, q, v), LV_EINPUT);
+  lv_integrator_free(it);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_set_start_history(it, 3, q, v), LV_EINPUT);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
+/* Spec 004 T18: the start-up evaluates exactly k - 1 group logarithms (the
+ * increments of the starting nodes), plus one for l of (24a) when the
+ * lambda fix applies (the spec allows k: livens reuses the k - 1
+ * increments), and none afterwards; the ramp start none at all.  These are
+ * the library's only log calls (grep lv_space_log src). */
+START_TEST(test_log_count) {
+  for (int r3 = 0; r3 <= 1; r3++) {
+    lv_model *m;
+    ck_assert_int_eq(ht_model(r3, &m), 0);
+    for (int k = 1; k <= 4; k++)
+      for (int c = 0; c < 3; c++) { /* rkmk4 fix on, rkmk4 fix off, ramp */
+        lv_integrator *it;
+        ck_assert_int_eq(lv_integrator_new(&it, m, scheme(k), 1e-3), 0);
+        ck_assert_int_eq(lv_integrator_set_option(it, "lambda-fix", c == 1 ? "off" : "on"), 0);
+        if (c == 2) ck_assert_int_eq(lv_integrator_set_option(it, "start", "ramp"), 0);
+        ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+        ck_assert_int_eq(lv_integrator_step(it), 0);
+        long after_start = lv_bliedf_log_calls(&it->stepper);
+        for (int n = 1; n < 50; n++) ck_assert_int_eq(lv_integrator_step(it), 0);
+        long at_end = lv_bliedf_log_calls(&it->stepper);
+        long want = c == 2 ? 0 : k - 1 + (r3 && c == 0 ? 1 : 0);
+        if (getenv("GA_VERBOSE"))
+          printf("T18 %s k=%d %s: %ld logs in the start, %ld after 50 steps (expected %ld)\n", r3 ? "r3so3" : "so3", k,
+                 c == 0 ? "rkmk4 + (56)" : c == 1 ? "rkmk4" : "ramp", after_start, at_end, want);
+        ck_assert_msg(after_start == want && at_end == want, "k=%d case %d: %ld logs in the start, %ld after 50 steps",
+                      k, c, after_start, at_end);
+        lv_integrator_free(it);
+      }
+    lv_model_free(m);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tu_tcase(s, "bliedf", 4);
@@ -697,5 +925,11 @@ int main(void) {
   tcase_add_test(tc, test_index2);
   TCase *tr = tu_tcase(s, "ramp", 40);
   tcase_add_test(tr, test_ramp_start);
+  tcase_add_test(tr, test_user_history);
+  /* issue 20: ablation switches (the papers' negative results) */
+  TCase *ta = tu_tcase(s, "ablation", 30);
+  tcase_add_test(ta, test_flipped_correction);
+  tcase_add_test(ta, test_structure);
+  tcase_add_test(ta, test_log_count);
   return tu_run_suite(s);
 }

@@ -958,6 +958,31 @@ START_TEST(test_rank_deficient_mass) {
 }
 END_TEST
 
+/* Ablation (spec 000 C13, §8 item 11): start = perturbed-no-commutator
+ * drops ad_{v0} v'0 from l0 in (56).  For R^3 x SO(3) the constraint acts on
+ * the rotation, so the first-order transient comes back: the spec's
+ * prototype gives max |e_lambda| on (0, 0.2] = 63.3 (h = 1e-3) and 30.9
+ * (5e-4), peak at n = 16, against 2.12 / 0.531 with the commutator. */
+START_TEST(test_top_no_commutator) {
+  const char *onc[] = {"start", "perturbed-no-commutator", NULL};
+  top_run a = top("r3so3", 1e-3, 0.2, onc), b = top("r3so3", 5e-4, 0.2, onc);
+  top_run p = top("r3so3", 1e-3, 0.2, I3_PERT);
+  double pa = wmax(&a, a.el, 1e-3, 0.2), pb = wmax(&b, b.el, 5e-4, 0.2), pp = wmax(&p, p.el, 1e-3, 0.2);
+  int na = wargmax(&a, a.el, 1e-3, 0.2), nb = wargmax(&b, b.el, 5e-4, 0.2);
+  if (verbose())
+    printf("C13 no commutator: peak %.4g at n=%d (h=1e-3), %.4g at n=%d (h=5e-4); perturbed %.4g\n", pa, na, pb, nb,
+           pp);
+  assert_within(pa, 63.3, 0.03, "C13 max |e_lambda| on (0, 0.2], no commutator, h = 1e-3");
+  assert_within(pb, 30.9, 0.03, "C13 max |e_lambda| on (0, 0.2], no commutator, h = 5e-4");
+  ck_assert_msg(pa / pb > 1.8 && pa / pb < 2.2, "C13 ratio %g (order 1 expected)", pa / pb);
+  ck_assert_msg(na >= 13 && na <= 18, "C13 peak at n = %d", na);
+  ck_assert_msg(pa > 10.0 * pp, "C13 peak %g not above 10x the perturbed start's %g", pa, pp);
+  run_free(&a);
+  run_free(&b);
+  run_free(&p);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("genalpha");
   TCase *basic = tu_tcase(s, "basic", 0.15);
@@ -984,5 +1009,9 @@ int main(void) {
   TCase *udq = tu_tcase(s, "udq", 3);
   tcase_add_test(udq, test_top_udq);
   tcase_add_test(udq, test_top_udq_bliedf);
+  /* issue 20: ablation switches (the papers' negative results) */
+  TCase *abl = tu_tcase(s, "ablation", 60);
+  tcase_add_unchecked_fixture(abl, reference_setup, reference_teardown);
+  tcase_add_test(abl, test_top_no_commutator);
   return tu_run_suite(s);
 }

@@ -562,6 +562,75 @@ START_TEST(test_rotor_claim) {
 }
 END_TEST
 
+/* Ablation (spec 002 claim 11, §4.4, §8.2): corrector =
+ * paper-previous-acceleration predicts v'_{n+1} = v'_n, lambda_{n+1} =
+ * lambda_n instead of zero.  On the heavy top (rho-inf 0.65, t = 1) with
+ * f = 1/2 it blows up at h = 1e-3 for Alg 1 (sigma = 1) and Alg 2 (sigma
+ * optimal), where the zero predictor is stable, and is stable at 5e-4
+ * (prototype 7.288e-4 and 1.168e-3); with f = 1, Alg 1 is stable at 1e-3
+ * (prototype 1.388e-3). */
+START_TEST(test_previous_acceleration_predictor) {
+  reference();
+  const char *sig[2] = {"1", "optimal"};
+  const double at5e4[2] = {7.288e-4, 1.168e-3};
+  for (int a = 0; a < 2; a++) {
+    const char *o[] = {"rho-inf", "0.65", "sigma", sig[a], "corrector", "paper-previous-acceleration",
+                       "predictor-factor", "0.5", NULL};
+    const char *oz[] = {"rho-inf", "0.65", "sigma", sig[a], "corrector", "paper", "predictor-factor", "0.5", NULL};
+    top_end big = top(1e-3, 1.0, o), zero = top(1e-3, 1.0, oz), ok = top(5e-4, 1.0, o);
+    double eb = big.rc ? INFINITY : xerr(&big), ez = xerr(&zero), eo = ok.rc ? INFINITY : xerr(&ok);
+    if (verbose())
+      printf("previous-acceleration predictor, Alg %d f=1/2: h=1e-3 status %d e %.3e (zero predictor %.3e); h=5e-4 "
+             "e %.4e (proto %.4e)\n",
+             a + 1, big.rc, eb, ez, eo, at5e4[a]);
+    ck_assert_msg(big.rc != 0 || eb > 0.1, "Alg %d f=1/2 previous-acceleration stable at h = 1e-3 (e %.3e)", a + 1, eb);
+    ck_assert_msg(zero.rc == 0 && ez < 1e-2, "Alg %d f=1/2 zero predictor at h = 1e-3: status %d e %.3e", a + 1,
+                  zero.rc, ez);
+    ck_assert_int_eq(ok.rc, 0);
+    ck_assert_msg(fabs(eo / at5e4[a] - 1.0) < 0.05, "Alg %d f=1/2 previous-acceleration h=5e-4: %.4e, proto %.4e",
+                  a + 1, eo, at5e4[a]);
+  }
+  const char *o1[] = {"rho-inf", "0.65", "sigma", "1", "corrector", "paper-previous-acceleration", NULL};
+  top_end r = top(1e-3, 1.0, o1);
+  ck_assert_int_eq(r.rc, 0);
+  if (verbose()) printf("previous-acceleration predictor, Alg 1 f=1: h=1e-3 e %.4e (proto 1.388e-3)\n", xerr(&r));
+  ck_assert_msg(fabs(xerr(&r) / 1.388e-3 - 1.0) < 0.05, "Alg 1 f=1 previous-acceleration h=1e-3: %.4e", xerr(&r));
+}
+END_TEST
+
+/* Spec 002 claim 11 (§8.3): stability boundaries on the heavy top
+ * (rho-inf 0.65, to the last step at or before t = 1).  Stable: every
+ * Newton solve converged and |x - x_ref| < 0.5 (|x| = 1 on the constraint). */
+START_TEST(test_stability_boundaries) {
+  reference();
+  const double H[4] = {4e-3, 3e-3, 2e-3, 1.5e-3};
+  struct {
+    const char *sigma, *corr, *f;
+    int stable[4];
+  } v[] = {
+      {"0", "exact", "1", {1, 1, 1, -1}},      {"1", "exact", "1", {1, 1, 1, -1}},
+      {"optimal", "exact", "1", {1, 1, 1, -1}}, {"1", "paper", "1", {1, 1, 1, 1}},
+      {"optimal", "paper", "1", {1, 1, 1, 1}}, {"1", "paper", "0.5", {0, 0, 0, 0}},
+      {"optimal", "paper", "0.5", {0, 0, 1, 1}},
+  };
+  for (int c = 0; c < (int)(sizeof v / sizeof v[0]); c++)
+    for (int j = 0; j < 4; j++) {
+      if (v[c].stable[j] < 0) continue;
+      const char *o[] = {"rho-inf", "0.65", "sigma", v[c].sigma, "corrector", v[c].corr, "predictor-factor", v[c].f,
+                         NULL};
+      top_end r = top(H[j], floor(1.0 / H[j] + 1e-9) * H[j], o);
+      double e = r.rc ? INFINITY : xerr(&r);
+      int stable = r.rc == 0 && e < 0.5;
+      if (verbose())
+        printf("claim 11 sigma=%s %s f=%s h=%g: status %d e %.3e -> %s (spec %s)\n", v[c].sigma, v[c].corr, v[c].f,
+               H[j], r.rc, e, stable ? "stable" : "blow-up", v[c].stable[j] ? "stable" : "blow-up");
+      ck_assert_msg(stable == v[c].stable[j], "sigma=%s %s f=%s h=%g: %s (status %d, e %.3e), spec: %s", v[c].sigma,
+                    v[c].corr, v[c].f, H[j], stable ? "stable" : "blow-up", r.rc, e,
+                    v[c].stable[j] ? "stable" : "blow-up");
+    }
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("sigma");
   TCase *tc = tu_tcase(s, "heavy-top", 0.7); /* run without fork: Check enforces no timeout */
@@ -580,6 +649,10 @@ static Suite *suite(void) {
   tcase_add_test(md, test_slider_crank);
   tcase_add_test(md, test_rotor);
   tcase_add_test(md, test_rotor_claim);
+  /* issue 20: ablation switches (the papers' negative results) */
+  TCase *ab = tu_tcase(s, "ablation", 20);
+  tcase_add_test(ab, test_previous_acceleration_predictor);
+  tcase_add_test(ab, test_stability_boundaries);
   return s;
 }
 

@@ -489,10 +489,62 @@ START_TEST(test_local_error_paper) {
 }
 END_TEST
 
+/* ---- seed 002 claim 2: the LGT composition of rotation vectors (A.7) ---- */
+START_TEST(test_rotvec_compose) {
+  /* spec 002 §1.4, the paper's (Exudyn's) unit tests: psi0, theta, psi, |psi| */
+  const double pi = 3.14159265358979323846, r3 = pi / sqrt(3.0);
+  const double tab[5][10] = {
+      {1, 2, 3, 0.1, 0.2, 0.3, 1.1, 2.2, 3.3, 4.115823125451335},
+      {r3, r3, r3, r3, r3, r3, 0, 0, 0, 0},
+      {0.814723686393179, 0.905791937075619, 0.126986816293506, 0.913375856139019, 0.632359246225410,
+       0.097540404999410, 1.723793103824437, 1.555433894116284, 0.047932757694710, 2.322312384891114},
+      {0, 0, 0, 0.278498218867048, 0.546881519204984, 0.957506835434298, 0.278498218867048, 0.546881519204984,
+       0.957506835434298, 1.137303826540416},
+      {0.957166948242946, 0.485375648722841, 0.800280468888800, 0, 0, 0, 0.957166948242946, 0.485375648722841,
+       0.800280468888800, 1.338733325224524},
+  };
+  for (int t = 0; t < 5; t++) {
+    double psi[3];
+    lv_ga_rotvec_compose(tab[t], tab[t] + 3, psi);
+    double e = 0.0, n = sqrt(psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2]);
+    for (int i = 0; i < 3; i++) e = fmax(e, fabs(psi[i] - tab[t][6 + i]));
+    if (verbose()) printf("claim 2 <> test %d: |psi - psi_ref| %.1e, |psi| %.15f (ref %.15f)\n", t + 1, e, n, tab[t][9]);
+    ck_assert_msg(e <= 2e-14 && fabs(n - tab[t][9]) <= 2e-14, "<> test %d: error %g, |psi| %.16g", t + 1, e, n);
+  }
+  /* R(psi0 <> theta) = R(psi0) exp(theta~) on random data, components up to 1.7 */
+  unsigned long long x = 12345;
+  double worst = 0.0;
+  for (int k = 0; k < 2000; k++) {
+    double a[3], b[3], c[3], Ra[9], Rb[9], Rc[9], RaRb[9];
+    for (int i = 0; i < 6; i++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      double u = ((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0) * 1.7;
+      if (i < 3)
+        a[i] = u;
+      else
+        b[i - 3] = u;
+    }
+    lv_ga_rotvec_compose(a, b, c);
+    lv_so3_exp(a, Ra);
+    lv_so3_exp(b, Rb);
+    lv_so3_exp(c, Rc);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        RaRb[3 * i + j] = 0.0;
+        for (int l = 0; l < 3; l++) RaRb[3 * i + j] += Ra[3 * i + l] * Rb[3 * l + j];
+      }
+    for (int i = 0; i < 9; i++) worst = fmax(worst, fabs(Rc[i] - RaRb[i]));
+  }
+  if (verbose()) printf("claim 2 <>: max |R(psi0 <> theta) - R(psi0) exp(theta~)| = %.1e over 2000 pairs\n", worst);
+  ck_assert_msg(worst < 1e-13, "R(psi0 <> theta) differs from R(psi0) exp(theta~) by %g", worst);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("theory");
   TCase *tc = tcase_create("genalpha");
   tcase_add_test(tc, test_params);
+  tcase_add_test(tc, test_rotvec_compose);
   tcase_add_test(tc, test_a2_amplification);
   tcase_add_test(tc, test_a3_a5_peak);
   tcase_add_test(tc, test_a4_cinf);

@@ -650,6 +650,16 @@ START_TEST(test_symplectic) {
     else
       ck_assert_msg(e6 > 0.1, "%s: omega defect on R^6 only %.3e (expected O(1))", SCHEMES[k], e6);
   }
+  /* S1, second half (issue 20): EM and EM-G are not symplectic even on
+   * G a_q = 0 [proto 3.4e-4 / 3.3e-4], far above VI-A's finite-difference
+   * and round-off level measured the same way. */
+  double ea = symplectic_defect(m, "vi-a", q, p, 5, E, onsphere);
+  const char *em[2] = {"em", "em-g"};
+  for (int k = 0; k < 2; k++) {
+    double e5 = symplectic_defect(m, em[k], q, p, 5, E, onsphere);
+    if (getenv("LV_TEST_VERBOSE")) printf("S1 %s: omega defect on G a_q = 0: %.3e (vi-a %.3e)\n", em[k], e5, ea);
+    ck_assert_msg(e5 > 1e-5 && e5 > 1e3 * ea, "%s: omega defect on G a_q = 0 only %.3e (vi-a %.3e)", em[k], e5, ea);
+  }
   lv_model_free(m);
 }
 END_TEST
@@ -924,6 +934,48 @@ START_TEST(test_theta_family) {
 }
 END_TEST
 
+/* S3 (issue 20: the VIs' half; EM's is check_em test_pendulum_gamma): the
+ * continuous gamma is 0 (App. A.4), the discrete one vanishes as h -> 0 with
+ * order >= 0.9 on the pendulum over [0, 1], h = 0.04, 0.02, 0.01 [proto
+ * VI-S 0.422, 0.204, 0.101; VI-A 2.0e-2, 7.6e-3, 3.2e-3; VI-B 0.415, 0.203,
+ * 0.101]. */
+typedef struct {
+  double max_gamma;
+} gwatch;
+
+static int gamma_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
+  gwatch *w = ctx;
+  if (ev == LV_OUTPUT_STEP) w->max_gamma = fmax(w->max_gamma, fabs(lv_integrator_state(it)->gamma[0]));
+  return 0;
+}
+
+START_TEST(test_gamma_vanishes) {
+  lv_model *m = model("pendulum3d");
+  const double hs[3] = {0.04, 0.02, 0.01}, proto[3] = {0.422, 2.0e-2, 0.415};
+  for (int k = 0; k < 3; k++) {
+    double g[3];
+    for (int j = 0; j < 3; j++) {
+      lv_integrator *it = NULL;
+      gwatch w = {0};
+      ck_assert_int_eq(lv_integrator_new(&it, m, SCHEMES[k], hs[j]), 0);
+      ck_assert_int_eq(lv_integrator_set_output(it, gamma_out, &w), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      ck_assert_int_eq(lv_integrator_run_until(it, 1.0), 0);
+      g[j] = w.max_gamma;
+      lv_integrator_free(it);
+    }
+    double o = tu_fit_order(3, hs, g);
+    if (getenv("LV_TEST_VERBOSE"))
+      printf("S3 %s: max |gamma| %.3e %.3e %.3e, order %.2f (proto at 0.04: %.3g)\n", SCHEMES[k], g[0], g[1], g[2], o,
+             proto[k]);
+    ck_assert_msg(o >= 0.9, "S3 %s: max |gamma| %g %g %g, order %g", SCHEMES[k], g[0], g[1], g[2], o);
+    ck_assert_msg(fabs(g[0] / proto[k] - 1.0) < 0.05, "S3 %s: max |gamma| at h = 0.04 is %g, proto %g", SCHEMES[k],
+                  g[0], proto[k]);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("vi");
   TCase *tc = tu_tcase(s, "ggl-vi", 4.5);
@@ -937,6 +989,7 @@ int main(void) {
   tcase_add_test(tc, test_top);
   tcase_add_test(tc, test_fourp);
   tcase_add_test(tc, test_symplectic);
+  tcase_add_test(tc, test_gamma_vanishes);
   tcase_add_test(tc, test_guess);
   tcase_add_test(tc, test_modified_newton);
   tcase_add_test(tc, test_backends);

@@ -143,6 +143,21 @@ LV_API double lv_integrator_step_size(const lv_integrator *it);
 LV_API const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it);
 LV_API void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s);
 
+/** BLieDF (bliedf1 .. bliedf4) only (issue 20): starting values supplied by
+ *  the caller instead of the start integrator (start=rkmk4 or ramp).  @p q
+ *  (n x nq) and @p v (n x nv) are the configurations and velocities at
+ *  t0 + j h, j = 1 .. n, for the step size h of the integrator; (t0, q0,
+ *  v0) are the initial values of lv_integrator_init.  n is k - 1, or k when
+ *  the lambda fix (56) applies (index 3, constraints, lambda-fix=on: it
+ *  needs the node t0 + k h); n = k is accepted in any case.  The nodes are
+ *  projected onto the constraints and their multipliers computed, as for
+ *  the start integrator's nodes; they serve the first start only (a new
+ *  step size restarts with the start integrator).  Call after a successful
+ *  lv_integrator_init and before the first step.  Status: LV_EINPUT (not a
+ *  BLieDF integrator, not initialised, a step already taken, n out of
+ *  range, NULL or non-finite values), LV_ENOMEM. */
+int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, const double *v);
+
 #ifdef __cplusplus
 }
 #endif

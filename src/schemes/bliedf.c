@@ -78,6 +78,7 @@
 #include <float.h>
 #include "lv_internal.h"
 #include "product_sink.h"
+#include "integrator/integrator_impl.h" /* lv_integrator_set_start_history */
 
 #define KMAX 4
 /* Past velocities kept for the Newton predictor, whatever k: a cubic
@@ -158,6 +159,11 @@ typedef struct {
   double *nq_a, *nv_a, *nq_b, *nv_b, *nl; /* (K+1) x nq / nv / nc */
   double *th, *thd, *qs, *vs, *acc, *dth, *dv; /* RKMK4 stage work */
   long start_substeps;                          /* of the last start (statistics) */
+  /* starting values supplied by the user (lv_integrator_set_start_history,
+   * issue 20): nodes 1..user_n, used by the first start only */
+  int user_n;
+  double *user_q, *user_v; /* k x nq, k x nv */
+  long nlog; /* group logarithms evaluated (spec 004 T18; the library's only log calls) */
 
   /* the step being solved */
   double h, t1;
@@ -250,6 +256,7 @@ static int correction_term(const bliedf *B, const double *vh, double h, double *
     for (int i = 0; i < d; i++) w[i] = -7.0 * v1[i] - 3.0 * v2[i] + 3.0 * v3[i];
     c = h / 48.0;
   }
+  if (B->correction == 2) c = -c; /* ablation: the sign of L_k flipped */
   LV_CHECK(lv_space_ad(B->m->space, v0, w, out));
   for (int i = 0; i < d; i++) out[i] *= c;
   return 0;
@@ -343,7 +350,13 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   B->ga = GAMMA[k - 1];
   B->K = k - 1 + (fix ? 1 : 0);
   long msub = 1;
-  if (B->K > 0) {
+  if (B->K > 0 && B->user_n >= B->K) {
+    /* the user's nodes instead of RKMK4 (projected below like its nodes) */
+    memcpy(B->nq_a, s->q, (size_t)Q * sizeof(double));
+    memcpy(B->nq_a + Q, B->user_q, (size_t)B->K * Q * sizeof(double));
+    memcpy(B->nv_a + d, B->user_v, (size_t)B->K * d * sizeof(double));
+    msub = 0;
+  } else if (B->K > 0) {
     double *qa = B->nq_a, *va = B->nv_a, *qb = B->nq_b, *vb = B->nv_b;
     LV_CHECK(rk_run(B, s->t, s->q, v0, h, msub, qa, va));
     double prev = HUGE_VAL;
@@ -389,6 +402,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   for (int j = 0; j + 1 < k; j++) {
     double *dq = B->dqh + (size_t)(k - 2 - j) * d;
     LV_CHECK(lv_space_log(m->space, NQ + (size_t)j * Q, NQ + (size_t)(j + 1) * Q, dq));
+    B->nlog++;
     for (int i = 0; i < d; i++) dq[i] /= h;
   }
   /* velocity history, newest first: vh[i] = v_{k-1-i} */
@@ -401,6 +415,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
      * (24a); the i >= 2 logarithms are the increments just computed. */
     double *l = B->L, *w = B->tmp;
     LV_CHECK(lv_space_log(m->space, NQ + (size_t)(k - 1) * Q, NQ + (size_t)k * Q, w));
+    B->nlog++;
     LV_CHECK(correction_term(B, B->vh, h, l)); /* h^2 L_k from the exact velocities */
     const double *vk = NV + (size_t)k * d;
     for (int i = 0; i < d; i++) {
@@ -651,7 +666,8 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int d = B->nv, c = B->nc;
   if (B->hist_h == 0.0) {
     /* first step, or a new step size (bl_new_h) */
-    int src = B->ramp ? start_ramp(B, h, ns) : start_phase(B, h, ns);
+    int src = B->ramp && !B->user_n ? start_ramp(B, h, ns) : start_phase(B, h, ns);
+    if (!src) B->user_n = 0; /* the user's starting values serve the first start only */
     if (src == LV_ESTEPMIN)
       snprintf(st->detail, sizeof st->detail,
                "the RKMK4 start at t = %.9g missed start-tol = %g with 4096 sub-steps (step halving does not "
@@ -736,7 +752,9 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
 static const lv_param_info bl_options[] = {
     {"index", "3", "3: index-3 formulation (23); 2: stabilised index 2 (GGL, derived; eta in gamma)"},
-    {"correction", "on", "on: correction term L_k of (22) (k = 3, 4); off: L_k = 0 (order drops to 2)"},
+    {"correction", "on",
+     "on: correction term L_k of (22) (k = 3, 4); off: L_k = 0 (order drops to 2); flipped: "
+     "ablation, -L_k (seed 004 T12: the local error drops to O(h^3), a guard on the ad convention)"},
     {"lambda-fix", "on",
      "on: shift the starting velocities by (56) (index 3 with constraints): lambda keeps order k in "
      "the transient (without: k-1; for k = 1 the first multiplier does not converge at all); "
@@ -757,7 +775,8 @@ static int parse_options(bliedf *B, lv_stepper *st, const char *name) {
   LV_CHECK(lv_kv_check(kv, bl_options, NULL));
   if (lv_kv_int(kv, "index", 3, &B->index) || (B->index != 3 && B->index != 2))
     return lv_opt_refuse(st, name, "index", "3 (index-3 formulation) or 2 (stabilised index 2)");
-  LV_CHECK(lv_opt_onoff(st, name, "correction", 1, &B->correction));
+  static const char *const corrections[] = {"off", "on", "flipped", NULL}; /* 2: ablation, -L_k */
+  LV_CHECK(lv_opt_choice(st, name, "correction", corrections, 1, &B->correction));
   LV_CHECK(lv_opt_onoff(st, name, "lambda-fix", 1, &B->lambda_fix));
   static const char *const starts[] = {"rkmk4", "ramp", NULL};
   LV_CHECK(lv_opt_choice(st, name, "start", starts, 0, &B->ramp));
@@ -777,7 +796,7 @@ static void bl_destroy(lv_stepper *st) {
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
-                    B->tmp, B->tmp2, B->bnz, B->kb};
+                    B->tmp, B->tmp2, B->bnz, B->kb, B->user_q, B->user_v};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(B);
   st->priv = NULL;
@@ -887,3 +906,33 @@ const lv_scheme_type lv_scheme_bliedf3 = {
 const lv_scheme_type lv_scheme_bliedf4 = {
     "bliedf4", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 4 with correction term L_4: order 4",
     BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
+
+/* ---- starting values from the user (issue 20) ---- */
+
+int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, const double *v) {
+  if (!it || !q || !v || n < 1 || !it->initialized || !it->created || it->type->destroy != bl_destroy)
+    return LV_EINPUT; /* not a BLieDF stepper */
+  bliedf *B = it->stepper.priv;
+  if (!B || B->hist_h != 0.0 || it->stats.steps > 0) return LV_EINPUT; /* only before the first step */
+  int need = B->k - 1 + (B->lambda_fix && B->nc > 0 && B->index == 3 ? 1 : 0);
+  if (n < need || n > B->k) return LV_EINPUT;
+  size_t Q = (size_t)B->nq, d = (size_t)B->nv;
+  if (!B->user_q) B->user_q = lv_calloc((size_t)B->k * Q, sizeof(double));
+  if (!B->user_v) B->user_v = lv_calloc((size_t)B->k * d, sizeof(double));
+  if (!B->user_q || !B->user_v) return LV_ENOMEM;
+  for (size_t i = 0; i < (size_t)n * Q; i++)
+    if (!isfinite(q[i])) return LV_EINPUT;
+  for (size_t i = 0; i < (size_t)n * d; i++)
+    if (!isfinite(v[i])) return LV_EINPUT;
+  memcpy(B->user_q, q, (size_t)n * Q * sizeof(double));
+  memcpy(B->user_v, v, (size_t)n * d * sizeof(double));
+  B->user_n = n;
+  return 0;
+}
+
+/* White-box count of the group logarithms a BLieDF stepper has evaluated
+ * (tests: spec 004 T18). */
+long lv_bliedf_log_calls(const lv_stepper *st) {
+  const bliedf *B = st ? st->priv : NULL;
+  return B ? B->nlog : -1;
+}

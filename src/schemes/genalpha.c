@@ -42,7 +42,9 @@
 
 /* START_A0: (57) only, v0 = v(t0) (the public Lie group suite's default;
  * keeps the first-order transient, spec 000 §3.8, B9) */
-typedef enum { START_STANDARD = 0, START_PERTURBED = 1, START_A0 = 2 } start_kind;
+/* START_NO_COMMUTATOR: ablation, (56)+(57) with ad_{v0} v'0 dropped from l0
+ * (spec 000 C13: the transient comes back, order 1) */
+typedef enum { START_STANDARD = 0, START_PERTURBED = 1, START_A0 = 2, START_NO_COMMUTATOR = 3 } start_kind;
 
 typedef struct {
   const lv_model *m;
@@ -78,7 +80,8 @@ typedef struct {
   int saved_next_proj, saved_start_pending;
   /* sigma-modification (issue 6, spec 002): see the block before ga_residual */
   double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
-  int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3) */
+  int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3); 2: the same with the
+                                 previous-acceleration predictor (ablation, spec 002 §4.4) */
   double *dql;                /* paper corrector: theta_lin / h (the linear part of theta) */
   double *dqc;                /* exact corrector: (theta - theta_lin) / h of the last step */
   /* exact corrector: per factor f its Lie block (space/group.h), the
@@ -568,7 +571,9 @@ static const lv_param_info ga_options[] = {
     {"start", "perturbed",
      "standard: v0 = v(t0), a0 = v'(t0); perturbed: (56)+(57) for index 3 (removes the first-order "
      "transient in lambda), (57) only for index 2; a0: (57) only, v0 = v(t0) (the public Lie group "
-     "suite's default; for index 3 the transient stays, spec 000 §3.8)"},
+     "suite's default; for index 3 the transient stays, spec 000 §3.8); perturbed-no-commutator: "
+     "ablation, (56)+(57) without the commutator ad_v v' in l0 (spec 000 C13: the transient "
+     "reappears)"},
     {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
     {"projection-times", "", "comma-separated times t* after which v is projected (seed 001)"},
     {"sigma", "0",
@@ -576,7 +581,9 @@ static const lv_param_info ga_options[] = {
      "(geom1), 1 the simple variant"},
     {"corrector", "exact",
      "with sigma: exact (Newton on the full residual of the discrete scheme (11)-(19)) or paper "
-     "(the simplified corrector of Algs 1-3; spec §4.4: a different O(h^3) method)"},
+     "(the simplified corrector of Algs 1-3; spec §4.4: a different O(h^3) method); "
+     "paper-previous-acceleration: ablation, the paper's corrector predicting v'_{n+1} = v'_n, "
+     "lambda_{n+1} = lambda_n instead of zero (spec 002 claim 11: unstable at h = 1e-3 on the heavy top)"},
     {"predictor-factor", "1",
      "corrector=paper only: f in theta_p = (I - f sigma (h beta/gamma) v^) theta_lin; 1 as printed "
      "(84), 0.5 consistent with (29) (spec E11)"},
@@ -638,8 +645,10 @@ static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
   const char *co = lv_kv_string(kv, "corrector", "exact");
   if (strcmp(co, "paper") == 0)
     g->corr_paper = 1;
+  else if (strcmp(co, "paper-previous-acceleration") == 0)
+    g->corr_paper = 2;
   else if (strcmp(co, "exact") != 0)
-    REFUSE("corrector", "'exact' or 'paper'");
+    REFUSE("corrector", "'exact', 'paper' or 'paper-previous-acceleration' (an ablation)");
   if (lv_kv_double(kv, "predictor-factor", 1.0, &g->pfac) || !isfinite(g->pfac))
     REFUSE("predictor-factor", "a finite number");
 
@@ -680,8 +689,10 @@ static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
     g->start = START_PERTURBED;
   else if (strcmp(st, "a0") == 0)
     g->start = START_A0;
+  else if (strcmp(st, "perturbed-no-commutator") == 0)
+    g->start = START_NO_COMMUTATOR;
   else
-    REFUSE("start", "'perturbed', 'standard' or 'a0'");
+    REFUSE("start", "'perturbed', 'standard', 'a0' or 'perturbed-no-commutator' (an ablation)");
 
   const char *pr = lv_kv_string(kv, "projection", NULL);
   if (pr && strcmp(pr, "on") != 0 && strcmp(pr, "off") != 0) REFUSE("projection", "'on' or 'off'");
@@ -809,7 +820,7 @@ static int ga_init(lv_stepper *st) {
   LV_CHECK(accelerations(g, s->t, s->q, s->v, g->vd, s->lambda));
   memcpy(g->a, g->vd, (size_t)g->nv * sizeof(double));
   memset(s->gamma, 0, (size_t)g->nc * sizeof(double));
-  g->start_pending = g->start == START_PERTURBED || g->start == START_A0;
+  g->start_pending = g->start == START_PERTURBED || g->start == START_A0 || g->start == START_NO_COMMUTATOR;
   g->next_proj = 0;
   g->mc_valid = g->g1_valid = 0;
   memset(g->dqc, 0, (size_t)g->nv * sizeof(double)); /* sigma: no previous correction */
@@ -840,10 +851,11 @@ static int perturbed_start(genalpha *g, double h) {
   }
   for (int i = 0; i < d; i++) vdd[i] = (vdp[i] - vdm[i]) / (2.0 * h);
   memcpy(g->vstart, s->v, (size_t)d * sizeof(double));
-  if (g->index == 3 && k > 0 && g->start == START_PERTURBED) {
+  if (g->index == 3 && k > 0 && (g->start == START_PERTURBED || g->start == START_NO_COMMUTATOR)) {
     double cq = 1.0 - 6.0 * g->beta - 3.0 * (g->am - g->af);
     LV_CHECK(lv_space_ad(m->space, s->v, g->vd, g->tmp));
     double lie = g->sigma != 0.0 || g->corr_paper ? 12.0 * sigma_lie_coef(g) : 1.0; /* 1: sigma = 0 as before */
+    if (g->start == START_NO_COMMUTATOR) lie = 0.0; /* ablation */
     for (int i = 0; i < d; i++) g->tmp[i] = h * h / 12.0 * (2.0 * cq * vdd[i] + lie * g->tmp[i]); /* l0 / h */
     LV_CHECK(kkt_factor(g, s->q));
     memset(g->kb, 0, (size_t)d * sizeof(double));
@@ -895,14 +907,18 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   }
   if (g->corr_paper) {
     /* Algs 1-3 lines 1-6: zero-acceleration predictor, then the sigma
-     * correction of theta_lin (84) with the predictor factor f. */
-    for (int i = 0; i < d; i++) {
-      g->vd1[i] = 0.0;
-      g->a1[i] = (af * g->vd[i] - am * an[i]) / (1.0 - am);
-      g->v1[i] = vn[i] + h * (1.0 - ga) * an[i] + ga * h * g->a1[i];
-      g->dq[i] += be * h * (g->a1[i] - (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd[i]) / (1.0 - am));
+     * correction of theta_lin (84) with the predictor factor f.  The
+     * ablation corr_paper = 2 keeps the previous-acceleration predictor
+     * above (v'_n, lambda_n). */
+    if (g->corr_paper == 1) {
+      for (int i = 0; i < d; i++) {
+        g->vd1[i] = 0.0;
+        g->a1[i] = (af * g->vd[i] - am * an[i]) / (1.0 - am);
+        g->v1[i] = vn[i] + h * (1.0 - ga) * an[i] + ga * h * g->a1[i];
+        g->dq[i] += be * h * (g->a1[i] - (af * g->vd[i] - am * an[i] + (1.0 - af) * g->vd[i]) / (1.0 - am));
+      }
+      memset(g->lam1, 0, (size_t)k * sizeof(double));
     }
-    memset(g->lam1, 0, (size_t)k * sizeof(double));
     memcpy(g->dql, g->dq, (size_t)d * sizeof(double));
     LV_CHECK(lv_space_ad(m->space, g->v1, g->dql, g->tmp));
     double c = g->pfac * g->sigma * h * be / ga;
