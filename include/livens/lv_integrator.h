@@ -156,7 +156,7 @@ LV_API void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats
  *  lv_integrator_init and before the first step.  Status: LV_EINPUT (not a
  *  BLieDF integrator, not initialised, a step already taken, n out of
  *  range, NULL or non-finite values), LV_ENOMEM. */
-int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, const double *v);
+LV_API int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, const double *v);
 
 #ifdef __cplusplus
 }
