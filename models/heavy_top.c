@@ -253,7 +253,8 @@ static int sym(int k, const double *q, double *xi, void *u) {
 }
 
 static const lv_param_info params[] = {
-    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE)"},
+    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), "
+     "directors (R^12, 9 constraints, constant mass matrix: RATTLE, VI, EM)"},
     {"m", "15", "mass"},
     {"J1", "0.234375", "principal inertia about the centre of mass, body axis 1"},
     {"J2", "0.46875", "principal inertia, body axis 2"},
@@ -281,6 +282,8 @@ static int create(const lv_kv *kv, lv_model **out) {
     P.form = F_SE3;
   else if (strcmp(f, "so3") == 0)
     P.form = F_SO3;
+  else if (strcmp(f, "directors") == 0)
+    return lv_models_heavy_top_mbs(kv, f, out); /* multibody layer, issue 15 */
   else
     return LV_EINPUT;
   static const char *const jn[3] = {"J1", "J2", "J3"}, *const xn[3] = {"X1", "X2", "X3"},
@@ -344,5 +347,5 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_heavy_top = {
     "heavy-top",
-    "heavy top with a fixed tip (seed 000 §5): R^3 x SO(3) + spherical joint, SE(3), or reduced SO(3)",
+    "heavy top with a fixed tip (seed 000 §5): R^3 x SO(3) + spherical joint, SE(3), reduced SO(3), or directors",
     params, create};

@@ -14,6 +14,7 @@
 #include "lv_integrator.h"
 #include "lv_diag.h"
 #include "lv_dgrad.h"
+#include "lv_mbs.h"
 
 #define LIVENS_VERSION_MAJOR 0
 #define LIVENS_VERSION_MINOR 1

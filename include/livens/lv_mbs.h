@@ -1,0 +1,150 @@
+/** @file lv_mbs.h
+ *  The multibody layer: describe a system of particles and rigid bodies,
+ *  joints between body-fixed points and axes, gravity and symmetries, and
+ *  build an ordinary lv_model with every derivative exact (G, the
+ *  constraint Hessian H(q; gamma) and the curvature Z(q; w) of lv_model.h;
+ *  no finite differences).
+ *
+ *  Conventions:
+ *  - Element ids: LV_MBS_GROUND (0) is the ground (the inertial frame);
+ *    particles and bodies get ids 1, 2, ... in the order they are added.
+ *  - Body frames: a body's frame has its origin at the centre of mass and
+ *    its axes are the columns of the rotation R (space = R body).  Points X
+ *    and axes A of a body are given in that frame; for the ground they are
+ *    given in space.  Matrices are 3x3 row-major.
+ *  - Formulation (one per system, chosen at lv_mbs_new):
+ *      "directors"  q_b = (phi, d1, d2, d3) in R^12, phi the centre of
+ *                   mass, d_k = R e_k; six orthonormality constraints per
+ *                   body; constant mass matrix blockdiag(m I3, E (x) I3),
+ *                   E = 1/2 tr(J) I - J.  Space R^n: every scheme applies,
+ *                   including RATTLE, VI-S/A/B, EM and EM-G.
+ *      "r3so3"      q_b = (x, R) in R^3 x SO(3), v_b = (u, Omega), Omega
+ *                   the body angular velocity; M = diag(m I3, J) and the
+ *                   gyroscopic force -Omega x J Omega (the Lie group
+ *                   schemes: genalpha, BLieDF).
+ *    A particle is q = x in R^3 in both.
+ *  - Joints constrain body-fixed points and axes of two elements a and b
+ *    (either may be the ground, not both, a != b).  Joints that lock a
+ *    relative rotation (prismatic, fixed) hold the relative orientation of
+ *    the initial state given to lv_mbs_add_body.
+ *  - Every call returns 0 or a status (LV_EINPUT, LV_EUNKNOWN, LV_ENOMEM);
+ *    lv_mbs_error gives one sentence naming the element and the reason.
+ */
+#ifndef LIVENS_LV_MBS_H
+#define LIVENS_LV_MBS_H
+
+#include "lv_model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Id of the ground. */
+#define LV_MBS_GROUND 0
+
+typedef struct lv_mbs lv_mbs;
+
+/** Frame an initial angular velocity is given in. */
+typedef enum {
+  LV_MBS_BODY_FRAME = 0,  /**< components along the body axes (Omega) */
+  LV_MBS_SPACE_FRAME = 1  /**< components in space (omega = R Omega) */
+} lv_mbs_frame;
+
+/** New empty system in formulation @p formulation ("directors" or
+ *  "r3so3"; NULL: "directors").  Status: LV_EUNKNOWN (formulation name;
+ *  *out is then still created so lv_mbs_error can say which), LV_ENOMEM. */
+int lv_mbs_new(lv_mbs **out, const char *formulation);
+/** Free the description (models already built do not depend on it). */
+void lv_mbs_free(lv_mbs *s);
+/** One sentence saying why the last failed call on @p s failed ("" if
+ *  none).  Never NULL. */
+const char *lv_mbs_error(const lv_mbs *s);
+/** Names of the formulations, NULL-terminated. */
+const char *const *lv_mbs_formulations(void);
+
+/** Add a particle of mass @p m > 0 at @p x0 with velocity @p v0 (NULL:
+ *  zero).  *id (may be NULL) receives its id. */
+int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3],
+                        const double v0[3], int *id);
+/** Add a rigid body: mass @p m > 0, inertia tensor @p J about the centre
+ *  of mass in body axes (symmetric positive definite, satisfying the
+ *  triangle inequalities of a physical body; 9 numbers row-major, or NULL
+ *  with @p Jdiag giving principal moments), centre of mass @p x0,
+ *  orientation @p R0 (NULL: identity; must be a rotation to 1e-12),
+ *  velocity of the centre of mass @p v0 (NULL: zero) and angular velocity
+ *  @p w0 (NULL: zero) in @p frame. */
+int lv_mbs_add_body(lv_mbs *s, double m, const double J[9],
+                    const double Jdiag[3], const double x0[3],
+                    const double R0[9], const double v0[3],
+                    const double w0[3], lv_mbs_frame frame, int *id);
+
+/** Uniform gravitational acceleration @p g (e.g. {0, 0, -9.81}) acting on
+ *  every particle and body: V = -sum m g . x_cm. */
+int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
+
+/** Spherical joint: point @p Xa of @p a coincides with point @p Xb of
+ *  @p b (3 constraints, linear in directors). */
+int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b,
+                         const double Xb[3]);
+/** Revolute joint: spherical at (Xa, Xb) and axis @p Aa of a parallel to
+ *  axis @p Ab of b (5 constraints: Aa . n_i(b) = 0 for two unit vectors
+ *  n_1, n_2 of b normal to Ab). */
+int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3],
+                        const double Aa[3], int b, const double Xb[3],
+                        const double Ab[3]);
+/** Universal (Cardan) joint: spherical at (Xa, Xb) and the cross axes
+ *  @p Aa of a and @p Ab of b kept perpendicular (4 constraints). */
+int lv_mbs_add_universal(lv_mbs *s, int a, const double Xa[3],
+                         const double Aa[3], int b, const double Xb[3],
+                         const double Ab[3]);
+/** Cylindrical joint: point Xa of a stays on the line through Xb along Ab
+ *  of b, and Aa stays parallel to Ab (4 constraints). */
+int lv_mbs_add_cylindrical(lv_mbs *s, int a, const double Xa[3],
+                           const double Aa[3], int b, const double Xb[3],
+                           const double Ab[3]);
+/** Prismatic joint: cylindrical, and the rotation about the axis locked
+ *  at its initial value (5 constraints). */
+int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3],
+                         const double Aa[3], int b, const double Xb[3],
+                         const double Ab[3]);
+/** Fixed joint: spherical at (Xa, Xb) and the relative orientation locked
+ *  at its initial value (6 constraints).  Rigid bodies only. */
+int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b,
+                     const double Xb[3]);
+/** Rigid distance (massless rod): |x_a(Xa) - x_b(Xb)| = @p L > 0, written
+ *  as 1/2 (|x_a - x_b|^2 - L^2) = 0 (quadratic in directors). */
+int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b,
+                        const double Xb[3], double L);
+
+/** Declare a symmetry for a momentum map: the rotation of the whole
+ *  system about the spatial axis @p axis through @p point (J = angular
+ *  momentum about that axis). */
+int lv_mbs_add_rotation_symmetry(lv_mbs *s, const double axis[3],
+                                 const double point[3]);
+/** The translation of the whole system along @p dir (J = linear momentum
+ *  along dir). */
+int lv_mbs_add_translation_symmetry(lv_mbs *s, const double dir[3]);
+/** The rotation of body @p body alone about its body-fixed axis @p axis
+ *  through its body point @p point (e.g. the spin of a symmetric top:
+ *  J = the body's angular momentum about that axis, about that point). */
+int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3],
+                             const double point[3]);
+
+/** Build the model named @p name.  The model keeps its own copy of the
+ *  description.  Status: LV_EINPUT (no element), LV_ENOMEM. */
+int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out);
+
+/** Numbers of a built model: formulation name (NULL if @p m was not built
+ *  by lv_mbs_build) ... */
+const char *lv_mbs_model_formulation(const lv_model *m);
+/** ... and the centre of mass @p x and rotation @p R (row-major; identity
+ *  for a particle; either may be NULL) of element @p id at configuration
+ *  @p q, whatever the formulation.  Status: LV_EINPUT (not an mbs model,
+ *  id out of range). */
+int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
+                      double x[3], double R[9]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
