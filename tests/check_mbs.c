@@ -463,6 +463,118 @@ START_TEST(test_slider_crank_directors_vs_lie_group) {
 }
 END_TEST
 
+/* ============================== r3so3 formulation = hand-written models */
+
+/* The heavy top described in r3so3 is the same model as heavy_top.c's
+ * r3so3 (its tip row is minus heavy_top.c's g = R X - x, which flips only
+ * the multiplier): under genalpha both give the same motion to round-off. */
+START_TEST(test_heavy_top_r3so3_equals_hand_written) {
+  lv_model *h = heavy_top("r3so3"), *d;
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, "r3so3"), 0);
+  double Jd[3] = {0.234375, 0.46875, 0.234375}, X[3] = {0, 1, 0}, W[3] = {0, 150, -4.61538};
+  double v0[3] = {W[1] * X[2] - W[2] * X[1], W[2] * X[0] - W[0] * X[2], W[0] * X[1] - W[1] * X[0]};
+  double tip[3] = {0, -1, 0}, g[3] = {0, 0, -9.81}, e3[3] = {0, 0, 1};
+  int b;
+  ck_assert_int_eq(lv_mbs_add_body(s, 15.0, NULL, Jd, X, NULL, v0, W, LV_MBS_BODY_FRAME, &b), 0);
+  ck_assert_int_eq(lv_mbs_add_spherical(s, b, tip, LV_MBS_GROUND, O3), 0);
+  ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
+  ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, e3, O3), 0);
+  ck_assert_int_eq(lv_mbs_build(s, "heavy-top-mbs", &d), 0);
+  lv_mbs_free(s);
+  ck_assert_str_eq(lv_space_name(lv_model_space(d)), lv_space_name(lv_model_space(h)));
+  ck_assert_double_le(tu_max_abs_diff(12, lv_model_q0(d), lv_model_q0(h)), 0.0);
+  ck_assert_double_le(tu_max_abs_diff(6, lv_model_v0(d), lv_model_v0(h)), 0.0);
+  /* G = -G_hand, H(gam) = H_hand(-gam), Z = -Z_hand at a generic state */
+  unsigned long long st = tu_seed(9);
+  double q[12], v[6], gam[3], ngam[3], A[36], B[36], GA[18], GB[18], ZA[18], ZB[18];
+  generic_state(d, &st, q, v);
+  for (int i = 0; i < 3; i++) gam[i] = tu_rand(&st), ngam[i] = -gam[i];
+  ck_assert_int_eq(lv_model_constraint_jac_dense(d, q, GA), 0);
+  ck_assert_int_eq(lv_model_constraint_jac_dense(h, q, GB), 0);
+  for (int i = 0; i < 18; i++) GB[i] = -GB[i];
+  ck_assert_double_le(tu_max_abs_diff(18, GA, GB), 1e-15);
+  memset(A, 0, sizeof A), memset(B, 0, sizeof B), memset(ZA, 0, sizeof ZA), memset(ZB, 0, sizeof ZB);
+  lv_sink sa = lv_sink_dense(A, 6, 6, 6), sb = lv_sink_dense(B, 6, 6, 6);
+  ck_assert_int_eq(lv_model_constraint_hessian(d, q, gam, &sa), 0);
+  ck_assert_int_eq(lv_model_constraint_hessian(h, q, ngam, &sb), 0);
+  ck_assert_double_le(tu_max_abs_diff(36, A, B), 1e-15);
+  lv_sink za = lv_sink_dense(ZA, 3, 3, 6), zb = lv_sink_dense(ZB, 3, 3, 6);
+  ck_assert_int_eq(lv_model_constraint_curvature(d, q, v, &za), 0);
+  ck_assert_int_eq(lv_model_constraint_curvature(h, q, v, &zb), 0);
+  for (int i = 0; i < 18; i++) ZB[i] = -ZB[i];
+  ck_assert_double_le(tu_max_abs_diff(18, ZA, ZB), 1e-15);
+  double f[2][6];
+  ck_assert_int_eq(lv_model_force(d, 0.0, q, v, f[0]), 0);
+  ck_assert_int_eq(lv_model_force(h, 0.0, q, v, f[1]), 0);
+  ck_assert_double_le(tu_max_abs_diff(6, f[0], f[1]), 1e-15);
+  /* the same motion */
+  lv_model *ms[2] = {d, h};
+  double qe[2][12];
+  for (int k = 0; k < 2; k++) {
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, ms[k], "genalpha", 1e-3), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    ck_assert_int_eq(lv_integrator_run_until(it, 0.5), 0);
+    memcpy(qe[k], lv_integrator_state(it)->q, sizeof qe[k]);
+    lv_integrator_free(it);
+  }
+  double dq = tu_max_abs_diff(12, qe[0], qe[1]);
+  fprintf(stderr, "heavy top r3so3, mbs vs hand-written, genalpha to t = 0.5: max |dq| %.3e\n", dq);
+  ck_assert_msg(dq <= 1e-10, "r3so3 heavy tops differ by %.3e", dq);
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
+/* The slider-crank described in r3so3 (revolute, spherical, universal,
+ * prismatic) against the hand-written slider_crank.c: the same constraint
+ * manifold written with other rows, so the same motion under genalpha to
+ * the Newton tolerance. */
+START_TEST(test_slider_crank_r3so3_equals_hand_written) {
+  lv_model *h = slider_crank("r3so3"), *d;
+  const double *q0 = lv_model_q0(h), *v0 = lv_model_v0(h);
+  static const double m[3] = {0.12, 0.5, 2.0};
+  static const double J[3][3] = {{1e-4, 1e-4, 1e-5}, {4e-4, 4e-3, 4e-3}, {1e-4, 1e-4, 1e-4}};
+  static const double A[3] = {0, 0.1, 0.12}, pA[3] = {0, 0, -0.04}, pB[3] = {0, 0, 0.04};
+  static const double rB[3] = {-0.15, 0, 0}, rC[3] = {0.15, 0, 0}, ex[3] = {1, 0, 0}, ey[3] = {0, 1, 0};
+  double g[3] = {0, 0, -9.81};
+  int id[3];
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, "r3so3"), 0);
+  for (int b = 0; b < 3; b++)
+    ck_assert_int_eq(lv_mbs_add_body(s, m[b], NULL, J[b], q0 + 12 * b, q0 + 12 * b + 3, v0 + 6 * b, v0 + 6 * b + 3,
+                                     LV_MBS_BODY_FRAME, &id[b]),
+                     0);
+  ck_assert_int_eq(lv_mbs_add_revolute(s, id[0], pA, ex, LV_MBS_GROUND, A, ex), 0);
+  ck_assert_int_eq(lv_mbs_add_spherical(s, id[0], pB, id[1], rB), 0);
+  ck_assert_int_eq(lv_mbs_add_universal(s, id[1], rC, ey, id[2], O3, ex), 0);
+  ck_assert_int_eq(lv_mbs_add_prismatic(s, id[2], O3, ex, LV_MBS_GROUND, O3, ex), 0);
+  ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
+  ck_assert_int_eq(lv_mbs_build(s, "slider-crank-r3so3", &d), 0);
+  lv_mbs_free(s);
+  ck_assert_int_eq(lv_model_nc(d), 17);
+  double gd[17];
+  ck_assert_int_eq(lv_model_constraints(d, q0, gd), 0);
+  ck_assert_double_le(tu_norm_inf(17, gd), 1e-15);
+  lv_model *ms[2] = {d, h};
+  double qe[2][36];
+  for (int k = 0; k < 2; k++) {
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, ms[k], "genalpha", 1e-3), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    ck_assert_int_eq(lv_integrator_run_until(it, 1.0), 0);
+    memcpy(qe[k], lv_integrator_state(it)->q, sizeof qe[k]);
+    lv_integrator_free(it);
+  }
+  double dq = tu_max_abs_diff(36, qe[0], qe[1]);
+  fprintf(stderr, "slider-crank r3so3, mbs vs hand-written, genalpha to t = 1: max |dq| %.3e\n", dq);
+  ck_assert_msg(dq <= 1e-8, "r3so3 slider-cranks differ by %.3e", dq);
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
 /* ========================================================== refusals */
 
 START_TEST(test_refusals) {
@@ -526,6 +638,8 @@ static Suite *mbs_suite(void) {
   tcase_add_loop_test(tc, test_heavy_top_directors_symplectic, 0, 2);
   tcase_add_test(tc, test_heavy_top_directors_vs_lie_group);
   tcase_add_test(tc, test_double_pendulum_em);
+  tcase_add_test(tc, test_heavy_top_r3so3_equals_hand_written);
+  tcase_add_test(tc, test_slider_crank_r3so3_equals_hand_written);
   tcase_add_loop_test(tc, test_slider_crank_directors_runs, 0, 3);
   tcase_add_test(tc, test_slider_crank_directors_vs_lie_group);
   tcase_add_test(tc, test_scheme_formulation_match);
