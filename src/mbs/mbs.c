@@ -604,10 +604,12 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
           if (R->P[i][j] == 0.0) continue;
           int nj = e[j]->nv, oj = L->off[R->t[j].slot];
           double pij = s * R->P[i][j];
-          for (int a = 0; a < ni; a++)
-            for (int b = 0; b < nj; b++)
-              H[(oi + a) * NLOC + oj + b] +=
-                  pij * (D[i][a] * D[j][b] + D[i][ni + a] * D[j][nj + b] + D[i][2 * ni + a] * D[j][2 * nj + b]);
+          for (int a = 0; a < ni; a++) {
+            double x0 = pij * D[i][a], x1 = pij * D[i][ni + a], x2 = pij * D[i][2 * ni + a];
+            if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue; /* directors: most columns */
+            double *Hr = H + (oi + a) * NLOC + oj;
+            for (int b = 0; b < nj; b++) Hr[b] += x0 * D[j][b] + x1 * D[j][nj + b] + x2 * D[j][2 * nj + b];
+          }
         }
         if (ni) mbs_map_hess(F, e[i], qb[i], &R->t[i], f[i], s, H + oi * NLOC + oi, NLOC);
       }
