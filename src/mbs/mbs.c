@@ -562,23 +562,65 @@ static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->v
 
 #define NLOC (2 * MBS_NV_MAX)
 
+/* The distinct maps of a joint's rows (each evaluated once per call). */
+static void joint_index_terms(mbs_joint *J) {
+  J->nu = 0;
+  for (int r = 0; r < J->nrows; r++)
+    for (int i = 0; i < J->rows[r].nt; i++) {
+      const mbs_term *t = &J->rows[r].t[i];
+      int k = 0;
+      while (k < J->nu && !(J->u[k].slot == t->slot && J->u[k].axis == t->axis && J->u[k].X[0] == t->X[0] &&
+                            J->u[k].X[1] == t->X[1] && J->u[k].X[2] == t->X[2]))
+        k++;
+      if (k == J->nu) J->u[J->nu++] = *t;
+      J->rows[r].ix[i] = k;
+    }
+}
+
 /* c (nrows), and if given: G (nrows x n), H(gam) (n x n), Z(w) (nrows x n)
- * local, row-major, leading dimension NLOC; gam is the joint's part of
+ * local, row-major, leading dimension L->n; gam is the joint's part of
  * gamma, w the global tangent vector. */
 static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q, const double *gam,
                        const double *w, double *c, double *G, double *H, double *Z) {
-  if (G) memset(G, 0, (size_t)J->nrows * NLOC * sizeof(double));
-  if (H) memset(H, 0, (size_t)NLOC * NLOC * sizeof(double));
-  if (Z) memset(Z, 0, (size_t)J->nrows * NLOC * sizeof(double));
+  /* each distinct map once: y, and D either as kc (x) I3 (kr = 1, the
+   * directors' and particles' constant maps) or in full */
+  double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], KC[MBS_UNIQ][MBS_NV_MAX / 3], U[MBS_UNIQ][3];
+  int KR[MBS_UNIQ], ld = L->n;
+  if (G) memset(G, 0, (size_t)J->nrows * ld * sizeof(double));
+  if (H) memset(H, 0, (size_t)ld * ld * sizeof(double));
+  if (Z) memset(Z, 0, (size_t)J->nrows * ld * sizeof(double));
+  for (int t = 0; t < J->nu; t++) {
+    const mbs_elem *e = L->e[J->u[t].slot];
+    const double *qb = q + e->qoff;
+    KR[t] = mbs_map_kron(F, e, qb, &J->u[t], Y[t], KC[t]);
+    if (!KR[t]) mbs_map(F, e, qb, &J->u[t], Y[t], DD[t]);
+    if (Z) {
+      const double *wt = w + e->voff;
+      for (int k = 0; k < 3; k++) {
+        double s = 0.0;
+        if (KR[t])
+          for (int p = 0; p < e->nv / 3; p++) s += KC[t][p] * wt[3 * p + k];
+        else
+          for (int a = 0; a < e->nv; a++) s += DD[t][k * e->nv + a] * wt[a];
+        U[t][k] = s;
+      }
+    }
+  }
   for (int r = 0; r < J->nrows; r++) {
     const mbs_row *R = &J->rows[r];
-    double y[MBS_TERMS][3], D[MBS_TERMS][3 * MBS_NV_MAX], f[MBS_TERMS][3], u[MBS_TERMS][3];
+    double f[MBS_TERMS][3];
     const mbs_elem *e[MBS_TERMS];
-    const double *qb[MBS_TERMS];
+    const double *y[MBS_TERMS], *D[MBS_TERMS], *kc[MBS_TERMS];
+    int nv[MBS_TERMS], o[MBS_TERMS], kr[MBS_TERMS];
     for (int i = 0; i < R->nt; i++) {
+      int t = R->ix[i];
       e[i] = L->e[R->t[i].slot];
-      qb[i] = q + e[i]->qoff;
-      mbs_map(F, e[i], qb[i], &R->t[i], y[i], D[i]);
+      nv[i] = e[i]->nv;
+      o[i] = L->off[R->t[i].slot];
+      y[i] = Y[t];
+      D[i] = DD[t];
+      kc[i] = KC[t];
+      kr[i] = KR[t];
     }
     double cv = R->c0;
     for (int i = 0; i < R->nt; i++) {
@@ -587,56 +629,89 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
         if (R->P[i][j] != 0.0)
           for (int k = 0; k < 3; k++) f[i][k] += R->P[i][j] * y[j][k];
       cv += dot3(R->g[i], y[i]);
-      for (int j = 0; j < R->nt; j++) cv += 0.5 * R->P[i][j] * dot3(y[i], y[j]);
+      for (int j = 0; j < R->nt; j++)
+        if (R->P[i][j] != 0.0) cv += 0.5 * R->P[i][j] * dot3(y[i], y[j]);
     }
     if (c) c[r] = cv;
     if (G)
       for (int i = 0; i < R->nt; i++) {
-        int nv = e[i]->nv, o = L->off[R->t[i].slot];
-        for (int k = 0; k < nv; k++)
-          G[r * NLOC + o + k] += f[i][0] * D[i][k] + f[i][1] * D[i][nv + k] + f[i][2] * D[i][2 * nv + k];
+        int n = nv[i];
+        double *Gr = G + r * ld + o[i];
+        if (kr[i]) {
+          for (int p = 0; p < n / 3; p++)
+            for (int k = 0; k < 3; k++) Gr[3 * p + k] += kc[i][p] * f[i][k];
+        } else {
+          for (int k = 0; k < n; k++) Gr[k] += f[i][0] * D[i][k] + f[i][1] * D[i][n + k] + f[i][2] * D[i][2 * n + k];
+        }
       }
     if (H && gam[r] != 0.0) {
       double s = gam[r];
       for (int i = 0; i < R->nt; i++) {
-        int ni = e[i]->nv, oi = L->off[R->t[i].slot];
+        int ni = nv[i];
         for (int j = 0; j < R->nt; j++) {
-          if (R->P[i][j] == 0.0) continue;
-          int nj = e[j]->nv, oj = L->off[R->t[j].slot];
+          if (R->P[i][j] == 0.0 || !ni || !nv[j]) continue;
+          int nj = nv[j];
           double pij = s * R->P[i][j];
+          if (kr[i] && kr[j]) { /* (kc_i kc_j^T) (x) I3 */
+            for (int p = 0; p < ni / 3; p++) {
+              double x = pij * kc[i][p];
+              if (x == 0.0) continue;
+              for (int qq = 0; qq < nj / 3; qq++) {
+                double v = x * kc[j][qq];
+                if (v == 0.0) continue;
+                for (int k = 0; k < 3; k++) H[(o[i] + 3 * p + k) * ld + o[j] + 3 * qq + k] += v;
+              }
+            }
+            continue;
+          }
+          /* general: D_i^T D_j, a Kronecker side expanded on the fly */
           for (int a = 0; a < ni; a++) {
-            double x0 = pij * D[i][a], x1 = pij * D[i][ni + a], x2 = pij * D[i][2 * ni + a];
-            if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue; /* directors: most columns */
-            double *Hr = H + (oi + a) * NLOC + oj;
-            for (int b = 0; b < nj; b++) Hr[b] += x0 * D[j][b] + x1 * D[j][nj + b] + x2 * D[j][2 * nj + b];
+            double x0, x1, x2;
+            if (kr[i]) {
+              double v = pij * kc[i][a / 3];
+              x0 = a % 3 == 0 ? v : 0.0, x1 = a % 3 == 1 ? v : 0.0, x2 = a % 3 == 2 ? v : 0.0;
+            } else {
+              x0 = pij * D[i][a], x1 = pij * D[i][ni + a], x2 = pij * D[i][2 * ni + a];
+            }
+            if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
+            double *Hr = H + (o[i] + a) * ld + o[j];
+            if (kr[j]) {
+              for (int qq = 0; qq < nj / 3; qq++) {
+                Hr[3 * qq] += x0 * kc[j][qq];
+                Hr[3 * qq + 1] += x1 * kc[j][qq];
+                Hr[3 * qq + 2] += x2 * kc[j][qq];
+              }
+            } else {
+              for (int b = 0; b < nj; b++) Hr[b] += x0 * D[j][b] + x1 * D[j][nj + b] + x2 * D[j][2 * nj + b];
+            }
           }
         }
-        if (ni) mbs_map_hess(F, e[i], qb[i], &R->t[i], f[i], s, H + oi * NLOC + oi, NLOC);
+        if (ni && !kr[i]) mbs_map_hess(F, e[i], q + e[i]->qoff, &R->t[i], f[i], s, H + o[i] * ld + o[i], ld);
       }
     }
     if (Z) {
-      for (int i = 0; i < R->nt; i++) {
-        int ni = e[i]->nv;
-        const double *wi = w + e[i]->voff;
-        for (int k = 0; k < 3; k++) {
-          u[i][k] = 0.0;
-          for (int a = 0; a < ni; a++) u[i][k] += D[i][k * ni + a] * wi[a];
-        }
-      }
+      double *Zr = Z + r * ld;
       for (int i = 0; i < R->nt; i++)
         for (int j = 0; j < R->nt; j++) {
-          if (R->P[i][j] == 0.0) continue;
-          int nj = e[j]->nv, oj = L->off[R->t[j].slot];
-          for (int b = 0; b < nj; b++)
-            Z[r * NLOC + oj + b] += R->P[i][j] * (u[i][0] * D[j][b] + u[i][1] * D[j][nj + b] + u[i][2] * D[j][2 * nj + b]);
+          if (R->P[i][j] == 0.0 || !nv[j]) continue;
+          int nj = nv[j];
+          const double *ui = U[R->ix[i]];
+          double p = R->P[i][j];
+          if (kr[j]) {
+            for (int qq = 0; qq < nj / 3; qq++)
+              for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += p * kc[j][qq] * ui[k];
+          } else {
+            for (int b = 0; b < nj; b++)
+              Zr[o[j] + b] += p * (ui[0] * D[j][b] + ui[1] * D[j][nj + b] + ui[2] * D[j][2 * nj + b]);
+          }
         }
       for (int i = 0; i < R->nt; i++) {
-        int ni = e[i]->nv, oi = L->off[R->t[i].slot];
-        if (!ni) continue;
+        int ni = nv[i];
+        if (!ni || kr[i]) continue; /* constant maps have no curvature */
         double C[3 * MBS_NV_MAX];
         memset(C, 0, sizeof C);
-        mbs_map_curv(F, e[i], qb[i], &R->t[i], w + e[i]->voff, C, ni);
-        for (int b = 0; b < ni; b++) Z[r * NLOC + oi + b] += f[i][0] * C[b] + f[i][1] * C[ni + b] + f[i][2] * C[2 * ni + b];
+        mbs_map_curv(F, e[i], q + e[i]->qoff, &R->t[i], w + e[i]->voff, C, ni);
+        for (int b = 0; b < ni; b++) Zr[o[i] + b] += f[i][0] * C[b] + f[i][1] * C[ni + b] + f[i][2] * C[2 * ni + b];
       }
     }
   }
@@ -758,7 +833,7 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
     joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
     for (int r = 0; r < J->nrows; r++)
       for (int c = 0; c < L.n; c++)
-        if (J->mG[r * NLOC + c]) LV_CHECK(lv_sink_add(G, J->row0 + r, jloc_global(&L, c), Gl[r * NLOC + c]));
+        if (J->mG[r * NLOC + c]) LV_CHECK(lv_sink_add(G, J->row0 + r, jloc_global(&L, c), Gl[r * L.n + c]));
   }
   return 0;
 }
@@ -773,7 +848,7 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
     joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
     for (int a = 0; a < L.n; a++)
       for (int b = 0; b < L.n; b++)
-        if (J->mH[a * NLOC + b]) LV_CHECK(lv_sink_add(H, jloc_global(&L, a), jloc_global(&L, b), Hl[a * NLOC + b]));
+        if (J->mH[a * NLOC + b]) LV_CHECK(lv_sink_add(H, jloc_global(&L, a), jloc_global(&L, b), Hl[a * L.n + b]));
   }
   return 0;
 }
@@ -788,7 +863,7 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
     joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
     for (int r = 0; r < J->nrows; r++)
       for (int c = 0; c < L.n; c++)
-        if (J->mZ[r * NLOC + c]) LV_CHECK(lv_sink_add(Z, J->row0 + r, jloc_global(&L, c), Zl[r * NLOC + c]));
+        if (J->mZ[r * NLOC + c]) LV_CHECK(lv_sink_add(Z, J->row0 + r, jloc_global(&L, c), Zl[r * L.n + c]));
   }
   return 0;
 }
@@ -919,11 +994,13 @@ static int find_patterns(mbs_sys *S) {
       jloc_init(S, J, &L);
       for (int r = 0; r < 6; r++) gam[r] = 1.0 + rnd(&st) * 0.5;
       joint_eval(S->form, J, &L, q, gam, w, c, G, H, Z);
-      for (int i = 0; i < 6 * NLOC; i++) {
-        J->mG[i] |= i < J->nrows * NLOC && G[i] != 0.0;
-        J->mZ[i] |= i < J->nrows * NLOC && Z[i] != 0.0;
-      }
-      for (int i = 0; i < NLOC * NLOC; i++) J->mH[i] |= H[i] != 0.0;
+      for (int r = 0; r < J->nrows; r++)
+        for (int k = 0; k < L.n; k++) {
+          J->mG[r * NLOC + k] |= G[r * L.n + k] != 0.0;
+          J->mZ[r * NLOC + k] |= Z[r * L.n + k] != 0.0;
+        }
+      for (int a = 0; a < L.n; a++)
+        for (int k = 0; k < L.n; k++) J->mH[a * NLOC + k] |= H[a * L.n + k] != 0.0;
     }
   }
   free(q);
@@ -955,6 +1032,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   mbs_model_data *d = lv_calloc(1, sizeof *d);
   if (!d) return fail(s, LV_ENOMEM, "out of memory");
   int rc = sys_clone(S, &d->sys);
+  for (int k = 0; !rc && k < d->sys.nj; k++) joint_index_terms(&d->sys.j[k]);
   if (!rc) rc = find_patterns(&d->sys);
   lv_space *sp = NULL;
   if (!rc) {

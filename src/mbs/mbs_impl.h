@@ -39,10 +39,16 @@ typedef struct {
   double X[3];
 } mbs_term;
 
-/* c = sum_i g_i . y_i + 1/2 sum_ij P_ij y_i . y_j + c0, y_i the term maps. */
+/* Largest number of rows of one joint, and of distinct maps in one joint. */
+#define MBS_ROWS 6
+#define MBS_UNIQ (MBS_ROWS * MBS_TERMS)
+
+/* c = sum_i g_i . y_i + 1/2 sum_ij P_ij y_i . y_j + c0, y_i the term maps;
+ * ix[i]: the term's index among its joint's distinct maps (set at build). */
 typedef struct {
   int nt;
   mbs_term t[MBS_TERMS];
+  int ix[MBS_TERMS];
   double g[MBS_TERMS][3];
   double P[MBS_TERMS][MBS_TERMS];
   double c0;
@@ -53,6 +59,8 @@ typedef struct {
   int el[2];        /* element ids of slots a, b */
   int nrows, row0;
   mbs_row *rows;
+  int nu;                 /* distinct maps of the rows, evaluated once per call */
+  mbs_term u[MBS_UNIQ];
   /* structural non-zeros of the local G (nrows x nloc), H (nloc x nloc)
    * and Z (nrows x nloc), found at build time */
   unsigned char *mG, *mH, *mZ;
@@ -81,6 +89,12 @@ typedef struct {
  * and D = dy/dv (3 x e->nv, row-major): the rows of G. */
 void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
              double *D);
+/* Kronecker form of a map whose D is constant: D = kc (x) I3 (kc has
+ * e->nv / 3 entries) for particles and for director bodies unless the
+ * point leaves a planar body's plane.  Returns 1 and fills y and kc (D is
+ * not formed) in that case, 0 otherwise (nothing written). */
+int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
+                 double *kc);
 /* Hb (nv x nv, row-major, leading dimension ld) += s D_q(D^T l) */
 void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double l[3], double s, double *Hb, int ld);
