@@ -575,6 +575,85 @@ START_TEST(test_slider_crank_r3so3_equals_hand_written) {
 }
 END_TEST
 
+/* ================================================ sparse: O(nnz) blocks */
+
+/* A chain of n director bars hanging from the ground by spherical joints. */
+static lv_model *bar_chain(int n) {
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
+  double Jd[3] = {1.0 / 12.0, 1e-3, 1.0 / 12.0}, g[3] = {0, 0, -9.81}, top[3] = {0, -0.5, 0}, bot[3] = {0, 0.5, 0};
+  int prev = LV_MBS_GROUND;
+  for (int k = 0; k < n; k++) {
+    double x[3] = {0, k + 0.5, 0}, w[3] = {0.3, 0, 0.1 * k}, v[3];
+    /* v = w x (x - 0) is rigid rotation of the whole straight chain */
+    v[0] = w[1] * x[2] - w[2] * x[1], v[1] = w[2] * x[0] - w[0] * x[2], v[2] = w[0] * x[1] - w[1] * x[0];
+    int b;
+    ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd, x, NULL, v, w, LV_MBS_SPACE_FRAME, &b), 0);
+    ck_assert_int_eq(lv_mbs_add_spherical(s, b, top, prev, prev == LV_MBS_GROUND ? O3 : bot), 0);
+    prev = b;
+  }
+  ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_mbs_build(s, "bar-chain", &m), 0);
+  lv_mbs_free(s);
+  return m;
+}
+
+static int count_add(lv_sink *s, int i, int j, double v) {
+  (void)i, (void)j, (void)v;
+  (*(long *)s->target)++;
+  return 0;
+}
+
+/* Entries added by G, H(gam) and Z(w) for a chain of n bars. */
+static long chain_entries(int n) {
+  lv_model *m = bar_chain(n);
+  long cnt = 0;
+  lv_sink S = lv_sink_null(lv_model_nv(m), lv_model_nv(m));
+  S.add = count_add;
+  S.target = &cnt;
+  int nc = lv_model_nc(m), nv = lv_model_nv(m);
+  double *gam = calloc((size_t)nc, sizeof(double)), *w = calloc((size_t)nv, sizeof(double));
+  for (int i = 0; i < nc; i++) gam[i] = 1.0;
+  for (int i = 0; i < nv; i++) w[i] = 1.0;
+  ck_assert_int_eq(lv_model_constraint_jac(m, lv_model_q0(m), &S), 0);
+  ck_assert_int_eq(lv_model_constraint_hessian(m, lv_model_q0(m), gam, &S), 0);
+  ck_assert_int_eq(lv_model_constraint_curvature(m, lv_model_q0(m), w, &S), 0);
+  free(gam);
+  free(w);
+  lv_model_free(m);
+  return cnt;
+}
+
+/* The constraint blocks grow linearly with the chain (fixed entries per
+ * body and joint), and a 40-body chain runs under EM with UMFPACK. */
+START_TEST(test_chain_sparse) {
+  long c10 = chain_entries(10), c20 = chain_entries(20), c40 = chain_entries(40);
+  fprintf(stderr, "bar chain G+H+Z entries: %ld (10 bodies), %ld (20), %ld (40)\n", c10, c20, c40);
+  ck_assert_int_eq(c40 - c20, 2 * (c20 - c10));
+  ck_assert_int_le(c40, 40 * 200);
+  lv_model *m = bar_chain(40);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "em", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_linsol(it, LV_LINSOL_UMFPACK, 0), 0);
+  lv_diag *d;
+  ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  lv_diag_point p0, p1;
+  ck_assert_int_eq(lv_diag_eval(d, lv_integrator_state(it), &p0), 0);
+  double E0 = p0.energy;
+  ck_assert_int_eq(lv_integrator_run_until(it, 0.05), 0);
+  ck_assert_int_eq(lv_diag_eval(d, lv_integrator_state(it), &p1), 0);
+  double dE = fabs(p1.energy - E0) / fabs(E0);
+  fprintf(stderr, "40-bar chain, EM + UMFPACK, 50 steps: |dE|/E %.3e, |g| %.3e\n", dE, p1.g_norm);
+  ck_assert_double_le(dE, 1e-12);
+  ck_assert_double_le(p1.g_norm, 1e-12);
+  lv_diag_free(d);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 /* ========================================================== refusals */
 
 START_TEST(test_refusals) {
@@ -643,6 +722,7 @@ static Suite *mbs_suite(void) {
   tcase_add_loop_test(tc, test_slider_crank_directors_runs, 0, 3);
   tcase_add_test(tc, test_slider_crank_directors_vs_lie_group);
   tcase_add_test(tc, test_scheme_formulation_match);
+  tcase_add_test(tc, test_chain_sparse);
   suite_add_tcase(s, tc);
   return s;
 }
