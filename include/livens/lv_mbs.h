@@ -27,6 +27,9 @@
  *    (either may be the ground, not both, a != b).  Joints that lock a
  *    relative rotation (prismatic, fixed) hold the relative orientation of
  *    the initial state given to lv_mbs_add_body.
+ *  - A planar body (all mass in a plane normal to a body axis c: J_c =
+ *    J_a + J_b, E_cc = 0) keeps only d_a, d_b in directors (R^9 per body),
+ *    d_c = d_a x d_b; see doc/mbs.md.
  *  - Every call returns 0 or a status (LV_EINPUT, LV_EUNKNOWN, LV_ENOMEM);
  *    lv_mbs_error gives one sentence naming the element and the reason.
  */
@@ -134,13 +137,14 @@ int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3],
  *  description.  Status: LV_EINPUT (no element), LV_ENOMEM. */
 int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out);
 
-/** Numbers of a built model: formulation name (NULL if @p m was not built
- *  by lv_mbs_build) ... */
+/** Formulation name ("directors", "r3so3") of a model built by
+ *  lv_mbs_build; NULL for any other model (or NULL). */
 const char *lv_mbs_model_formulation(const lv_model *m);
-/** ... and the centre of mass @p x and rotation @p R (row-major; identity
- *  for a particle; either may be NULL) of element @p id at configuration
- *  @p q, whatever the formulation.  Status: LV_EINPUT (not an mbs model,
- *  id out of range). */
+/** Centre of mass @p x and rotation @p R (row-major; identity for a
+ *  particle and the ground; either may be NULL) of element @p id of a
+ *  model built by lv_mbs_build, at configuration @p q, whatever the
+ *  formulation.  Status: LV_EINPUT (not an mbs model, NULL q, id out of
+ *  range). */
 int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
                       double x[3], double R[9]);
 
