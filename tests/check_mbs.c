@@ -97,6 +97,8 @@ START_TEST(test_derivatives_every_joint) {
   double Xg[3] = {0.7, 0.2, -0.1}, Ag[3] = {0.0, 0.6, 0.8}, g[3] = {0.3, -0.1, -9.81}, ax[3] = {0.2, 0.1, 1.0};
   ck_assert_msg(add_joint(s, kind, b1, Xa, Aa, b2, Xb, Ab) == 0, "%s", lv_mbs_error(s));
   ck_assert_msg(add_joint(s, kind, b2, Xa, Aa, LV_MBS_GROUND, Xg, Ag) == 0, "%s", lv_mbs_error(s));
+  ck_assert_int_eq(lv_mbs_add_spring(s, b1, Xb, b2, Xa, 50.0, 0.7), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, b2, Xb, LV_MBS_GROUND, Xg, 20.0, 0.0), 0);
   ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
   ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, ax, Xg), 0);
   ck_assert_int_eq(lv_mbs_add_translation_symmetry(s, ax), 0);
@@ -112,8 +114,8 @@ START_TEST(test_derivatives_every_joint) {
     lv_check_result res;
     int rc = lv_model_check_derivatives(m, q, v, 1e-6, NULL, &res);
     ck_assert_msg(rc == 0 && res.failed == 0,
-                  "%s joint, %s: G %.2e, H %.2e, Z %.2e, df/dv %.2e (rc %d)", jname[kind], form, res.err_G,
-                  res.err_hessian, res.err_curvature, res.err_df_dv, rc);
+                  "%s joint, %s: dV %.2e, d2V %.2e, G %.2e, H %.2e, Z %.2e, df/dv %.2e (rc %d)", jname[kind], form,
+                  res.err_dV, res.err_d2V, res.err_G, res.err_hessian, res.err_curvature, res.err_df_dv, rc);
     ck_assert_int_ge(res.checked, 5); /* dV, d2V, G, H, Z at least */
     ck_assert(res.err_G >= 0 && res.err_hessian >= 0 && res.err_curvature >= 0);
   }
@@ -134,6 +136,7 @@ START_TEST(test_derivatives_particles) {
   ck_assert_int_eq(lv_mbs_add_spherical(s, b, Xa, p, O3), 0);
   ck_assert_int_eq(lv_mbs_add_distance(s, p, O3, r, O3, 1.0), 0);
   ck_assert_int_eq(lv_mbs_add_distance(s, r, O3, LV_MBS_GROUND, p1, 2.0), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, r, O3, b, Xa, 30.0, 0.4), 0);
   double g[3] = {0, 0, -9.81};
   ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
   lv_model *m;
@@ -256,6 +259,22 @@ static int watch_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
   for (int k = 0; k < 2; k++) w->maxJ[k] = fmax(w->maxJ[k], fabs(pt.momentum[k] - w->J0[k]) / fabs(w->J0[k]));
   w->maxg = fmax(w->maxg, pt.g_norm);
   w->maxgv = fmax(w->maxgv, pt.gv_norm);
+  return 0;
+}
+
+/* watch_out for a model with one momentum map */
+static int watch_out1(const lv_integrator *it, lv_output_event ev, void *ctx) {
+  watch *w = ctx;
+  if (ev == LV_OUTPUT_FINAL) return 0;
+  lv_diag_point pt;
+  ck_assert_int_eq(lv_diag_eval(w->d, lv_integrator_state(it), &pt), 0);
+  if (ev == LV_OUTPUT_INIT) {
+    w->E0 = pt.energy;
+    w->J0[0] = pt.momentum[0];
+  }
+  w->maxE = fmax(w->maxE, fabs(pt.energy - w->E0) / fabs(w->E0));
+  w->maxJ[0] = fmax(w->maxJ[0], fabs(pt.momentum[0] - w->J0[0]) / fabs(w->J0[0]));
+  w->maxg = fmax(w->maxg, pt.g_norm);
   return 0;
 }
 
@@ -654,6 +673,56 @@ START_TEST(test_chain_sparse) {
 }
 END_TEST
 
+/* ============================================================ springs */
+
+/* A body hanging from the ground by a spherical joint, a particle on
+ * springs to the body and to a ground point on the vertical through the
+ * pivot, gravity: the layer hands EM the invariants |r|^2 and g . x, so
+ * EM's discrete gradient is the invariant one; energy and the vertical
+ * angular momentum to 1e-12 relative over 2000 steps. */
+START_TEST(test_springs_em) {
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
+  double J[9] = {0.2, 0.01, 0, 0.01, 0.25, 0.02, 0, 0.02, 0.1}, x0[3] = {0, 0, -0.5}, w[3] = {0.5, 0, 2.0}, v0[3];
+  v0[0] = w[1] * x0[2] - w[2] * x0[1], v0[1] = w[2] * x0[0] - w[0] * x0[2], v0[2] = w[0] * x0[1] - w[1] * x0[0];
+  double tip[3] = {0, 0, 0.5}, px[3] = {0.8, 0, -1.2}, pv[3] = {0, 0.7, 0}, Xs[3] = {0.3, 0, -0.4};
+  double anchor[3] = {0, 0, -2}, g[3] = {0, 0, -9.81}, e3[3] = {0, 0, 1};
+  int b, p;
+  ck_assert_int_eq(lv_mbs_add_body(s, 2.0, J, NULL, x0, NULL, v0, w, LV_MBS_SPACE_FRAME, &b), 0);
+  ck_assert_int_eq(lv_mbs_add_particle(s, 0.5, px, pv, &p), 0);
+  ck_assert_int_eq(lv_mbs_add_spherical(s, b, tip, LV_MBS_GROUND, O3), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, p, O3, b, Xs, 40.0, 0.5), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, p, O3, LV_MBS_GROUND, anchor, 10.0, 0.2), 0);
+  ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
+  ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, e3, O3), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_mbs_build(s, "springs", &m), 0);
+  lv_mbs_free(s);
+  lv_dgrad *dg;
+  ck_assert_int_eq(lv_dgrad_new(&dg, m), 0);
+  ck_assert_int_eq(lv_dgrad_potential_kind(dg), LV_DGRAD_INVARIANT);
+  ck_assert_int_eq(lv_dgrad_constraints_quadratic(dg), 1);
+  lv_dgrad_free(dg);
+  watch w2;
+  memset(&w2, 0, sizeof w2);
+  w2.T = 4.0;
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "em", 2e-3), 0);
+  ck_assert_int_eq(lv_diag_new(&w2.d, m, 1), 0);
+  lv_integrator_set_output(it, watch_out1, &w2);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, w2.T), 0);
+  lv_diag_free(w2.d);
+  lv_integrator_free(it);
+  fprintf(stderr, "springs + pendulum body, directors EM, 2000 steps h=2e-3: max |dE|/E %.3e, |dJ_vert|/J %.3e, |g| %.3e\n",
+          w2.maxE, w2.maxJ[0], w2.maxg);
+  ck_assert_msg(w2.maxE <= 1e-12, "energy %.3e", w2.maxE);
+  ck_assert_msg(w2.maxJ[0] <= 1e-12, "vertical momentum %.3e", w2.maxJ[0]);
+  ck_assert_msg(w2.maxg <= 1e-12, "constraints %.3e", w2.maxg);
+  lv_model_free(m);
+}
+END_TEST
+
 /* ========================================================== refusals */
 
 START_TEST(test_refusals) {
@@ -684,6 +753,9 @@ START_TEST(test_refusals) {
   ck_assert_int_eq(lv_mbs_add_revolute(s, b, x, x, LV_MBS_GROUND, x, e1), LV_EINPUT);
   ck_assert_int_eq(lv_mbs_add_distance(s, b, x, p, x, 0.0), LV_EINPUT);
   ck_assert_int_eq(lv_mbs_add_body_symmetry(s, p, e1, x), LV_EINPUT);
+  ck_assert_int_eq(lv_mbs_add_spring(s, b, x, p, x, -1.0, 0.5), LV_EINPUT);
+  ck_assert_ptr_nonnull(strstr(lv_mbs_error(s), "spring 0"));
+  ck_assert_int_eq(lv_mbs_add_spring(s, p, X, b, x, 1.0, 0.5), LV_EINPUT);
   lv_mbs_free(s);
 }
 END_TEST
@@ -723,6 +795,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_slider_crank_directors_vs_lie_group);
   tcase_add_test(tc, test_scheme_formulation_match);
   tcase_add_test(tc, test_chain_sparse);
+  tcase_add_test(tc, test_springs_em);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -85,6 +85,17 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9],
  *  every particle and body: V = -sum m g . x_cm. */
 int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
 
+/** Linear spring of stiffness @p k >= 0 and rest length @p L0 >= 0
+ *  between point @p Xa of @p a and point @p Xb of @p b:
+ *  V = 1/2 k (|x_a - x_b| - L0)^2, a conservative potential.  In directors
+ *  (points on a body's plane for a planar body) the layer also hands EM the
+ *  quadratic invariant |x_a - x_b|^2 (and g . x_cm for gravity), so EM's
+ *  discrete gradient conserves energy and momentum maps exactly.  Its
+ *  gradient is undefined where the points meet with L0 > 0 (the evaluation
+ *  then fails as non-finite). */
+int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b,
+                      const double Xb[3], double k, double L0);
+
 /** Spherical joint: point @p Xa of @p a coincides with point @p Xb of
  *  @p b (3 constraints, linear in directors). */
 int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b,

@@ -18,7 +18,7 @@
 
 struct lv_mbs {
   mbs_sys sys;
-  int cap_el, cap_j, cap_sym;
+  int cap_el, cap_j, cap_sym, cap_sp;
   char err[256];
 };
 
@@ -105,6 +105,7 @@ static void sys_clear(mbs_sys *S) {
   free(S->j);
   free(S->el);
   free(S->sym);
+  free(S->sp);
   memset(S, 0, sizeof *S);
 }
 
@@ -508,6 +509,34 @@ int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b, const double X
   return 0;
 }
 
+/* --------------------------------------------------------------- springs */
+
+int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k, double L0) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  int el[2] = {a, b};
+  const double *X[2] = {Xa, Xb};
+  if (a < 0 || a >= S->nel || b < 0 || b >= S->nel)
+    return fail(s, LV_EINPUT, "spring %d: element id %d is not a particle, body or the ground", S->nsp,
+                (a < 0 || a >= S->nel) ? a : b);
+  if (a == b) return fail(s, LV_EINPUT, "spring %d: joins element %d to itself", S->nsp, a);
+  for (int i = 0; i < 2; i++) {
+    if (!finite3(X[i])) return fail(s, LV_EINPUT, "spring %d: attachment point missing or not finite", S->nsp);
+    if (S->el[el[i]].kind == MBS_PARTICLE && (X[i][0] != 0.0 || X[i][1] != 0.0 || X[i][2] != 0.0))
+      return fail(s, LV_EINPUT, "spring %d: particle %d has no extent: attach it at X = (0, 0, 0)", S->nsp, el[i]);
+  }
+  if (!(k >= 0) || !isfinite(k) || !(L0 >= 0) || !isfinite(L0))
+    return fail(s, LV_EINPUT, "spring %d: stiffness %g and rest length %g must be finite and not negative", S->nsp,
+                k, L0);
+  if (grow((void **)&S->sp, &s->cap_sp, S->nsp, sizeof(mbs_spring))) return fail(s, LV_ENOMEM, "out of memory");
+  mbs_spring *p = &S->sp[S->nsp++];
+  p->el[0] = a, p->el[1] = b;
+  memcpy(p->X[0], Xa, 3 * sizeof(double));
+  memcpy(p->X[1], Xb, 3 * sizeof(double));
+  p->k = k, p->L0 = L0;
+  return 0;
+}
+
 /* ------------------------------------------------------------ symmetries */
 
 static int add_sym(lv_mbs *s, mbs_symkind kind, int body, const double *axis, const double *point) {
@@ -812,6 +841,133 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
   return 0;
 }
 
+/* r = x_a(Xa) - x_b(Xb) of spring p and Dr = [D_a, -D_b] (3 x L->n,
+ * row-major); pi = |r|^2. */
+static double spring_eval(const mbs_sys *S, const mbs_spring *p, const double *q, jloc *L, double r[3], double *Dr) {
+  L->e[0] = &S->el[p->el[0]];
+  L->e[1] = &S->el[p->el[1]];
+  L->off[0] = 0;
+  L->off[1] = L->e[0]->nv;
+  L->n = L->e[0]->nv + L->e[1]->nv;
+  double y[2][3], D[3 * MBS_NV_MAX];
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = L->e[k];
+    mbs_term t;
+    t.slot = k, t.axis = 0;
+    memcpy(t.X, p->X[k], sizeof t.X);
+    mbs_map(S->form, e, q + e->qoff, &t, y[k], D);
+    if (Dr)
+      for (int i = 0; i < 3; i++)
+        for (int c = 0; c < e->nv; c++) Dr[i * L->n + L->off[k] + c] = (k ? -1.0 : 1.0) * D[i * e->nv + c];
+  }
+  for (int i = 0; i < 3; i++) r[i] = y[0][i] - y[1][i];
+  return dot3(r, r);
+}
+
+/* Vt(pi) = 1/2 k (sqrt(pi) - L0)^2 and its first two derivatives */
+static double spring_vt(const mbs_spring *p, double pi, double *d1, double *d2) {
+  double l = sqrt(pi);
+  if (d1) *d1 = p->L0 == 0.0 ? 0.5 * p->k : 0.5 * p->k * (1.0 - p->L0 / l);
+  if (d2) *d2 = p->L0 == 0.0 ? 0.0 : 0.25 * p->k * p->L0 / (pi * l);
+  return 0.5 * p->k * (l - p->L0) * (l - p->L0);
+}
+
+static int cb_V_springs(const double *q, double *V, void *u) {
+  const mbs_sys *S = u;
+  LV_CHECK(cb_V(q, V, u));
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3];
+    *V += spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, NULL), NULL, NULL);
+  }
+  return 0;
+}
+
+static int cb_dV_springs(const double *q, double *dV, void *u) {
+  const mbs_sys *S = u;
+  LV_CHECK(cb_dV(q, dV, u));
+  double Dr[3 * 2 * MBS_NV_MAX];
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3], d1;
+    spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, Dr), &d1, NULL);
+    for (int c = 0; c < L.n; c++)
+      dV[jloc_global(&L, c)] += 2.0 * d1 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c]);
+  }
+  return 0;
+}
+
+/* D_q dV: Dr^T (2 Vt' I + 4 Vt'' r r^T) Dr + D_q(D_a^T f) - D_q(D_b^T f), f = 2 Vt' r */
+static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
+  const mbs_sys *S = u;
+  LV_CHECK(cb_d2V(q, H, u));
+  double Dr[3 * 2 * MBS_NV_MAX], Hl[4 * MBS_NV_MAX * MBS_NV_MAX];
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3], d1, d2;
+    const mbs_spring *p = &S->sp[k];
+    spring_vt(p, spring_eval(S, p, q, &L, r, Dr), &d1, &d2);
+    int n = L.n;
+    double f[3] = {2.0 * d1 * r[0], 2.0 * d1 * r[1], 2.0 * d1 * r[2]}, rD[2 * MBS_NV_MAX];
+    for (int c = 0; c < n; c++) rD[c] = r[0] * Dr[c] + r[1] * Dr[n + c] + r[2] * Dr[2 * n + c];
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        Hl[a * n + b] = 2.0 * d1 * (Dr[a] * Dr[b] + Dr[n + a] * Dr[n + b] + Dr[2 * n + a] * Dr[2 * n + b]) +
+                        4.0 * d2 * rD[a] * rD[b];
+    for (int sl = 0; sl < 2; sl++) {
+      const mbs_elem *e = L.e[sl];
+      if (!e->nv) continue;
+      mbs_term t;
+      t.slot = sl, t.axis = 0;
+      memcpy(t.X, p->X[sl], sizeof t.X);
+      mbs_map_hess(S->form, e, q + e->qoff, &t, f, sl ? -1.0 : 1.0, Hl + L.off[sl] * n + L.off[sl], n);
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(H, jloc_global(&L, a), jloc_global(&L, b), Hl[a * n + b]));
+  }
+  return 0;
+}
+
+/* Invariants for EM (directors, linear spring maps): pi = |r|^2 per spring,
+ * then g . x_cm per element when there is gravity. */
+static int cb_pi(const double *q, double *pi, void *u) {
+  const mbs_sys *S = u;
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3];
+    pi[k] = spring_eval(S, &S->sp[k], q, &L, r, NULL);
+  }
+  for (int k = S->nsp; k < S->ninv; k++) pi[k] = dot3(S->grav, q + S->el[1 + k - S->nsp].qoff);
+  return 0;
+}
+
+static int cb_dpi(const double *q, lv_sink *D, void *u) {
+  const mbs_sys *S = u;
+  double Dr[3 * 2 * MBS_NV_MAX];
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3];
+    spring_eval(S, &S->sp[k], q, &L, r, Dr);
+    for (int c = 0; c < L.n; c++)
+      LV_CHECK(lv_sink_add(D, k, jloc_global(&L, c),
+                           2.0 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c])));
+  }
+  for (int k = S->nsp; k < S->ninv; k++)
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(D, k, S->el[1 + k - S->nsp].voff + i, S->grav[i]));
+  return 0;
+}
+
+static int cb_vt(const double *pi, double *vt, double *dvt, void *u) {
+  const mbs_sys *S = u;
+  for (int k = 0; k < S->nsp; k++) vt[k] = spring_vt(&S->sp[k], pi[k], &dvt[k], NULL);
+  for (int k = S->nsp; k < S->ninv; k++) {
+    double m = S->el[1 + k - S->nsp].m;
+    vt[k] = -m * pi[k];
+    dvt[k] = -m;
+  }
+  return 0;
+}
+
 static int cb_g(const double *q, double *g, void *u) {
   const mbs_sys *S = u;
   for (int k = 0; k < S->nj; k++) {
@@ -928,12 +1084,14 @@ static void model_data_free(void *p) {
 static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   memset(T, 0, sizeof *T);
   *T = *S;
-  T->el = NULL, T->j = NULL, T->sym = NULL;
+  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL;
   T->nj = 0;
   T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
   T->sym = lv_calloc((size_t)(S->nsym > 0 ? S->nsym : 1), sizeof(mbs_sym));
   T->j = lv_calloc((size_t)(S->nj > 0 ? S->nj : 1), sizeof(mbs_joint));
-  if (!T->el || !T->sym || !T->j) return LV_ENOMEM;
+  T->sp = lv_calloc((size_t)(S->nsp > 0 ? S->nsp : 1), sizeof(mbs_spring));
+  if (!T->el || !T->sym || !T->j || !T->sp) return LV_ENOMEM;
+  if (S->nsp) memcpy(T->sp, S->sp, (size_t)S->nsp * sizeof(mbs_spring));
   memcpy(T->el, S->el, (size_t)S->nel * sizeof(mbs_elem));
   if (S->nsym) memcpy(T->sym, S->sym, (size_t)S->nsym * sizeof(mbs_sym));
   for (int k = 0; k < S->nj; k++) {
@@ -1029,6 +1187,16 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     nc += S->j[k].nrows;
   }
   S->nq = nq, S->nv = nv, S->nc = nc;
+  /* invariants for EM when every spring is quadratic in q (directors, no
+   * point off a planar body's plane) */
+  int quad = S->form == MBS_DIRECTORS && S->nsp > 0;
+  for (int k = 0; k < S->nsp && quad; k++)
+    for (int i = 0; i < 2; i++) {
+      const mbs_elem *e = &S->el[S->sp[k].el[i]];
+      if (e->kind == MBS_BODY && e->planar && S->sp[k].X[i][e->ax[2]] != 0.0) quad = 0;
+    }
+  int hasg = S->grav[0] != 0.0 || S->grav[1] != 0.0 || S->grav[2] != 0.0;
+  S->ninv = quad ? S->nsp + (hasg ? S->nel - 1 : 0) : 0;
   mbs_model_data *d = lv_calloc(1, sizeof *d);
   if (!d) return fail(s, LV_ENOMEM, "out of memory");
   int rc = sys_clone(S, &d->sys);
@@ -1056,7 +1224,9 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!q0 || !v0) rc = LV_ENOMEM;
   for (int k = 1; k < S->nel && !rc; k++) mbs_elem_initial(S->form, &S->el[k], q0 + S->el[k].qoff, v0 + S->el[k].voff);
   if (!rc) rc = lv_model_set_mass(m, cb_mass, 1);
-  if (!rc) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
+  if (!rc && S->nsp == 0) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
+  if (!rc && S->nsp > 0) rc = lv_model_set_potential(m, cb_V_springs, cb_dV_springs, cb_d2V_springs);
+  if (!rc && d->sys.ninv > 0) rc = lv_model_set_invariants(m, d->sys.ninv, cb_pi, cb_dpi, cb_vt);
   if (!rc && S->form == MBS_R3SO3) rc = lv_model_set_force(m, cb_force, cb_force_dq, cb_force_dv);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);

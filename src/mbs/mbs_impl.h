@@ -74,12 +74,21 @@ typedef struct {
   double axis[3], point[3];
 } mbs_sym;
 
+/* Linear spring between body points: V = 1/2 k (|x_a(Xa) - x_b(Xb)| - L0)^2. */
+typedef struct {
+  int el[2];
+  double X[2][3];
+  double k, L0;
+} mbs_spring;
+
 typedef struct {
   mbs_formulation form;
-  int nel, nj, nsym;
+  int nel, nj, nsym, nsp;
   mbs_elem *el;
   mbs_joint *j;
   mbs_sym *sym;
+  mbs_spring *sp;
+  int ninv; /* invariants handed to EM (0: none): springs, then gravity per element */
   double grav[3];
   int nq, nv, nc;
 } mbs_sys;
