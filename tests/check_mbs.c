@@ -99,6 +99,8 @@ START_TEST(test_derivatives_every_joint) {
   ck_assert_msg(add_joint(s, kind, b2, Xa, Aa, LV_MBS_GROUND, Xg, Ag) == 0, "%s", lv_mbs_error(s));
   ck_assert_int_eq(lv_mbs_add_spring(s, b1, Xb, b2, Xa, 50.0, 0.7), 0);
   ck_assert_int_eq(lv_mbs_add_spring(s, b2, Xb, LV_MBS_GROUND, Xg, 20.0, 0.0), 0);
+  ck_assert_int_eq(lv_mbs_add_damper(s, b1, Xa, b2, Xb, 3.0), 0);
+  ck_assert_int_eq(lv_mbs_add_damper(s, LV_MBS_GROUND, Xg, b1, Xb, 1.5), 0);
   ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
   ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, ax, Xg), 0);
   ck_assert_int_eq(lv_mbs_add_translation_symmetry(s, ax), 0);
@@ -114,10 +116,12 @@ START_TEST(test_derivatives_every_joint) {
     lv_check_result res;
     int rc = lv_model_check_derivatives(m, q, v, 1e-6, NULL, &res);
     ck_assert_msg(rc == 0 && res.failed == 0,
-                  "%s joint, %s: dV %.2e, d2V %.2e, G %.2e, H %.2e, Z %.2e, df/dv %.2e (rc %d)", jname[kind], form,
-                  res.err_dV, res.err_d2V, res.err_G, res.err_hessian, res.err_curvature, res.err_df_dv, rc);
+                  "%s joint, %s: dV %.2e, d2V %.2e, G %.2e, H %.2e, Z %.2e, df/dq %.2e, df/dv %.2e (rc %d)", jname[kind],
+                  form, res.err_dV, res.err_d2V, res.err_G, res.err_hessian, res.err_curvature, res.err_df_dq,
+                  res.err_df_dv, rc);
     ck_assert_int_ge(res.checked, 5); /* dV, d2V, G, H, Z at least */
     ck_assert(res.err_G >= 0 && res.err_hessian >= 0 && res.err_curvature >= 0);
+    ck_assert(res.err_df_dq >= 0 && res.err_df_dv >= 0); /* dampers (and r3so3's gyroscopic force) */
   }
   lv_model_free(m);
 }
@@ -723,6 +727,38 @@ START_TEST(test_springs_em) {
 }
 END_TEST
 
+/* A particle on a spring (L0 = 0) and a damper to the ground, moving along
+ * a line through the anchor: the damped oscillator x'' = -(k x + c x')/m.
+ * Genalpha against the closed-form solution at t = 2 (h = 1e-3); EM
+ * refuses the model (a damper is not conservative). */
+START_TEST(test_damper_oscillator) {
+  const double k = 4.0, c = 0.4, mass = 1.0;
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
+  double x0[3] = {1, 0, 0};
+  int p;
+  ck_assert_int_eq(lv_mbs_add_particle(s, mass, x0, NULL, &p), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, p, O3, LV_MBS_GROUND, O3, k, 0.0), 0);
+  ck_assert_int_eq(lv_mbs_add_damper(s, p, O3, LV_MBS_GROUND, O3, c), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_mbs_build(s, "oscillator", &m), 0);
+  lv_mbs_free(s);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "em", 1e-3), LV_ENOTIMPL);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 2.0), 0);
+  double w0 = sqrt(k / mass), z = c / (2.0 * sqrt(k * mass)), wd = w0 * sqrt(1.0 - z * z), t = 2.0;
+  double xa = exp(-z * w0 * t) * (cos(wd * t) + z * w0 / wd * sin(wd * t));
+  const double *q = lv_integrator_state(it)->q;
+  fprintf(stderr, "damped oscillator, genalpha h=1e-3, t=2: x %.10f, exact %.10f\n", q[0], xa);
+  ck_assert_double_le(fabs(q[0] - xa), 1e-5);
+  ck_assert_double_le(fabs(q[1]) + fabs(q[2]), 1e-14);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 /* ========================================================== refusals */
 
 START_TEST(test_refusals) {
@@ -796,6 +832,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_scheme_formulation_match);
   tcase_add_test(tc, test_chain_sparse);
   tcase_add_test(tc, test_springs_em);
+  tcase_add_test(tc, test_damper_oscillator);
   suite_add_tcase(s, tc);
   return s;
 }

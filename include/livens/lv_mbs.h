@@ -96,6 +96,13 @@ int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
 int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b,
                       const double Xb[3], double k, double L0);
 
+/** Linear damper of coefficient @p c >= 0 between point @p Xa of @p a and
+ *  point @p Xb of @p b: the force -c (e . r') e along e = r / |r|,
+ *  r = x_a - x_b (non-conservative, with exact Jacobians; the conserving
+ *  schemes RATTLE, VI and EM refuse a model that has one). */
+int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b,
+                      const double Xb[3], double c);
+
 /** Spherical joint: point @p Xa of @p a coincides with point @p Xb of
  *  @p b (3 constraints, linear in directors). */
 int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b,

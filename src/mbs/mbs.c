@@ -18,7 +18,7 @@
 
 struct lv_mbs {
   mbs_sys sys;
-  int cap_el, cap_j, cap_sym, cap_sp;
+  int cap_el, cap_j, cap_sym, cap_sp, cap_dp;
   char err[256];
 };
 
@@ -106,6 +106,7 @@ static void sys_clear(mbs_sys *S) {
   free(S->el);
   free(S->sym);
   free(S->sp);
+  free(S->dp);
   memset(S, 0, sizeof *S);
 }
 
@@ -511,30 +512,48 @@ int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b, const double X
 
 /* --------------------------------------------------------------- springs */
 
-int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k, double L0) {
+/* springs and dampers: the same two attachment points */
+static int add_pair(lv_mbs *s, int damper, int a, const double Xa[3], int b, const double Xb[3], double k, double L0) {
   if (!s) return LV_EINPUT;
   mbs_sys *S = &s->sys;
-  int el[2] = {a, b};
+  const char *what = damper ? "damper" : "spring";
+  int n = damper ? S->ndp : S->nsp, el[2] = {a, b};
   const double *X[2] = {Xa, Xb};
   if (a < 0 || a >= S->nel || b < 0 || b >= S->nel)
-    return fail(s, LV_EINPUT, "spring %d: element id %d is not a particle, body or the ground", S->nsp,
+    return fail(s, LV_EINPUT, "%s %d: element id %d is not a particle, body or the ground", what, n,
                 (a < 0 || a >= S->nel) ? a : b);
-  if (a == b) return fail(s, LV_EINPUT, "spring %d: joins element %d to itself", S->nsp, a);
+  if (a == b) return fail(s, LV_EINPUT, "%s %d: joins element %d to itself", what, n, a);
   for (int i = 0; i < 2; i++) {
-    if (!finite3(X[i])) return fail(s, LV_EINPUT, "spring %d: attachment point missing or not finite", S->nsp);
+    if (!finite3(X[i])) return fail(s, LV_EINPUT, "%s %d: attachment point missing or not finite", what, n);
     if (S->el[el[i]].kind == MBS_PARTICLE && (X[i][0] != 0.0 || X[i][1] != 0.0 || X[i][2] != 0.0))
-      return fail(s, LV_EINPUT, "spring %d: particle %d has no extent: attach it at X = (0, 0, 0)", S->nsp, el[i]);
+      return fail(s, LV_EINPUT, "%s %d: particle %d has no extent: attach it at X = (0, 0, 0)", what, n, el[i]);
   }
   if (!(k >= 0) || !isfinite(k) || !(L0 >= 0) || !isfinite(L0))
-    return fail(s, LV_EINPUT, "spring %d: stiffness %g and rest length %g must be finite and not negative", S->nsp,
-                k, L0);
-  if (grow((void **)&S->sp, &s->cap_sp, S->nsp, sizeof(mbs_spring))) return fail(s, LV_ENOMEM, "out of memory");
-  mbs_spring *p = &S->sp[S->nsp++];
+    return fail(s, LV_EINPUT,
+                damper ? "%s %d: coefficient %g must be finite and not negative"
+                       : "%s %d: stiffness %g and rest length %g must be finite and not negative",
+                what, n, k, L0);
+  mbs_spring **arr = damper ? &S->dp : &S->sp;
+  if (grow((void **)arr, damper ? &s->cap_dp : &s->cap_sp, n, sizeof(mbs_spring)))
+    return fail(s, LV_ENOMEM, "out of memory");
+  mbs_spring *p = &(*arr)[n];
+  if (damper)
+    S->ndp++;
+  else
+    S->nsp++;
   p->el[0] = a, p->el[1] = b;
   memcpy(p->X[0], Xa, 3 * sizeof(double));
   memcpy(p->X[1], Xb, 3 * sizeof(double));
   p->k = k, p->L0 = L0;
   return 0;
+}
+
+int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k, double L0) {
+  return add_pair(s, 0, a, Xa, b, Xb, k, L0);
+}
+
+int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double c) {
+  return add_pair(s, 1, a, Xa, b, Xb, c, 0.0);
 }
 
 /* ------------------------------------------------------------ symmetries */
@@ -968,6 +987,108 @@ static int cb_vt(const double *pi, double *vt, double *dvt, void *u) {
   return 0;
 }
 
+/* Damper p at (q, v): r, Dr (3 x n), Cr = D_q(Dr v) (3 x n), r' = Dr v and
+ * mu = (r . r') / (r . r); the force is f = -c mu Dr^T r. */
+static double damper_eval(const mbs_sys *S, const mbs_spring *p, const double *q, const double *v, jloc *L,
+                          double r[3], double *Dr, double *Cr, double rd[3]) {
+  double rr = spring_eval(S, p, q, L, r, Dr);
+  int n = L->n;
+  double vl[2 * MBS_NV_MAX];
+  for (int c = 0; c < n; c++) vl[c] = v[jloc_global(L, c)];
+  for (int i = 0; i < 3; i++) {
+    rd[i] = 0.0;
+    for (int c = 0; c < n; c++) rd[i] += Dr[i * n + c] * vl[c];
+  }
+  if (Cr) {
+    memset(Cr, 0, (size_t)(3 * n) * sizeof(double));
+    for (int sl = 0; sl < 2; sl++) {
+      const mbs_elem *e = L->e[sl];
+      if (!e->nv) continue;
+      double C[3 * MBS_NV_MAX];
+      memset(C, 0, sizeof C);
+      mbs_term t;
+      t.slot = sl, t.axis = 0;
+      memcpy(t.X, p->X[sl], sizeof t.X);
+      mbs_map_curv(S->form, e, q + e->qoff, &t, v + e->voff, C, e->nv);
+      for (int i = 0; i < 3; i++)
+        for (int c = 0; c < e->nv; c++) Cr[i * n + L->off[sl] + c] = (sl ? -1.0 : 1.0) * C[i * e->nv + c];
+    }
+  }
+  return dot3(r, rd) / rr;
+}
+
+static int cb_force_all(double t, const double *q, const double *v, double *f, void *u) {
+  const mbs_sys *S = u;
+  if (S->form == MBS_R3SO3)
+    LV_CHECK(cb_force(t, q, v, f, u));
+  else
+    memset(f, 0, (size_t)S->nv * sizeof(double));
+  double Dr[3 * 2 * MBS_NV_MAX];
+  for (int k = 0; k < S->ndp; k++) {
+    jloc L;
+    double r[3], rd[3];
+    double mu = damper_eval(S, &S->dp[k], q, v, &L, r, Dr, NULL, rd), c = S->dp[k].k;
+    for (int a = 0; a < L.n; a++)
+      f[jloc_global(&L, a)] -= c * mu * (r[0] * Dr[a] + r[1] * Dr[L.n + a] + r[2] * Dr[2 * L.n + a]);
+  }
+  return 0;
+}
+
+/* df/dv = -c/(r . r) (Dr^T r)(Dr^T r)^T */
+static int cb_force_dv_all(double t, const double *q, const double *v, lv_sink *C, void *u) {
+  const mbs_sys *S = u;
+  if (S->form == MBS_R3SO3) LV_CHECK(cb_force_dv(t, q, v, C, u));
+  double Dr[3 * 2 * MBS_NV_MAX], Rt[2 * MBS_NV_MAX];
+  for (int k = 0; k < S->ndp; k++) {
+    jloc L;
+    double r[3], rd[3];
+    damper_eval(S, &S->dp[k], q, v, &L, r, Dr, NULL, rd);
+    double s = -S->dp[k].k / dot3(r, r);
+    int n = L.n;
+    for (int a = 0; a < n; a++) Rt[a] = r[0] * Dr[a] + r[1] * Dr[n + a] + r[2] * Dr[2 * n + a];
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(C, jloc_global(&L, a), jloc_global(&L, b), s * Rt[a] * Rt[b]));
+  }
+  return 0;
+}
+
+/* df/dq = -c [ (Dr^T r) dmu/dq + mu (Dr^T Dr + D_q(D_a^T r) - D_q(D_b^T r)) ],
+ * dmu/dq = (r'^T Dr + r^T Cr - 2 mu r^T Dr) / (r . r) */
+static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *K, void *u) {
+  const mbs_sys *S = u;
+  if (S->form == MBS_R3SO3) LV_CHECK(cb_force_dq(t, q, v, K, u));
+  double Dr[3 * 2 * MBS_NV_MAX], Cr[3 * 2 * MBS_NV_MAX], Rt[2 * MBS_NV_MAX], dmu[2 * MBS_NV_MAX];
+  double Hl[4 * MBS_NV_MAX * MBS_NV_MAX];
+  for (int k = 0; k < S->ndp; k++) {
+    jloc L;
+    double r[3], rd[3];
+    const mbs_spring *p = &S->dp[k];
+    double mu = damper_eval(S, p, q, v, &L, r, Dr, Cr, rd), rr = dot3(r, r), c = p->k;
+    int n = L.n;
+    for (int a = 0; a < n; a++) {
+      Rt[a] = r[0] * Dr[a] + r[1] * Dr[n + a] + r[2] * Dr[2 * n + a];
+      double rdD = rd[0] * Dr[a] + rd[1] * Dr[n + a] + rd[2] * Dr[2 * n + a];
+      double rC = r[0] * Cr[a] + r[1] * Cr[n + a] + r[2] * Cr[2 * n + a];
+      dmu[a] = (rdD + rC - 2.0 * mu * Rt[a]) / rr;
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        Hl[a * n + b] = mu * (Dr[a] * Dr[b] + Dr[n + a] * Dr[n + b] + Dr[2 * n + a] * Dr[2 * n + b]);
+    for (int sl = 0; sl < 2; sl++) {
+      const mbs_elem *e = L.e[sl];
+      if (!e->nv) continue;
+      mbs_term tt;
+      tt.slot = sl, tt.axis = 0;
+      memcpy(tt.X, p->X[sl], sizeof tt.X);
+      mbs_map_hess(S->form, e, q + e->qoff, &tt, r, sl ? -mu : mu, Hl + L.off[sl] * n + L.off[sl], n);
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        LV_CHECK(lv_sink_add(K, jloc_global(&L, a), jloc_global(&L, b), -c * (Rt[a] * dmu[b] + Hl[a * n + b])));
+  }
+  return 0;
+}
+
 static int cb_g(const double *q, double *g, void *u) {
   const mbs_sys *S = u;
   for (int k = 0; k < S->nj; k++) {
@@ -1084,14 +1205,16 @@ static void model_data_free(void *p) {
 static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   memset(T, 0, sizeof *T);
   *T = *S;
-  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL;
+  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL;
   T->nj = 0;
   T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
   T->sym = lv_calloc((size_t)(S->nsym > 0 ? S->nsym : 1), sizeof(mbs_sym));
   T->j = lv_calloc((size_t)(S->nj > 0 ? S->nj : 1), sizeof(mbs_joint));
   T->sp = lv_calloc((size_t)(S->nsp > 0 ? S->nsp : 1), sizeof(mbs_spring));
-  if (!T->el || !T->sym || !T->j || !T->sp) return LV_ENOMEM;
+  T->dp = lv_calloc((size_t)(S->ndp > 0 ? S->ndp : 1), sizeof(mbs_spring));
+  if (!T->el || !T->sym || !T->j || !T->sp || !T->dp) return LV_ENOMEM;
   if (S->nsp) memcpy(T->sp, S->sp, (size_t)S->nsp * sizeof(mbs_spring));
+  if (S->ndp) memcpy(T->dp, S->dp, (size_t)S->ndp * sizeof(mbs_spring));
   memcpy(T->el, S->el, (size_t)S->nel * sizeof(mbs_elem));
   if (S->nsym) memcpy(T->sym, S->sym, (size_t)S->nsym * sizeof(mbs_sym));
   for (int k = 0; k < S->nj; k++) {
@@ -1227,7 +1350,8 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!rc && S->nsp == 0) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
   if (!rc && S->nsp > 0) rc = lv_model_set_potential(m, cb_V_springs, cb_dV_springs, cb_d2V_springs);
   if (!rc && d->sys.ninv > 0) rc = lv_model_set_invariants(m, d->sys.ninv, cb_pi, cb_dpi, cb_vt);
-  if (!rc && S->form == MBS_R3SO3) rc = lv_model_set_force(m, cb_force, cb_force_dq, cb_force_dv);
+  if (!rc && (S->form == MBS_R3SO3 || S->ndp > 0))
+    rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
   if (!rc) rc = lv_model_set_initial(m, q0, v0);

@@ -83,11 +83,12 @@ typedef struct {
 
 typedef struct {
   mbs_formulation form;
-  int nel, nj, nsym, nsp;
+  int nel, nj, nsym, nsp, ndp;
   mbs_elem *el;
   mbs_joint *j;
   mbs_sym *sym;
   mbs_spring *sp;
+  mbs_spring *dp; /* dampers: k is the coefficient c, L0 unused */
   int ninv; /* invariants handed to EM (0: none): springs, then gravity per element */
   double grav[3];
   int nq, nv, nc;
