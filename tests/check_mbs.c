@@ -759,6 +759,32 @@ START_TEST(test_damper_oscillator) {
 }
 END_TEST
 
+/* Orientation helpers against independent constructions: Rodrigues'
+ * formula, and tu_rot_seq (written independently for heavy-top-ctb). */
+START_TEST(test_rotation_helpers) {
+  double axis[3] = {1, -2, 0.5}, ang = 0.7, R[9], Q[9], n = sqrt(1 + 4 + 0.25), u[3] = {1 / n, -2 / n, 0.5 / n};
+  ck_assert_int_eq(lv_mbs_rotation_axis_angle(axis, ang, R), 0);
+  double c = cos(ang), s = sin(ang);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      double K = (i == j) ? 0.0 : ((j == (i + 1) % 3) ? -u[3 - i - j] : u[3 - i - j]);
+      Q[3 * i + j] = (i == j ? c : 0.0) + (1 - c) * u[i] * u[j] + s * K;
+    }
+  ck_assert_double_le(tu_max_abs_diff(9, R, Q), 1e-15);
+  const char *seqs[4] = {"xyz", "zxz", "zyx", "yzy"};
+  double a[3] = {0.3, -1.1, 2.4};
+  for (int k = 0; k < 4; k++) {
+    ck_assert_int_eq(lv_mbs_rotation_cardan(seqs[k], a, R), 0);
+    tu_rot_seq(seqs[k], a, Q);
+    ck_assert_double_le(tu_max_abs_diff(9, R, Q), 1e-15);
+  }
+  ck_assert_int_eq(lv_mbs_rotation_cardan("xxz", a, R), LV_EINPUT);
+  ck_assert_int_eq(lv_mbs_rotation_cardan("xy", a, R), LV_EINPUT);
+  ck_assert_int_eq(lv_mbs_rotation_cardan("xyw", a, R), LV_EINPUT);
+  ck_assert_int_eq(lv_mbs_rotation_axis_angle(O3, 1.0, R), LV_EINPUT);
+}
+END_TEST
+
 /* ========================================================== refusals */
 
 START_TEST(test_refusals) {
@@ -817,6 +843,7 @@ static Suite *mbs_suite(void) {
   tcase_add_loop_test(tc, test_derivatives_every_joint, 0, 2 * J_COUNT);
   tcase_add_loop_test(tc, test_derivatives_particles, 0, 2);
   tcase_add_test(tc, test_refusals);
+  tcase_add_test(tc, test_rotation_helpers);
   suite_add_tcase(s, tc);
   tc = tcase_create("dynamics");
   tcase_set_timeout(tc, 600);

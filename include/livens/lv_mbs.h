@@ -81,6 +81,19 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9],
                     const double R0[9], const double v0[3],
                     const double w0[3], lv_mbs_frame frame, int *id);
 
+/** Initial orientations the way engineers give them: the rotation by
+ *  @p angle about @p axis (any non-zero length) into @p R (row-major).
+ *  Status: LV_EINPUT (zero or non-finite axis or angle, NULL). */
+int lv_mbs_rotation_axis_angle(const double axis[3], double angle,
+                               double R[9]);
+/** ... and of Cardan / Tait-Bryan angles for the axis sequence @p seq
+ *  (three of 'x', 'y', 'z', consecutive ones distinct, e.g. "xyz" or the
+ *  proper Euler "zxz"): R = R_seq[0](a[0]) R_seq[1](a[1]) R_seq[2](a[2])
+ *  (the heavy-top-ctb convention).  Status: LV_EINPUT (bad sequence,
+ *  non-finite angles, NULL). */
+int lv_mbs_rotation_cardan(const char *seq, const double angles[3],
+                           double R[9]);
+
 /** Uniform gravitational acceleration @p g (e.g. {0, 0, -9.81}) acting on
  *  every particle and body: V = -sum m g . x_cm. */
 int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);

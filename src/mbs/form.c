@@ -218,3 +218,30 @@ void mbs_elem_pose(mbs_formulation f, const mbs_elem *e, const double *qb, doubl
   } else
     memcpy(R, qb + 3, 9 * sizeof(double));
 }
+
+/* ------------------------------------------- orientations for initial data */
+
+int lv_mbs_rotation_axis_angle(const double axis[3], double angle, double R[9]) {
+  if (!axis || !R || !isfinite(angle)) return LV_EINPUT;
+  double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+  if (!(n > 0) || !isfinite(n)) return LV_EINPUT;
+  double psi[3] = {angle * axis[0] / n, angle * axis[1] / n, angle * axis[2] / n};
+  lv_so3_exp(psi, R);
+  return 0;
+}
+
+int lv_mbs_rotation_cardan(const char *seq, const double angles[3], double R[9]) {
+  if (!seq || !angles || !R || strlen(seq) != 3) return LV_EINPUT;
+  double A[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  for (int k = 0; k < 3; k++) {
+    if (seq[k] < 'x' || seq[k] > 'z' || (k > 0 && seq[k] == seq[k - 1]) || !isfinite(angles[k])) return LV_EINPUT;
+    double psi[3] = {0, 0, 0}, E[9], P[9];
+    psi[seq[k] - 'x'] = angles[k];
+    lv_so3_exp(psi, E);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) P[3 * i + j] = A[3 * i] * E[j] + A[3 * i + 1] * E[3 + j] + A[3 * i + 2] * E[6 + j];
+    memcpy(A, P, sizeof A);
+  }
+  memcpy(R, A, sizeof A);
+  return 0;
+}
