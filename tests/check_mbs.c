@@ -785,6 +785,41 @@ START_TEST(test_rotation_helpers) {
 }
 END_TEST
 
+/* One description, two formulations: the registered double pendulum in
+ * directors under EM and in r3so3 under genalpha; both bars' centres of
+ * mass (lv_mbs_model_pose, whatever the formulation) at t = 1 differ by
+ * O(h^2) (fitted slope). */
+START_TEST(test_double_pendulum_formulations) {
+  lv_model *m[2];
+  const char *forms[2] = {"directors", "r3so3"}, *schemes[2] = {"em", "genalpha"}, *keys[1] = {"formulation"};
+  for (int f = 0; f < 2; f++) {
+    lv_kv kv = {1, keys, &forms[f]};
+    ck_assert_int_eq(lv_model_create("double-pendulum", &kv, &m[f]), 0);
+    ck_assert_str_eq(lv_mbs_model_formulation(m[f]), forms[f]);
+  }
+  double hs[3] = {4e-3, 2e-3, 1e-3}, err[3];
+  for (int k = 0; k < 3; k++) {
+    double x[2][6];
+    for (int f = 0; f < 2; f++) {
+      lv_integrator *it;
+      ck_assert_int_eq(lv_integrator_new(&it, m[f], schemes[f], hs[k]), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      ck_assert_int_eq(lv_integrator_run_until(it, 1.0), 0);
+      for (int b = 0; b < 2; b++)
+        ck_assert_int_eq(lv_mbs_model_pose(m[f], 1 + b, lv_integrator_state(it)->q, x[f] + 3 * b, NULL), 0);
+      lv_integrator_free(it);
+    }
+    err[k] = tu_max_abs_diff(6, x[0], x[1]);
+    fprintf(stderr, "double pendulum t=1, h=%g: |x_directors,EM - x_r3so3,genalpha| = %.3e\n", hs[k], err[k]);
+  }
+  double p = tu_fit_order(3, hs, err);
+  fprintf(stderr, "fitted slope %.3f\n", p);
+  ck_assert_msg(p > 1.8 && p < 2.3, "slope %.3f (errors %.3e %.3e %.3e)", p, err[0], err[1], err[2]);
+  lv_model_free(m[0]);
+  lv_model_free(m[1]);
+}
+END_TEST
+
 /* ========================================================== refusals */
 
 START_TEST(test_refusals) {
@@ -852,6 +887,7 @@ static Suite *mbs_suite(void) {
   tcase_add_loop_test(tc, test_heavy_top_directors_symplectic, 0, 2);
   tcase_add_test(tc, test_heavy_top_directors_vs_lie_group);
   tcase_add_test(tc, test_double_pendulum_em);
+  tcase_add_test(tc, test_double_pendulum_formulations);
   tcase_add_test(tc, test_heavy_top_r3so3_equals_hand_written);
   tcase_add_test(tc, test_slider_crank_r3so3_equals_hand_written);
   tcase_add_loop_test(tc, test_slider_crank_directors_runs, 0, 3);
