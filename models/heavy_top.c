@@ -272,6 +272,8 @@ static const lv_param_info params[] = {
 static int create(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
+  /* formulation=directors is described on the multibody layer (issue 15) */
+  if (strcmp(lv_kv_string(kv, "formulation", ""), "directors") == 0) return lv_models_heavy_top_mbs(kv, "directors", out);
   top P;
   memset(&P, 0, sizeof P);
   double W[3];
@@ -282,8 +284,6 @@ static int create(const lv_kv *kv, lv_model **out) {
     P.form = F_SE3;
   else if (strcmp(f, "so3") == 0)
     P.form = F_SO3;
-  else if (strcmp(f, "directors") == 0)
-    return lv_models_heavy_top_mbs(kv, f, out); /* multibody layer, issue 15 */
   else
     return LV_EINPUT;
   static const char *const jn[3] = {"J1", "J2", "J3"}, *const xn[3] = {"X1", "X2", "X3"},

@@ -77,6 +77,15 @@ else
   echo "skip plot tests: gnuplot is not installed"
 fi
 
+# --- multibody layer (issue 15): the directors heavy top runs under EM; a
+# scheme/formulation mismatch says why and the way out
+if "$L" run heavy-top --param formulation=directors --scheme em --step 0.001 --t-end 0.05 >out.txt 2>err.txt &&
+   grep -q '^em .* ok$' out.txt; then ok "heavy-top formulation=directors under em"
+else bad "heavy-top formulation=directors under em ($(cat out.txt err.txt))"; fi
+expect_usage "em on the Lie group heavy top" run heavy-top --scheme em
+if grep -q 'needs a constant mass matrix.*use --param formulation=directors\.$' err.txt; then ok "mismatch names the way out"
+else bad "mismatch sentence: $(cat err.txt)"; fi
+
 # --- wrong input
 expect_usage "unknown command" frobnicate
 expect_usage "unknown model" run no-such-model
@@ -92,15 +101,6 @@ expect_usage "converge without steps" converge pendulum3d
 expect_usage "compare with unknown scheme" compare pendulum3d --schemes rattle,nope
 expect_usage "plot of a missing file" plot missing.csv
 expect_usage "check of an unknown model" check nope
-
-# --- multibody layer (issue 15): the directors heavy top runs under EM; a
-# scheme/formulation mismatch says why and the way out
-if "$L" run heavy-top --param formulation=directors --scheme em --step 0.001 --t-end 0.05 >out.txt 2>err.txt &&
-   grep -q '^em .* ok$' out.txt; then ok "heavy-top formulation=directors under em"
-else bad "heavy-top formulation=directors under em ($(cat out.txt err.txt))"; fi
-expect_usage "em on the Lie group heavy top" run heavy-top --scheme em
-if grep -q 'needs a constant mass matrix.*use --param formulation=directors\.$' err.txt; then ok "mismatch names the way out"
-else bad "mismatch sentence: $(cat err.txt)"; fi
 
 # --- Ctrl-C: the run stops cleanly with every accepted step in the CSV
 "$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --out long.csv >out.txt 2>err.txt &
