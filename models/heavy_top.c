@@ -254,7 +254,7 @@ static int sym(int k, const double *q, double *xi, void *u) {
 
 static const lv_param_info params[] = {
     {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), "
-     "directors (R^12, 9 constraints, constant mass matrix: RATTLE, VI, EM)"},
+     "directors (multibody layer: R^12, 9 constraints; R^9, 6 for a disk; constant mass matrix: RATTLE, VI, EM)"},
     {"m", "15", "mass"},
     {"J1", "0.234375", "principal inertia about the centre of mass, body axis 1"},
     {"J2", "0.46875", "principal inertia, body axis 2"},
