@@ -1,8 +1,8 @@
 /* Double pendulum of two rigid bars (thin cylinders) joined by revolute
  * joints about e1, the first hinged to the ground at the origin, gravity
  * along -e3: a system described on the multibody layer (issue 15) in
- * either formulation, so the same description runs under RATTLE, VI and
- * EM (directors) and under genalpha and BLieDF (r3so3).  Bar k lies along
+ * any formulation, so the same description runs under RATTLE, VI and
+ * EM (directors) and under genalpha and BLieDF (r3so3, se3).  Bar k lies along
  * its body axis 2, at angle theta_k from the downward vertical, turning at
  * omega_k about e1. */
 #include "lv_internal.h"
@@ -11,7 +11,8 @@
 
 static const lv_param_info params[] = {
     {"formulation", "directors",
-     "directors (R^24, constant mass matrix: RATTLE, VI, EM, ...) or r3so3 ((R^3 x SO(3))^2: genalpha, BLieDF)"},
+     "directors (R^24, constant mass matrix: RATTLE, VI, EM, ...), r3so3 ((R^3 x SO(3))^2) or se3 (SE(3)^2): "
+     "genalpha, BLieDF"},
     {"m1", "1", "mass of bar 1"},
     {"m2", "1", "mass of bar 2"},
     {"L1", "1", "length of bar 1 (hinge to hinge)"},
@@ -77,5 +78,5 @@ static int create(const lv_kv *kv, lv_model **out) {
 const lv_model_info lv_model_double_pendulum = {
     "double-pendulum",
     "two rigid bars on revolute joints about e1 under gravity, built by the multibody layer (issue 15) in "
-    "directors or r3so3",
+    "directors, r3so3 or se3",
     params, create};

@@ -41,7 +41,7 @@ static void generic_state(const lv_model *m, unsigned long long *st, double *q, 
     lv_factor_kind k;
     int qo, nq, vo, nv;
     ck_assert_int_eq(lv_space_factor(sp, f, &k, &qo, &nq, &vo, &nv), 0);
-    if (k == LV_FACTOR_R3SO3) {
+    if (k == LV_FACTOR_R3SO3 || k == LV_FACTOR_SE3) {
       double psi[3] = {2 * tu_rand(st), 2 * tu_rand(st), 2 * tu_rand(st)};
       lv_so3_exp(psi, q + qo + 3);
     }
@@ -488,13 +488,16 @@ END_TEST
 
 /* ============================== r3so3 formulation = hand-written models */
 
-/* The heavy top described in r3so3 is the same model as heavy_top.c's
- * r3so3 (its tip row is minus heavy_top.c's g = R X - x, which flips only
- * the multiplier): under genalpha both give the same motion to round-off. */
-START_TEST(test_heavy_top_r3so3_equals_hand_written) {
-  lv_model *h = heavy_top("r3so3"), *d;
+/* The heavy top described in r3so3 and in se3 is the same model as
+ * heavy_top.c's (its tip row is minus heavy_top.c's g = R X - x, which
+ * flips only the multiplier; dV, d2V, the gyroscopic and transport forces,
+ * df/dv and the momentum-map generator agree): under genalpha both give
+ * the same motion to round-off. */
+START_TEST(test_heavy_top_lie_equals_hand_written) {
+  const char *form = _i == 0 ? "r3so3" : "se3";
+  lv_model *h = heavy_top(form), *d;
   lv_mbs *s;
-  ck_assert_int_eq(lv_mbs_new(&s, "r3so3"), 0);
+  ck_assert_int_eq(lv_mbs_new(&s, form), 0);
   double Jd[3] = {0.234375, 0.46875, 0.234375}, X[3] = {0, 1, 0}, W[3] = {0, 150, -4.61538};
   double v0[3] = {W[1] * X[2] - W[2] * X[1], W[2] * X[0] - W[0] * X[2], W[0] * X[1] - W[1] * X[0]};
   double tip[3] = {0, -1, 0}, g[3] = {0, 0, -9.81}, e3[3] = {0, 0, 1};
@@ -527,10 +530,26 @@ START_TEST(test_heavy_top_r3so3_equals_hand_written) {
   ck_assert_int_eq(lv_model_constraint_curvature(h, q, v, &zb), 0);
   for (int i = 0; i < 18; i++) ZB[i] = -ZB[i];
   ck_assert_double_le(tu_max_abs_diff(18, ZA, ZB), 1e-15);
-  double f[2][6];
+  double f[2][6], xi[2][6], dV[2][6], K[2][36];
   ck_assert_int_eq(lv_model_force(d, 0.0, q, v, f[0]), 0);
   ck_assert_int_eq(lv_model_force(h, 0.0, q, v, f[1]), 0);
   ck_assert_double_le(tu_max_abs_diff(6, f[0], f[1]), 1e-15);
+  ck_assert_int_eq(lv_model_symmetry(d, 0, q, xi[0]), 0);
+  ck_assert_int_eq(lv_model_symmetry(h, 0, q, xi[1]), 0);
+  ck_assert_double_le(tu_max_abs_diff(6, xi[0], xi[1]), 1e-15);
+  ck_assert_int_eq(lv_model_grad_potential(d, q, dV[0]), 0);
+  ck_assert_int_eq(lv_model_grad_potential(h, q, dV[1]), 0);
+  ck_assert_double_le(tu_max_abs_diff(6, dV[0], dV[1]), 1e-13);
+  memset(K, 0, sizeof K);
+  lv_sink k0 = lv_sink_dense(K[0], 6, 6, 6), k1 = lv_sink_dense(K[1], 6, 6, 6);
+  ck_assert_int_eq(lv_model_hess_potential(d, q, &k0), 0);
+  ck_assert_int_eq(lv_model_hess_potential(h, q, &k1), 0);
+  ck_assert_double_le(tu_max_abs_diff(36, K[0], K[1]), 1e-13);
+  lv_sink c0 = lv_sink_dense(K[0], 6, 6, 6), c1 = lv_sink_dense(K[1], 6, 6, 6);
+  memset(K, 0, sizeof K);
+  ck_assert_int_eq(lv_model_force_dv(d, 0.0, q, v, &c0), 0);
+  ck_assert_int_eq(lv_model_force_dv(h, 0.0, q, v, &c1), 0);
+  ck_assert_double_le(tu_max_abs_diff(36, K[0], K[1]), 1e-15);
   /* the same motion */
   lv_model *ms[2] = {d, h};
   double qe[2][12];
@@ -543,8 +562,8 @@ START_TEST(test_heavy_top_r3so3_equals_hand_written) {
     lv_integrator_free(it);
   }
   double dq = tu_max_abs_diff(12, qe[0], qe[1]);
-  fprintf(stderr, "heavy top r3so3, mbs vs hand-written, genalpha to t = 0.5: max |dq| %.3e\n", dq);
-  ck_assert_msg(dq <= 1e-10, "r3so3 heavy tops differ by %.3e", dq);
+  fprintf(stderr, "heavy top %s, mbs vs hand-written, genalpha to t = 0.5: max |dq| %.3e\n", form, dq);
+  ck_assert_msg(dq <= 1e-10, "%s heavy tops differ by %.3e", form, dq);
   lv_model_free(d);
   lv_model_free(h);
 }
@@ -875,8 +894,8 @@ END_TEST
 static Suite *mbs_suite(void) {
   Suite *s = suite_create("mbs");
   TCase *tc = tcase_create("derivatives");
-  tcase_add_loop_test(tc, test_derivatives_every_joint, 0, 2 * J_COUNT);
-  tcase_add_loop_test(tc, test_derivatives_particles, 0, 2);
+  tcase_add_loop_test(tc, test_derivatives_every_joint, 0, 3 * J_COUNT);
+  tcase_add_loop_test(tc, test_derivatives_particles, 0, 3);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
   suite_add_tcase(s, tc);
@@ -888,7 +907,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_heavy_top_directors_vs_lie_group);
   tcase_add_test(tc, test_double_pendulum_em);
   tcase_add_test(tc, test_double_pendulum_formulations);
-  tcase_add_test(tc, test_heavy_top_r3so3_equals_hand_written);
+  tcase_add_loop_test(tc, test_heavy_top_lie_equals_hand_written, 0, 2);
   tcase_add_test(tc, test_slider_crank_r3so3_equals_hand_written);
   tcase_add_loop_test(tc, test_slider_crank_directors_runs, 0, 3);
   tcase_add_test(tc, test_slider_crank_directors_vs_lie_group);

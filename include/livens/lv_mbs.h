@@ -22,6 +22,9 @@
  *                   the body angular velocity; M = diag(m I3, J) and the
  *                   gyroscopic force -Omega x J Omega (the Lie group
  *                   schemes: genalpha, BLieDF).
+ *      "se3"        q_b = (x, R) in SE(3), v_b = (U, Omega) both in the
+ *                   body frame (x' = R U); M = diag(m I3, J), forces
+ *                   (-m Omega x U, -Omega x J Omega).
  *    A particle is q = x in R^3 in both.
  *  - Joints constrain body-fixed points and axes of two elements a and b
  *    (either may be the ground, not both, a != b).  Joints that lock a
@@ -53,8 +56,8 @@ typedef enum {
   LV_MBS_SPACE_FRAME = 1  /**< components in space (omega = R Omega) */
 } lv_mbs_frame;
 
-/** New empty system in formulation @p formulation ("directors" or
- *  "r3so3"; NULL: "directors").  Status: LV_EUNKNOWN (formulation name;
+/** New empty system in formulation @p formulation ("directors", "r3so3"
+ *  or "se3"; NULL: "directors").  Status: LV_EUNKNOWN (formulation name;
  *  *out is then still created so lv_mbs_error can say which), LV_ENOMEM. */
 int lv_mbs_new(lv_mbs **out, const char *formulation);
 /** Free the description (models already built do not depend on it). */
@@ -168,7 +171,7 @@ int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3],
  *  description.  Status: LV_EINPUT (no element), LV_ENOMEM. */
 int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out);
 
-/** Formulation name ("directors", "r3so3") of a model built by
+/** Formulation name ("directors", "r3so3", "se3") of a model built by
  *  lv_mbs_build; NULL for any other model (or NULL). */
 const char *lv_mbs_model_formulation(const lv_model *m);
 /** Centre of mass @p x and rotation @p R (row-major; identity for a

@@ -21,7 +21,12 @@
  *               y = [x] + R X, D = [I | -R X~] ([0 | -R X~] for an axis),
  *               D_q(D^T l) = [0 0; 0 X~ (R^T l)~],
  *               D_q(D w)   = [0 | R (X~ w_Omega)~]
- *               (the heavy top's chess/curv of models/heavy_top.c). */
+ *               (the heavy top's chess/curv of models/heavy_top.c).
+ *   se3         q = (x, R) in SE(3), v = (U, Omega), x' = R U (body frame):
+ *               D = [R | -R X~] ([0 | -R A~] for an axis),
+ *               D_q(D^T l) = [0 (R^T l)~; 0 X~ (R^T l)~] (the (R^T l)~ block
+ *               for points only), D_q(D w) = [0 | -R c~],
+ *               c = [w_U] - X x w_Omega. */
 #include "mbs/mbs_impl.h"
 
 static void cross3(const double a[3], const double b[3], double c[3]) {
@@ -90,7 +95,9 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
     const double *R = qb + 3;
     for (int i = 0; i < 3; i++) {
       y[i] = (pt ? qb[i] : 0.0) + R[3 * i] * X[0] + R[3 * i + 1] * X[1] + R[3 * i + 2] * X[2];
-      if (pt) D[i * nv + i] = 1.0;
+      if (pt && f == MBS_R3SO3) D[i * nv + i] = 1.0;
+      if (pt && f == MBS_SE3)
+        for (int j = 0; j < 3; j++) D[i * nv + j] = R[3 * i + j]; /* x' = R U */
     }
     /* -R X~ : column j is -R (X x e_j) = R (e_j x X) */
     for (int j = 0; j < 3; j++) {
@@ -141,6 +148,9 @@ void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const 
   for (int i = 0; i < 3; i++) r[i] = R[i] * l[0] + R[3 + i] * l[1] + R[6 + i] * l[2];
   lv_hat3(X, A);
   lv_hat3(r, B);
+  if (f == MBS_SE3 && !t->axis) /* the U rows R^T l turn with R */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Hb[i * ld + 3 + j] += s * B[3 * i + j];
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++)
       Hb[(3 + i) * ld + 3 + j] += s * (A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j]);
@@ -163,7 +173,9 @@ void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const 
   }
   const double *R = qb + 3;
   double c[3], A[9];
-  cross3(t->X, w + 3, c);
+  cross3(t->X, w + 3, c); /* -c of the file comment for r3so3 */
+  if (f == MBS_SE3 && !t->axis)
+    for (int i = 0; i < 3; i++) c[i] -= w[i];
   lv_hat3(c, A);
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++)
@@ -196,6 +208,8 @@ void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *
   } else {
     memcpy(qb + 3, e->R0, 9 * sizeof(double));
     memcpy(vb + 3, e->W0, 3 * sizeof(double));
+    if (f == MBS_SE3) /* U = R^T x' */
+      for (int i = 0; i < 3; i++) vb[i] = e->R0[i] * e->v0[0] + e->R0[3 + i] * e->v0[1] + e->R0[6 + i] * e->v0[2];
   }
 }
 

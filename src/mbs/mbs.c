@@ -24,7 +24,7 @@ struct lv_mbs {
 
 static const double O3[3] = {0, 0, 0};
 
-static const char *const form_names[] = {"directors", "r3so3", NULL};
+static const char *const form_names[] = {"directors", "r3so3", "se3", NULL};
 
 const char *const *lv_mbs_formulations(void) { return form_names; }
 
@@ -89,8 +89,10 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
     s->sys.form = MBS_DIRECTORS;
   } else if (strcmp(formulation, "r3so3") == 0) {
     s->sys.form = MBS_R3SO3;
+  } else if (strcmp(formulation, "se3") == 0) {
+    s->sys.form = MBS_SE3;
   } else {
-    return fail(s, LV_EUNKNOWN, "unknown formulation (accepted: directors, r3so3)");
+    return fail(s, LV_EUNKNOWN, "unknown formulation (accepted: directors, r3so3, se3)");
   }
   return 0;
 }
@@ -802,21 +804,38 @@ static int cb_V(const double *q, double *V, void *u) {
 
 static int cb_dV(const double *q, double *dV, void *u) {
   const mbs_sys *S = u;
-  (void)q;
   memset(dV, 0, (size_t)S->nv * sizeof(double));
-  for (int k = 1; k < S->nel; k++)
-    for (int i = 0; i < 3; i++) dV[S->el[k].voff + i] = -S->el[k].m * S->grav[i];
+  for (int k = 1; k < S->nel; k++) {
+    const mbs_elem *e = &S->el[k];
+    if (S->form == MBS_SE3 && e->kind == MBS_BODY) { /* along U: -m R^T g */
+      double r[3];
+      rt_mul(q + e->qoff + 3, S->grav, r);
+      for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * r[i];
+    } else {
+      for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * S->grav[i];
+    }
+  }
   return 0;
 }
 
 static int cb_d2V(const double *q, lv_sink *H, void *u) {
   const mbs_sys *S = u;
-  (void)q;
   for (int i = 0; i < S->nv; i++) LV_CHECK(lv_sink_add(H, i, i, 0.0)); /* zero, fixed pattern */
+  if (S->form == MBS_SE3) /* D_Omega(-m R^T g) = -m (R^T g)~ on the U rows */
+    for (int k = 1; k < S->nel; k++) {
+      const mbs_elem *e = &S->el[k];
+      if (e->kind != MBS_BODY) continue;
+      double r[3], A[9];
+      rt_mul(q + e->qoff + 3, S->grav, r);
+      lv_hat3(r, A);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(H, e->voff + i, e->voff + 3 + j, -e->m * A[3 * i + j]));
+    }
   return 0;
 }
 
-/* r3so3 only: gyroscopic force -Omega x J Omega on each body */
+/* Lie group formulations: gyroscopic force -Omega x J Omega on each body
+ * (and -m Omega x U on the body-frame translation in se3) */
 static int cb_force(double t, const double *q, const double *v, double *f, void *u) {
   const mbs_sys *S = u;
   (void)t, (void)q;
@@ -829,6 +848,10 @@ static int cb_force(double t, const double *q, const double *v, double *f, void 
     r_mul(e->J, W, L);
     cross3(W, L, c);
     for (int i = 0; i < 3; i++) f[e->voff + 3 + i] = -c[i];
+    if (S->form == MBS_SE3) { /* body-frame translation: -m Omega x U */
+      cross3(W, v + e->voff, c);
+      for (int i = 0; i < 3; i++) f[e->voff + i] = -e->m * c[i];
+    }
   }
   return 0;
 }
@@ -856,6 +879,15 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
         double aj = A[3 * i] * e->J[j] + A[3 * i + 1] * e->J[3 + j] + A[3 * i + 2] * e->J[6 + j];
         LV_CHECK(lv_sink_add(C, o + i, o + j, -(aj - B[3 * i + j])));
       }
+    if (S->form == MBS_SE3) { /* d(-m Omega x U): -m Omega~ on U, m U~ on Omega */
+      lv_hat3(W, A);
+      lv_hat3(v + e->voff, B);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+          LV_CHECK(lv_sink_add(C, e->voff + i, e->voff + j, -e->m * A[3 * i + j]));
+          LV_CHECK(lv_sink_add(C, e->voff + i, o + j, e->m * B[3 * i + j]));
+        }
+    }
   }
   return 0;
 }
@@ -1019,7 +1051,7 @@ static double damper_eval(const mbs_sys *S, const mbs_spring *p, const double *q
 
 static int cb_force_all(double t, const double *q, const double *v, double *f, void *u) {
   const mbs_sys *S = u;
-  if (S->form == MBS_R3SO3)
+  if (S->form != MBS_DIRECTORS)
     LV_CHECK(cb_force(t, q, v, f, u));
   else
     memset(f, 0, (size_t)S->nv * sizeof(double));
@@ -1037,7 +1069,7 @@ static int cb_force_all(double t, const double *q, const double *v, double *f, v
 /* df/dv = -c/(r . r) (Dr^T r)(Dr^T r)^T */
 static int cb_force_dv_all(double t, const double *q, const double *v, lv_sink *C, void *u) {
   const mbs_sys *S = u;
-  if (S->form == MBS_R3SO3) LV_CHECK(cb_force_dv(t, q, v, C, u));
+  if (S->form != MBS_DIRECTORS) LV_CHECK(cb_force_dv(t, q, v, C, u));
   double Dr[3 * 2 * MBS_NV_MAX], Rt[2 * MBS_NV_MAX];
   for (int k = 0; k < S->ndp; k++) {
     jloc L;
@@ -1056,7 +1088,7 @@ static int cb_force_dv_all(double t, const double *q, const double *v, lv_sink *
  * dmu/dq = (r'^T Dr + r^T Cr - 2 mu r^T Dr) / (r . r) */
 static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *K, void *u) {
   const mbs_sys *S = u;
-  if (S->form == MBS_R3SO3) LV_CHECK(cb_force_dq(t, q, v, K, u));
+  if (S->form != MBS_DIRECTORS) LV_CHECK(cb_force_dq(t, q, v, K, u));
   double Dr[3 * 2 * MBS_NV_MAX], Cr[3 * 2 * MBS_NV_MAX], Rt[2 * MBS_NV_MAX], dmu[2 * MBS_NV_MAX];
   double Hl[4 * MBS_NV_MAX * MBS_NV_MAX];
   for (int k = 0; k < S->ndp; k++) {
@@ -1155,11 +1187,21 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
     const mbs_elem *e = &S->el[b];
     const double *qb = q + e->qoff;
     double *o = xi + e->voff, r[3];
+    /* se3 bodies move x by R U: the translational part is R^T x' */
+    int body_frame = S->form == MBS_SE3 && e->kind == MBS_BODY;
     if (y->kind == SYM_TRANSLATION) {
-      memcpy(o, y->axis, 3 * sizeof(double));
+      if (body_frame)
+        rt_mul(qb + 3, y->axis, o);
+      else
+        memcpy(o, y->axis, 3 * sizeof(double));
     } else if (y->kind == SYM_ROTATION) {
+      double c[3];
       for (int i = 0; i < 3; i++) r[i] = qb[i] - y->point[i];
-      cross3(y->axis, r, o);
+      cross3(y->axis, r, c);
+      if (body_frame)
+        rt_mul(qb + 3, c, o);
+      else
+        memcpy(o, c, sizeof c);
       if (e->kind != MBS_BODY) continue;
       if (S->form == MBS_DIRECTORS)
         for (int d = 0; d < (e->planar ? 2 : 3); d++) cross3(y->axis, qb + 3 + 3 * d, o + 3 + 3 * d);
@@ -1180,7 +1222,10 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
           for (int i = 0; i < 3; i++) o[3 + 3 * k + i] = a[0] * D[0][i] + a[1] * D[1][i] + a[2] * D[2][i];
         }
       } else {
-        r_mul(qb + 3, c, o);
+        if (body_frame)
+          memcpy(o, c, sizeof c);
+        else
+          r_mul(qb + 3, c, o);
         memcpy(o + 3, y->axis, 3 * sizeof(double));
       }
     }
@@ -1263,7 +1308,7 @@ static int find_patterns(mbs_sys *S) {
   for (int pass = 0; pass < 2 && !rc; pass++) {
     for (int i = 0; i < S->nq; i++) q[i] = rnd(&st);
     for (int i = 0; i < S->nv; i++) w[i] = rnd(&st);
-    if (S->form == MBS_R3SO3)
+    if (S->form != MBS_DIRECTORS)
       for (int b = 1; b < S->nel; b++)
         if (S->el[b].kind == MBS_BODY) {
           double psi[3] = {3 * rnd(&st), 3 * rnd(&st), 3 * rnd(&st)};
@@ -1332,7 +1377,8 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     } else {
       rc = lv_space_new(&sp);
       for (int k = 1; k < S->nel && !rc; k++)
-        rc = S->el[k].kind == MBS_BODY ? lv_space_add(sp, LV_FACTOR_R3SO3, 0) : lv_space_add(sp, LV_FACTOR_RN, 3);
+        rc = S->el[k].kind != MBS_BODY ? lv_space_add(sp, LV_FACTOR_RN, 3)
+                                       : lv_space_add(sp, S->form == MBS_SE3 ? LV_FACTOR_SE3 : LV_FACTOR_R3SO3, 0);
     }
   }
   lv_model *m = NULL;
@@ -1350,7 +1396,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!rc && S->nsp == 0) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
   if (!rc && S->nsp > 0) rc = lv_model_set_potential(m, cb_V_springs, cb_dV_springs, cb_d2V_springs);
   if (!rc && d->sys.ninv > 0) rc = lv_model_set_invariants(m, d->sys.ninv, cb_pi, cb_dpi, cb_vt);
-  if (!rc && (S->form == MBS_R3SO3 || S->ndp > 0))
+  if (!rc && (S->form != MBS_DIRECTORS || S->ndp > 0))
     rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);

@@ -11,7 +11,7 @@
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
 
-typedef enum { MBS_DIRECTORS = 0, MBS_R3SO3 = 1 } mbs_formulation;
+typedef enum { MBS_DIRECTORS = 0, MBS_R3SO3 = 1, MBS_SE3 = 2 } mbs_formulation;
 typedef enum { MBS_GROUND = 0, MBS_PARTICLE = 1, MBS_BODY = 2 } mbs_kind;
 
 /* Largest tangent dimension of one element (a director body). */
