@@ -103,6 +103,9 @@ static void sys_clear(mbs_sys *S) {
     free(S->j[k].mG);
     free(S->j[k].mH);
     free(S->j[k].mZ);
+    free(S->j[k].sG);
+    free(S->j[k].sH);
+    free(S->j[k].sZ);
   }
   free(S->j);
   free(S->el);
@@ -1140,9 +1143,7 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
-    for (int r = 0; r < J->nrows; r++)
-      for (int c = 0; c < L.n; c++)
-        if (J->mG[r * NLOC + c]) LV_CHECK(lv_sink_add(G, J->row0 + r, jloc_global(&L, c), Gl[r * L.n + c]));
+    for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gl[e[0]]));
   }
   return 0;
 }
@@ -1155,9 +1156,7 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
-    for (int a = 0; a < L.n; a++)
-      for (int b = 0; b < L.n; b++)
-        if (J->mH[a * NLOC + b]) LV_CHECK(lv_sink_add(H, jloc_global(&L, a), jloc_global(&L, b), Hl[a * L.n + b]));
+    for (const int *e = J->sH; e < J->sH + 3 * J->nH; e += 3) LV_CHECK(lv_sink_add(H, e[1], e[2], Hl[e[0]]));
   }
   return 0;
 }
@@ -1170,9 +1169,7 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
-    for (int r = 0; r < J->nrows; r++)
-      for (int c = 0; c < L.n; c++)
-        if (J->mZ[r * NLOC + c]) LV_CHECK(lv_sink_add(Z, J->row0 + r, jloc_global(&L, c), Zl[r * L.n + c]));
+    for (const int *e = J->sZ; e < J->sZ + 3 * J->nZ; e += 3) LV_CHECK(lv_sink_add(Z, e[1], e[2], Zl[e[0]]));
   }
   return 0;
 }
@@ -1266,6 +1263,7 @@ static int sys_clone(const mbs_sys *S, mbs_sys *T) {
     mbs_joint *J = &T->j[k];
     *J = S->j[k];
     J->mG = J->mH = J->mZ = NULL;
+    J->sG = J->sH = J->sZ = NULL;
     J->rows = lv_calloc((size_t)J->nrows, sizeof(mbs_row));
     T->nj = k + 1;
     if (!J->rows) return LV_ENOMEM;
@@ -1334,6 +1332,44 @@ static int find_patterns(mbs_sys *S) {
   return rc;
 }
 
+/* The masks as scatter lists (local flat index, global row, column), in the
+ * masks' row-major order: the callbacks then add exactly the structural
+ * non-zeros, in a fixed order. */
+static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
+  jloc L;
+  jloc_init(S, J, &L);
+  int n = L.n, cnt[3] = {0, 0, 0};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      J->sG = lv_calloc((size_t)(3 * cnt[0] + 3), sizeof(int));
+      J->sH = lv_calloc((size_t)(3 * cnt[1] + 3), sizeof(int));
+      J->sZ = lv_calloc((size_t)(3 * cnt[2] + 3), sizeof(int));
+      if (!J->sG || !J->sH || !J->sZ) return LV_ENOMEM;
+      J->nG = cnt[0], J->nH = cnt[1], J->nZ = cnt[2];
+      cnt[0] = cnt[1] = cnt[2] = 0;
+    }
+    for (int r = 0; r < J->nrows; r++)
+      for (int c = 0; c < n; c++) {
+        if (J->mG[r * NLOC + c]) {
+          if (pass) J->sG[3 * cnt[0]] = r * n + c, J->sG[3 * cnt[0] + 1] = J->row0 + r, J->sG[3 * cnt[0] + 2] = jloc_global(&L, c);
+          cnt[0]++;
+        }
+        if (J->mZ[r * NLOC + c]) {
+          if (pass) J->sZ[3 * cnt[2]] = r * n + c, J->sZ[3 * cnt[2] + 1] = J->row0 + r, J->sZ[3 * cnt[2] + 2] = jloc_global(&L, c);
+          cnt[2]++;
+        }
+      }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        if (J->mH[a * NLOC + b]) {
+          if (pass)
+            J->sH[3 * cnt[1]] = a * n + b, J->sH[3 * cnt[1] + 1] = jloc_global(&L, a), J->sH[3 * cnt[1] + 2] = jloc_global(&L, b);
+          cnt[1]++;
+        }
+  }
+  return 0;
+}
+
 int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!out) return LV_EINPUT;
   *out = NULL;
@@ -1370,6 +1406,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   int rc = sys_clone(S, &d->sys);
   for (int k = 0; !rc && k < d->sys.nj; k++) joint_index_terms(&d->sys.j[k]);
   if (!rc) rc = find_patterns(&d->sys);
+  for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
   lv_space *sp = NULL;
   if (!rc) {
     if (S->form == MBS_DIRECTORS) {

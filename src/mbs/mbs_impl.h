@@ -64,6 +64,9 @@ typedef struct {
   /* structural non-zeros of the local G (nrows x nloc), H (nloc x nloc)
    * and Z (nrows x nloc), found at build time */
   unsigned char *mG, *mH, *mZ;
+  /* the same as scatter lists: local flat index, global row, global column */
+  int nG, nH, nZ;
+  int *sG, *sH, *sZ; /* 3 ints per entry */
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
