@@ -77,7 +77,7 @@ LV_API const char *const *lv_mbs_formulations(void);
 /** Add a particle of mass @p m > 0 at @p x0 with velocity @p v0 (NULL:
  *  zero).  *id (may be NULL) receives its id. */
 LV_API int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3],
-                        const double v0[3], int *id);
+                               const double v0[3], int *id);
 /** Add a rigid body: mass @p m > 0, inertia tensor @p J about the centre
  *  of mass in body axes (symmetric positive definite, satisfying the
  *  triangle inequalities of a physical body; 9 numbers row-major, or NULL
@@ -86,22 +86,22 @@ LV_API int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3],
  *  velocity of the centre of mass @p v0 (NULL: zero) and angular velocity
  *  @p w0 (NULL: zero) in @p frame. */
 LV_API int lv_mbs_add_body(lv_mbs *s, double m, const double J[9],
-                    const double Jdiag[3], const double x0[3],
-                    const double R0[9], const double v0[3],
-                    const double w0[3], lv_mbs_frame frame, int *id);
+                           const double Jdiag[3], const double x0[3],
+                           const double R0[9], const double v0[3],
+                           const double w0[3], lv_mbs_frame frame, int *id);
 
 /** Initial orientations the way engineers give them: the rotation by
  *  @p angle about @p axis (any non-zero length) into @p R (row-major).
  *  Status: LV_EINPUT (zero or non-finite axis or angle, NULL). */
 LV_API int lv_mbs_rotation_axis_angle(const double axis[3], double angle,
-                               double R[9]);
+                                      double R[9]);
 /** ... and of Cardan / Tait-Bryan angles for the axis sequence @p seq
  *  (three of 'x', 'y', 'z', consecutive ones distinct, e.g. "xyz" or the
  *  proper Euler "zxz"): R = R_seq[0](a[0]) R_seq[1](a[1]) R_seq[2](a[2])
  *  (the heavy-top-ctb convention).  Status: LV_EINPUT (bad sequence,
  *  non-finite angles, NULL). */
 LV_API int lv_mbs_rotation_cardan(const char *seq, const double angles[3],
-                           double R[9]);
+                                  double R[9]);
 
 /** Uniform gravitational acceleration @p g (e.g. {0, 0, -9.81}) acting on
  *  every particle and body: V = -sum m g . x_cm. */
@@ -116,54 +116,54 @@ LV_API int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
  *  gradient is undefined where the points meet with L0 > 0 (the evaluation
  *  then fails as non-finite). */
 LV_API int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b,
-                      const double Xb[3], double k, double L0);
+                             const double Xb[3], double k, double L0);
 
 /** Linear damper of coefficient @p c >= 0 between point @p Xa of @p a and
  *  point @p Xb of @p b: the force -c (e . r') e along e = r / |r|,
  *  r = x_a - x_b (non-conservative, with exact Jacobians; the conserving
  *  schemes RATTLE, VI and EM refuse a model that has one). */
 LV_API int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b,
-                      const double Xb[3], double c);
+                             const double Xb[3], double c);
 
 /** Spherical joint: point @p Xa of @p a coincides with point @p Xb of
  *  @p b (3 constraints, linear in directors). */
 LV_API int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b,
-                         const double Xb[3]);
+                                const double Xb[3]);
 /** Revolute joint: spherical at (Xa, Xb) and axis @p Aa of a parallel to
  *  axis @p Ab of b (5 constraints: Aa . n_i(b) = 0 for two unit vectors
  *  n_1, n_2 of b normal to Ab). */
 LV_API int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3],
-                        const double Aa[3], int b, const double Xb[3],
-                        const double Ab[3]);
+                               const double Aa[3], int b, const double Xb[3],
+                               const double Ab[3]);
 /** Universal (Cardan) joint: spherical at (Xa, Xb) and the cross axes
  *  @p Aa of a and @p Ab of b kept perpendicular (4 constraints). */
 LV_API int lv_mbs_add_universal(lv_mbs *s, int a, const double Xa[3],
-                         const double Aa[3], int b, const double Xb[3],
-                         const double Ab[3]);
+                                const double Aa[3], int b, const double Xb[3],
+                                const double Ab[3]);
 /** Cylindrical joint: point Xa of a stays on the line through Xb along Ab
  *  of b, and Aa stays parallel to Ab (4 constraints). */
 LV_API int lv_mbs_add_cylindrical(lv_mbs *s, int a, const double Xa[3],
-                           const double Aa[3], int b, const double Xb[3],
-                           const double Ab[3]);
+                                  const double Aa[3], int b, const double Xb[3],
+                                  const double Ab[3]);
 /** Prismatic joint: cylindrical, and the rotation about the axis locked
  *  at its initial value (5 constraints). */
 LV_API int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3],
-                         const double Aa[3], int b, const double Xb[3],
-                         const double Ab[3]);
+                                const double Aa[3], int b, const double Xb[3],
+                                const double Ab[3]);
 /** Fixed joint: spherical at (Xa, Xb) and the relative orientation locked
  *  at its initial value (6 constraints).  Rigid bodies only. */
 LV_API int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b,
-                     const double Xb[3]);
+                            const double Xb[3]);
 /** Rigid distance (massless rod): |x_a(Xa) - x_b(Xb)| = @p L > 0, written
  *  as 1/2 (|x_a - x_b|^2 - L^2) = 0 (quadratic in directors). */
 LV_API int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b,
-                        const double Xb[3], double L);
+                               const double Xb[3], double L);
 
 /** Declare a symmetry for a momentum map: the rotation of the whole
  *  system about the spatial axis @p axis through @p point (J = angular
  *  momentum about that axis). */
 LV_API int lv_mbs_add_rotation_symmetry(lv_mbs *s, const double axis[3],
-                                 const double point[3]);
+                                        const double point[3]);
 /** The translation of the whole system along @p dir (J = linear momentum
  *  along dir). */
 LV_API int lv_mbs_add_translation_symmetry(lv_mbs *s, const double dir[3]);
@@ -171,7 +171,7 @@ LV_API int lv_mbs_add_translation_symmetry(lv_mbs *s, const double dir[3]);
  *  through its body point @p point (e.g. the spin of a symmetric top:
  *  J = the body's angular momentum about that axis, about that point). */
 LV_API int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3],
-                             const double point[3]);
+                                    const double point[3]);
 
 /** Build the model named @p name.  The model keeps its own copy of the
  *  description.  Status: LV_EINPUT (no element), LV_ENOMEM. */
@@ -186,7 +186,7 @@ LV_API const char *lv_mbs_model_formulation(const lv_model *m);
  *  formulation.  Status: LV_EINPUT (not an mbs model, NULL q, id out of
  *  range). */
 LV_API int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
-                      double x[3], double R[9]);
+                             double x[3], double R[9]);
 
 #ifdef __cplusplus
 }
