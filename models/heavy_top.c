@@ -276,7 +276,9 @@ static int sym(int k, const double *q, double *xi, void *u) {
 }
 
 static const lv_param_info params[] = {
-    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), udq (unit dual quaternions, the se3 equations)"},
+    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), "
+     "udq (unit dual quaternions, the se3 equations), "
+     "directors (multibody layer: R^12, 9 constraints; R^9, 6 for a disk; constant mass matrix: RATTLE, VI, EM)"},
     {"m", "15", "mass"},
     {"J1", "0.234375", "principal inertia about the centre of mass, body axis 1"},
     {"J2", "0.46875", "principal inertia, body axis 2"},
@@ -294,6 +296,8 @@ static const lv_param_info params[] = {
 static int create(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
+  /* formulation=directors is described on the multibody layer (issue 15) */
+  if (strcmp(lv_kv_string(kv, "formulation", ""), "directors") == 0) return lv_models_heavy_top_mbs(kv, "directors", out);
   top P;
   memset(&P, 0, sizeof P);
   double W[3];
@@ -363,5 +367,5 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_heavy_top = {
     "heavy-top",
-    "heavy top with a fixed tip (seed 000 §5): R^3 x SO(3) + spherical joint, SE(3), or reduced SO(3)",
+    "heavy top with a fixed tip (seed 000 §5): R^3 x SO(3) + spherical joint, SE(3), reduced SO(3), or directors",
     params, create};

@@ -77,6 +77,15 @@ else
   echo "skip plot tests: gnuplot is not installed"
 fi
 
+# --- multibody layer (issue 15): the directors heavy top runs under EM; a
+# scheme/formulation mismatch says why and the way out
+if "$L" run heavy-top --param formulation=directors --scheme em --step 0.001 --t-end 0.05 >out.txt 2>err.txt &&
+   grep -q '^em .* ok$' out.txt; then ok "heavy-top formulation=directors under em"
+else bad "heavy-top formulation=directors under em ($(cat out.txt err.txt))"; fi
+expect_usage "em on the Lie group heavy top" run heavy-top --scheme em
+if grep -q 'needs a constant mass matrix.*use --param formulation=directors\.$' err.txt; then ok "mismatch names the way out"
+else bad "mismatch sentence: $(cat err.txt)"; fi
+
 # --- wrong input
 expect_usage "unknown command" frobnicate
 expect_usage "unknown model" run no-such-model

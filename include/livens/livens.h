@@ -17,6 +17,7 @@
 #include "lv_diag.h"
 #include "lv_dgrad.h"
 #include "lv_version.h"
+#include "lv_mbs.h"
 
 /** Library version string, "MAJOR.MINOR.PATCH" (LIVENS_VERSION_STRING of the
  *  library's build; compare with the header's to detect a mismatch). */

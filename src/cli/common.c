@@ -270,6 +270,41 @@ static void on_sigint(int sig) {
   if (cli_running) lv_integrator_request_stop(cli_running);
 }
 
+/* Why @p scheme refuses @p model (LV_ENOTIMPL from lv_integrator_new): the
+ * first requirement it does not meet, in lv_integrator_new's order, and the
+ * way out when the model has a directors formulation (issue 15). */
+static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, size_t n) {
+  const lv_scheme_type *st = lv_scheme_find(scheme);
+  unsigned fl = st ? st->flags : 0;
+  int fix = 0;
+  if ((fl & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) {
+    snprintf(buf, n, "it needs a constant mass matrix");
+    fix = 1;
+  } else if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) {
+    snprintf(buf, n, "it needs a constant mass matrix on a linear space R^n, and this model is on %s",
+             lv_space_name(lv_model_space(model)));
+    fix = 1;
+  } else if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(model) > 0) {
+    snprintf(buf, n, "it runs only models without constraints, and this one has %d", lv_model_nc(model));
+  } else if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) {
+    snprintf(buf, n, "it needs a conservative model (no applied or gyroscopic force)");
+    fix = 1;
+  } else {
+    snprintf(buf, n, "%s", lv_strerror(LV_ENOTIMPL));
+  }
+  const char *form = lv_mbs_model_formulation(model);
+  if (!fix || (form && strcmp(form, "directors") == 0)) return;
+  const lv_model_info *const *reg = lv_model_registry();
+  for (int i = 0; reg[i]; i++) {
+    if (strcmp(reg[i]->name, lv_model_name(model)) != 0) continue;
+    for (const lv_param_info *p = reg[i]->params; p && p->name; p++)
+      if (strcmp(p->name, "formulation") == 0 && p->doc && strstr(p->doc, "directors")) {
+        size_t l = strlen(buf);
+        if (l < n) snprintf(buf + l, n - l, ": use --param formulation=directors");
+      }
+  }
+}
+
 int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res) {
   memset(res, 0, sizeof *res);
   cli_run filled;
@@ -284,6 +319,12 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   int rc = lv_integrator_new(&it, model, r->scheme, r->h);
   if (rc == LV_EUNKNOWN) {
     cli_error("unknown scheme '%s' (see 'livens list').", r->scheme);
+    return CLI_USAGE;
+  }
+  if (rc == LV_ENOTIMPL) {
+    char why[256];
+    cli_mismatch(r->scheme, model, why, sizeof why);
+    cli_error("scheme '%s' cannot run model '%s': %s.", r->scheme, lv_model_name(model), why);
     return CLI_USAGE;
   }
   if (rc) {

@@ -1,0 +1,194 @@
+/** @file lv_mbs.h
+ *  The multibody layer: describe a system of particles and rigid bodies,
+ *  joints between body-fixed points and axes, gravity and symmetries, and
+ *  build an ordinary lv_model with every derivative exact (G, the
+ *  constraint Hessian H(q; gamma) and the curvature Z(q; w) of lv_model.h;
+ *  no finite differences).
+ *
+ *  Conventions:
+ *  - Element ids: LV_MBS_GROUND (0) is the ground (the inertial frame);
+ *    particles and bodies get ids 1, 2, ... in the order they are added.
+ *  - Body frames: a body's frame has its origin at the centre of mass and
+ *    its axes are the columns of the rotation R (space = R body).  Points X
+ *    and axes A of a body are given in that frame; for the ground they are
+ *    given in space.  Matrices are 3x3 row-major.
+ *  - Formulation (one per system, chosen at lv_mbs_new):
+ *      "directors"  q_b = (phi, d1, d2, d3) in R^12, phi the centre of
+ *                   mass, d_k = R e_k; six orthonormality constraints per
+ *                   body; constant mass matrix blockdiag(m I3, E (x) I3),
+ *                   E = 1/2 tr(J) I - J.  Space R^n: every scheme applies,
+ *                   including RATTLE, VI-S/A/B, EM and EM-G.
+ *      "r3so3"      q_b = (x, R) in R^3 x SO(3), v_b = (u, Omega), Omega
+ *                   the body angular velocity; M = diag(m I3, J) and the
+ *                   gyroscopic force -Omega x J Omega (the Lie group
+ *                   schemes: genalpha, BLieDF).
+ *      "se3"        q_b = (x, R) in SE(3), v_b = (U, Omega) both in the
+ *                   body frame (x' = R U); M = diag(m I3, J), forces
+ *                   (-m Omega x U, -Omega x J Omega).
+ *    A particle is q = x in R^3 in both.
+ *  - Joints constrain body-fixed points and axes of two elements a and b
+ *    (either may be the ground, not both, a != b).  Joints that lock a
+ *    relative rotation (prismatic, fixed) hold the relative orientation of
+ *    the initial state given to lv_mbs_add_body.
+ *  - A planar body (all mass in a plane normal to a body axis c: J_c =
+ *    J_a + J_b, E_cc = 0) keeps only d_a, d_b in directors (R^9 per body),
+ *    d_c = d_a x d_b; see doc/mbs.md.
+ *  - Every call returns 0 or a status (LV_EINPUT, LV_EUNKNOWN, LV_ENOMEM);
+ *    lv_mbs_error gives one sentence naming the element and the reason.
+ */
+#ifndef LIVENS_LV_MBS_H
+#define LIVENS_LV_MBS_H
+
+#include "lv_model.h"
+
+/* LV_API marks the exported functions where the library is built with
+ * hidden visibility (lv_export.h); empty otherwise. */
+#ifndef LV_API
+#define LV_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Id of the ground. */
+#define LV_MBS_GROUND 0
+
+typedef struct lv_mbs lv_mbs;
+
+/** Frame an initial angular velocity is given in. */
+typedef enum {
+  LV_MBS_BODY_FRAME = 0,  /**< components along the body axes (Omega) */
+  LV_MBS_SPACE_FRAME = 1  /**< components in space (omega = R Omega) */
+} lv_mbs_frame;
+
+/** New empty system in formulation @p formulation ("directors", "r3so3"
+ *  or "se3"; NULL: "directors").  Status: LV_EUNKNOWN (formulation name;
+ *  *out is then still created so lv_mbs_error can say which), LV_ENOMEM. */
+LV_API int lv_mbs_new(lv_mbs **out, const char *formulation);
+/** Free the description (models already built do not depend on it). */
+LV_API void lv_mbs_free(lv_mbs *s);
+/** One sentence saying why the last failed call on @p s failed ("" if
+ *  none).  Never NULL. */
+LV_API const char *lv_mbs_error(const lv_mbs *s);
+/** Names of the formulations, NULL-terminated. */
+LV_API const char *const *lv_mbs_formulations(void);
+
+/** Add a particle of mass @p m > 0 at @p x0 with velocity @p v0 (NULL:
+ *  zero).  *id (may be NULL) receives its id. */
+LV_API int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3],
+                               const double v0[3], int *id);
+/** Add a rigid body: mass @p m > 0, inertia tensor @p J about the centre
+ *  of mass in body axes (symmetric positive definite, satisfying the
+ *  triangle inequalities of a physical body; 9 numbers row-major, or NULL
+ *  with @p Jdiag giving principal moments), centre of mass @p x0,
+ *  orientation @p R0 (NULL: identity; must be a rotation to 1e-12),
+ *  velocity of the centre of mass @p v0 (NULL: zero) and angular velocity
+ *  @p w0 (NULL: zero) in @p frame. */
+LV_API int lv_mbs_add_body(lv_mbs *s, double m, const double J[9],
+                           const double Jdiag[3], const double x0[3],
+                           const double R0[9], const double v0[3],
+                           const double w0[3], lv_mbs_frame frame, int *id);
+
+/** Initial orientations the way engineers give them: the rotation by
+ *  @p angle about @p axis (any non-zero length) into @p R (row-major).
+ *  Status: LV_EINPUT (zero or non-finite axis or angle, NULL). */
+LV_API int lv_mbs_rotation_axis_angle(const double axis[3], double angle,
+                                      double R[9]);
+/** ... and of Cardan / Tait-Bryan angles for the axis sequence @p seq
+ *  (three of 'x', 'y', 'z', consecutive ones distinct, e.g. "xyz" or the
+ *  proper Euler "zxz"): R = R_seq[0](a[0]) R_seq[1](a[1]) R_seq[2](a[2])
+ *  (the heavy-top-ctb convention).  Status: LV_EINPUT (bad sequence,
+ *  non-finite angles, NULL). */
+LV_API int lv_mbs_rotation_cardan(const char *seq, const double angles[3],
+                                  double R[9]);
+
+/** Uniform gravitational acceleration @p g (e.g. {0, 0, -9.81}) acting on
+ *  every particle and body: V = -sum m g . x_cm. */
+LV_API int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
+
+/** Linear spring of stiffness @p k >= 0 and rest length @p L0 >= 0
+ *  between point @p Xa of @p a and point @p Xb of @p b:
+ *  V = 1/2 k (|x_a - x_b| - L0)^2, a conservative potential.  In directors
+ *  (points on a body's plane for a planar body) the layer also hands EM the
+ *  quadratic invariant |x_a - x_b|^2 (and g . x_cm for gravity), so EM's
+ *  discrete gradient conserves energy and momentum maps exactly.  Its
+ *  gradient is undefined where the points meet with L0 > 0 (the evaluation
+ *  then fails as non-finite). */
+LV_API int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b,
+                             const double Xb[3], double k, double L0);
+
+/** Linear damper of coefficient @p c >= 0 between point @p Xa of @p a and
+ *  point @p Xb of @p b: the force -c (e . r') e along e = r / |r|,
+ *  r = x_a - x_b (non-conservative, with exact Jacobians; the conserving
+ *  schemes RATTLE, VI and EM refuse a model that has one). */
+LV_API int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b,
+                             const double Xb[3], double c);
+
+/** Spherical joint: point @p Xa of @p a coincides with point @p Xb of
+ *  @p b (3 constraints, linear in directors). */
+LV_API int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b,
+                                const double Xb[3]);
+/** Revolute joint: spherical at (Xa, Xb) and axis @p Aa of a parallel to
+ *  axis @p Ab of b (5 constraints: Aa . n_i(b) = 0 for two unit vectors
+ *  n_1, n_2 of b normal to Ab). */
+LV_API int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3],
+                               const double Aa[3], int b, const double Xb[3],
+                               const double Ab[3]);
+/** Universal (Cardan) joint: spherical at (Xa, Xb) and the cross axes
+ *  @p Aa of a and @p Ab of b kept perpendicular (4 constraints). */
+LV_API int lv_mbs_add_universal(lv_mbs *s, int a, const double Xa[3],
+                                const double Aa[3], int b, const double Xb[3],
+                                const double Ab[3]);
+/** Cylindrical joint: point Xa of a stays on the line through Xb along Ab
+ *  of b, and Aa stays parallel to Ab (4 constraints). */
+LV_API int lv_mbs_add_cylindrical(lv_mbs *s, int a, const double Xa[3],
+                                  const double Aa[3], int b, const double Xb[3],
+                                  const double Ab[3]);
+/** Prismatic joint: cylindrical, and the rotation about the axis locked
+ *  at its initial value (5 constraints). */
+LV_API int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3],
+                                const double Aa[3], int b, const double Xb[3],
+                                const double Ab[3]);
+/** Fixed joint: spherical at (Xa, Xb) and the relative orientation locked
+ *  at its initial value (6 constraints).  Rigid bodies only. */
+LV_API int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b,
+                            const double Xb[3]);
+/** Rigid distance (massless rod): |x_a(Xa) - x_b(Xb)| = @p L > 0, written
+ *  as 1/2 (|x_a - x_b|^2 - L^2) = 0 (quadratic in directors). */
+LV_API int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b,
+                               const double Xb[3], double L);
+
+/** Declare a symmetry for a momentum map: the rotation of the whole
+ *  system about the spatial axis @p axis through @p point (J = angular
+ *  momentum about that axis). */
+LV_API int lv_mbs_add_rotation_symmetry(lv_mbs *s, const double axis[3],
+                                        const double point[3]);
+/** The translation of the whole system along @p dir (J = linear momentum
+ *  along dir). */
+LV_API int lv_mbs_add_translation_symmetry(lv_mbs *s, const double dir[3]);
+/** The rotation of body @p body alone about its body-fixed axis @p axis
+ *  through its body point @p point (e.g. the spin of a symmetric top:
+ *  J = the body's angular momentum about that axis, about that point). */
+LV_API int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3],
+                                    const double point[3]);
+
+/** Build the model named @p name.  The model keeps its own copy of the
+ *  description.  Status: LV_EINPUT (no element), LV_ENOMEM. */
+LV_API int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out);
+
+/** Formulation name ("directors", "r3so3", "se3") of a model built by
+ *  lv_mbs_build; NULL for any other model (or NULL). */
+LV_API const char *lv_mbs_model_formulation(const lv_model *m);
+/** Centre of mass @p x and rotation @p R (row-major; identity for a
+ *  particle and the ground; either may be NULL) of element @p id of a
+ *  model built by lv_mbs_build, at configuration @p q, whatever the
+ *  formulation.  Status: LV_EINPUT (not an mbs model, NULL q, id out of
+ *  range). */
+LV_API int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
+                             double x[3], double R[9]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,261 @@
+/* Formulation maps of the multibody layer: for each formulation, the
+ * position of a body-fixed point and the direction of a body-fixed axis as
+ * functions of the element's coordinates, with exact first and second
+ * derivatives.  Joints (mbs.c) are written once on these maps.
+ *
+ *   ground      y = X (point or axis given in space), no coordinates.
+ *   particle    q = x, y = x (points at X = 0 only), D = I.
+ *   directors   q = (phi, d1, d2, d3), y = [phi] + X_k d_k: LINEAR in q,
+ *               D = [I | X1 I | X2 I | X3 I] ([0 | ...] for an axis),
+ *               second derivatives vanish.
+ *   directors of a planar body (its Euler tensor E = 1/2 tr(J) I - J has
+ *               E_cc = 0: a lamina normal to body axis c, such as the
+ *               heavy top's disk): q = (phi, d_a, d_b), (a, b, c) cyclic,
+ *               d_c = d_a x d_b, so y = [phi] + X_a d_a + X_b d_b
+ *               + X_c d_a x d_b is BILINEAR: D = [I | X_a I - X_c d_b~ |
+ *               X_b I + X_c d_a~], D_q(D^T l) has the blocks
+ *               (a, b) = -X_c l~, (b, a) = X_c l~, and
+ *               D_q(D w) = [0 | -X_c w_b~ | X_c w_a~].  Still at most
+ *               quadratic, and the mass blockdiag(m, E_a, E_b) is regular.
+ *   r3so3       q = (x, R), v = (u, Omega) left-trivialised:
+ *               y = [x] + R X, D = [I | -R X~] ([0 | -R X~] for an axis),
+ *               D_q(D^T l) = [0 0; 0 X~ (R^T l)~],
+ *               D_q(D w)   = [0 | R (X~ w_Omega)~]
+ *               (the heavy top's chess/curv of models/heavy_top.c).
+ *   se3         q = (x, R) in SE(3), v = (U, Omega), x' = R U (body frame):
+ *               D = [R | -R X~] ([0 | -R A~] for an axis),
+ *               D_q(D^T l) = [0 (R^T l)~; 0 X~ (R^T l)~] (the (R^T l)~ block
+ *               for points only), D_q(D w) = [0 | -R c~],
+ *               c = [w_U] - X x w_Omega. */
+#include "mbs/mbs_impl.h"
+
+static void cross3(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+void mbs_elem_dims(mbs_formulation f, const mbs_elem *e, int *nq, int *nv) {
+  mbs_kind k = e->kind;
+  if (k == MBS_GROUND) {
+    *nq = *nv = 0;
+  } else if (k == MBS_PARTICLE) {
+    *nq = *nv = 3;
+  } else if (f == MBS_DIRECTORS) {
+    *nq = *nv = e->planar ? 9 : 12;
+  } else {
+    *nq = 12;
+    *nv = 6;
+  }
+}
+
+void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
+             double *D) {
+  const double *X = t->X;
+  int pt = !t->axis, nv = e->nv;
+  switch (e->kind) {
+    case MBS_GROUND:
+      memcpy(y, X, 3 * sizeof(double));
+      return;
+    case MBS_PARTICLE: /* joints only reach points at X = 0 */
+      memcpy(y, qb, 3 * sizeof(double));
+      memset(D, 0, 9 * sizeof(double));
+      D[0] = D[4] = D[8] = 1.0;
+      return;
+    case MBS_BODY:
+      break;
+  }
+  memset(D, 0, (size_t)(3 * nv) * sizeof(double));
+  if (f == MBS_DIRECTORS) {
+    int nd = e->planar ? 2 : 3;
+    for (int i = 0; i < 3; i++) {
+      y[i] = pt ? qb[i] : 0.0;
+      if (pt) D[i * nv + i] = 1.0;
+      for (int k = 0; k < nd; k++) {
+        y[i] += X[e->ax[k]] * qb[3 + 3 * k + i];
+        D[i * nv + 3 + 3 * k + i] = X[e->ax[k]];
+      }
+    }
+    double xc = e->planar ? X[e->ax[2]] : 0.0;
+    if (xc != 0.0) {
+      const double *da = qb + 3, *db = qb + 6;
+      double c[3], A[9], B[9];
+      cross3(da, db, c);
+      lv_hat3(db, A);
+      lv_hat3(da, B);
+      for (int i = 0; i < 3; i++) {
+        y[i] += xc * c[i];
+        for (int j = 0; j < 3; j++) {
+          D[i * nv + 3 + j] -= xc * A[3 * i + j];
+          D[i * nv + 6 + j] += xc * B[3 * i + j];
+        }
+      }
+    }
+  } else {
+    const double *R = qb + 3;
+    for (int i = 0; i < 3; i++) {
+      y[i] = (pt ? qb[i] : 0.0) + R[3 * i] * X[0] + R[3 * i + 1] * X[1] + R[3 * i + 2] * X[2];
+      if (pt && f == MBS_R3SO3) D[i * nv + i] = 1.0;
+      if (pt && f == MBS_SE3)
+        for (int j = 0; j < 3; j++) D[i * nv + j] = R[3 * i + j]; /* x' = R U */
+    }
+    /* -R X~ : column j is -R (X x e_j) = R (e_j x X) */
+    for (int j = 0; j < 3; j++) {
+      double e[3] = {0, 0, 0}, c[3];
+      e[j] = 1.0;
+      cross3(e, X, c);
+      for (int i = 0; i < 3; i++) D[i * nv + 3 + j] = R[3 * i] * c[0] + R[3 * i + 1] * c[1] + R[3 * i + 2] * c[2];
+    }
+  }
+}
+
+int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
+                 double *kc) {
+  const double *X = t->X;
+  if (e->kind == MBS_PARTICLE) {
+    memcpy(y, qb, 3 * sizeof(double));
+    kc[0] = 1.0;
+    return 1;
+  }
+  if (e->kind != MBS_BODY || f != MBS_DIRECTORS || (e->planar && X[e->ax[2]] != 0.0)) return 0;
+  int nd = e->planar ? 2 : 3, pt = !t->axis;
+  kc[0] = pt ? 1.0 : 0.0;
+  for (int k = 0; k < nd; k++) kc[1 + k] = X[e->ax[k]];
+  for (int i = 0; i < 3; i++) {
+    double s = pt ? qb[i] : 0.0;
+    for (int k = 0; k < nd; k++) s += kc[1 + k] * qb[3 + 3 * k + i];
+    y[i] = s;
+  }
+  return 1;
+}
+
+void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                  const double l[3], double s, double *Hb, int ld) {
+  if (e->kind != MBS_BODY) return;
+  if (f == MBS_DIRECTORS) { /* linear maps, but for the planar body's d_a x d_b */
+    double xc = e->planar ? t->X[e->ax[2]] : 0.0, L[9];
+    if (xc == 0.0) return;
+    lv_hat3(l, L);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        Hb[(3 + i) * ld + 6 + j] -= s * xc * L[3 * i + j];
+        Hb[(6 + i) * ld + 3 + j] += s * xc * L[3 * i + j];
+      }
+    return;
+  }
+  const double *R = qb + 3, *X = t->X;
+  double r[3], A[9], B[9];
+  for (int i = 0; i < 3; i++) r[i] = R[i] * l[0] + R[3 + i] * l[1] + R[6 + i] * l[2];
+  lv_hat3(X, A);
+  lv_hat3(r, B);
+  if (f == MBS_SE3 && !t->axis) /* the U rows R^T l turn with R */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) Hb[i * ld + 3 + j] += s * B[3 * i + j];
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      Hb[(3 + i) * ld + 3 + j] += s * (A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j]);
+}
+
+void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                  const double *w, double *C, int ld) {
+  if (e->kind != MBS_BODY) return;
+  if (f == MBS_DIRECTORS) {
+    double xc = e->planar ? t->X[e->ax[2]] : 0.0, A[9], B[9];
+    if (xc == 0.0) return;
+    lv_hat3(w + 6, A);
+    lv_hat3(w + 3, B);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        C[i * ld + 3 + j] -= xc * A[3 * i + j];
+        C[i * ld + 6 + j] += xc * B[3 * i + j];
+      }
+    return;
+  }
+  const double *R = qb + 3;
+  double c[3], A[9];
+  cross3(t->X, w + 3, c); /* -c of the file comment for r3so3 */
+  if (f == MBS_SE3 && !t->axis)
+    for (int i = 0; i < 3; i++) c[i] -= w[i];
+  lv_hat3(c, A);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      C[i * ld + 3 + j] += R[3 * i] * A[j] + R[3 * i + 1] * A[3 + j] + R[3 * i + 2] * A[6 + j];
+}
+
+void mbs_directors(const mbs_elem *e, const double *qb, double d[3][3]) {
+  if (!e->planar) {
+    for (int k = 0; k < 3; k++) memcpy(d[k], qb + 3 + 3 * k, 3 * sizeof(double));
+    return;
+  }
+  memcpy(d[e->ax[0]], qb + 3, 3 * sizeof(double));
+  memcpy(d[e->ax[1]], qb + 6, 3 * sizeof(double));
+  cross3(qb + 3, qb + 6, d[e->ax[2]]);
+}
+
+void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb) {
+  if (e->kind == MBS_GROUND) return;
+  memcpy(qb, e->x0, 3 * sizeof(double));
+  memcpy(vb, e->v0, 3 * sizeof(double));
+  if (e->kind == MBS_PARTICLE) return;
+  if (f == MBS_DIRECTORS) {
+    double w[3], d[3];
+    for (int i = 0; i < 3; i++) w[i] = e->R0[3 * i] * e->W0[0] + e->R0[3 * i + 1] * e->W0[1] + e->R0[3 * i + 2] * e->W0[2];
+    for (int k = 0; k < (e->planar ? 2 : 3); k++) {
+      for (int i = 0; i < 3; i++) d[i] = e->R0[3 * i + e->ax[k]];
+      memcpy(qb + 3 + 3 * k, d, sizeof d);
+      cross3(w, d, vb + 3 + 3 * k);
+    }
+  } else {
+    memcpy(qb + 3, e->R0, 9 * sizeof(double));
+    memcpy(vb + 3, e->W0, 3 * sizeof(double));
+    if (f == MBS_SE3) /* U = R^T x' */
+      for (int i = 0; i < 3; i++) vb[i] = e->R0[i] * e->v0[0] + e->R0[3 + i] * e->v0[1] + e->R0[6 + i] * e->v0[2];
+  }
+}
+
+void mbs_elem_pose(mbs_formulation f, const mbs_elem *e, const double *qb, double x[3], double R[9]) {
+  static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  if (e->kind == MBS_GROUND) {
+    if (x) memset(x, 0, 3 * sizeof(double));
+    if (R) memcpy(R, I, sizeof I);
+    return;
+  }
+  if (x) memcpy(x, qb, 3 * sizeof(double));
+  if (!R) return;
+  if (e->kind == MBS_PARTICLE)
+    memcpy(R, I, sizeof I);
+  else if (f == MBS_DIRECTORS) {
+    double d[3][3];
+    mbs_directors(e, qb, d);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 3; k++) R[3 * i + k] = d[k][i];
+  } else
+    memcpy(R, qb + 3, 9 * sizeof(double));
+}
+
+/* ------------------------------------------- orientations for initial data */
+
+int lv_mbs_rotation_axis_angle(const double axis[3], double angle, double R[9]) {
+  if (!axis || !R || !isfinite(angle)) return LV_EINPUT;
+  double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+  if (!(n > 0) || !isfinite(n)) return LV_EINPUT;
+  double psi[3] = {angle * axis[0] / n, angle * axis[1] / n, angle * axis[2] / n};
+  lv_so3_exp(psi, R);
+  return 0;
+}
+
+int lv_mbs_rotation_cardan(const char *seq, const double angles[3], double R[9]) {
+  if (!seq || !angles || !R || strlen(seq) != 3) return LV_EINPUT;
+  double A[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  for (int k = 0; k < 3; k++) {
+    if (seq[k] < 'x' || seq[k] > 'z' || (k > 0 && seq[k] == seq[k - 1]) || !isfinite(angles[k])) return LV_EINPUT;
+    double psi[3] = {0, 0, 0}, E[9], P[9];
+    psi[seq[k] - 'x'] = angles[k];
+    lv_so3_exp(psi, E);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) P[3 * i + j] = A[3 * i] * E[j] + A[3 * i + 1] * E[3 + j] + A[3 * i + 2] * E[6 + j];
+    memcpy(A, P, sizeof A);
+  }
+  memcpy(R, A, sizeof A);
+  return 0;
+}

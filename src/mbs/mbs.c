@@ -1,0 +1,1469 @@
+/* The multibody layer (issue 15; doc/mbs.md): description API, joints as
+ * constraint rows on the formulation maps of form.c, and the lv_model
+ * callbacks of a built system.
+ *
+ * A constraint row is c = sum_i g_i . y_i + 1/2 sum_ij P_ij y_i . y_j + c0
+ * on up to four maps y_i(q) (body points and axes).  With f_i = g_i +
+ * sum_j P_ij y_j and D_i = dy_i/dv the chain rule gives, exactly,
+ *   G_r        = sum_i f_i^T D_i
+ *   H(q; gam)  = sum_r gam_r [ sum_ij P_ij D_i^T D_j + sum_i D_q(D_i^T l)|_{l=f_i} ]
+ *   Z(q; w)_r  = sum_ij P_ij (D_i w)^T D_j + sum_i f_i^T D_q(D_i w)
+ * Every joint is such a list of rows, written once for every formulation;
+ * the directors' orthonormality constraints are rows of the same kind.
+ * In directors every map is linear, so every row is at most quadratic and
+ * the midpoint discrete gradients of EM are exact. */
+#include <stdarg.h>
+#include <stdio.h>
+#include "mbs/mbs_impl.h"
+
+struct lv_mbs {
+  mbs_sys sys;
+  int cap_el, cap_j, cap_sym, cap_sp, cap_dp;
+  char err[256];
+};
+
+static const double O3[3] = {0, 0, 0};
+
+static const char *const form_names[] = {"directors", "r3so3", "se3", NULL};
+
+const char *const *lv_mbs_formulations(void) { return form_names; }
+
+static int fail(lv_mbs *s, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->err, sizeof s->err, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+const char *lv_mbs_error(const lv_mbs *s) { return s ? s->err : "no system (NULL)"; }
+
+/* ------------------------------------------------------------ small math */
+
+static void cross3(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static int finite3(const double *a) { return a && isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]); }
+
+/* unit n1, n2 with (A, n1, n2) orthonormal, A unit */
+static void normals(const double A[3], double n1[3], double n2[3]) {
+  int k = 0;
+  for (int i = 1; i < 3; i++)
+    if (fabs(A[i]) < fabs(A[k])) k = i;
+  double e[3] = {0, 0, 0};
+  e[k] = 1.0;
+  cross3(A, e, n1);
+  double r = sqrt(dot3(n1, n1));
+  for (int i = 0; i < 3; i++) n1[i] /= r;
+  cross3(A, n1, n2);
+}
+
+/* y = R^T x, y = R x (row-major) */
+static void rt_mul(const double R[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
+}
+static void r_mul(const double R[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
+}
+
+/* ------------------------------------------------------------- creation */
+
+int lv_mbs_new(lv_mbs **out, const char *formulation) {
+  if (!out) return LV_EINPUT;
+  *out = NULL;
+  lv_mbs *s = lv_calloc(1, sizeof *s);
+  if (!s) return LV_ENOMEM;
+  s->sys.el = lv_calloc(1, sizeof(mbs_elem));
+  if (!s->sys.el) {
+    free(s);
+    return LV_ENOMEM;
+  }
+  s->cap_el = s->sys.nel = 1; /* the ground */
+  s->sys.el[0].kind = MBS_GROUND;
+  s->sys.el[0].R0[0] = s->sys.el[0].R0[4] = s->sys.el[0].R0[8] = 1.0;
+  *out = s;
+  if (!formulation || strcmp(formulation, "directors") == 0) {
+    s->sys.form = MBS_DIRECTORS;
+  } else if (strcmp(formulation, "r3so3") == 0) {
+    s->sys.form = MBS_R3SO3;
+  } else if (strcmp(formulation, "se3") == 0) {
+    s->sys.form = MBS_SE3;
+  } else {
+    return fail(s, LV_EUNKNOWN, "unknown formulation (accepted: directors, r3so3, se3)");
+  }
+  return 0;
+}
+
+static void sys_clear(mbs_sys *S) {
+  for (int k = 0; k < S->nj; k++) {
+    free(S->j[k].rows);
+    free(S->j[k].mG);
+    free(S->j[k].mH);
+    free(S->j[k].mZ);
+    free(S->j[k].sG);
+    free(S->j[k].sH);
+    free(S->j[k].sZ);
+  }
+  free(S->j);
+  free(S->el);
+  free(S->sym);
+  free(S->sp);
+  free(S->dp);
+  memset(S, 0, sizeof *S);
+}
+
+void lv_mbs_free(lv_mbs *s) {
+  if (!s) return;
+  sys_clear(&s->sys);
+  free(s);
+}
+
+static int grow(void **p, int *cap, int n, size_t size) {
+  if (n < *cap) return 0;
+  int nc = *cap ? 2 * *cap : 8;
+  void *q = realloc(*p, (size_t)nc * size);
+  if (!q) return LV_ENOMEM;
+  memset((char *)q + (size_t)*cap * size, 0, (size_t)(nc - *cap) * size);
+  *p = q;
+  *cap = nc;
+  return 0;
+}
+
+static mbs_joint *new_joint(lv_mbs *s, const char *kind, int a, int b, int nrows) {
+  mbs_sys *S = &s->sys;
+  if (grow((void **)&S->j, &s->cap_j, S->nj, sizeof(mbs_joint))) return NULL;
+  mbs_joint *J = &S->j[S->nj];
+  memset(J, 0, sizeof *J);
+  J->rows = lv_calloc((size_t)nrows, sizeof(mbs_row));
+  if (!J->rows) return NULL;
+  J->kind = kind;
+  J->el[0] = a;
+  J->el[1] = b;
+  J->nrows = nrows;
+  S->nj++;
+  return J;
+}
+
+static mbs_term term(int slot, int axis, const double X[3]) {
+  mbs_term t;
+  t.slot = slot;
+  t.axis = axis;
+  memcpy(t.X, X, sizeof t.X);
+  return t;
+}
+
+/* c = y0 . y1 */
+static void row_dot(mbs_row *r, mbs_term t0, mbs_term t1, double c0) {
+  memset(r, 0, sizeof *r);
+  r->nt = 2;
+  r->t[0] = t0;
+  r->t[1] = t1;
+  r->P[0][1] = r->P[1][0] = 1.0;
+  r->c0 = c0;
+}
+
+int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0[3], int *id) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  int n = S->nel;
+  if (!(m > 0) || !isfinite(m)) return fail(s, LV_EINPUT, "particle %d: mass %g is not positive and finite", n, m);
+  if (!finite3(x0)) return fail(s, LV_EINPUT, "particle %d: initial position missing or not finite", n);
+  if (v0 && !finite3(v0)) return fail(s, LV_EINPUT, "particle %d: initial velocity not finite", n);
+  if (grow((void **)&S->el, &s->cap_el, n, sizeof(mbs_elem))) return fail(s, LV_ENOMEM, "out of memory");
+  mbs_elem *e = &S->el[n];
+  memset(e, 0, sizeof *e);
+  e->kind = MBS_PARTICLE;
+  e->m = m;
+  memcpy(e->x0, x0, sizeof e->x0);
+  if (v0) memcpy(e->v0, v0, sizeof e->v0);
+  e->R0[0] = e->R0[4] = e->R0[8] = 1.0;
+  S->nel++;
+  if (id) *id = n;
+  return 0;
+}
+
+int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3], const double x0[3],
+                    const double R0[9], const double v0[3], const double w0[3], lv_mbs_frame frame, int *id) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  int n = S->nel;
+  if (!(m > 0) || !isfinite(m)) return fail(s, LV_EINPUT, "body %d: mass %g is not positive and finite", n, m);
+  if (!finite3(x0)) return fail(s, LV_EINPUT, "body %d: initial position missing or not finite", n);
+  if ((v0 && !finite3(v0)) || (w0 && !finite3(w0)))
+    return fail(s, LV_EINPUT, "body %d: initial velocity not finite", n);
+  if (frame != LV_MBS_BODY_FRAME && frame != LV_MBS_SPACE_FRAME)
+    return fail(s, LV_EINPUT, "body %d: frame of the angular velocity is neither body nor space", n);
+  double Jm[9] = {0};
+  if (J) {
+    memcpy(Jm, J, sizeof Jm);
+  } else if (Jdiag) {
+    Jm[0] = Jdiag[0], Jm[4] = Jdiag[1], Jm[8] = Jdiag[2];
+  } else {
+    return fail(s, LV_EINPUT, "body %d: no inertia given", n);
+  }
+  for (int i = 0; i < 9; i++)
+    if (!isfinite(Jm[i])) return fail(s, LV_EINPUT, "body %d: inertia not finite", n);
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < i; k++)
+      if (fabs(Jm[3 * i + k] - Jm[3 * k + i]) > 1e-14 * (fabs(Jm[3 * i + k]) + fabs(Jm[3 * k + i])))
+        return fail(s, LV_EINPUT, "body %d: inertia not symmetric", n);
+  /* E = 1/2 tr(J) I - J, the second moment of the mass distribution, must
+   * be positive definite (this implies J > 0), or singular along one body
+   * axis c only: a planar body (lamina normal to c), whose directors keep
+   * d_a, d_b as coordinates and d_c = d_a x d_b (form.c). */
+  double tr = Jm[0] + Jm[4] + Jm[8], E[9];
+  for (int i = 0; i < 9; i++) E[i] = -Jm[i];
+  for (int i = 0; i < 3; i++) E[4 * i] += 0.5 * tr;
+  double m1 = E[0], m2 = E[0] * E[4] - E[1] * E[3],
+         m3 = E[0] * (E[4] * E[8] - E[5] * E[7]) - E[1] * (E[3] * E[8] - E[5] * E[6]) +
+              E[2] * (E[3] * E[7] - E[4] * E[6]);
+  double sc = tr > 0 ? tr : 1.0;
+  int planar = -1;
+  if (!(m1 > 1e-14 * sc) || !(m2 > 1e-14 * sc * sc) || !(m3 > 1e-14 * sc * sc * sc)) {
+    for (int c = 0; c < 3 && planar < 0; c++) {
+      int a = (c + 1) % 3, b = (c + 2) % 3;
+      double tol = 1e-12 * sc;
+      if (fabs(E[4 * c]) <= tol && fabs(E[3 * a + c]) <= tol && fabs(E[3 * b + c]) <= tol && E[4 * a] > tol &&
+          E[4 * a] * E[4 * b] - E[3 * a + b] * E[3 * b + a] > tol * tol)
+        planar = c;
+    }
+    if (planar < 0)
+      return fail(s, LV_EINPUT,
+                  "body %d: inertia is not that of a rigid body (positive definite, J_i <= J_j + J_k, equality "
+                  "only for a lamina normal to a body axis)",
+                  n);
+    int c = planar, a = (c + 1) % 3, b = (c + 2) % 3;
+    E[4 * c] = E[3 * a + c] = E[3 * c + a] = E[3 * b + c] = E[3 * c + b] = 0.0;
+  }
+  double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+  if (R0) {
+    memcpy(R, R0, sizeof R);
+    for (int i = 0; i < 3; i++)
+      for (int k = 0; k < 3; k++) {
+        double d = R[i] * R[k] + R[3 + i] * R[3 + k] + R[6 + i] * R[6 + k] - (i == k);
+        if (!(fabs(d) <= 1e-12)) return fail(s, LV_EINPUT, "body %d: initial orientation is not a rotation", n);
+      }
+    double det = R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+                 R[2] * (R[3] * R[7] - R[4] * R[6]);
+    if (!(det > 0)) return fail(s, LV_EINPUT, "body %d: initial orientation is a reflection", n);
+  }
+  if (grow((void **)&S->el, &s->cap_el, n, sizeof(mbs_elem))) return fail(s, LV_ENOMEM, "out of memory");
+  mbs_elem *e = &S->el[n];
+  memset(e, 0, sizeof *e);
+  e->kind = MBS_BODY;
+  e->m = m;
+  memcpy(e->J, Jm, sizeof Jm);
+  memcpy(e->E, E, sizeof E);
+  e->planar = planar >= 0 && S->form == MBS_DIRECTORS;
+  for (int k = 0; k < 3; k++) e->ax[k] = e->planar ? (planar + 1 + k) % 3 : k;
+  memcpy(e->x0, x0, sizeof e->x0);
+  memcpy(e->R0, R, sizeof R);
+  if (v0) memcpy(e->v0, v0, sizeof e->v0);
+  if (w0) {
+    if (frame == LV_MBS_SPACE_FRAME)
+      rt_mul(R, w0, e->W0);
+    else
+      memcpy(e->W0, w0, sizeof e->W0);
+  }
+  S->nel++;
+  if (S->form == MBS_DIRECTORS) { /* orthonormality rows on the body's axes */
+    int nd = e->planar ? 2 : 3, no = e->planar ? 1 : 3;
+    mbs_joint *Jt = new_joint(s, "orthonormality", n, LV_MBS_GROUND, nd + no);
+    if (!Jt) {
+      S->nel--;
+      return fail(s, LV_ENOMEM, "out of memory");
+    }
+    static const double ek[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    static const int pa[3] = {0, 0, 1}, pb[3] = {1, 2, 2};
+    for (int k = 0; k < nd; k++) {
+      mbs_row *r = &Jt->rows[k];
+      r->nt = 1;
+      r->t[0] = term(0, 1, ek[e->ax[k]]);
+      r->P[0][0] = 1.0;
+      r->c0 = -0.5;
+    }
+    for (int k = 0; k < no; k++)
+      row_dot(&Jt->rows[nd + k], term(0, 1, ek[e->ax[pa[k]]]), term(0, 1, ek[e->ax[pb[k]]]), 0.0);
+  }
+  if (id) *id = n;
+  return 0;
+}
+
+int lv_mbs_set_gravity(lv_mbs *s, const double g[3]) {
+  if (!s) return LV_EINPUT;
+  if (!finite3(g)) return fail(s, LV_EINPUT, "gravity missing or not finite");
+  memcpy(s->sys.grav, g, sizeof s->sys.grav);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- joints */
+
+/* Check the elements of a joint and its attachment data.  need_axis:
+ * the joint uses axes (so both sides must be rigid bodies or ground);
+ * need_rigid: the joint locks orientation. */
+static int check_joint(lv_mbs *s, const char *kind, int a, const double *Xa, const double *Aa, int b,
+                       const double *Xb, const double *Ab) {
+  const mbs_sys *S = &s->sys;
+  int el[2] = {a, b};
+  const double *X[2] = {Xa, Xb}, *A[2] = {Aa, Ab};
+  if (a < 0 || a >= S->nel || b < 0 || b >= S->nel)
+    return fail(s, LV_EINPUT, "%s joint %d: element id %d is not a particle, body or the ground", kind, S->nj,
+                (a < 0 || a >= S->nel) ? a : b);
+  if (a == b) return fail(s, LV_EINPUT, "%s joint %d: joins element %d to itself", kind, S->nj, a);
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[el[k]];
+    if (!finite3(X[k])) return fail(s, LV_EINPUT, "%s joint %d: attachment point missing or not finite", kind, S->nj);
+    if (e->kind == MBS_PARTICLE && (X[k][0] != 0.0 || X[k][1] != 0.0 || X[k][2] != 0.0))
+      return fail(s, LV_EINPUT, "%s joint %d: particle %d has no extent: attach it at X = (0, 0, 0)", kind, S->nj,
+                  el[k]);
+    if (A[0] == NULL && A[1] == NULL) continue;
+    if (e->kind == MBS_PARTICLE)
+      return fail(s, LV_EINPUT, "%s joint %d: particle %d has no axes: a %s joint needs a rigid body or the ground",
+                  kind, S->nj, el[k], kind);
+    if (!finite3(A[k]) || !(dot3(A[k], A[k]) > 0))
+      return fail(s, LV_EINPUT, "%s joint %d: axis missing, zero or not finite", kind, S->nj);
+  }
+  return 0;
+}
+
+static void unit(const double *A, double u[3]) {
+  double r = sqrt(dot3(A, A));
+  for (int i = 0; i < 3; i++) u[i] = A[i] / r;
+}
+
+/* rows 0..2 of a spherical joint: (x_a - x_b)_k */
+static void spherical_rows(mbs_row *r, const double Xa[3], const double Xb[3]) {
+  for (int k = 0; k < 3; k++) {
+    memset(&r[k], 0, sizeof r[k]);
+    r[k].nt = 2;
+    r[k].t[0] = term(0, 0, Xa);
+    r[k].t[1] = term(1, 0, Xb);
+    r[k].g[0][k] = 1.0;
+    r[k].g[1][k] = -1.0;
+  }
+}
+
+/* (x_a(Xa) - x_b(Xb)) . n_b = 0 */
+static void line_row(mbs_row *r, const double Xa[3], const double Xb[3], const double n[3]) {
+  memset(r, 0, sizeof *r);
+  r->nt = 3;
+  r->t[0] = term(0, 0, Xa);
+  r->t[1] = term(1, 0, Xb);
+  r->t[2] = term(1, 1, n);
+  r->P[0][2] = r->P[2][0] = 1.0;
+  r->P[1][2] = r->P[2][1] = -1.0;
+}
+
+int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3]) {
+  if (!s) return LV_EINPUT;
+  LV_CHECK(check_joint(s, "spherical", a, Xa, NULL, b, Xb, NULL));
+  mbs_joint *J = new_joint(s, "spherical", a, b, 3);
+  if (!J) return fail(s, LV_ENOMEM, "out of memory");
+  /* A planar director body held at a ground point p by a body point X off
+   * its plane (X_c != 0, the heavy top's tip): x(X) - p is then bilinear
+   * (through d_c = d_a x d_b), so g at the midpoint of two solutions is not
+   * zero and EM would lose the angular momentum about p.  Rows invariant
+   * under rotations about p instead: (phi - p) . d_k + X_k = 0 (k = a, b)
+   * and 1/2 (|phi + X_a d_a + X_b d_b - p|^2 - X_c^2) = 0 (the branch
+   * x(X) = p among the two is the one the motion starts on). */
+  const mbs_elem *ea = &s->sys.el[a], *eb = &s->sys.el[b];
+  int sb = ea->kind == MBS_GROUND ? 1 : eb->kind == MBS_GROUND ? 0 : -1;
+  const mbs_elem *body = sb == 0 ? ea : sb == 1 ? eb : NULL;
+  const double *X = sb == 0 ? Xa : Xb, *p = sb == 0 ? Xb : Xa;
+  if (body && body->kind == MBS_BODY && body->planar && X[body->ax[2]] != 0.0) {
+    static const double ek[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    int sg = 1 - sb;
+    for (int k = 0; k < 2; k++) {
+      mbs_row *r = &J->rows[k];
+      memset(r, 0, sizeof *r);
+      r->nt = 3;
+      r->t[0] = term(sb, 0, O3);
+      r->t[1] = term(sb, 1, ek[body->ax[k]]);
+      r->t[2] = term(sg, 0, p);
+      r->P[0][1] = r->P[1][0] = 1.0;
+      r->P[1][2] = r->P[2][1] = -1.0;
+      r->c0 = X[body->ax[k]];
+    }
+    double Xab[3];
+    memcpy(Xab, X, sizeof Xab);
+    Xab[body->ax[2]] = 0.0;
+    mbs_row *r = &J->rows[2];
+    memset(r, 0, sizeof *r);
+    r->nt = 2;
+    r->t[0] = term(sb, 0, Xab);
+    r->t[1] = term(sg, 0, p);
+    r->P[0][0] = r->P[1][1] = 1.0;
+    r->P[0][1] = r->P[1][0] = -1.0;
+    r->c0 = -0.5 * X[body->ax[2]] * X[body->ax[2]];
+    return 0;
+  }
+  spherical_rows(J->rows, Xa, Xb);
+  return 0;
+}
+
+int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L) {
+  if (!s) return LV_EINPUT;
+  LV_CHECK(check_joint(s, "distance", a, Xa, NULL, b, Xb, NULL));
+  if (!(L > 0) || !isfinite(L))
+    return fail(s, LV_EINPUT, "distance joint %d: length %g is not positive and finite", s->sys.nj, L);
+  mbs_joint *J = new_joint(s, "distance", a, b, 1);
+  if (!J) return fail(s, LV_ENOMEM, "out of memory");
+  mbs_row *r = &J->rows[0];
+  r->nt = 2;
+  r->t[0] = term(0, 0, Xa);
+  r->t[1] = term(1, 0, Xb);
+  r->P[0][0] = r->P[1][1] = 1.0;
+  r->P[0][1] = r->P[1][0] = -1.0;
+  r->c0 = -0.5 * L * L;
+  return 0;
+}
+
+int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                        const double Ab[3]) {
+  if (!s) return LV_EINPUT;
+  LV_CHECK(check_joint(s, "revolute", a, Xa, Aa, b, Xb, Ab));
+  mbs_joint *J = new_joint(s, "revolute", a, b, 5);
+  if (!J) return fail(s, LV_ENOMEM, "out of memory");
+  double ua[3], ub[3], n1[3], n2[3];
+  unit(Aa, ua);
+  unit(Ab, ub);
+  normals(ub, n1, n2);
+  spherical_rows(J->rows, Xa, Xb);
+  row_dot(&J->rows[3], term(0, 1, ua), term(1, 1, n1), 0.0);
+  row_dot(&J->rows[4], term(0, 1, ua), term(1, 1, n2), 0.0);
+  return 0;
+}
+
+int lv_mbs_add_universal(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                         const double Ab[3]) {
+  if (!s) return LV_EINPUT;
+  LV_CHECK(check_joint(s, "universal", a, Xa, Aa, b, Xb, Ab));
+  mbs_joint *J = new_joint(s, "universal", a, b, 4);
+  if (!J) return fail(s, LV_ENOMEM, "out of memory");
+  double ua[3], ub[3];
+  unit(Aa, ua);
+  unit(Ab, ub);
+  spherical_rows(J->rows, Xa, Xb);
+  row_dot(&J->rows[3], term(0, 1, ua), term(1, 1, ub), 0.0);
+  return 0;
+}
+
+/* rows of a cylindrical joint; *n1 receives b's first normal */
+static void cylindrical_rows(mbs_row *r, const double Xa[3], const double ua[3], const double Xb[3],
+                             const double ub[3], double n1[3]) {
+  double n2[3];
+  normals(ub, n1, n2);
+  line_row(&r[0], Xa, Xb, n1);
+  line_row(&r[1], Xa, Xb, n2);
+  row_dot(&r[2], term(0, 1, ua), term(1, 1, n1), 0.0);
+  row_dot(&r[3], term(0, 1, ua), term(1, 1, n2), 0.0);
+}
+
+int lv_mbs_add_cylindrical(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                           const double Ab[3]) {
+  if (!s) return LV_EINPUT;
+  LV_CHECK(check_joint(s, "cylindrical", a, Xa, Aa, b, Xb, Ab));
+  mbs_joint *J = new_joint(s, "cylindrical", a, b, 4);
+  if (!J) return fail(s, LV_ENOMEM, "out of memory");
+  double ua[3], ub[3], n1[3];
+  unit(Aa, ua);
+  unit(Ab, ub);
+  cylindrical_rows(J->rows, Xa, ua, Xb, ub, n1);
+  return 0;
+}
+
+/* b-frame image of the a-frame vector u at the initial orientations:
+ * R_b0^T R_a0 u */
+static void initial_in_b(const mbs_sys *S, int a, int b, const double u[3], double out[3]) {
+  double w[3];
+  r_mul(S->el[a].R0, u, w);
+  rt_mul(S->el[b].R0, w, out);
+}
+
+int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                         const double Ab[3]) {
+  if (!s) return LV_EINPUT;
+  LV_CHECK(check_joint(s, "prismatic", a, Xa, Aa, b, Xb, Ab));
+  mbs_joint *J = new_joint(s, "prismatic", a, b, 5);
+  if (!J) return fail(s, LV_ENOMEM, "out of memory");
+  double ua[3], ub[3], n1[3], t1[3], t2[3], m[3];
+  unit(Aa, ua);
+  unit(Ab, ub);
+  cylindrical_rows(J->rows, Xa, ua, Xb, ub, n1);
+  /* lock: a's normal t1 stays perpendicular to the b vector that was a's t2 */
+  normals(ua, t1, t2);
+  initial_in_b(&s->sys, a, b, t2, m);
+  row_dot(&J->rows[4], term(0, 1, t1), term(1, 1, m), 0.0);
+  return 0;
+}
+
+int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3]) {
+  static const double e[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  if (!s) return LV_EINPUT;
+  LV_CHECK(check_joint(s, "fixed", a, Xa, e[0], b, Xb, e[0]));
+  mbs_joint *J = new_joint(s, "fixed", a, b, 6);
+  if (!J) return fail(s, LV_ENOMEM, "out of memory");
+  double f[3][3];
+  for (int k = 0; k < 3; k++) initial_in_b(&s->sys, a, b, e[k], f[k]);
+  spherical_rows(J->rows, Xa, Xb);
+  row_dot(&J->rows[3], term(0, 1, e[0]), term(1, 1, f[1]), 0.0);
+  row_dot(&J->rows[4], term(0, 1, e[0]), term(1, 1, f[2]), 0.0);
+  row_dot(&J->rows[5], term(0, 1, e[1]), term(1, 1, f[2]), 0.0);
+  return 0;
+}
+
+/* --------------------------------------------------------------- springs */
+
+/* springs and dampers: the same two attachment points */
+static int add_pair(lv_mbs *s, int damper, int a, const double Xa[3], int b, const double Xb[3], double k, double L0) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  const char *what = damper ? "damper" : "spring";
+  int n = damper ? S->ndp : S->nsp, el[2] = {a, b};
+  const double *X[2] = {Xa, Xb};
+  if (a < 0 || a >= S->nel || b < 0 || b >= S->nel)
+    return fail(s, LV_EINPUT, "%s %d: element id %d is not a particle, body or the ground", what, n,
+                (a < 0 || a >= S->nel) ? a : b);
+  if (a == b) return fail(s, LV_EINPUT, "%s %d: joins element %d to itself", what, n, a);
+  for (int i = 0; i < 2; i++) {
+    if (!finite3(X[i])) return fail(s, LV_EINPUT, "%s %d: attachment point missing or not finite", what, n);
+    if (S->el[el[i]].kind == MBS_PARTICLE && (X[i][0] != 0.0 || X[i][1] != 0.0 || X[i][2] != 0.0))
+      return fail(s, LV_EINPUT, "%s %d: particle %d has no extent: attach it at X = (0, 0, 0)", what, n, el[i]);
+  }
+  if (!(k >= 0) || !isfinite(k) || !(L0 >= 0) || !isfinite(L0))
+    return fail(s, LV_EINPUT,
+                damper ? "%s %d: coefficient %g must be finite and not negative"
+                       : "%s %d: stiffness %g and rest length %g must be finite and not negative",
+                what, n, k, L0);
+  mbs_spring **arr = damper ? &S->dp : &S->sp;
+  if (grow((void **)arr, damper ? &s->cap_dp : &s->cap_sp, n, sizeof(mbs_spring)))
+    return fail(s, LV_ENOMEM, "out of memory");
+  mbs_spring *p = &(*arr)[n];
+  if (damper)
+    S->ndp++;
+  else
+    S->nsp++;
+  p->el[0] = a, p->el[1] = b;
+  memcpy(p->X[0], Xa, 3 * sizeof(double));
+  memcpy(p->X[1], Xb, 3 * sizeof(double));
+  p->k = k, p->L0 = L0;
+  return 0;
+}
+
+int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k, double L0) {
+  return add_pair(s, 0, a, Xa, b, Xb, k, L0);
+}
+
+int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double c) {
+  return add_pair(s, 1, a, Xa, b, Xb, c, 0.0);
+}
+
+/* ------------------------------------------------------------ symmetries */
+
+static int add_sym(lv_mbs *s, mbs_symkind kind, int body, const double *axis, const double *point) {
+  mbs_sys *S = &s->sys;
+  if (!finite3(axis) || !(dot3(axis, axis) > 0))
+    return fail(s, LV_EINPUT, "symmetry %d: axis missing, zero or not finite", S->nsym);
+  if (point && !finite3(point)) return fail(s, LV_EINPUT, "symmetry %d: point not finite", S->nsym);
+  if (grow((void **)&S->sym, &s->cap_sym, S->nsym, sizeof(mbs_sym))) return fail(s, LV_ENOMEM, "out of memory");
+  mbs_sym *y = &S->sym[S->nsym++];
+  y->kind = kind;
+  y->body = body;
+  unit(axis, y->axis);
+  if (point) memcpy(y->point, point, sizeof y->point);
+  return 0;
+}
+
+int lv_mbs_add_rotation_symmetry(lv_mbs *s, const double axis[3], const double point[3]) {
+  if (!s) return LV_EINPUT;
+  return add_sym(s, SYM_ROTATION, 0, axis, point ? point : O3);
+}
+
+int lv_mbs_add_translation_symmetry(lv_mbs *s, const double dir[3]) {
+  if (!s) return LV_EINPUT;
+  return add_sym(s, SYM_TRANSLATION, 0, dir, NULL);
+}
+
+int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3], const double point[3]) {
+  if (!s) return LV_EINPUT;
+  if (body <= 0 || body >= s->sys.nel || s->sys.el[body].kind != MBS_BODY)
+    return fail(s, LV_EINPUT, "symmetry %d: element %d is not a rigid body", s->sys.nsym, body);
+  return add_sym(s, SYM_BODY, body, axis, point ? point : O3);
+}
+
+/* ------------------------------------------------------ joint evaluation */
+
+/* Local coordinates of a joint: slot a's tangent block, then slot b's. */
+typedef struct {
+  const mbs_elem *e[2];
+  int off[2]; /* local column offset of each slot */
+  int n;      /* nv_a + nv_b */
+} jloc;
+
+static void jloc_init(const mbs_sys *S, const mbs_joint *J, jloc *L) {
+  L->e[0] = &S->el[J->el[0]];
+  L->e[1] = &S->el[J->el[1]];
+  L->off[0] = 0;
+  L->off[1] = L->e[0]->nv;
+  L->n = L->e[0]->nv + L->e[1]->nv;
+}
+
+static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->voff + k : L->e[1]->voff + k - L->off[1]; }
+
+#define NLOC (2 * MBS_NV_MAX)
+
+/* The distinct maps of a joint's rows (each evaluated once per call). */
+static void joint_index_terms(mbs_joint *J) {
+  J->nu = 0;
+  for (int r = 0; r < J->nrows; r++)
+    for (int i = 0; i < J->rows[r].nt; i++) {
+      const mbs_term *t = &J->rows[r].t[i];
+      int k = 0;
+      while (k < J->nu && !(J->u[k].slot == t->slot && J->u[k].axis == t->axis && J->u[k].X[0] == t->X[0] &&
+                            J->u[k].X[1] == t->X[1] && J->u[k].X[2] == t->X[2]))
+        k++;
+      if (k == J->nu) J->u[J->nu++] = *t;
+      J->rows[r].ix[i] = k;
+    }
+}
+
+/* c (nrows), and if given: G (nrows x n), H(gam) (n x n), Z(w) (nrows x n)
+ * local, row-major, leading dimension L->n; gam is the joint's part of
+ * gamma, w the global tangent vector. */
+static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q, const double *gam,
+                       const double *w, double *c, double *G, double *H, double *Z) {
+  /* each distinct map once: y, and D either as kc (x) I3 (kr = 1, the
+   * directors' and particles' constant maps) or in full */
+  double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], KC[MBS_UNIQ][MBS_NV_MAX / 3], U[MBS_UNIQ][3];
+  int KR[MBS_UNIQ], ld = L->n;
+  if (G) memset(G, 0, (size_t)J->nrows * ld * sizeof(double));
+  if (H) memset(H, 0, (size_t)ld * ld * sizeof(double));
+  if (Z) memset(Z, 0, (size_t)J->nrows * ld * sizeof(double));
+  for (int t = 0; t < J->nu; t++) {
+    const mbs_elem *e = L->e[J->u[t].slot];
+    const double *qb = q + e->qoff;
+    KR[t] = mbs_map_kron(F, e, qb, &J->u[t], Y[t], KC[t]);
+    if (!KR[t]) mbs_map(F, e, qb, &J->u[t], Y[t], DD[t]);
+    if (Z) {
+      const double *wt = w + e->voff;
+      for (int k = 0; k < 3; k++) {
+        double s = 0.0;
+        if (KR[t])
+          for (int p = 0; p < e->nv / 3; p++) s += KC[t][p] * wt[3 * p + k];
+        else
+          for (int a = 0; a < e->nv; a++) s += DD[t][k * e->nv + a] * wt[a];
+        U[t][k] = s;
+      }
+    }
+  }
+  for (int r = 0; r < J->nrows; r++) {
+    const mbs_row *R = &J->rows[r];
+    double f[MBS_TERMS][3];
+    const mbs_elem *e[MBS_TERMS];
+    const double *y[MBS_TERMS], *D[MBS_TERMS], *kc[MBS_TERMS];
+    int nv[MBS_TERMS], o[MBS_TERMS], kr[MBS_TERMS];
+    for (int i = 0; i < R->nt; i++) {
+      int t = R->ix[i];
+      e[i] = L->e[R->t[i].slot];
+      nv[i] = e[i]->nv;
+      o[i] = L->off[R->t[i].slot];
+      y[i] = Y[t];
+      D[i] = DD[t];
+      kc[i] = KC[t];
+      kr[i] = KR[t];
+    }
+    double cv = R->c0;
+    for (int i = 0; i < R->nt; i++) {
+      for (int k = 0; k < 3; k++) f[i][k] = R->g[i][k];
+      for (int j = 0; j < R->nt; j++)
+        if (R->P[i][j] != 0.0)
+          for (int k = 0; k < 3; k++) f[i][k] += R->P[i][j] * y[j][k];
+      cv += dot3(R->g[i], y[i]);
+      for (int j = 0; j < R->nt; j++)
+        if (R->P[i][j] != 0.0) cv += 0.5 * R->P[i][j] * dot3(y[i], y[j]);
+    }
+    if (c) c[r] = cv;
+    if (G)
+      for (int i = 0; i < R->nt; i++) {
+        int n = nv[i];
+        double *Gr = G + r * ld + o[i];
+        if (kr[i]) {
+          for (int p = 0; p < n / 3; p++)
+            for (int k = 0; k < 3; k++) Gr[3 * p + k] += kc[i][p] * f[i][k];
+        } else {
+          for (int k = 0; k < n; k++) Gr[k] += f[i][0] * D[i][k] + f[i][1] * D[i][n + k] + f[i][2] * D[i][2 * n + k];
+        }
+      }
+    if (H && gam[r] != 0.0) {
+      double s = gam[r];
+      for (int i = 0; i < R->nt; i++) {
+        int ni = nv[i];
+        for (int j = 0; j < R->nt; j++) {
+          if (R->P[i][j] == 0.0 || !ni || !nv[j]) continue;
+          int nj = nv[j];
+          double pij = s * R->P[i][j];
+          if (kr[i] && kr[j]) { /* (kc_i kc_j^T) (x) I3 */
+            for (int p = 0; p < ni / 3; p++) {
+              double x = pij * kc[i][p];
+              if (x == 0.0) continue;
+              for (int qq = 0; qq < nj / 3; qq++) {
+                double v = x * kc[j][qq];
+                if (v == 0.0) continue;
+                for (int k = 0; k < 3; k++) H[(o[i] + 3 * p + k) * ld + o[j] + 3 * qq + k] += v;
+              }
+            }
+            continue;
+          }
+          /* general: D_i^T D_j, a Kronecker side expanded on the fly */
+          for (int a = 0; a < ni; a++) {
+            double x0, x1, x2;
+            if (kr[i]) {
+              double v = pij * kc[i][a / 3];
+              x0 = a % 3 == 0 ? v : 0.0, x1 = a % 3 == 1 ? v : 0.0, x2 = a % 3 == 2 ? v : 0.0;
+            } else {
+              x0 = pij * D[i][a], x1 = pij * D[i][ni + a], x2 = pij * D[i][2 * ni + a];
+            }
+            if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
+            double *Hr = H + (o[i] + a) * ld + o[j];
+            if (kr[j]) {
+              for (int qq = 0; qq < nj / 3; qq++) {
+                Hr[3 * qq] += x0 * kc[j][qq];
+                Hr[3 * qq + 1] += x1 * kc[j][qq];
+                Hr[3 * qq + 2] += x2 * kc[j][qq];
+              }
+            } else {
+              for (int b = 0; b < nj; b++) Hr[b] += x0 * D[j][b] + x1 * D[j][nj + b] + x2 * D[j][2 * nj + b];
+            }
+          }
+        }
+        if (ni && !kr[i]) mbs_map_hess(F, e[i], q + e[i]->qoff, &R->t[i], f[i], s, H + o[i] * ld + o[i], ld);
+      }
+    }
+    if (Z) {
+      double *Zr = Z + r * ld;
+      for (int i = 0; i < R->nt; i++)
+        for (int j = 0; j < R->nt; j++) {
+          if (R->P[i][j] == 0.0 || !nv[j]) continue;
+          int nj = nv[j];
+          const double *ui = U[R->ix[i]];
+          double p = R->P[i][j];
+          if (kr[j]) {
+            for (int qq = 0; qq < nj / 3; qq++)
+              for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += p * kc[j][qq] * ui[k];
+          } else {
+            for (int b = 0; b < nj; b++)
+              Zr[o[j] + b] += p * (ui[0] * D[j][b] + ui[1] * D[j][nj + b] + ui[2] * D[j][2 * nj + b]);
+          }
+        }
+      for (int i = 0; i < R->nt; i++) {
+        int ni = nv[i];
+        if (!ni || kr[i]) continue; /* constant maps have no curvature */
+        double C[3 * MBS_NV_MAX];
+        memset(C, 0, sizeof C);
+        mbs_map_curv(F, e[i], q + e[i]->qoff, &R->t[i], w + e[i]->voff, C, ni);
+        for (int b = 0; b < ni; b++) Zr[o[i] + b] += f[i][0] * C[b] + f[i][1] * C[ni + b] + f[i][2] * C[2 * ni + b];
+      }
+    }
+  }
+}
+
+/* --------------------------------------------------------- the callbacks */
+
+static int cb_mass(const double *q, lv_sink *M, void *u) {
+  const mbs_sys *S = u;
+  (void)q;
+  for (int k = 1; k < S->nel; k++) {
+    const mbs_elem *e = &S->el[k];
+    int o = e->voff;
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(M, o + i, o + i, e->m));
+    if (e->kind != MBS_BODY) continue;
+    if (S->form == MBS_DIRECTORS) {
+      int nd = e->planar ? 2 : 3;
+      for (int a = 0; a < nd; a++)
+        for (int b = 0; b < nd; b++) {
+          double E = e->E[3 * e->ax[a] + e->ax[b]];
+          if (E != 0.0)
+            for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(M, o + 3 + 3 * a + i, o + 3 + 3 * b + i, E));
+        }
+    } else {
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+          if (e->J[3 * a + b] != 0.0) LV_CHECK(lv_sink_add(M, o + 3 + a, o + 3 + b, e->J[3 * a + b]));
+    }
+  }
+  return 0;
+}
+
+static int cb_V(const double *q, double *V, void *u) {
+  const mbs_sys *S = u;
+  double s = 0.0;
+  for (int k = 1; k < S->nel; k++) s -= S->el[k].m * dot3(S->grav, q + S->el[k].qoff);
+  *V = s;
+  return 0;
+}
+
+static int cb_dV(const double *q, double *dV, void *u) {
+  const mbs_sys *S = u;
+  memset(dV, 0, (size_t)S->nv * sizeof(double));
+  for (int k = 1; k < S->nel; k++) {
+    const mbs_elem *e = &S->el[k];
+    if (S->form == MBS_SE3 && e->kind == MBS_BODY) { /* along U: -m R^T g */
+      double r[3];
+      rt_mul(q + e->qoff + 3, S->grav, r);
+      for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * r[i];
+    } else {
+      for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * S->grav[i];
+    }
+  }
+  return 0;
+}
+
+static int cb_d2V(const double *q, lv_sink *H, void *u) {
+  const mbs_sys *S = u;
+  for (int i = 0; i < S->nv; i++) LV_CHECK(lv_sink_add(H, i, i, 0.0)); /* zero, fixed pattern */
+  if (S->form == MBS_SE3) /* D_Omega(-m R^T g) = -m (R^T g)~ on the U rows */
+    for (int k = 1; k < S->nel; k++) {
+      const mbs_elem *e = &S->el[k];
+      if (e->kind != MBS_BODY) continue;
+      double r[3], A[9];
+      rt_mul(q + e->qoff + 3, S->grav, r);
+      lv_hat3(r, A);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(H, e->voff + i, e->voff + 3 + j, -e->m * A[3 * i + j]));
+    }
+  return 0;
+}
+
+/* Lie group formulations: gyroscopic force -Omega x J Omega on each body
+ * (and -m Omega x U on the body-frame translation in se3) */
+static int cb_force(double t, const double *q, const double *v, double *f, void *u) {
+  const mbs_sys *S = u;
+  (void)t, (void)q;
+  memset(f, 0, (size_t)S->nv * sizeof(double));
+  for (int k = 1; k < S->nel; k++) {
+    const mbs_elem *e = &S->el[k];
+    if (e->kind != MBS_BODY) continue;
+    const double *W = v + e->voff + 3;
+    double L[3], c[3];
+    r_mul(e->J, W, L);
+    cross3(W, L, c);
+    for (int i = 0; i < 3; i++) f[e->voff + 3 + i] = -c[i];
+    if (S->form == MBS_SE3) { /* body-frame translation: -m Omega x U */
+      cross3(W, v + e->voff, c);
+      for (int i = 0; i < 3; i++) f[e->voff + i] = -e->m * c[i];
+    }
+  }
+  return 0;
+}
+
+static int cb_force_dq(double t, const double *q, const double *v, lv_sink *K, void *u) {
+  (void)t, (void)q, (void)v, (void)K, (void)u;
+  return 0;
+}
+
+/* df/dOmega = -(W~ J - (J W)~) */
+static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, void *u) {
+  const mbs_sys *S = u;
+  (void)t, (void)q;
+  for (int k = 1; k < S->nel; k++) {
+    const mbs_elem *e = &S->el[k];
+    if (e->kind != MBS_BODY) continue;
+    const double *W = v + e->voff + 3;
+    double L[3], A[9], B[9];
+    r_mul(e->J, W, L);
+    lv_hat3(W, A);
+    lv_hat3(L, B);
+    int o = e->voff + 3;
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        double aj = A[3 * i] * e->J[j] + A[3 * i + 1] * e->J[3 + j] + A[3 * i + 2] * e->J[6 + j];
+        LV_CHECK(lv_sink_add(C, o + i, o + j, -(aj - B[3 * i + j])));
+      }
+    if (S->form == MBS_SE3) { /* d(-m Omega x U): -m Omega~ on U, m U~ on Omega */
+      lv_hat3(W, A);
+      lv_hat3(v + e->voff, B);
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+          LV_CHECK(lv_sink_add(C, e->voff + i, e->voff + j, -e->m * A[3 * i + j]));
+          LV_CHECK(lv_sink_add(C, e->voff + i, o + j, e->m * B[3 * i + j]));
+        }
+    }
+  }
+  return 0;
+}
+
+/* r = x_a(Xa) - x_b(Xb) of spring p and Dr = [D_a, -D_b] (3 x L->n,
+ * row-major); pi = |r|^2. */
+static double spring_eval(const mbs_sys *S, const mbs_spring *p, const double *q, jloc *L, double r[3], double *Dr) {
+  L->e[0] = &S->el[p->el[0]];
+  L->e[1] = &S->el[p->el[1]];
+  L->off[0] = 0;
+  L->off[1] = L->e[0]->nv;
+  L->n = L->e[0]->nv + L->e[1]->nv;
+  double y[2][3], D[3 * MBS_NV_MAX];
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = L->e[k];
+    mbs_term t;
+    t.slot = k, t.axis = 0;
+    memcpy(t.X, p->X[k], sizeof t.X);
+    mbs_map(S->form, e, q + e->qoff, &t, y[k], D);
+    if (Dr)
+      for (int i = 0; i < 3; i++)
+        for (int c = 0; c < e->nv; c++) Dr[i * L->n + L->off[k] + c] = (k ? -1.0 : 1.0) * D[i * e->nv + c];
+  }
+  for (int i = 0; i < 3; i++) r[i] = y[0][i] - y[1][i];
+  return dot3(r, r);
+}
+
+/* Vt(pi) = 1/2 k (sqrt(pi) - L0)^2 and its first two derivatives */
+static double spring_vt(const mbs_spring *p, double pi, double *d1, double *d2) {
+  double l = sqrt(pi);
+  if (d1) *d1 = p->L0 == 0.0 ? 0.5 * p->k : 0.5 * p->k * (1.0 - p->L0 / l);
+  if (d2) *d2 = p->L0 == 0.0 ? 0.0 : 0.25 * p->k * p->L0 / (pi * l);
+  return 0.5 * p->k * (l - p->L0) * (l - p->L0);
+}
+
+static int cb_V_springs(const double *q, double *V, void *u) {
+  const mbs_sys *S = u;
+  LV_CHECK(cb_V(q, V, u));
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3];
+    *V += spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, NULL), NULL, NULL);
+  }
+  return 0;
+}
+
+static int cb_dV_springs(const double *q, double *dV, void *u) {
+  const mbs_sys *S = u;
+  LV_CHECK(cb_dV(q, dV, u));
+  double Dr[3 * 2 * MBS_NV_MAX];
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3], d1;
+    spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, Dr), &d1, NULL);
+    for (int c = 0; c < L.n; c++)
+      dV[jloc_global(&L, c)] += 2.0 * d1 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c]);
+  }
+  return 0;
+}
+
+/* D_q dV: Dr^T (2 Vt' I + 4 Vt'' r r^T) Dr + D_q(D_a^T f) - D_q(D_b^T f), f = 2 Vt' r */
+static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
+  const mbs_sys *S = u;
+  LV_CHECK(cb_d2V(q, H, u));
+  double Dr[3 * 2 * MBS_NV_MAX], Hl[4 * MBS_NV_MAX * MBS_NV_MAX];
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3], d1, d2;
+    const mbs_spring *p = &S->sp[k];
+    spring_vt(p, spring_eval(S, p, q, &L, r, Dr), &d1, &d2);
+    int n = L.n;
+    double f[3] = {2.0 * d1 * r[0], 2.0 * d1 * r[1], 2.0 * d1 * r[2]}, rD[2 * MBS_NV_MAX];
+    for (int c = 0; c < n; c++) rD[c] = r[0] * Dr[c] + r[1] * Dr[n + c] + r[2] * Dr[2 * n + c];
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        Hl[a * n + b] = 2.0 * d1 * (Dr[a] * Dr[b] + Dr[n + a] * Dr[n + b] + Dr[2 * n + a] * Dr[2 * n + b]) +
+                        4.0 * d2 * rD[a] * rD[b];
+    for (int sl = 0; sl < 2; sl++) {
+      const mbs_elem *e = L.e[sl];
+      if (!e->nv) continue;
+      mbs_term t;
+      t.slot = sl, t.axis = 0;
+      memcpy(t.X, p->X[sl], sizeof t.X);
+      mbs_map_hess(S->form, e, q + e->qoff, &t, f, sl ? -1.0 : 1.0, Hl + L.off[sl] * n + L.off[sl], n);
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(H, jloc_global(&L, a), jloc_global(&L, b), Hl[a * n + b]));
+  }
+  return 0;
+}
+
+/* Invariants for EM (directors, linear spring maps): pi = |r|^2 per spring,
+ * then g . x_cm per element when there is gravity. */
+static int cb_pi(const double *q, double *pi, void *u) {
+  const mbs_sys *S = u;
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3];
+    pi[k] = spring_eval(S, &S->sp[k], q, &L, r, NULL);
+  }
+  for (int k = S->nsp; k < S->ninv; k++) pi[k] = dot3(S->grav, q + S->el[1 + k - S->nsp].qoff);
+  return 0;
+}
+
+static int cb_dpi(const double *q, lv_sink *D, void *u) {
+  const mbs_sys *S = u;
+  double Dr[3 * 2 * MBS_NV_MAX];
+  for (int k = 0; k < S->nsp; k++) {
+    jloc L;
+    double r[3];
+    spring_eval(S, &S->sp[k], q, &L, r, Dr);
+    for (int c = 0; c < L.n; c++)
+      LV_CHECK(lv_sink_add(D, k, jloc_global(&L, c),
+                           2.0 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c])));
+  }
+  for (int k = S->nsp; k < S->ninv; k++)
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(D, k, S->el[1 + k - S->nsp].voff + i, S->grav[i]));
+  return 0;
+}
+
+static int cb_vt(const double *pi, double *vt, double *dvt, void *u) {
+  const mbs_sys *S = u;
+  for (int k = 0; k < S->nsp; k++) vt[k] = spring_vt(&S->sp[k], pi[k], &dvt[k], NULL);
+  for (int k = S->nsp; k < S->ninv; k++) {
+    double m = S->el[1 + k - S->nsp].m;
+    vt[k] = -m * pi[k];
+    dvt[k] = -m;
+  }
+  return 0;
+}
+
+/* Damper p at (q, v): r, Dr (3 x n), Cr = D_q(Dr v) (3 x n), r' = Dr v and
+ * mu = (r . r') / (r . r); the force is f = -c mu Dr^T r. */
+static double damper_eval(const mbs_sys *S, const mbs_spring *p, const double *q, const double *v, jloc *L,
+                          double r[3], double *Dr, double *Cr, double rd[3]) {
+  double rr = spring_eval(S, p, q, L, r, Dr);
+  int n = L->n;
+  double vl[2 * MBS_NV_MAX];
+  for (int c = 0; c < n; c++) vl[c] = v[jloc_global(L, c)];
+  for (int i = 0; i < 3; i++) {
+    rd[i] = 0.0;
+    for (int c = 0; c < n; c++) rd[i] += Dr[i * n + c] * vl[c];
+  }
+  if (Cr) {
+    memset(Cr, 0, (size_t)(3 * n) * sizeof(double));
+    for (int sl = 0; sl < 2; sl++) {
+      const mbs_elem *e = L->e[sl];
+      if (!e->nv) continue;
+      double C[3 * MBS_NV_MAX];
+      memset(C, 0, sizeof C);
+      mbs_term t;
+      t.slot = sl, t.axis = 0;
+      memcpy(t.X, p->X[sl], sizeof t.X);
+      mbs_map_curv(S->form, e, q + e->qoff, &t, v + e->voff, C, e->nv);
+      for (int i = 0; i < 3; i++)
+        for (int c = 0; c < e->nv; c++) Cr[i * n + L->off[sl] + c] = (sl ? -1.0 : 1.0) * C[i * e->nv + c];
+    }
+  }
+  return dot3(r, rd) / rr;
+}
+
+static int cb_force_all(double t, const double *q, const double *v, double *f, void *u) {
+  const mbs_sys *S = u;
+  if (S->form != MBS_DIRECTORS)
+    LV_CHECK(cb_force(t, q, v, f, u));
+  else
+    memset(f, 0, (size_t)S->nv * sizeof(double));
+  double Dr[3 * 2 * MBS_NV_MAX];
+  for (int k = 0; k < S->ndp; k++) {
+    jloc L;
+    double r[3], rd[3];
+    double mu = damper_eval(S, &S->dp[k], q, v, &L, r, Dr, NULL, rd), c = S->dp[k].k;
+    for (int a = 0; a < L.n; a++)
+      f[jloc_global(&L, a)] -= c * mu * (r[0] * Dr[a] + r[1] * Dr[L.n + a] + r[2] * Dr[2 * L.n + a]);
+  }
+  return 0;
+}
+
+/* df/dv = -c/(r . r) (Dr^T r)(Dr^T r)^T */
+static int cb_force_dv_all(double t, const double *q, const double *v, lv_sink *C, void *u) {
+  const mbs_sys *S = u;
+  if (S->form != MBS_DIRECTORS) LV_CHECK(cb_force_dv(t, q, v, C, u));
+  double Dr[3 * 2 * MBS_NV_MAX], Rt[2 * MBS_NV_MAX];
+  for (int k = 0; k < S->ndp; k++) {
+    jloc L;
+    double r[3], rd[3];
+    damper_eval(S, &S->dp[k], q, v, &L, r, Dr, NULL, rd);
+    double s = -S->dp[k].k / dot3(r, r);
+    int n = L.n;
+    for (int a = 0; a < n; a++) Rt[a] = r[0] * Dr[a] + r[1] * Dr[n + a] + r[2] * Dr[2 * n + a];
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(C, jloc_global(&L, a), jloc_global(&L, b), s * Rt[a] * Rt[b]));
+  }
+  return 0;
+}
+
+/* df/dq = -c [ (Dr^T r) dmu/dq + mu (Dr^T Dr + D_q(D_a^T r) - D_q(D_b^T r)) ],
+ * dmu/dq = (r'^T Dr + r^T Cr - 2 mu r^T Dr) / (r . r) */
+static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *K, void *u) {
+  const mbs_sys *S = u;
+  if (S->form != MBS_DIRECTORS) LV_CHECK(cb_force_dq(t, q, v, K, u));
+  double Dr[3 * 2 * MBS_NV_MAX], Cr[3 * 2 * MBS_NV_MAX], Rt[2 * MBS_NV_MAX], dmu[2 * MBS_NV_MAX];
+  double Hl[4 * MBS_NV_MAX * MBS_NV_MAX];
+  for (int k = 0; k < S->ndp; k++) {
+    jloc L;
+    double r[3], rd[3];
+    const mbs_spring *p = &S->dp[k];
+    double mu = damper_eval(S, p, q, v, &L, r, Dr, Cr, rd), rr = dot3(r, r), c = p->k;
+    int n = L.n;
+    for (int a = 0; a < n; a++) {
+      Rt[a] = r[0] * Dr[a] + r[1] * Dr[n + a] + r[2] * Dr[2 * n + a];
+      double rdD = rd[0] * Dr[a] + rd[1] * Dr[n + a] + rd[2] * Dr[2 * n + a];
+      double rC = r[0] * Cr[a] + r[1] * Cr[n + a] + r[2] * Cr[2 * n + a];
+      dmu[a] = (rdD + rC - 2.0 * mu * Rt[a]) / rr;
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        Hl[a * n + b] = mu * (Dr[a] * Dr[b] + Dr[n + a] * Dr[n + b] + Dr[2 * n + a] * Dr[2 * n + b]);
+    for (int sl = 0; sl < 2; sl++) {
+      const mbs_elem *e = L.e[sl];
+      if (!e->nv) continue;
+      mbs_term tt;
+      tt.slot = sl, tt.axis = 0;
+      memcpy(tt.X, p->X[sl], sizeof tt.X);
+      mbs_map_hess(S->form, e, q + e->qoff, &tt, r, sl ? -mu : mu, Hl + L.off[sl] * n + L.off[sl], n);
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        LV_CHECK(lv_sink_add(K, jloc_global(&L, a), jloc_global(&L, b), -c * (Rt[a] * dmu[b] + Hl[a * n + b])));
+  }
+  return 0;
+}
+
+static int cb_g(const double *q, double *g, void *u) {
+  const mbs_sys *S = u;
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, NULL, NULL, NULL);
+  }
+  return 0;
+}
+
+static int cb_G(const double *q, lv_sink *G, void *u) {
+  const mbs_sys *S = u;
+  double Gl[6 * NLOC];
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
+    for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gl[e[0]]));
+  }
+  return 0;
+}
+
+static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
+  const mbs_sys *S = u;
+  double Hl[NLOC * NLOC];
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
+    for (const int *e = J->sH; e < J->sH + 3 * J->nH; e += 3) LV_CHECK(lv_sink_add(H, e[1], e[2], Hl[e[0]]));
+  }
+  return 0;
+}
+
+static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
+  const mbs_sys *S = u;
+  double Zl[6 * NLOC];
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
+    for (const int *e = J->sZ; e < J->sZ + 3 * J->nZ; e += 3) LV_CHECK(lv_sink_add(Z, e[1], e[2], Zl[e[0]]));
+  }
+  return 0;
+}
+
+/* Generators xi(q) of the declared symmetries, left-trivialised. */
+static int cb_sym(int k, const double *q, double *xi, void *u) {
+  const mbs_sys *S = u;
+  if (k < 0 || k >= S->nsym) return 1;
+  const mbs_sym *y = &S->sym[k];
+  memset(xi, 0, (size_t)S->nv * sizeof(double));
+  for (int b = 1; b < S->nel; b++) {
+    const mbs_elem *e = &S->el[b];
+    const double *qb = q + e->qoff;
+    double *o = xi + e->voff, r[3];
+    /* se3 bodies move x by R U: the translational part is R^T x' */
+    int body_frame = S->form == MBS_SE3 && e->kind == MBS_BODY;
+    if (y->kind == SYM_TRANSLATION) {
+      if (body_frame)
+        rt_mul(qb + 3, y->axis, o);
+      else
+        memcpy(o, y->axis, 3 * sizeof(double));
+    } else if (y->kind == SYM_ROTATION) {
+      double c[3];
+      for (int i = 0; i < 3; i++) r[i] = qb[i] - y->point[i];
+      cross3(y->axis, r, c);
+      if (body_frame)
+        rt_mul(qb + 3, c, o);
+      else
+        memcpy(o, c, sizeof c);
+      if (e->kind != MBS_BODY) continue;
+      if (S->form == MBS_DIRECTORS)
+        for (int d = 0; d < (e->planar ? 2 : 3); d++) cross3(y->axis, qb + 3 + 3 * d, o + 3 + 3 * d);
+      else
+        rt_mul(qb + 3, y->axis, o + 3);
+    } else if (b == y->body) {
+      /* body frame: centre of mass moves by R (A x (-P)), R by R A~ */
+      double mp[3] = {-y->point[0], -y->point[1], -y->point[2]}, c[3];
+      cross3(y->axis, mp, c);
+      if (S->form == MBS_DIRECTORS) {
+        double D[3][3];
+        mbs_directors(e, qb, D);
+        for (int i = 0; i < 3; i++) o[i] = c[0] * D[0][i] + c[1] * D[1][i] + c[2] * D[2][i];
+        for (int k = 0; k < (e->planar ? 2 : 3); k++) {
+          double ed[3] = {0, 0, 0}, a[3];
+          ed[e->ax[k]] = 1.0;
+          cross3(y->axis, ed, a); /* d' = sum_j a_j d_j */
+          for (int i = 0; i < 3; i++) o[3 + 3 * k + i] = a[0] * D[0][i] + a[1] * D[1][i] + a[2] * D[2][i];
+        }
+      } else {
+        if (body_frame)
+          memcpy(o, c, sizeof c);
+        else
+          r_mul(qb + 3, c, o);
+        memcpy(o + 3, y->axis, 3 * sizeof(double));
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- build */
+
+typedef struct {
+  mbs_sys sys;
+} mbs_model_data;
+
+static void model_data_free(void *p) {
+  mbs_model_data *d = p;
+  if (!d) return;
+  sys_clear(&d->sys);
+  free(d);
+}
+
+/* Deep copy of a system. */
+static int sys_clone(const mbs_sys *S, mbs_sys *T) {
+  memset(T, 0, sizeof *T);
+  *T = *S;
+  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL;
+  T->nj = 0;
+  T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
+  T->sym = lv_calloc((size_t)(S->nsym > 0 ? S->nsym : 1), sizeof(mbs_sym));
+  T->j = lv_calloc((size_t)(S->nj > 0 ? S->nj : 1), sizeof(mbs_joint));
+  T->sp = lv_calloc((size_t)(S->nsp > 0 ? S->nsp : 1), sizeof(mbs_spring));
+  T->dp = lv_calloc((size_t)(S->ndp > 0 ? S->ndp : 1), sizeof(mbs_spring));
+  if (!T->el || !T->sym || !T->j || !T->sp || !T->dp) return LV_ENOMEM;
+  if (S->nsp) memcpy(T->sp, S->sp, (size_t)S->nsp * sizeof(mbs_spring));
+  if (S->ndp) memcpy(T->dp, S->dp, (size_t)S->ndp * sizeof(mbs_spring));
+  memcpy(T->el, S->el, (size_t)S->nel * sizeof(mbs_elem));
+  if (S->nsym) memcpy(T->sym, S->sym, (size_t)S->nsym * sizeof(mbs_sym));
+  for (int k = 0; k < S->nj; k++) {
+    mbs_joint *J = &T->j[k];
+    *J = S->j[k];
+    J->mG = J->mH = J->mZ = NULL;
+    J->sG = J->sH = J->sZ = NULL;
+    J->rows = lv_calloc((size_t)J->nrows, sizeof(mbs_row));
+    T->nj = k + 1;
+    if (!J->rows) return LV_ENOMEM;
+    memcpy(J->rows, S->j[k].rows, (size_t)J->nrows * sizeof(mbs_row));
+  }
+  return 0;
+}
+
+/* Structural non-zeros of each joint's local G, H, Z: the union of the
+ * non-zeros at two generic points (random configurations, rotations on
+ * SO(3), multipliers and directions).  Every entry is an analytic function
+ * of these, so an entry zero at a generic point is zero everywhere. */
+static double rnd(unsigned long long *s) { /* xorshift64*, uniform in [-1, 1] */
+  unsigned long long x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+static int find_patterns(mbs_sys *S) {
+  unsigned long long st = 0x9E3779B97F4A7C15ULL;
+  double *q = lv_calloc((size_t)S->nq, sizeof(double)), *w = lv_calloc((size_t)S->nv, sizeof(double));
+  if (!q || !w) {
+    free(q);
+    free(w);
+    return LV_ENOMEM;
+  }
+  double G[6 * NLOC] = {0}, H[NLOC * NLOC] = {0}, Z[6 * NLOC] = {0};
+  double gam[6], c[6];
+  int rc = 0;
+  for (int k = 0; k < S->nj && !rc; k++) {
+    mbs_joint *J = &S->j[k];
+    J->mG = lv_calloc(6 * NLOC, 1);
+    J->mH = lv_calloc(NLOC * NLOC, 1);
+    J->mZ = lv_calloc(6 * NLOC, 1);
+    if (!J->mG || !J->mH || !J->mZ) rc = LV_ENOMEM;
+  }
+  for (int pass = 0; pass < 2 && !rc; pass++) {
+    for (int i = 0; i < S->nq; i++) q[i] = rnd(&st);
+    for (int i = 0; i < S->nv; i++) w[i] = rnd(&st);
+    if (S->form != MBS_DIRECTORS)
+      for (int b = 1; b < S->nel; b++)
+        if (S->el[b].kind == MBS_BODY) {
+          double psi[3] = {3 * rnd(&st), 3 * rnd(&st), 3 * rnd(&st)};
+          lv_so3_exp(psi, q + S->el[b].qoff + 3);
+        }
+    for (int k = 0; k < S->nj; k++) {
+      mbs_joint *J = &S->j[k];
+      jloc L;
+      jloc_init(S, J, &L);
+      for (int r = 0; r < 6; r++) gam[r] = 1.0 + rnd(&st) * 0.5;
+      joint_eval(S->form, J, &L, q, gam, w, c, G, H, Z);
+      for (int r = 0; r < J->nrows; r++)
+        for (int k = 0; k < L.n; k++) {
+          J->mG[r * NLOC + k] |= G[r * L.n + k] != 0.0;
+          J->mZ[r * NLOC + k] |= Z[r * L.n + k] != 0.0;
+        }
+      for (int a = 0; a < L.n; a++)
+        for (int k = 0; k < L.n; k++) J->mH[a * NLOC + k] |= H[a * L.n + k] != 0.0;
+    }
+  }
+  free(q);
+  free(w);
+  return rc;
+}
+
+/* The masks as scatter lists (local flat index, global row, column), in the
+ * masks' row-major order: the callbacks then add exactly the structural
+ * non-zeros, in a fixed order. */
+static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
+  jloc L;
+  jloc_init(S, J, &L);
+  int n = L.n, cnt[3] = {0, 0, 0};
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) {
+      J->sG = lv_calloc((size_t)(3 * cnt[0] + 3), sizeof(int));
+      J->sH = lv_calloc((size_t)(3 * cnt[1] + 3), sizeof(int));
+      J->sZ = lv_calloc((size_t)(3 * cnt[2] + 3), sizeof(int));
+      if (!J->sG || !J->sH || !J->sZ) return LV_ENOMEM;
+      J->nG = cnt[0], J->nH = cnt[1], J->nZ = cnt[2];
+      cnt[0] = cnt[1] = cnt[2] = 0;
+    }
+    for (int r = 0; r < J->nrows; r++)
+      for (int c = 0; c < n; c++) {
+        if (J->mG[r * NLOC + c]) {
+          if (pass) J->sG[3 * cnt[0]] = r * n + c, J->sG[3 * cnt[0] + 1] = J->row0 + r, J->sG[3 * cnt[0] + 2] = jloc_global(&L, c);
+          cnt[0]++;
+        }
+        if (J->mZ[r * NLOC + c]) {
+          if (pass) J->sZ[3 * cnt[2]] = r * n + c, J->sZ[3 * cnt[2] + 1] = J->row0 + r, J->sZ[3 * cnt[2] + 2] = jloc_global(&L, c);
+          cnt[2]++;
+        }
+      }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        if (J->mH[a * NLOC + b]) {
+          if (pass)
+            J->sH[3 * cnt[1]] = a * n + b, J->sH[3 * cnt[1] + 1] = jloc_global(&L, a), J->sH[3 * cnt[1] + 2] = jloc_global(&L, b);
+          cnt[1]++;
+        }
+  }
+  return 0;
+}
+
+int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
+  if (!out) return LV_EINPUT;
+  *out = NULL;
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  if (S->nel < 2) return fail(s, LV_EINPUT, "the system has no particle or body");
+  /* coordinates and constraint rows */
+  int nq = 0, nv = 0, nc = 0;
+  for (int k = 0; k < S->nel; k++) {
+    mbs_elem *e = &S->el[k];
+    mbs_elem_dims(S->form, e, &e->nq, &e->nv);
+    e->qoff = nq;
+    e->voff = nv;
+    nq += e->nq;
+    nv += e->nv;
+  }
+  for (int k = 0; k < S->nj; k++) {
+    S->j[k].row0 = nc;
+    nc += S->j[k].nrows;
+  }
+  S->nq = nq, S->nv = nv, S->nc = nc;
+  /* invariants for EM when every spring is quadratic in q (directors, no
+   * point off a planar body's plane) */
+  int quad = S->form == MBS_DIRECTORS && S->nsp > 0;
+  for (int k = 0; k < S->nsp && quad; k++)
+    for (int i = 0; i < 2; i++) {
+      const mbs_elem *e = &S->el[S->sp[k].el[i]];
+      if (e->kind == MBS_BODY && e->planar && S->sp[k].X[i][e->ax[2]] != 0.0) quad = 0;
+    }
+  int hasg = S->grav[0] != 0.0 || S->grav[1] != 0.0 || S->grav[2] != 0.0;
+  S->ninv = quad ? S->nsp + (hasg ? S->nel - 1 : 0) : 0;
+  mbs_model_data *d = lv_calloc(1, sizeof *d);
+  if (!d) return fail(s, LV_ENOMEM, "out of memory");
+  int rc = sys_clone(S, &d->sys);
+  for (int k = 0; !rc && k < d->sys.nj; k++) joint_index_terms(&d->sys.j[k]);
+  if (!rc) rc = find_patterns(&d->sys);
+  for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
+  lv_space *sp = NULL;
+  if (!rc) {
+    if (S->form == MBS_DIRECTORS) {
+      rc = lv_space_new_rn(&sp, nv);
+    } else {
+      rc = lv_space_new(&sp);
+      for (int k = 1; k < S->nel && !rc; k++)
+        rc = S->el[k].kind != MBS_BODY ? lv_space_add(sp, LV_FACTOR_RN, 3)
+                                       : lv_space_add(sp, S->form == MBS_SE3 ? LV_FACTOR_SE3 : LV_FACTOR_R3SO3, 0);
+    }
+  }
+  lv_model *m = NULL;
+  if (!rc) rc = lv_model_new(&m, name ? name : "mbs", sp, nc);
+  if (rc) {
+    lv_space_free(sp);
+    model_data_free(d);
+    return fail(s, rc, "%s", rc == LV_ENOMEM ? "out of memory" : "the system could not be built");
+  }
+  lv_model_set_user(m, d, model_data_free);
+  double *q0 = lv_calloc((size_t)nq, sizeof(double)), *v0 = lv_calloc((size_t)nv, sizeof(double));
+  if (!q0 || !v0) rc = LV_ENOMEM;
+  for (int k = 1; k < S->nel && !rc; k++) mbs_elem_initial(S->form, &S->el[k], q0 + S->el[k].qoff, v0 + S->el[k].voff);
+  if (!rc) rc = lv_model_set_mass(m, cb_mass, 1);
+  if (!rc && S->nsp == 0) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
+  if (!rc && S->nsp > 0) rc = lv_model_set_potential(m, cb_V_springs, cb_dV_springs, cb_d2V_springs);
+  if (!rc && d->sys.ninv > 0) rc = lv_model_set_invariants(m, d->sys.ninv, cb_pi, cb_dpi, cb_vt);
+  if (!rc && (S->form != MBS_DIRECTORS || S->ndp > 0))
+    rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
+  if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
+  if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
+  if (!rc) rc = lv_model_set_initial(m, q0, v0);
+  free(q0);
+  free(v0);
+  if (rc) {
+    lv_model_free(m);
+    return fail(s, rc, "%s", rc == LV_ENOMEM ? "out of memory" : "the system could not be built");
+  }
+  *out = m;
+  return 0;
+}
+
+/* --------------------------------------------------------------- queries */
+
+static const mbs_sys *model_sys(const lv_model *m) {
+  if (!m || m->free_user != model_data_free || !m->user) return NULL;
+  return &((const mbs_model_data *)m->user)->sys;
+}
+
+const char *lv_mbs_model_formulation(const lv_model *m) {
+  const mbs_sys *S = model_sys(m);
+  return S ? form_names[S->form] : NULL;
+}
+
+int lv_mbs_model_pose(const lv_model *m, int id, const double *q, double x[3], double R[9]) {
+  const mbs_sys *S = model_sys(m);
+  if (!S || !q || id < 0 || id >= S->nel) return LV_EINPUT;
+  const mbs_elem *e = &S->el[id];
+  mbs_elem_pose(S->form, e, q + e->qoff, x, R);
+  return 0;
+}

@@ -1,0 +1,127 @@
+/* Private structures of the multibody layer (src/mbs/).  Not installed.
+ *
+ * A system is a list of elements (element 0 is the ground), a list of
+ * joints, each a list of scalar constraint rows written on the maps of
+ * body-fixed points and axes, and a list of symmetries.  The maps are the
+ * formulation's (form.c); the rows are the joints' (mbs.c): joints x
+ * formulations is a sum. */
+#ifndef LIVENS_MBS_IMPL_H
+#define LIVENS_MBS_IMPL_H
+
+#include "lv_internal.h"
+#include "livens/lv_mbs.h"
+
+typedef enum { MBS_DIRECTORS = 0, MBS_R3SO3 = 1, MBS_SE3 = 2 } mbs_formulation;
+typedef enum { MBS_GROUND = 0, MBS_PARTICLE = 1, MBS_BODY = 2 } mbs_kind;
+
+/* Largest tangent dimension of one element (a director body). */
+#define MBS_NV_MAX 12
+/* Largest number of map terms in one constraint row. */
+#define MBS_TERMS 4
+
+typedef struct {
+  mbs_kind kind;
+  double m;
+  double J[9];     /* inertia about the centre of mass, body axes */
+  double E[9];     /* Euler tensor 1/2 tr(J) I - J (directors' mass) */
+  double x0[3], R0[9], v0[3], W0[3]; /* W0: body-frame angular velocity */
+  /* directors of a planar body (E singular: all mass in the plane normal
+   * to body axis ax[2]): only d_ax[0], d_ax[1] are coordinates and
+   * d_ax[2] = d_ax[0] x d_ax[1]; otherwise planar = 0, ax = (0, 1, 2). */
+  int planar, ax[3];
+  int qoff, voff, nq, nv;
+} mbs_elem;
+
+/* One map term: the position of body point X (axis = 0) or the direction
+ * of body axis X (axis = 1) of the joint's element slot (0 = a, 1 = b). */
+typedef struct {
+  int slot, axis;
+  double X[3];
+} mbs_term;
+
+/* Largest number of rows of one joint, and of distinct maps in one joint. */
+#define MBS_ROWS 6
+#define MBS_UNIQ (MBS_ROWS * MBS_TERMS)
+
+/* c = sum_i g_i . y_i + 1/2 sum_ij P_ij y_i . y_j + c0, y_i the term maps;
+ * ix[i]: the term's index among its joint's distinct maps (set at build). */
+typedef struct {
+  int nt;
+  mbs_term t[MBS_TERMS];
+  int ix[MBS_TERMS];
+  double g[MBS_TERMS][3];
+  double P[MBS_TERMS][MBS_TERMS];
+  double c0;
+} mbs_row;
+
+typedef struct {
+  const char *kind; /* "spherical", ..., "orthonormality" (static strings) */
+  int el[2];        /* element ids of slots a, b */
+  int nrows, row0;
+  mbs_row *rows;
+  int nu;                 /* distinct maps of the rows, evaluated once per call */
+  mbs_term u[MBS_UNIQ];
+  /* structural non-zeros of the local G (nrows x nloc), H (nloc x nloc)
+   * and Z (nrows x nloc), found at build time */
+  unsigned char *mG, *mH, *mZ;
+  /* the same as scatter lists: local flat index, global row, global column */
+  int nG, nH, nZ;
+  int *sG, *sH, *sZ; /* 3 ints per entry */
+} mbs_joint;
+
+typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
+
+typedef struct {
+  mbs_symkind kind;
+  int body;
+  double axis[3], point[3];
+} mbs_sym;
+
+/* Linear spring between body points: V = 1/2 k (|x_a(Xa) - x_b(Xb)| - L0)^2. */
+typedef struct {
+  int el[2];
+  double X[2][3];
+  double k, L0;
+} mbs_spring;
+
+typedef struct {
+  mbs_formulation form;
+  int nel, nj, nsym, nsp, ndp;
+  mbs_elem *el;
+  mbs_joint *j;
+  mbs_sym *sym;
+  mbs_spring *sp;
+  mbs_spring *dp; /* dampers: k is the coefficient c, L0 unused */
+  int ninv; /* invariants handed to EM (0: none): springs, then gravity per element */
+  double grav[3];
+  int nq, nv, nc;
+} mbs_sys;
+
+/* ---- formulation maps (form.c) ----
+ * y = x_cm + R X (point) or R X (axis) of element e at its coordinates qb,
+ * and D = dy/dv (3 x e->nv, row-major): the rows of G. */
+void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
+             double *D);
+/* Kronecker form of a map whose D is constant: D = kc (x) I3 (kc has
+ * e->nv / 3 entries) for particles and for director bodies unless the
+ * point leaves a planar body's plane.  Returns 1 and fills y and kc (D is
+ * not formed) in that case, 0 otherwise (nothing written). */
+int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
+                 double *kc);
+/* Hb (nv x nv, row-major, leading dimension ld) += s D_q(D^T l) */
+void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                  const double l[3], double s, double *Hb, int ld);
+/* C (3 x nv, leading dimension ld) += D_q(D w), w the element's tangent part */
+void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                  const double *w, double *C, int ld);
+/* nq, nv of an element in a formulation */
+void mbs_elem_dims(mbs_formulation f, const mbs_elem *e, int *nq, int *nv);
+/* The three directors d[k] = R e_k of a director body at qb (the third
+ * one of a planar body computed as d_a x d_b). */
+void mbs_directors(const mbs_elem *e, const double *qb, double d[3][3]);
+/* Configuration and velocity of element e from its initial data. */
+void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb);
+/* Centre of mass and rotation (row-major) of element e at qb. */
+void mbs_elem_pose(mbs_formulation f, const mbs_elem *e, const double *qb, double x[3], double R[9]);
+
+#endif
