@@ -23,7 +23,7 @@ static int bench(const char *form, const char *scheme, long N, double h) {
   int rc = lv_model_create("heavy-top", &kv, &m);
   if (!rc) rc = lv_integrator_new(&it, m, scheme, h);
   if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
-  if (!rc) rc = lv_diag_new(&dg, m, 0);
+  if (!rc) rc = lv_diag_new_for(&dg, it);
   if (rc) {
     fprintf(stderr, "bench_rattlie: %s on %s: %s\n", scheme, form, lv_strerror(rc));
     lv_integrator_free(it);

@@ -287,7 +287,7 @@ static void run_top(lv_model *m, const char *scheme, double h, long n, watch *w)
   w->T = h * n;
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
-  ck_assert_int_eq(lv_diag_new(&w->d, m, (lv_integrator_scheme(it)->flags & LV_SCHEME_HAS_P) != 0), 0);
+  ck_assert_int_eq(lv_diag_new_for(&w->d, it), 0);
   lv_integrator_set_output(it, watch_out, w);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   int rc = lv_integrator_run_until(it, w->T);
@@ -679,7 +679,7 @@ START_TEST(test_chain_sparse) {
   ck_assert_int_eq(lv_integrator_new(&it, m, "em", 1e-3), 0);
   ck_assert_int_eq(lv_integrator_set_linsol(it, LV_LINSOL_UMFPACK, 0), 0);
   lv_diag *d;
-  ck_assert_int_eq(lv_diag_new(&d, m, 1), 0);
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   lv_diag_point p0, p1;
   ck_assert_int_eq(lv_diag_eval(d, lv_integrator_state(it), &p0), 0);
@@ -731,7 +731,7 @@ START_TEST(test_springs_em) {
   w2.T = 4.0;
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, "em", 2e-3), 0);
-  ck_assert_int_eq(lv_diag_new(&w2.d, m, 1), 0);
+  ck_assert_int_eq(lv_diag_new_for(&w2.d, it), 0);
   lv_integrator_set_output(it, watch_out1, &w2);
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
   ck_assert_int_eq(lv_integrator_run_until(it, w2.T), 0);

@@ -132,7 +132,7 @@ START_TEST(test_momentum_maps) {
     lv_diag *dg = NULL;
     ck_assert_int_eq(lv_integrator_new(&it, m, "rattlie", 1e-3), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
-    ck_assert_int_eq(lv_diag_new(&dg, m, 0), 0);
+    ck_assert_int_eq(lv_diag_new_for(&dg, it), 0);
     const lv_state *s = lv_integrator_state(it);
     lv_diag_point pt;
     ck_assert_int_eq(lv_diag_eval(dg, s, &pt), 0);
@@ -170,7 +170,7 @@ START_TEST(test_energy_no_drift) {
     int N = 40000;
     ck_assert_int_eq(lv_integrator_new(&it, m, "rattlie", h), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
-    ck_assert_int_eq(lv_diag_new(&dg, m, 0), 0);
+    ck_assert_int_eq(lv_diag_new_for(&dg, it), 0);
     const lv_state *s = lv_integrator_state(it);
     lv_diag_point pt;
     ck_assert_int_eq(lv_diag_eval(dg, s, &pt), 0);
@@ -231,7 +231,7 @@ START_TEST(test_rigid_chain) {
     ck_assert_int_eq(lv_integrator_new(&it, m, "rattlie", 2e-3), 0);
     ck_assert_int_eq(lv_integrator_set_linsol(it, b ? LV_LINSOL_UMFPACK : LV_LINSOL_DENSE, 0), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
-    ck_assert_int_eq(lv_diag_new(&dg, m, 0), 0);
+    ck_assert_int_eq(lv_diag_new_for(&dg, it), 0);
     const lv_state *s = lv_integrator_state(it);
     lv_diag_point pt;
     ck_assert_int_eq(lv_diag_eval(dg, s, &pt), 0);
@@ -267,7 +267,7 @@ START_TEST(test_small_h) {
     lv_diag *dg = NULL;
     ck_assert_int_eq(lv_integrator_new(&it, m, "rattlie", 1e-6), 0);
     ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
-    ck_assert_int_eq(lv_diag_new(&dg, m, 0), 0);
+    ck_assert_int_eq(lv_diag_new_for(&dg, it), 0);
     const lv_state *s = lv_integrator_state(it);
     lv_diag_point pt;
     ck_assert_int_eq(lv_diag_eval(dg, s, &pt), 0);
