@@ -4,7 +4,7 @@
  *
  *  Every matrix livens builds -- Newton matrices of the schemes, mass
  *  matrices, constraint Jacobians written by model callbacks -- goes through
- *  an @ref lv_sink: a small value type whose add() accumulates one entry.
+ *  an lv_sink: a small value type whose add() accumulates one entry.
  *  A sink may write into a dense array, into a linear solver's matrix, or be
  *  a *view* of another sink (row/column offset, scale factor, transpose), so
  *  the same model callback fills a block of a dense 9x9 Newton matrix or of a
