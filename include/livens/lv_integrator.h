@@ -38,7 +38,8 @@ typedef enum {
 typedef int (*lv_output_fn)(const lv_integrator *it, lv_output_event ev,
                             void *ctx);
 
-/** Counters and figures of a run (lv_integrator_get_stats), since creation. */
+/** Counters and figures of a run (lv_integrator_get_stats), since the
+ *  last lv_integrator_init. */
 typedef struct {
   long steps;              /**< accepted steps */
   long newton_iterations;  /**< over all solves, including failed ones */

@@ -85,8 +85,9 @@ LV_API int lv_space_identity(const lv_space *sp, double *q);
  *  written do not depend on v (whole blocks, zeros included; SE(3) without
  *  its zero lower-left block), so a fixed sparsity pattern holds. */
 struct lv_sink;
-/** Add T(v) (nv x nv, see above) into @p T.  Status: LV_EINPUT (NULL
- *  argument), or the sink's. */
+/** Add the tangent operator T(v) (nv x nv, block diagonal, positions
+ *  independent of v) into @p T.  Status: LV_EINPUT (NULL argument), or
+ *  the sink's. */
 LV_API int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T);
 /** y = T(v) x and y = T(v)^{-1} x, without forming the matrix (y may alias x). */
 LV_API int lv_space_tangent_apply(const lv_space *sp, const double *v,
