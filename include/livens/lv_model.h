@@ -154,10 +154,12 @@ LV_API int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *
 /** Applied force f(t, q, v) (nv) into @p f (zeros without a force). */
 LV_API int lv_model_force(const lv_model *m, double t, const double *q,
                           const double *v, double *f);
-/** Add df/dq (nv x nv) into @p K: the callback or finite differences. */
+/** Add df/dq (nv x nv) into @p K: the callback or finite differences;
+ *  nothing without a force. */
 LV_API int lv_model_force_dq(const lv_model *m, double t, const double *q,
                              const double *v, lv_sink *K);
-/** Add df/dv (nv x nv) into @p C: the callback or finite differences. */
+/** Add df/dv (nv x nv) into @p C: the callback or finite differences;
+ *  nothing without a force. */
 LV_API int lv_model_force_dv(const lv_model *m, double t, const double *q,
                              const double *v, lv_sink *C);
 /** Non-zero if the model has an applied force (0 for NULL). */
@@ -246,15 +248,15 @@ typedef struct {
 /** @var lv_check_result::err_dV
  *   max relative error of dV against V, -1 if not supplied
  *  @var lv_check_result::err_d2V
- *   of d2V against dV, -1 if not supplied
+ *   max relative error of d2V against dV, -1 if not supplied
  *  @var lv_check_result::err_G
- *   of G against g, -1 if not supplied
+ *   max relative error of G against g, -1 if not supplied
  *  @var lv_check_result::err_hessian
- *   of the constraint Hessian against G, -1 if not supplied
+ *   max relative error of the constraint Hessian against G, -1 if not supplied
  *  @var lv_check_result::err_curvature
- *   of the constraint curvature against G, -1 if not supplied
+ *   max relative error of the constraint curvature against G, -1 if not supplied
  *  @var lv_check_result::err_df_dq
- *   of df/dq against f, -1 if not supplied */
+ *   max relative error of df/dq against f, -1 if not supplied */
 
 /** Compare supplied derivatives (dV against V, d2V against dV, G against g,
  *  hessian/curvature against G, force Jacobians against f) with central
