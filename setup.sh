@@ -18,6 +18,8 @@ pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev li
 [ "$mode" = test ] && pkgs="$pkgs libopenmpi-dev openmpi-bin"
 # and the Python package with its pytest suite (issue 16)
 [ "$mode" = test ] && pkgs="$pkgs python3-dev python3-numpy python3-cffi python3-pytest python3-matplotlib"
+# and Doxygen for the API reference test, tests/test_apidoc.sh (issue 17)
+[ "$mode" = test ] && pkgs="$pkgs doxygen"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

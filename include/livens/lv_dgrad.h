@@ -92,6 +92,8 @@ LV_API int lv_dgrad_gonzalez(int n, const double *x, const double *y, double fx,
 LV_API double lv_dgrad_quotient(double a, double b, double fa, double fb, double dfa, double dfm,
                                 double dfb);
 
+/** Opaque discrete-gradient evaluator of one model: created by
+ *  lv_dgrad_new(), freed by lv_dgrad_free(). */
 typedef struct lv_dgrad lv_dgrad;
 
 /** Create the discrete-gradient machinery for @p model (not owned; must
@@ -100,8 +102,11 @@ typedef struct lv_dgrad lv_dgrad;
  *  space), LV_EINPUT (invariants that are not quadratic or do not reproduce
  *  V, dV), LV_ENOMEM, evaluation errors. */
 LV_API int lv_dgrad_new(lv_dgrad **out, const lv_model *model);
+/** Free the object (NULL: no-op); the model is not freed. */
 LV_API void lv_dgrad_free(lv_dgrad *dg);
 
+/** How the discrete gradient of the potential is formed, as classified at
+ *  creation.  @p dg must not be NULL. */
 LV_API lv_dgrad_kind lv_dgrad_potential_kind(const lv_dgrad *dg);
 /** Non-zero if every constraint component is (numerically) at most
  *  quadratic, so midpoint derivatives of g and g^v are exact. */

@@ -23,25 +23,47 @@
 extern "C" {
 #endif
 
+/** Opaque diagnostics evaluator and run summary: created by
+ *  lv_diag_new_for(), freed by lv_diag_free(). */
 typedef struct lv_diag lv_diag;
 
+/** Diagnostics of one state (lv_diag_eval, lv_diag_record); definitions in
+ *  the file comment. */
 typedef struct {
+  /** time of the state */
   double t;
+  /** energy H or E */
   double energy;
   double *momentum;   /**< nsym values, owned by the diag object */
   double g_norm, gv_norm, gp_norm;
 } lv_diag_point;
+/** @var lv_diag_point::g_norm
+ *   max_i |g_i(q)|
+ *  @var lv_diag_point::gv_norm
+ *   max_i |(G(q) v)_i|
+ *  @var lv_diag_point::gp_norm
+ *   max_i |(G(q) M^{-1} p)_i| */
 
+/** Summary of the states recorded since creation or lv_diag_reset. */
 typedef struct {
+  /** number of states recorded */
   long samples;
+  /** energy of the first recorded state, E0 */
   double energy0;
   double max_rel_energy_error;   /**< max |E - E0| / max(|E0|, 1e-300) */
+  /** max |E - E0| */
   double max_abs_energy_error;
   double max_energy_increment;   /**< max |E^{n+1} - E^n| */
   double energy_drift_rate;      /**< least-squares slope of (E - E0)/|E0| vs t */
   double max_momentum_error;     /**< max_k max_n |J_k - J_k(0)| */
   double max_g, max_gv, max_gp;
 } lv_diag_summary;
+/** @var lv_diag_summary::max_g
+ *   max of g_norm over the run
+ *  @var lv_diag_summary::max_gv
+ *   max of gv_norm over the run
+ *  @var lv_diag_summary::max_gp
+ *   max of gp_norm over the run */
 
 /** Create diagnostics for the states of @p it: its model, and the layout of
  *  its scheme's states (energy and momentum maps from the momenta p for
@@ -54,6 +76,7 @@ LV_API int lv_diag_new_for(lv_diag **out, const lv_integrator *it);
  *  changes the reported energy; lv_diag_new_for takes it from the scheme. */
 LV_API LV_DEPRECATED("use lv_diag_new_for, which takes the layout from the integrator")
 int lv_diag_new(lv_diag **out, const lv_model *model, int has_p);
+/** Free the diagnostics (NULL: no-op); the model is not freed. */
 LV_API void lv_diag_free(lv_diag *d);
 
 /** Evaluate the diagnostics of one state.  pt->momentum points into @p d.
@@ -78,9 +101,12 @@ LV_API int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point
  *  summary and, if csv is not NULL, writes a row (flushed every step, so an
  *  interrupted run keeps every accepted step). */
 typedef struct {
+  /** diagnostics to record into (required) */
   lv_diag *diag;
+  /** CSV stream for rows, or NULL for the summary only */
   FILE *csv;
   int every;         /**< write every n-th step (default 1) */
+  /** states seen since the last LV_OUTPUT_INIT, the initial one included (for @c every) */
   long count;
 } lv_diag_writer;
 /** Initialiser of an lv_diag_writer: `lv_diag_writer w =

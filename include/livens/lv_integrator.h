@@ -13,6 +13,8 @@
 extern "C" {
 #endif
 
+/** Opaque integrator: one model, one scheme, the state and the time loop.
+ *  Created by lv_integrator_new(), freed by lv_integrator_free(). */
 typedef struct lv_integrator lv_integrator;
 
 /** How lv_integrator_init treats initial values that violate g(q) = 0 or
@@ -22,9 +24,13 @@ typedef enum {
   LV_INIT_CHECK = 1    /**< fail with LV_EINCONSISTENT beyond the tolerance */
 } lv_init_mode;
 
+/** Why the output callback is called. */
 typedef enum {
+  /** after a successful lv_integrator_init (the initial state) */
   LV_OUTPUT_INIT = 0,
+  /** after every accepted step */
   LV_OUTPUT_STEP = 1,
+  /** at the end of lv_integrator_run_until, also after a failed step */
   LV_OUTPUT_FINAL = 2
 } lv_output_event;
 
@@ -32,6 +38,8 @@ typedef enum {
 typedef int (*lv_output_fn)(const lv_integrator *it, lv_output_event ev,
                             void *ctx);
 
+/** Counters and figures of a run (lv_integrator_get_stats), since the
+ *  last lv_integrator_init. */
 typedef struct {
   long steps;              /**< accepted steps */
   long newton_iterations;  /**< over all solves, including failed ones */
@@ -54,6 +62,8 @@ typedef struct {
  *  matrix or a linear space the model does not have), LV_ENOMEM. */
 LV_API int lv_integrator_new(lv_integrator **out, const lv_model *model,
                              const char *scheme, double h);
+/** Free the integrator, its scheme data and state (NULL: no-op); the model
+ *  is not freed. */
 LV_API void lv_integrator_free(lv_integrator *it);
 
 /** Scheme option by name (e.g. "theta", "0.5").  Before init.
@@ -68,16 +78,24 @@ LV_API int lv_integrator_set_option(lv_integrator *it, const char *key,
  *  reported in lv_integrator_stats.linsol.  Before init.  Status: LV_EINPUT. */
 LV_API int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind,
                                     int threshold);
+/** Newton options for the scheme's solves (copied; also takes effect after
+ *  init).  Status: LV_EINPUT (NULL argument, unknown kind, max_iter < 1,
+ *  NaN tolerance, negative atol or rtol, or no convergence test enabled). */
 LV_API int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *opt);
 /** The Newton options in force: lv_newton_options_default, with the kind
  *  LV_NEWTON_SIMPLIFIED for schemes flagged LV_SCHEME_SIMPLIFIED_NEWTON,
  *  until lv_integrator_set_newton.  Change a field by get, edit, set. */
 LV_API void lv_integrator_get_newton(const lv_integrator *it, lv_newton_options *opt);
+/** How init treats inconsistent initial values (default LV_INIT_PROJECT)
+ *  and the tolerance on max|g| and max|G v| (default 1e-10).  Status:
+ *  LV_EINPUT (NULL @p it, unknown mode, tol not positive and finite). */
 LV_API int lv_integrator_set_init_mode(lv_integrator *it, lv_init_mode mode,
                                        double tol);
 /** One-step schemes: after a failed Newton solve retry with h/2, up to
  *  @p max_halvings times (0 disables, the default). */
 LV_API int lv_integrator_set_halving(lv_integrator *it, int max_halvings);
+/** Output callback called with LV_OUTPUT_INIT, _STEP and _FINAL and @p ctx
+ *  (NULL @p fn: none).  Status: LV_EINPUT (NULL @p it). */
 LV_API int lv_integrator_set_output(lv_integrator *it, lv_output_fn fn, void *ctx);
 /** Ask a running init or step to stop as soon as it can: schemes poll the
  *  request inside long phases (BLieDF's start-up), and the call returns
@@ -107,6 +125,8 @@ LV_API int lv_integrator_request_stop(lv_integrator *it);
 LV_API int lv_integrator_set_divergence_guard(lv_integrator *it, int enabled,
                                               double energy_bound,
                                               double constraint_bound);
+/** New step size for the following steps (allowed between steps).
+ *  Status: LV_EINPUT (NULL @p it, h not positive and finite). */
 LV_API int lv_integrator_set_step(lv_integrator *it, double h);
 
 /** Set t0 and the initial values (NULL: the model's), make them consistent
@@ -135,12 +155,17 @@ LV_API int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t
 
 /* Queries.  A NULL @p it gives NULL (pointers), NaN (step size) or all-zero
  * statistics; a NULL @p s to lv_integrator_get_stats does nothing. */
+/** The current state (owned by the integrator, valid until it is freed). */
 LV_API const lv_state *lv_integrator_state(const lv_integrator *it);
+/** The model given to lv_integrator_new(). */
 LV_API const lv_model *lv_integrator_model(const lv_integrator *it);
+/** The scheme's table (name, order, flags). */
 LV_API const lv_scheme_type *lv_integrator_scheme(const lv_integrator *it);
+/** The current step size h (NaN for NULL). */
 LV_API double lv_integrator_step_size(const lv_integrator *it);
 /** Statistics of the last Newton solve. */
 LV_API const lv_newton_stats *lv_integrator_last_newton(const lv_integrator *it);
+/** Copy the run statistics into @p s. */
 LV_API void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s);
 
 /** BLieDF (bliedf1 .. bliedf4) only (issue 20): starting values supplied by

@@ -4,7 +4,7 @@
  *
  *  Every matrix livens builds -- Newton matrices of the schemes, mass
  *  matrices, constraint Jacobians written by model callbacks -- goes through
- *  an @ref lv_sink: a small value type whose add() accumulates one entry.
+ *  an lv_sink: a small value type whose add() accumulates one entry.
  *  A sink may write into a dense array, into a linear solver's matrix, or be
  *  a *view* of another sink (row/column offset, scale factor, transpose), so
  *  the same model callback fills a block of a dense 9x9 Newton matrix or of a
@@ -30,6 +30,9 @@ extern "C" {
 
 /** Entry sink.  Fields are implementation details; use the constructors. */
 typedef struct lv_sink lv_sink;
+/** The entry sink itself: a value type (copy it freely; views point to
+ *  their parent).  Build it with lv_sink_dense(), lv_sink_view(),
+ *  lv_sink_null() or lv_linsol_sink() and write through lv_sink_add(). */
 struct lv_sink {
   int (*add)(lv_sink *s, int i, int j, double v); /**< accumulate v at (i, j) */
   void *target;  /**< dense array, lv_linsol, or parent sink */
@@ -39,6 +42,14 @@ struct lv_sink {
   int transpose;   /**< non-zero: (i, j) is written at (j, i) */
   double scale;    /**< every value is multiplied by this */
 };
+/** @var lv_sink::row0
+ *   offset added to the row index
+ *  @var lv_sink::col0
+ *   offset added to the column index
+ *  @var lv_sink::nrows
+ *   rows of the block (bounds check of i)
+ *  @var lv_sink::ncols
+ *   columns of the block (bounds check of j) */
 
 /** Accumulate @p v at block position (@p i, @p j).  Returns 0 or LV_EINPUT
  *  (index outside the block). */
@@ -82,6 +93,9 @@ typedef enum {
  *  parity at n ~ 64.  (bench_core's synthetic matrices had put it near 100.) */
 #define LV_LINSOL_AUTO_THRESHOLD 64
 
+/** Opaque linear solver owning one square matrix: created by
+ *  lv_linsol_new(), assembled with lv_linsol_begin() / lv_linsol_add(),
+ *  factorised by lv_linsol_factor(), freed by lv_linsol_free(). */
 typedef struct lv_linsol lv_linsol;
 
 /** Counters since creation. */
@@ -96,6 +110,7 @@ typedef struct {
  *  n < @p threshold (pass 0 for LV_LINSOL_AUTO_THRESHOLD), UMFPACK otherwise.
  *  Status: LV_EINPUT (n < 1 or unknown kind), LV_ENOMEM. */
 LV_API int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold);
+/** Free the solver, its matrix and factorisation (NULL: no-op). */
 LV_API void lv_linsol_free(lv_linsol *ls);
 
 /** The back-end actually used (never LV_LINSOL_AUTO). */
@@ -112,6 +127,7 @@ LV_API const char *lv_linsol_kind_name(lv_linsol_kind kind);
  *  OPENBLAS_NUM_THREADS).  Status: 0, or LV_ENOTIMPL when the BLAS in use
  *  has no such control. */
 LV_API int lv_blas_set_threads(int nthreads);
+/** The dimension n of the n x n matrix.  @p ls must not be NULL. */
 LV_API int lv_linsol_size(const lv_linsol *ls);
 
 /** Start a new assembly: all values become zero.  The pattern is kept. */
@@ -145,6 +161,8 @@ LV_API int lv_linsol_matvec(const lv_linsol *ls, const double *x, double *y);
  *  for dense, UMFPACK's estimate for sparse); 0 if unknown. */
 LV_API double lv_linsol_rcond(const lv_linsol *ls);
 
+/** Copy the counters since creation into @p stats (NULL @p ls or
+ *  @p stats: no-op). */
 LV_API void lv_linsol_get_stats(const lv_linsol *ls, lv_linsol_stats *stats);
 
 #ifdef __cplusplus

@@ -56,6 +56,10 @@ typedef int (*lv_force_jac_fn)(double t, const double *q, const double *v,
  *  J_k = p . xi_Q(q). */
 typedef int (*lv_symmetry_fn)(int k, const double *q, double *xi_q, void *user);
 
+/** Opaque mechanical system: space, callbacks, initial values and user
+ *  data.  Created by lv_model_new() or lv_model_create(), freed by
+ *  lv_model_free().  Evaluation does not write it, so one model may serve
+ *  integrators in several threads. */
 typedef struct lv_model lv_model;
 
 /** Create a model on @p space (ownership of the space passes to the model)
@@ -99,45 +103,81 @@ LV_API int lv_model_set_initial(lv_model *m, const double *q0, const double *v0)
  *  @p dpi their gradients (n x nv through a sink), @p vt the values
  *  Vt_i(pi_i) and derivatives Vt_i'(pi_i) (arrays of n). */
 typedef int (*lv_invariant_fn)(const double *q, double *pi, void *user);
+/** Potential in terms of the invariants: given the n invariants @p pi,
+ *  write Vt_i(pi_i) into @p vt and Vt_i'(pi_i) into @p dvt (arrays of n).
+ *  Returns 0, or non-zero to stop (LV_ECALLBACK). */
 typedef int (*lv_invariant_pot_fn)(const double *pi, double *vt, double *dvt,
                                    void *user);
+/** Register the invariant form of the potential described above: @p n
+ *  invariants (0 removes them), all three callbacks required when n > 0.
+ *  Status: LV_EINPUT (NULL model, n < 0, missing callback).  lv_dgrad_new()
+ *  checks that they are quadratic and reproduce V. */
 LV_API int lv_model_set_invariants(lv_model *m, int n, lv_invariant_fn pi,
                                    lv_matrix_fn dpi, lv_invariant_pot_fn vt);
 
 /* Queries.  A NULL model is not a crash: the int queries return LV_EINPUT
  * (negative, so never a valid dimension), lv_model_has_force 0, and the
  * pointer queries NULL. */
+/** The name given to lv_model_new() (owned by the model); NULL for NULL. */
 LV_API const char *lv_model_name(const lv_model *m);
+/** The configuration space (owned by the model); NULL for NULL. */
 LV_API const lv_space *lv_model_space(const lv_model *m);
+/** Doubles in a configuration q (lv_space_nq of the space); LV_EINPUT for NULL. */
 LV_API int lv_model_nq(const lv_model *m);
+/** Dimension of a velocity v (lv_space_nv of the space); LV_EINPUT for NULL. */
 LV_API int lv_model_nv(const lv_model *m);
 LV_API int lv_model_nc(const lv_model *m);     /**< number of constraints m */
 LV_API int lv_model_nsym(const lv_model *m);   /**< number of symmetry generators */
+/** Non-zero if the mass matrix was declared constant (lv_model_set_mass);
+ *  LV_EINPUT for NULL. */
 LV_API int lv_model_mass_constant(const lv_model *m);
+/** The initial configuration (nq, owned by the model); NULL for NULL. */
 LV_API const double *lv_model_q0(const lv_model *m);
+/** The initial velocity (nv, owned by the model); NULL for NULL. */
 LV_API const double *lv_model_v0(const lv_model *m);
+/** The user pointer of lv_model_set_user() (NULL if none). */
 LV_API void *lv_model_user(const lv_model *m);
 
 /* Evaluation (supplied callback or finite-difference fallback).  All check
  * the results for NaN/Inf (LV_ENONFINITE) and map a non-zero callback return
  * to LV_ECALLBACK.  Matrix results are added into the sink. */
+/** Add M(q) (nv x nv) into @p M.  LV_EINPUT if no mass callback was set.
+ *  (These evaluation functions do not accept NULL arguments.) */
 LV_API int lv_model_mass(const lv_model *m, const double *q, lv_sink *M);
+/** V(q) into *@p V (0 for a model without potential). */
 LV_API int lv_model_potential(const lv_model *m, const double *q, double *V);
+/** dV(q) (nv) into @p dV (zeros for a model without potential). */
 LV_API int lv_model_grad_potential(const lv_model *m, const double *q, double *dV);
+/** Add d2V(q) (nv x nv) into @p H: the callback, or finite differences
+ *  of dV; nothing for a model without potential. */
 LV_API int lv_model_hess_potential(const lv_model *m, const double *q, lv_sink *H);
+/** Applied force f(t, q, v) (nv) into @p f (zeros without a force). */
 LV_API int lv_model_force(const lv_model *m, double t, const double *q,
                           const double *v, double *f);
+/** Add df/dq (nv x nv) into @p K: the callback or finite differences;
+ *  nothing without a force. */
 LV_API int lv_model_force_dq(const lv_model *m, double t, const double *q,
                              const double *v, lv_sink *K);
+/** Add df/dv (nv x nv) into @p C: the callback or finite differences;
+ *  nothing without a force. */
 LV_API int lv_model_force_dv(const lv_model *m, double t, const double *q,
                              const double *v, lv_sink *C);
+/** Non-zero if the model has an applied force (0 for NULL). */
 LV_API int lv_model_has_force(const lv_model *m);
+/** g(q) (m) into @p g; nothing when m = 0. */
 LV_API int lv_model_constraints(const lv_model *m, const double *q, double *g);
+/** Add G(q) (m x nv) into @p G: the callback or finite differences of g. */
 LV_API int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G);
+/** Add H(q; gamma) = D_q(G(q)^T gamma) (nv x nv) into @p H: the callback
+ *  or finite differences of G. */
 LV_API int lv_model_constraint_hessian(const lv_model *m, const double *q,
                                        const double *gamma, lv_sink *H);
+/** Add Z(q; w) = D_q(G(q) w) (m x nv) into @p Z: the callback or finite
+ *  differences of G. */
 LV_API int lv_model_constraint_curvature(const lv_model *m, const double *q,
                                          const double *w, lv_sink *Z);
+/** Symmetry generator @p k at q, xi_k(q) (nv), into @p xi.  LV_EINPUT
+ *  for k outside [0, lv_model_nsym). */
 LV_API int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi);
 
 /** The last evaluation failure of this model on the calling thread: its
@@ -151,11 +191,13 @@ LV_API int lv_model_last_error(const lv_model *m, const char **callback, int *ro
 
 /** Dense conveniences (column-major, leading dimension = rows). */
 LV_API int lv_model_mass_dense(const lv_model *m, const double *q, double *M);
+/** G(q) as a dense m x nv column-major array (overwritten). */
 LV_API int lv_model_constraint_jac_dense(const lv_model *m, const double *q,
                                          double *G);
 /** y = G(q) x (m) and y = G(q)^T lambda (nv), via the Jacobian callback. */
 LV_API int lv_model_G_apply(const lv_model *m, const double *q, const double *x,
                             double *y);
+/** y = G(q)^T lambda (nv, overwritten; zeros when m = 0). */
 LV_API int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda,
                              double *y);
 /** y = M(q) x (nv), without forming M. */
@@ -168,19 +210,27 @@ LV_API int lv_model_mass_apply(const lv_model *m, const double *q, const double 
  *  twice count twice. */
 LV_API int lv_model_mass_apply_abs(const lv_model *m, const double *q, const double *x,
                                    double *y);
+/** y = |G(q)| |x| (m). */
 LV_API int lv_model_G_apply_abs(const lv_model *m, const double *q, const double *x,
                                 double *y);
+/** y = |G(q)|^T |lambda| (nv). */
 LV_API int lv_model_GT_apply_abs(const lv_model *m, const double *q,
                                  const double *lambda, double *y);
 /** Sinks that apply a matrix to a vector instead of storing it: each
  *  add(i, j, a) does y[i] += a x[j] (or y[j] += a x[i] when @p transposed).
  *  The caller zeroes y.  Defined as a struct so it lives on the stack. */
 typedef struct {
+  /** the sink to pass to a matrix callback (must stay the first member) */
   lv_sink sink;
+  /** the vector the matrix is applied to */
   const double *x;
+  /** the result, accumulated (zeroed by the caller) */
   double *y;
+  /** non-zero: accumulate the transposed product */
   int transposed;
 } lv_matvec_sink;
+/** Initialise @p ms for an nrows x ncols matrix applied to @p x (or its
+ *  transpose, if @p transposed) and return its sink.  @p ms must not be NULL. */
 LV_API lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols,
                                     const double *x, double *y, int transposed);
 
@@ -195,6 +245,18 @@ typedef struct {
   double err_dV, err_d2V, err_G, err_hessian, err_curvature, err_df_dq,
       err_df_dv;      /**< max relative error, -1 if not supplied */
 } lv_check_result;
+/** @var lv_check_result::err_dV
+ *   max relative error of dV against V, -1 if not supplied
+ *  @var lv_check_result::err_d2V
+ *   max relative error of d2V against dV, -1 if not supplied
+ *  @var lv_check_result::err_G
+ *   max relative error of G against g, -1 if not supplied
+ *  @var lv_check_result::err_hessian
+ *   max relative error of the constraint Hessian against G, -1 if not supplied
+ *  @var lv_check_result::err_curvature
+ *   max relative error of the constraint curvature against G, -1 if not supplied
+ *  @var lv_check_result::err_df_dq
+ *   max relative error of df/dq against f, -1 if not supplied */
 
 /** Compare supplied derivatives (dV against V, d2V against dV, G against g,
  *  hessian/curvature against G, force Jacobians against f) with central
@@ -210,18 +272,26 @@ LV_API int lv_model_check_derivatives(const lv_model *m, const double *q,
 
 /** A named model parameter with its default, as text. */
 typedef struct {
+  /** parameter name, as typed (key of an lv_kv) */
   const char *name;
+  /** its default, as text */
   const char *default_value;
+  /** one-line description */
   const char *doc;
 } lv_param_info;
 
 /** Key/value list of textual parameters or options ("N" -> "1000"). */
 typedef struct {
+  /** number of pairs */
   int n;
+  /** the n keys */
   const char **keys;
+  /** the n values, as text */
   const char **values;
 } lv_kv;
 
+/** A model of the registry (lv_model_registry()): its name, description,
+ *  parameters and constructor. */
 typedef struct {
   const char *name;         /**< name users type, e.g. "pendulum3d" */
   const char *description;  /**< one line */
@@ -239,7 +309,9 @@ LV_API int lv_model_create(const char *name, const lv_kv *params, lv_model **out
  *  double (default @p def).  LV_EINPUT if the text is not a number or @p out
  *  is NULL.  A NULL @p kv or @p key reads as "not given" (the default). */
 LV_API int lv_kv_double(const lv_kv *kv, const char *key, double def, double *out);
+/** As lv_kv_double for an int (decimal, in the range of int). */
 LV_API int lv_kv_int(const lv_kv *kv, const char *key, int def, int *out);
+/** The text of @p key in @p kv, or @p def if not given (not copied). */
 LV_API const char *lv_kv_string(const lv_kv *kv, const char *key, const char *def);
 /** LV_EUNKNOWN if @p kv has a key not among @p info (NULL-terminated names);
  *  *bad receives the offending key. */

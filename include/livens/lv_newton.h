@@ -51,6 +51,9 @@
 extern "C" {
 #endif
 
+/** The nonlinear system of one step, as callbacks on the scheme's iterate
+ *  (see the file comment).  Callbacks return 0 or a status that stops the
+ *  solve. */
 typedef struct {
   /** r = F(x) at the current iterate (length n). */
   int (*residual)(void *ctx, double *r);
@@ -61,7 +64,9 @@ typedef struct {
   int (*update)(void *ctx, const double *dx);
   /** Optional: w_i = 1 / (atol + rtol |x_i|) for the increment test. */
   int (*weights)(void *ctx, const double *atol_rtol, double *w);
+  /** passed to every callback */
   void *ctx;
+  /** number of unknowns (and of residual components) */
   int n;
 } lv_newton_problem;
 
@@ -69,6 +74,7 @@ typedef struct {
  *  magnitude of the terms summed into r_i at the current iterate. */
 typedef int (*lv_newton_scale_fn)(void *ctx, double *s);
 
+/** Newton variants (when the Jacobian is re-formed and factorised). */
 typedef enum {
   LV_NEWTON_FULL = 0,     /**< new Jacobian every iteration */
   LV_NEWTON_MODIFIED = 1, /**< reuse the factorisation across solves while convergence is fast */
@@ -76,7 +82,9 @@ typedef enum {
                                 that solve while convergence is fast (refactorised otherwise) */
 } lv_newton_kind;
 
+/** Options of a Newton solve; the defaults are LV_NEWTON_OPTIONS_INIT. */
 typedef struct {
+  /** Newton variant (default LV_NEWTON_FULL) */
   lv_newton_kind kind;
   int max_iter;        /**< iteration limit (default 40) */
   double res_tol;      /**< residual max-norm tolerance (default 1e-12); <= 0 disables the
@@ -90,11 +98,18 @@ typedef struct {
   double divergence;   /**< stop with LV_EDIVERGE if ||r|| grows by this factor over its minimum (1e8) */
   int damping;         /**< non-zero: halve the correction while the residual does not decrease (globalised Newton) */
 } lv_newton_options;
+/** @var lv_newton_options::atol
+ *   absolute increment tolerance (default 1e-12); used if weights are given
+ *  @var lv_newton_options::rtol
+ *   relative increment tolerance (default 1e-8); used if weights are given */
 
 /** Per-solve statistics (also accumulated by the integrator). */
 typedef struct {
+  /** Newton corrections applied */
   int iterations;
+  /** Newton matrices factorised */
   int factorizations;
+  /** residual evaluations */
   int residual_evals;
   int damped;              /**< corrections shortened by damping */
   double residual_norm;    /**< max-norm of the last residual */
@@ -124,13 +139,20 @@ typedef struct {
 /** Fill @p opt with the defaults listed above (LV_NEWTON_OPTIONS_INIT). */
 LV_API void lv_newton_options_default(lv_newton_options *opt);
 
+/** Opaque Newton solver: options, work arrays and a linear solver.
+ *  Created by lv_newton_new(), freed by lv_newton_free(). */
 typedef struct lv_newton lv_newton;
 
 /** Create a solver for systems of size n using linear solver @p kind.
  *  Status: LV_EINPUT, LV_ENOMEM. */
 LV_API int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind);
+/** Free the solver and its linear solver (NULL: no-op). */
 LV_API void lv_newton_free(lv_newton *nw);
+/** The solver's options, to read or edit in place (owned by the solver;
+ *  defaults as lv_newton_options_default).  @p nw must not be NULL. */
 LV_API lv_newton_options *lv_newton_opts(lv_newton *nw);
+/** The solver's linear solver (owned by it), e.g. for its statistics.
+ *  @p nw must not be NULL. */
 LV_API lv_linsol *lv_newton_linsol(lv_newton *nw);
 
 /** Solve.  @p reuse non-zero allows modified Newton to start from the

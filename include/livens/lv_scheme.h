@@ -19,6 +19,7 @@ extern "C" {
 /** The state shared between a scheme and the integrator / diagnostics.
  *  Arrays not used by a scheme are still allocated (zero). */
 typedef struct {
+  /** time */
   double t;
   double *q;       /**< configuration, nq */
   double *v;       /**< velocity, nv */
@@ -49,7 +50,9 @@ enum {
 
 /** One instance of a scheme attached to an integrator. */
 typedef struct {
+  /** the model integrated (not owned) */
   const lv_model *model;
+  /** the state the scheme advances (owned by the integrator) */
   lv_state *state;
   const lv_kv *options;          /**< scheme options given by the user */
   lv_linsol_kind linsol_kind;    /**< back-end for the Newton matrices */
@@ -71,6 +74,8 @@ typedef struct {
                                       size changes (before new_h) */
 } lv_stepper;
 
+/** A scheme: its description and the functions the integrator calls.
+ *  Registered in lv_scheme_registry(). */
 typedef struct {
   const char *name;          /**< name users type, e.g. "rattle" */
   const char *description;   /**< one line */

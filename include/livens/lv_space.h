@@ -29,6 +29,8 @@
 extern "C" {
 #endif
 
+/** Kind of a factor of a configuration space (see the file comment for the
+ *  representation of each). */
 typedef enum {
   LV_FACTOR_RN = 0,   /**< R^k */
   LV_FACTOR_SO3 = 1,  /**< rotation matrices */
@@ -38,12 +40,17 @@ typedef enum {
   LV_FACTOR_UDQ = 5   /**< unit dual quaternions (double cover of SE(3)) */
 } lv_factor_kind;
 
+/** Opaque configuration space: a product of factors (lv_factor_kind).
+ *  Created by lv_space_new() or lv_space_new_rn(), freed by lv_space_free()
+ *  or by the model that owns it. */
 typedef struct lv_space lv_space;
 
 /** Empty space; add factors with lv_space_add.  Status: LV_ENOMEM. */
 LV_API int lv_space_new(lv_space **out);
 /** Convenience: the linear space R^n. */
 LV_API int lv_space_new_rn(lv_space **out, int n);
+/** Free the space (NULL: no-op).  Do not free a space passed to
+ *  lv_model_new(): the model owns it. */
 LV_API void lv_space_free(lv_space *sp);
 
 /** Append a factor.  @p k is the dimension for LV_FACTOR_RN (k = 0 adds
@@ -53,6 +60,7 @@ LV_API int lv_space_add(lv_space *sp, lv_factor_kind kind, int k);
 
 LV_API int lv_space_nq(const lv_space *sp);        /**< doubles in a configuration */
 LV_API int lv_space_nv(const lv_space *sp);        /**< dimension of the tangent space */
+/** Number of factors (after merging adjacent R^k); 0 for a NULL space. */
 LV_API int lv_space_nfactors(const lv_space *sp);
 /** Kind, representation offset/size and tangent offset/size of factor i. */
 LV_API int lv_space_factor(const lv_space *sp, int i, lv_factor_kind *kind, int *q_off,
@@ -77,10 +85,15 @@ LV_API int lv_space_identity(const lv_space *sp, double *q);
  *  written do not depend on v (whole blocks, zeros included; SE(3) without
  *  its zero lower-left block), so a fixed sparsity pattern holds. */
 struct lv_sink;
+/** Add the tangent operator T(v) (nv x nv, block diagonal, positions
+ *  independent of v) into @p T.  Status: LV_EINPUT (NULL argument), or
+ *  the sink's. */
 LV_API int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T);
 /** y = T(v) x and y = T(v)^{-1} x, without forming the matrix (y may alias x). */
 LV_API int lv_space_tangent_apply(const lv_space *sp, const double *v,
                                   const double *x, double *y);
+/** y = T(v)^{-1} x (nv), without forming the matrix; y may alias x.
+ *  Status: LV_EINPUT (NULL argument). */
 LV_API int lv_space_tangent_inv_apply(const lv_space *sp, const double *v,
                                       const double *x, double *y);
 /** y = T(v)^{-1} x as lv_space_tangent_inv_apply (to round-off), and the

@@ -14,7 +14,10 @@
 extern "C" {
 #endif
 
+/** Status codes: 0 (LV_SUCCESS) or a negative error; lv_strerror() and
+ *  lv_status_name() describe each. */
 enum lv_status {
+  /** success */
   LV_SUCCESS = 0,
   LV_EINPUT = -1,        /**< invalid argument or option value */
   LV_ENOMEM = -2,        /**< memory allocation failed */
