@@ -54,6 +54,10 @@ extern "C" {
 /** Id of the ground. */
 #define LV_MBS_GROUND 0
 
+/** A multibody system being described (opaque): created by lv_mbs_new,
+ *  filled by the lv_mbs_add_* calls, turned into an ordinary lv_model by
+ *  lv_mbs_build and released by lv_mbs_free (the built model does not
+ *  need it). */
 typedef struct lv_mbs lv_mbs;
 
 /** Frame an initial angular velocity is given in. */
