@@ -244,6 +244,7 @@ typedef struct {
   double E0, J0[2], maxE, maxJ[2], maxg, maxgv;
   double Ehalf[2]; /* max |E - E0| over the first and second half */
   double T;
+  int nsym; /* momentum maps of the model (at most 2 are watched) */
 } watch;
 
 static int watch_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
@@ -251,16 +252,16 @@ static int watch_out(const lv_integrator *it, lv_output_event ev, void *ctx) {
   if (ev == LV_OUTPUT_FINAL) return 0;
   lv_diag_point pt;
   ck_assert_int_eq(lv_diag_eval(w->d, lv_integrator_state(it), &pt), 0);
+  int nj = w->nsym < 2 ? w->nsym : 2;
   if (ev == LV_OUTPUT_INIT) {
     w->E0 = pt.energy;
-    w->J0[0] = pt.momentum[0];
-    w->J0[1] = pt.momentum[1];
+    for (int k = 0; k < nj; k++) w->J0[k] = pt.momentum[k];
   }
   double e = fabs(pt.energy - w->E0) / fabs(w->E0);
   w->maxE = fmax(w->maxE, e);
   int half = pt.t > 0.5 * w->T;
   w->Ehalf[half] = fmax(w->Ehalf[half], e);
-  for (int k = 0; k < 2; k++) w->maxJ[k] = fmax(w->maxJ[k], fabs(pt.momentum[k] - w->J0[k]) / fabs(w->J0[k]));
+  for (int k = 0; k < nj; k++) w->maxJ[k] = fmax(w->maxJ[k], fabs(pt.momentum[k] - w->J0[k]) / fabs(w->J0[k]));
   w->maxg = fmax(w->maxg, pt.g_norm);
   w->maxgv = fmax(w->maxgv, pt.gv_norm);
   return 0;
@@ -285,6 +286,7 @@ static int watch_out1(const lv_integrator *it, lv_output_event ev, void *ctx) {
 static void run_top(lv_model *m, const char *scheme, double h, long n, watch *w) {
   memset(w, 0, sizeof *w);
   w->T = h * n;
+  w->nsym = lv_model_nsym(m);
   lv_integrator *it;
   ck_assert_int_eq(lv_integrator_new(&it, m, scheme, h), 0);
   ck_assert_int_eq(lv_diag_new_for(&w->d, it), 0);
