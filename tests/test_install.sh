@@ -41,7 +41,8 @@ fi
 # the model plugin of examples/plugin_model.c, built as doc/guide.md says,
 # loaded by the installed program (issue 17; the program needs inih)
 bin=$(find "$stage" -path '*/bin/livens' | head -n 1)
-if [ -n "$bin" ]; then
+# (a shared liblivens only: a static, sanitized build cannot link a module)
+if [ -n "$bin" ] && [ -n "$so" ]; then
   ${CC:-cc} -std=c11 ${CFLAGS:-} -shared -fPIC $cflags "$srcdir/examples/plugin_model.c" -o "$stage/libparaboloid.so" \
     ${LDFLAGS:-} $libs
   LD_LIBRARY_PATH="$libdir" OPENBLAS_NUM_THREADS=1 "$bin" run paraboloid --model-lib "$stage/libparaboloid.so" \

@@ -65,8 +65,10 @@ static int spm_add(lv_sink *s, int i, int j, double v) {
       return 0;
     }
     /* off it: the positions so far were the pattern's */
-    memcpy(A->ti, A->pi, k * sizeof(int));
-    memcpy(A->tj, A->pj, k * sizeof(int));
+    if (k > 0) {
+      memcpy(A->ti, A->pi, k * sizeof(int));
+      memcpy(A->tj, A->pj, k * sizeof(int));
+    }
     A->match = 0;
   }
   A->ti[k] = i;
@@ -109,8 +111,10 @@ static int build_pattern(lv_spm *A) {
   if (rp) A->rp = rp;
   int rc = (!pi || !pj || !map || !cnt_c || !o1 || !o2 || !rp) ? LV_ENOMEM : 0;
   if (!rc) {
-    memcpy(pi, A->ti, cnt * sizeof(int));
-    memcpy(pj, A->tj, cnt * sizeof(int));
+    if (cnt > 0) { /* an empty capture (no constraints) has no triplet arrays */
+      memcpy(pi, A->ti, cnt * sizeof(int));
+      memcpy(pj, A->tj, cnt * sizeof(int));
+    }
     A->pcnt = cnt;
     /* by column, then stably by row: row-major with columns ascending */
     for (size_t k = 0; k < cnt; k++) cnt_c[pj[k] + 1]++;
@@ -159,7 +163,7 @@ int lv_spm_end(lv_spm *A, int callback_status) {
   if (A->bad) return A->bad;
   if (callback_status) return callback_status;
   if (A->match && A->tcnt == A->pcnt) return 0; /* the values are in their slots */
-  if (A->match) { /* a prefix of the pattern's sequence */
+  if (A->match && A->tcnt > 0) { /* a prefix of the pattern's sequence */
     memcpy(A->ti, A->pi, A->tcnt * sizeof(int));
     memcpy(A->tj, A->pj, A->tcnt * sizeof(int));
   }
