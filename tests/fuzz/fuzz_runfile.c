@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = cli_parse_runfile_string(text, "fuzz.ini", &r);
   if (rc != CLI_OK && rc != CLI_USAGE) abort();
   if (rc == CLI_OK) {
-    if (!(r.h > 0) || !(r.t_end > 0) || r.every < 1 || r.halving < 0 || r.halving > 30) abort();
+    /* h and t_end are positive, or 0 for "the model's default" (issue 17) */
+    if (!(r.h >= 0) || !(r.t_end >= 0) || r.every < 1 || r.halving < 0 || r.halving > 30) abort();
     if (strlen(r.model) >= sizeof r.model || strlen(r.scheme) >= sizeof r.scheme) abort();
     /* the parameters must be usable by the model layer */
     lv_kv kv = cli_kv_view(&r.params);
