@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int rc = cli_parse_args(argc, argv, &a, "run");
   if (rc != CLI_OK && rc != CLI_USAGE) abort();
   if (rc == CLI_OK) {
-    if (!(a.run.h > 0) || !(a.run.t_end > 0) || a.run.every < 1) abort();
+    /* positive, or 0 for "the model's default" (issue 17) */
+    if (!(a.run.h >= 0) || !(a.run.t_end >= 0) || a.run.every < 1) abort();
     char *items[32];
     char copy[sizeof a.steps];
     memcpy(copy, a.steps, sizeof copy);
