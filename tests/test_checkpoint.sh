@@ -35,6 +35,19 @@ for s in bliedf4 genalpha; do
   same_end "$s 2 x 500 vs 1000" s-$s.csv r-$s.csv
 done
 
+# the sparse back-ends (their symbolic analysis is redone on resume)
+for ls in umfpack klu; do
+  for s in vi-a genalpha; do
+    m=four-particle; [ "$s" = genalpha ] && m=heavy-top
+    args="$m --scheme $s --step 0.001 --linsol $ls"
+    $T "$L" run $args --t-end 0.4 --output-dt 1 --out s-$ls-$s.csv >/dev/null 2>err.txt || bad "$ls $s straight: $(cat err.txt)"
+    $T "$L" run $args --t-end 0.2 --checkpoint ck-$ls-$s.bin >/dev/null 2>err.txt || bad "$ls $s first half: $(cat err.txt)"
+    $T "$L" run $args --t-end 0.4 --resume ck-$ls-$s.bin --output-dt 1 --out r-$ls-$s.csv >/dev/null 2>err.txt ||
+      bad "$ls $s resumed: $(cat err.txt)"
+    same_end "$s with $ls, 2 x 200 vs 400" s-$ls-$s.csv r-$ls-$s.csv
+  done
+done
+
 # a run stopped by SIGTERM leaves a checkpoint of its last step, which resumes
 $T "$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --checkpoint term.bin --checkpoint-every 1000 \
   >/dev/null 2>err.txt &
