@@ -33,6 +33,7 @@ for s in bliedf4 genalpha; do
   $T "$L" run $args --t-end 1 --resume ck-$s.bin --output-dt 1 --out r-$s.csv >/dev/null 2>err.txt ||
     bad "$s resumed: $(cat err.txt)"
   same_end "$s 2 x 500 vs 1000" s-$s.csv r-$s.csv
+  grep -q "^# resumed_from = ck-$s.bin" r-$s.csv && ok "$s: the resumed CSV names its checkpoint" || bad "$s: no resumed_from line"
 done
 
 # the sparse back-ends (their symbolic analysis is redone on resume)
