@@ -203,7 +203,9 @@ START_TEST(test_refusals) {
   assert_refused(r, bad, "truncated");
   write_bytes(bad, img, 20);
   assert_refused(r, bad, "truncated");
-  /* not a checkpoint at all */
+  /* empty, and not a checkpoint at all */
+  write_bytes(bad, img, 0);
+  assert_refused(r, bad, "not a livens checkpoint");
   write_bytes(bad, (const unsigned char *)"t,q1,q2\n0,1,2\n", 14);
   assert_refused(r, bad, "not a livens checkpoint");
   unsigned char *junk = calloc(1, 4096);

@@ -260,7 +260,7 @@ int lv_integrator_checkpoint_read(lv_integrator *it, const char *path) {
   const lv_model *m = it->model;
   size_t hs = header_size();
   if (b.n < hs) {
-    rc = memcmp(p, CK_MAGIC, b.n < 8 ? b.n : 8) == 0
+    rc = b.n > 0 && memcmp(p, CK_MAGIC, b.n < 8 ? b.n : 8) == 0
              ? refuse(it, "checkpoint %s is truncated: %zu bytes, shorter than its header", path, b.n)
              : refuse(it, "%s is not a livens checkpoint (no checkpoint header)", path);
     free(b.p);
