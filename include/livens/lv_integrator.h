@@ -183,6 +183,38 @@ LV_API void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats
  *  range, NULL or non-finite values), LV_ENOMEM. */
 LV_API int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, const double *v);
 
+/** Checkpoints (issue 17).  Size in bytes of the checkpoint image of the
+ *  integrator as it is now: header, time, step count, step size, the
+ *  state arrays, the statistics and the scheme's private history.
+ *  Status: LV_EINPUT (NULL argument, no successful init or read). */
+LV_API int lv_integrator_checkpoint_size(const lv_integrator *it, size_t *n);
+/** Write the whole integrator state to @p path atomically: the image goes
+ *  to a temporary file in the same directory, which is flushed to disk
+ *  (fsync) and then renamed over @p path, so a kill at any moment leaves
+ *  either the previous checkpoint or the new one, never a broken one.  A
+ *  run continued from the checkpoint (lv_integrator_checkpoint_read)
+ *  takes the same steps bit for bit as the run that wrote it, except
+ *  after LV_NEWTON_MODIFIED Newton, whose factorisation kept from an
+ *  earlier step is not stored (the resumed run refactorises, and agrees
+ *  to the Newton tolerance).  The file is in the host's byte order.
+ *  Status: LV_EINPUT (NULL argument, nothing to write: no successful
+ *  init), LV_EIO (with the reason in lv_integrator_error_detail),
+ *  LV_ENOMEM. */
+LV_API int lv_integrator_checkpoint_write(lv_integrator *it, const char *path);
+/** Continue from a checkpoint written by lv_integrator_checkpoint_write:
+ *  @p it must have been created for a model of the same name and sizes
+ *  with the same scheme, options, step size and Newton options (set
+ *  them before the call, as for init); the state, time, step count,
+ *  statistics and the scheme's history are replaced by the file's, and
+ *  lv_integrator_step continues as the writing run would have (the
+ *  output callback is not called).  A file that is not a checkpoint, is
+ *  truncated or corrupt (checksum), or belongs to another model, scheme,
+ *  size, option set or step size is refused with LV_EINPUT and one
+ *  sentence in lv_integrator_error_detail; the integrator then has no
+ *  state to step from until an init or read succeeds.  Status: LV_EINPUT,
+ *  LV_EIO (unreadable), LV_ENOMEM, or the scheme's create status. */
+LV_API int lv_integrator_checkpoint_read(lv_integrator *it, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -107,7 +107,24 @@ typedef struct {
    *  stale (the integrator has already invalidated st->newton_solver's);
    *  a multistep history no longer fits and restarts. */
   void (*new_h)(lv_stepper *st, double h);
+  /** Optional (checkpoints, issue 17): the private history of the last
+   *  step (everything besides st->state that the next step's result
+   *  depends on: accelerations, past steps, predictor data, counters) as
+   *  a flat array of doubles.  @p dir is LV_HISTORY_COUNT (only count,
+   *  @p buf unused), LV_HISTORY_WRITE (copy into @p buf) or
+   *  LV_HISTORY_READ (copy back from @p buf, into an instance just
+   *  created and not initialised).  Returns the number of doubles, which
+   *  depends only on the instance's sizes and options.  NULL: the scheme
+   *  keeps no history (its next step depends on st->state alone). */
+  size_t (*history)(lv_stepper *st, double *buf, int dir);
 } lv_scheme_type;
+
+/** Directions of lv_scheme_type::history. */
+enum {
+  LV_HISTORY_COUNT = 0, /**< count the doubles only */
+  LV_HISTORY_WRITE = 1, /**< copy the history into the buffer */
+  LV_HISTORY_READ = 2   /**< set the history from the buffer */
+};
 
 /** Registered schemes, terminated by NULL. */
 LV_API const lv_scheme_type *const *lv_scheme_registry(void);

@@ -43,7 +43,8 @@ int cli_split_list(char *s, char **items, int max) {
 
 
 enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
-       O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB, O_PLOT, O_REF_SCHEME, O_ERROR };
+       O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB, O_PLOT, O_REF_SCHEME, O_ERROR,
+       O_CKPT, O_CKPT_EVERY, O_RESUME };
 
 /* Parses the options shared by run/compare/converge/check/plot; leaves the
  * positional arguments in argv[optind..]. */
@@ -62,6 +63,8 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       {"output-times", required_argument, 0, O_OTIMES}, {"model-lib", required_argument, 0, O_MODEL_LIB},
       {"plot", required_argument, 0, O_PLOT}, {"ref-scheme", required_argument, 0, O_REF_SCHEME},
       {"error", required_argument, 0, O_ERROR},
+      {"checkpoint", required_argument, 0, O_CKPT}, {"checkpoint-every", required_argument, 0, O_CKPT_EVERY},
+      {"resume", required_argument, 0, O_RESUME},
       {0, 0, 0, 0}};
   int c, rc = CLI_OK;
   opterr = 0;
@@ -151,6 +154,23 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
         if (strlen(optarg) >= sizeof r->model_lib) return cli_error("--model-lib path too long."), CLI_USAGE;
         strcpy(r->model_lib, optarg);
         break;
+      case O_CKPT:
+      case O_RESUME: {
+        const char *flag = c == O_CKPT ? "--checkpoint" : "--resume";
+        char *dst = c == O_CKPT ? r->checkpoint : r->resume;
+        if (strcmp(cmd, "run") != 0) return cli_error("%s is an option of 'run' only.", flag), CLI_USAGE;
+        if (!optarg[0]) return cli_error("%s needs a file name, got an empty one.", flag), CLI_USAGE;
+        if (strlen(optarg) >= sizeof r->checkpoint) return cli_error("%s path too long.", flag), CLI_USAGE;
+        strcpy(dst, optarg);
+        break;
+      }
+      case O_CKPT_EVERY: {
+        int n;
+        if (strcmp(cmd, "run") != 0) return cli_error("--checkpoint-every is an option of 'run' only."), CLI_USAGE;
+        rc = parse_count(optarg, "--checkpoint-every", 1, 2000000000, &n);
+        r->checkpoint_every = n;
+        break;
+      }
       default:
         cli_error("unknown or incomplete option '%s' for '%s' (see 'livens --help').", argv[optind - 1], cmd);
         return CLI_USAGE;

@@ -35,6 +35,9 @@ typedef struct {
   char output_times[1024]; /* --output-times list (empty: off) */
   char summary[1024];   /* --summary FILE.json (empty: none) */
   char model_lib[1024]; /* --model-lib FILE.so (empty: none) */
+  char checkpoint[1024]; /* --checkpoint FILE (empty: none; issue 17) */
+  long checkpoint_every; /* --checkpoint-every N steps (0: only at the end) */
+  char resume[1024];     /* --resume FILE (empty: start at t = 0) */
   /* called with every recorded state (initial and each step); non-zero
    * stops the run.  NULL: none.  Used by converge --error max. */
   int (*on_state)(const lv_integrator *it, void *ctx);

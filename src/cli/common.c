@@ -152,6 +152,8 @@ typedef struct {
   int last_written; /* the last recorded state is in the CSV */
   const cli_run *run; /* for on_state */
   int hook_failed;    /* on_state stopped the run */
+  lv_integrator *it;  /* the run's integrator, for checkpoints (issue 17) */
+  int ckpt_failed;    /* a checkpoint could not be written: the run stopped */
 } out_ctx;
 
 int cli_parse_times(const char *text, double t_end, double **times, int *n) {
@@ -234,8 +236,30 @@ static int output_timed(const lv_integrator *it, lv_output_event ev, out_ctx *o)
   return 0;
 }
 
+/* --checkpoint: every checkpoint_every steps (counted from t = 0, across
+ * resumes) and at the end of the run, also after an interrupt or a failed
+ * step (the last accepted state).  Non-zero stops the run. */
+static int checkpoint(out_ctx *o, lv_output_event ev) {
+  const cli_run *r = o->run;
+  if (!r->checkpoint[0] || !o->it || ev == LV_OUTPUT_INIT) return 0;
+  lv_integrator_stats st;
+  lv_integrator_get_stats(o->it, &st);
+  if (ev == LV_OUTPUT_STEP && (r->checkpoint_every <= 0 || st.steps % r->checkpoint_every != 0)) return 0;
+  int rc = lv_integrator_checkpoint_write(o->it, r->checkpoint);
+  if (rc == LV_EINPUT && ev == LV_OUTPUT_FINAL) return 0; /* diverged: no state to continue from */
+  if (rc) {
+    char why[400];
+    lv_integrator_error_detail(o->it, why, sizeof why);
+    cli_error("%s.", rc == LV_EIO ? why : lv_strerror(rc));
+    o->ckpt_failed = 1;
+    return 1;
+  }
+  return 0;
+}
+
 static int output(const lv_integrator *it, lv_output_event ev, void *ctx) {
   out_ctx *o = ctx;
+  if (checkpoint(o, ev)) return 1;
   errno = 0;
   if (o->timed ? output_timed(it, ev, o) : lv_diag_output(it, ev, &o->w)) {
     o->failed = 1;
@@ -365,9 +389,10 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     lv_integrator_free(it);
     return rc;
   }
-  out_ctx oc = {{.diag = diag, .csv = csv, .every = r->every}, progress, r->t_end, 0.0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL, 0};
+  out_ctx oc = {{.diag = diag, .csv = csv, .every = r->every}, progress, r->t_end, 0.0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL, 0, NULL, 0};
   oc.timed = csv && (r->output_dt > 0 || ntimes > 0);
   oc.run = r;
+  oc.it = it;
   oc.dt = r->output_dt;
   oc.times = times;
   oc.ntimes = ntimes;
@@ -380,7 +405,26 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   cli_running = it;
   sigaction(SIGINT, &sa, &old);
   sigaction(SIGTERM, &sa, &oldterm);
-  rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  if (r->resume[0]) {
+    /* --resume (issue 17): the state, time, statistics and the scheme's
+     * history from the checkpoint; the CSV and the summary start there. */
+    rc = lv_integrator_checkpoint_read(it, r->resume);
+    if (rc) {
+      sigaction(SIGINT, &old, NULL);
+      sigaction(SIGTERM, &oldterm, NULL);
+      cli_running = NULL;
+      char why[400];
+      lv_integrator_error_detail(it, why, sizeof why);
+      cli_error("cannot resume: %s.", rc == LV_EINPUT || rc == LV_EIO ? why : lv_strerror(rc));
+      free(times);
+      lv_diag_free(diag);
+      lv_integrator_free(it);
+      return rc == LV_EINPUT ? CLI_USAGE : CLI_FAILED;
+    }
+    if (output(it, LV_OUTPUT_INIT, &oc)) rc = LV_ESTOPPED;
+  } else {
+    rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  }
   /* Options are validated by the scheme at init (values, not only names). */
   if (rc == LV_EINPUT || rc == LV_EUNKNOWN) {
     sigaction(SIGINT, &old, NULL);
@@ -433,6 +477,8 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   if (rc == LV_ESTOPPED && oc.failed && oc.err) {
     cli_error("cannot write %s: %s (the run stopped at t = %.6g).", r->out[0] ? r->out : "the CSV output",
               strerror(oc.err), s->t);
+  } else if (rc == LV_ESTOPPED && oc.ckpt_failed) {
+    /* the sentence is printed already */
   } else if (rc == LV_ESTOPPED && oc.hook_failed) {
     cli_error("%s stopped at t = %.6g: out of memory storing the states.", r->scheme, s->t);
   } else if (rc == LV_ESTOPPED && oc.failed) {

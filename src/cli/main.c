@@ -30,6 +30,7 @@ static const char usage_text[] =
     "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu]\n"
     "                        [--newton-tol TOL] [--newton default|full|simplified|modified]\n"
     "                        [--summary FILE.json] [--output-dt DT | --output-times T1,T2,...]\n"
+    "                        [--checkpoint FILE [--checkpoint-every N]] [--resume FILE]\n"
     "       livens run FILE.ini\n"
     "       livens compare MODEL --schemes S1,S2,... [--out FILE.csv|FILE.json] [--plot FIG.png|.svg|.pdf|.tex]\n"
     "                        [run options]\n"
@@ -137,6 +138,13 @@ static int do_run(cli_run *r) {
     return rc;
   }
   free(times);
+  if (r->checkpoint[0] && ((r->out[0] && (strcmp(r->checkpoint, r->out) == 0 || same_file(r->checkpoint, r->out))) ||
+                           (r->summary[0] && (strcmp(r->checkpoint, r->summary) == 0 ||
+                                              same_file(r->checkpoint, r->summary))))) {
+    cli_error("--checkpoint names the same file as --out or --summary ('%s').", r->checkpoint);
+    lv_model_free(model);
+    return CLI_USAGE;
+  }
   if (r->summary[0] && r->out[0] && (strcmp(r->summary, r->out) == 0 || same_file(r->summary, r->out))) {
     cli_error("--summary and --out name the same file '%s'.", r->out);
     lv_model_free(model);
@@ -207,6 +215,11 @@ static int cmd_run(int argc, char **argv) {
           cli_error("the output '%s' is the run file itself: refusing to overwrite it.", b.run.out);
           rc = CLI_USAGE;
         }
+        if (!rc && ((b.run.checkpoint[0] && same_file(arg, b.run.checkpoint)) ||
+                    (b.run.resume[0] && same_file(arg, b.run.resume)))) {
+          cli_error("the checkpoint is the run file itself: refusing to overwrite or read it as one.");
+          rc = CLI_USAGE;
+        }
         if (!rc && b.run.summary[0] && same_file(arg, b.run.summary)) {
           cli_error("the summary '%s' is the run file itself: refusing to overwrite it.", b.run.summary);
           rc = CLI_USAGE;
@@ -252,6 +265,10 @@ static int model_arg(int argc, char **argv, cli_args *a, const char *cmd, double
   if (!rc) rc = cli_parse_args(argc, argv, &b, cmd);
   if (!rc && b.run.out[0] && same_file(arg, b.run.out)) {
     cli_error("the output '%s' is the run file itself: refusing to overwrite it.", b.run.out);
+    rc = CLI_USAGE;
+  }
+  if (!rc && (b.run.checkpoint[0] || b.run.resume[0])) { /* issue 17 */
+    cli_error("%s: checkpoint and resume apply to 'run' only, not to '%s'.", arg, cmd);
     rc = CLI_USAGE;
   }
   if (rc) {

@@ -109,6 +109,8 @@ int cli_meta_run(FILE *f, const cli_run *r) {
   cli_meta_model(f, r);
   cli_meta_scheme(f, r->scheme, &r->opts);
   cli_meta_settings(f, r);
+  /* a resumed run's rows start at the checkpoint, not at t = 0 (issue 17) */
+  if (r->resume[0]) cli_meta_put(f, "resumed_from", r->resume);
   return cli_meta_end(f, r->out);
 }
 

@@ -7,6 +7,8 @@
  *   t-end  = 10
  *   out    = run.csv        ; optional
  *   summary = run.json      ; optional (issue 17)
+ *   checkpoint = run.ckpt   ; optional (issue 17, run only), with checkpoint-every = N
+ *   resume = run.ckpt       ; optional (issue 17, run only): continue from a checkpoint
  *   model-lib = ./libmine.so ; optional: a model plugin (runs its code)
  *   output-dt = 0.1         ; optional, or output-times = 0.5,1,2
  *   every  = 1              ; optional
@@ -114,6 +116,13 @@ static int handler(void *user, const char *section, const char *name, const char
     } else if (strcmp(name, "model-lib") == 0) {
       if (!value[0] || strlen(value) >= sizeof r->model_lib) goto bad;
       strcpy(r->model_lib, value);
+    } else if (strcmp(name, "checkpoint") == 0 || strcmp(name, "resume") == 0) { /* issue 17 */
+      char *dst = name[0] == 'c' ? r->checkpoint : r->resume;
+      if (!value[0] || strlen(value) >= sizeof r->checkpoint) goto bad;
+      strcpy(dst, value);
+    } else if (strcmp(name, "checkpoint-every") == 0) {
+      if (!parse_number(value, &x) || x < 1 || x > 2e9 || x != (long)x) goto bad;
+      r->checkpoint_every = (long)x;
     } else if (strcmp(name, "summary") == 0) {
       if (!value[0] || strlen(value) >= sizeof r->summary) goto bad;
       strcpy(r->summary, value);

@@ -1171,6 +1171,10 @@ int cli_sweep(int argc, char **argv) {
     s.path = argv[optind];
     rc = cli_load_runfile_ex(s.path, &s.base, study_section, &s);
   }
+  if (!rc && (s.base.checkpoint[0] || s.base.resume[0])) { /* issue 17: one file per run, not per sweep */
+    cli_error("%s: checkpoint and resume apply to 'run' only, not to a sweep.", s.path);
+    rc = CLI_USAGE;
+  }
   if (!rc) rc = study_check(&s);
   if (!rc && outarg) {
     free(s.outdir);

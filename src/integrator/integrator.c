@@ -196,6 +196,7 @@ int lv_integrator_init(lv_integrator *it, double t0, const double *q0, const dou
   it->stop_requested = 0;
   memset(&it->last, 0, sizeof it->last);
   it->not_ready = 0;
+  it->ckpt_detail[0] = '\0';
   int rc = init_body(it, t0, q0, v0);
   keep_model_error(it);
   it->last_status = rc;
@@ -289,21 +290,42 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   it->t_base = t0;
   it->n_since_base = 0;
   it->h_attempt = 0.0;
-  /* One decision per run, on the size of the saddle-point matrix
-   * [M G^T; G 0]: the projection, every solver the scheme creates (whatever
-   * its own system size) and the reported back-end then agree, and a scheme
-   * that creates its Newton solver without a threshold still honours the
-   * user's. */
-  it->resolved_kind = it->linsol_kind;
-  if (it->resolved_kind == LV_LINSOL_AUTO) {
-    int thr = it->linsol_threshold > 0 ? it->linsol_threshold : LV_LINSOL_AUTO_THRESHOLD;
-    it->resolved_kind = m->nv + m->nc < thr ? LV_LINSOL_DENSE : LV_LINSOL_UMFPACK;
-  }
+  lv_integrator_resolve_linsol(it);
 
   int rc = lv_integrator_make_consistent(it);
   if (rc) return rc;
   LV_CHECK(lv_model_mass_apply(m, s->q, s->v, s->p));
 
+  LV_CHECK(lv_integrator_create_stepper(it));
+  rc = it->type->init ? it->type->init(&it->stepper) : 0;
+  if (rc) return rc;
+  if (it->guard_on) LV_CHECK(guard_start(it));
+  it->initialized = 1;
+  it->stats.wall_time += lv_wall_time() - start;
+  if (it->output && it->output(it, LV_OUTPUT_INIT, it->output_ctx)) return LV_ESTOPPED;
+  return 0;
+}
+
+/* One decision per run, on the size of the saddle-point matrix
+ * [M G^T; G 0]: the projection, every solver the scheme creates (whatever
+ * its own system size) and the reported back-end then agree, and a scheme
+ * that creates its Newton solver without a threshold still honours the
+ * user's. */
+void lv_integrator_resolve_linsol(lv_integrator *it) {
+  const lv_model *m = it->model;
+  it->resolved_kind = it->linsol_kind;
+  if (it->resolved_kind == LV_LINSOL_AUTO) {
+    int thr = it->linsol_threshold > 0 ? it->linsol_threshold : LV_LINSOL_AUTO_THRESHOLD;
+    it->resolved_kind = m->nv + m->nc < thr ? LV_LINSOL_DENSE : LV_LINSOL_UMFPACK;
+  }
+}
+
+/* A new scheme instance on it->state (the old one destroyed), not yet
+ * initialised (init from consistent values, or a checkpoint's history). */
+int lv_integrator_create_stepper(lv_integrator *it) {
+  const lv_model *m = it->model;
+  lv_state *s = &it->state;
+  int rc;
   if (it->created && it->type->destroy) it->type->destroy(&it->stepper);
   it->created = 0;
   it->stepper.model = m;
@@ -326,12 +348,6 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
     return rc;
   }
   it->created = 1;
-  rc = it->type->init ? it->type->init(&it->stepper) : 0;
-  if (rc) return rc;
-  if (it->guard_on) LV_CHECK(guard_start(it));
-  it->initialized = 1;
-  it->stats.wall_time += lv_wall_time() - start;
-  if (it->output && it->output(it, LV_OUTPUT_INIT, it->output_ctx)) return LV_ESTOPPED;
   return 0;
 }
 
@@ -389,6 +405,7 @@ int lv_integrator_step(lv_integrator *it) {
   lv_state_copy(&it->backup, &it->state, m->nq, m->nv, m->nc);
   lv_model_clear_error(m);
   it->stepper.detail[0] = '\0'; /* a scheme's sentence describes this step only */
+  it->ckpt_detail[0] = '\0';
   it->not_ready = 0;
   /* Halved sub-steps that succeeded before the step failed as a whole have
    * moved the scheme's history on: take it back with the state. */
@@ -476,6 +493,8 @@ int lv_integrator_error_detail(const lv_integrator *it, char *buf, size_t n) {
   const char *where = it->fail_in_init ? "initialisation" : "step";
   if (rc == 0) {
     snprintf(buf, n, "no failure");
+  } else if ((rc == LV_EINPUT || rc == LV_EIO) && it->ckpt_detail[0]) {
+    snprintf(buf, n, "%s", it->ckpt_detail); /* checkpoint read or write (issue 17) */
   } else if (rc == LV_EINPUT && it->not_ready) {
     snprintf(buf, n, "the integrator has no state to step from: the last init failed or a divergence stopped "
              "the run; call lv_integrator_init first");

@@ -45,10 +45,15 @@ struct lv_integrator {
   const char *div_what;
   double h_attempt;    /* h of the last scheme step attempted since init (0: none) */
   int not_ready;       /* the last step was refused: no successful init */
+  char ckpt_detail[320]; /* why the last checkpoint read/write failed (issue 17) */
 };
 
 void lv_state_copy(lv_state *dst, const lv_state *src, int nq, int nv, int nc);
 int lv_integrator_make_consistent(lv_integrator *it);
+/* Checkpoints (checkpoint.c) need the parts of init that do not touch the
+ * state: the back-end choice and a fresh scheme instance. */
+void lv_integrator_resolve_linsol(lv_integrator *it);
+int lv_integrator_create_stepper(lv_integrator *it);
 /* 1 if the saddle-point matrix [M G^T; G 0] at the current state factors
  * (regular mass, independent constraints), 0 if it is singular, -1 if it
  * could not be evaluated. */

@@ -78,6 +78,7 @@
 #include <float.h>
 #include "lv_internal.h"
 #include "product_sink.h"
+#include "schemes/history.h"
 #include "integrator/integrator_impl.h" /* lv_integrator_set_start_history */
 
 #define KMAX 4
@@ -884,6 +885,56 @@ static void bl_new_h(lv_stepper *st, double h) {
   B->h_new = 1;
 }
 
+/* Checkpoints (issue 17): the past steps, the predictor's history, the
+ * start-up nodes still to hand out, the order of a ramp start and the
+ * user's pending starting values. */
+static size_t bl_history(lv_stepper *st, double *buf, int dir) {
+  bliedf *B = st->priv;
+  size_t d = (size_t)B->nv, c = (size_t)B->nc, Q = (size_t)B->nq, k = (size_t)B->k, nodes = k + 1;
+  lv_hist hs = {buf, 0, dir};
+  lv_hist_doubles(&hs, &B->hist_h, 1);
+  lv_hist_int(&hs, &B->handout);
+  lv_hist_int(&hs, &B->next_node);
+  lv_hist_int(&hs, &B->kc);
+  lv_hist_int(&hs, &B->nhist);
+  lv_hist_int(&hs, &B->K);
+  lv_hist_int(&hs, &B->h_new);
+  lv_hist_long(&hs, &B->start_substeps);
+  lv_hist_long(&hs, &B->nlog);
+  lv_hist_doubles(&hs, B->dqh, (k > 1 ? k - 1 : 1) * d);
+  lv_hist_doubles(&hs, B->vh, NPRED * d);
+  lv_hist_doubles(&hs, B->lh, NPRED * c);
+  lv_hist_doubles(&hs, B->etah, c);
+  lv_hist_doubles(&hs, B->nq_a, nodes * Q);
+  lv_hist_doubles(&hs, B->nv_a, nodes * d);
+  lv_hist_doubles(&hs, B->nl, nodes * c);
+  int un = B->user_n;
+  lv_hist_int(&hs, &un);
+  if (dir == LV_HISTORY_READ) {
+    if (B->kc < 1 || B->kc > B->k) B->kc = B->k;
+    if (B->nhist < 1 || B->nhist > NPRED) B->nhist = 1;
+    if (B->handout < 0 || B->next_node < 0 || B->handout + B->next_node > B->k + 1) B->handout = 0;
+    B->al = ALPHA[B->kc - 1];
+    B->ga = GAMMA[B->kc - 1];
+    B->user_n = 0;
+    if (un > 0 && un <= B->k) {
+      if (!B->user_q) B->user_q = lv_calloc(k * Q, sizeof(double));
+      if (!B->user_v) B->user_v = lv_calloc(k * d, sizeof(double));
+      if (B->user_q && B->user_v) B->user_n = un;
+    }
+  }
+  /* the user's nodes, always k x (nq + nv) numbers so the count is fixed */
+  size_t nu = k * (Q + d);
+  if (B->user_n > 0 && dir != LV_HISTORY_COUNT) {
+    lv_hist_doubles(&hs, B->user_q, k * Q);
+    lv_hist_doubles(&hs, B->user_v, k * d);
+  } else {
+    if (dir == LV_HISTORY_WRITE) memset(buf + hs.n, 0, nu * sizeof(double));
+    hs.n += nu;
+  }
+  return hs.n;
+}
+
 static int bl_create1(lv_stepper *st) { return bl_create(st, 1); }
 static int bl_create2(lv_stepper *st) { return bl_create(st, 2); }
 static int bl_create3(lv_stepper *st) { return bl_create(st, 3); }
@@ -896,16 +947,16 @@ static int bl_create4(lv_stepper *st) { return bl_create(st, 4); }
 
 const lv_scheme_type lv_scheme_bliedf1 = {
     "bliedf1", "Lie group BDF, k = 1 (Lie group implicit Euler): order 1, one Newton solve per step",
-    BL_CONSERVES, 1, BL_FLAGS, bl_options, bl_create1, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
+    BL_CONSERVES, 1, BL_FLAGS, bl_options, bl_create1, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 const lv_scheme_type lv_scheme_bliedf2 = {
     "bliedf2", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 2: order 2, one Newton solve per step",
-    BL_CONSERVES, 2, BL_FLAGS, bl_options, bl_create2, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
+    BL_CONSERVES, 2, BL_FLAGS, bl_options, bl_create2, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 const lv_scheme_type lv_scheme_bliedf3 = {
     "bliedf3", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 3 with correction term L_3: order 3",
-    BL_CONSERVES, 3, BL_FLAGS, bl_options, bl_create3, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
+    BL_CONSERVES, 3, BL_FLAGS, bl_options, bl_create3, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 const lv_scheme_type lv_scheme_bliedf4 = {
     "bliedf4", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 4 with correction term L_4: order 4",
-    BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h};
+    BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 
 /* ---- starting values from the user (issue 20) ---- */
 

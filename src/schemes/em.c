@@ -577,6 +577,7 @@ const lv_scheme_type lv_scheme_em = {
     NULL,
     NULL,
     NULL,
+    NULL, /* history: none besides the state (checkpoints, issue 17) */
 };
 
 const lv_scheme_type lv_scheme_em_g = {
@@ -595,4 +596,5 @@ const lv_scheme_type lv_scheme_em_g = {
     NULL,
     NULL,
     NULL,
+    NULL, /* history: none besides the state (checkpoints, issue 17) */
 };

@@ -35,6 +35,7 @@
 #include <float.h>
 #include "lv_internal.h"
 #include "product_sink.h"
+#include "schemes/history.h"
 #include "space/group.h"
 
 
@@ -1060,6 +1061,25 @@ static void ga_restore(lv_stepper *st) {
   g->mc_valid = g->g1_valid = 0;
 }
 
+/* Checkpoints (issue 17): the history of ga_save, and whether the next
+ * solve must refactorise (h_new). */
+static size_t ga_history(lv_stepper *st, double *buf, int dir) {
+  genalpha *g = st->priv;
+  size_t d = (size_t)g->nv;
+  lv_hist hs = {buf, 0, dir};
+  lv_hist_doubles(&hs, g->a, d);
+  lv_hist_doubles(&hs, g->vd, d);
+  lv_hist_doubles(&hs, g->dqc, d);
+  lv_hist_int(&hs, &g->next_proj);
+  lv_hist_int(&hs, &g->start_pending);
+  lv_hist_int(&hs, &g->h_new);
+  if (dir == LV_HISTORY_READ) {
+    if (g->next_proj < 0 || g->next_proj > g->nproj) g->next_proj = g->nproj;
+    g->mc_valid = g->g1_valid = 0;
+  }
+  return hs.n;
+}
+
 const lv_scheme_type lv_scheme_genalpha = {
     "genalpha",
     "Lie group generalized-alpha (Brüls-Cardona-Arnold): index 3, stabilised index 2 (GGL), "
@@ -1076,4 +1096,5 @@ const lv_scheme_type lv_scheme_genalpha = {
     ga_save,
     ga_restore,
     ga_new_h,
+    ga_history,
 };

@@ -573,6 +573,7 @@ const lv_scheme_type lv_scheme_vi_s = {
     NULL,
     NULL,
     NULL,
+    NULL, /* history: none besides the state (checkpoints, issue 17) */
 };
 
 const lv_scheme_type lv_scheme_vi_a = {
@@ -591,6 +592,7 @@ const lv_scheme_type lv_scheme_vi_a = {
     NULL,
     NULL,
     NULL,
+    NULL, /* history: none besides the state (checkpoints, issue 17) */
 };
 
 const lv_scheme_type lv_scheme_vi_b = {
@@ -610,4 +612,5 @@ const lv_scheme_type lv_scheme_vi_b = {
     NULL,
     NULL,
     NULL,
+    NULL, /* history: none besides the state (checkpoints, issue 17) */
 };

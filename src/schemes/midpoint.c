@@ -140,4 +140,5 @@ const lv_scheme_type lv_scheme_midpoint = {
     NULL,
     NULL,
     NULL,
+    NULL, /* history: none besides the state (checkpoints, issue 17) */
 };

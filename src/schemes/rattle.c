@@ -21,6 +21,7 @@
  * second order like q and v, and one extra solve with the stage-2
  * factorisation (the same matrix).  mu is kept as the next Newton guess. */
 #include "lv_internal.h"
+#include "schemes/history.h"
 
 typedef struct {
   const lv_model *m;
@@ -234,6 +235,16 @@ static void rattle_restore(lv_stepper *st) {
   R->hprev = R->saved_hprev;
 }
 
+/* Checkpoints (issue 17): the same history as save/restore. */
+static size_t rattle_history(lv_stepper *st, double *buf, int dir) {
+  rattle *R = st->priv;
+  lv_hist hs = {buf, 0, dir};
+  lv_hist_doubles(&hs, R->vprev, (size_t)R->m->nv);
+  lv_hist_doubles(&hs, R->mu, (size_t)R->m->nc);
+  lv_hist_doubles(&hs, &R->hprev, 1);
+  return hs.n;
+}
+
 static const lv_param_info rattle_options[] = {{NULL, NULL, NULL}};
 
 const lv_scheme_type lv_scheme_rattle = {
@@ -251,4 +262,5 @@ const lv_scheme_type lv_scheme_rattle = {
     rattle_save,
     rattle_restore,
     NULL,
+    rattle_history,
 };

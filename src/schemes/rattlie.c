@@ -52,6 +52,7 @@
  * factorisation each, full Newton), one factorisation of [M G^T; G 0] and
  * two solves with it. */
 #include "lv_internal.h"
+#include "schemes/history.h"
 
 typedef struct {
   const lv_model *m;
@@ -486,6 +487,14 @@ static void rattlie_restore(lv_stepper *st) {
   if (R->saved) memcpy(R->acc, R->saved, (size_t)R->m->nv * sizeof(double));
 }
 
+/* Checkpoints (issue 17): the predictor's acceleration, as save. */
+static size_t rattlie_history(lv_stepper *st, double *buf, int dir) {
+  rattlie *R = st->priv;
+  lv_hist hs = {buf, 0, dir};
+  lv_hist_doubles(&hs, R->acc, (size_t)R->m->nv);
+  return hs.n;
+}
+
 /* A modified-Newton factorisation belongs to one step size. */
 static void rattlie_new_h(lv_stepper *st, double h) {
   (void)h;
@@ -507,4 +516,5 @@ const lv_scheme_type lv_scheme_rattlie = {
     rattlie_save,
     rattlie_restore,
     rattlie_new_h,
+    rattlie_history,
 };
