@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
+#ifdef HAVE_CONFIG_H
 #include "config.h"
+#endif
+#include "mbs/mbs_impl.h"
 
 static void put_why(char *why, size_t whylen, const char *fmt, ...) {
   if (!why || !whylen) return;
@@ -25,6 +28,12 @@ static void put_why(char *why, size_t whylen, const char *fmt, ...) {
 }
 
 #ifndef LV_HAVE_YAML
+
+int lv_mbs_load_buffer(const unsigned char *text, size_t len, const char *name, const char *formulation,
+                       lv_model **out, char *why, size_t whylen) {
+  (void)text, (void)len;
+  return lv_mbs_load(name, formulation, out, why, whylen);
+}
 
 int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char *why, size_t whylen) {
   (void)formulation;
@@ -411,6 +420,27 @@ static int read_doc(rd *r, const char *formulation, lv_model **out) {
   return lib(r, top, "system", rc);
 }
 
+/* Parse with @p parser (input set) and build; closes nothing. */
+static int load(yaml_parser_t *parser, const char *path, const char *formulation, lv_model **out, char *why,
+                size_t whylen) {
+  yaml_document_t doc;
+  int rc;
+  if (!yaml_parser_load(parser, &doc)) {
+    put_why(why, whylen, "%s:%lu: not YAML: %s%s%s", path, (unsigned long)parser->problem_mark.line + 1,
+            parser->problem ? parser->problem : "parse error", parser->context ? " " : "",
+            parser->context ? parser->context : "");
+    return parser->error == YAML_MEMORY_ERROR ? LV_ENOMEM : LV_EINPUT;
+  }
+  rd r = {path, &doc, why, whylen, NULL, NULL, 0, 0};
+  rc = read_doc(&r, formulation, out);
+  if (rc && *out) lv_model_free(*out), *out = NULL;
+  if (rc == LV_ENOMEM) put_why(why, whylen, "%s: out of memory reading the system", path);
+  lv_mbs_free(r.s);
+  free(r.names);
+  yaml_document_delete(&doc);
+  return rc;
+}
+
 int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char *why, size_t whylen) {
   if (why && whylen) why[0] = 0;
   if (!out || !path) {
@@ -424,29 +454,30 @@ int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char 
     return LV_EIO;
   }
   yaml_parser_t parser;
-  yaml_document_t doc;
   if (!yaml_parser_initialize(&parser)) {
     fclose(f);
     return LV_ENOMEM;
   }
   yaml_parser_set_input_file(&parser, f);
-  int rc;
-  if (!yaml_parser_load(&parser, &doc)) {
-    put_why(why, whylen, "%s:%lu: not YAML: %s%s%s", path, (unsigned long)parser.problem_mark.line + 1,
-            parser.problem ? parser.problem : "parse error", parser.context ? " " : "",
-            parser.context ? parser.context : "");
-    rc = parser.error == YAML_MEMORY_ERROR ? LV_ENOMEM : LV_EINPUT;
-  } else {
-    rd r = {path, &doc, why, whylen, NULL, NULL, 0, 0};
-    rc = read_doc(&r, formulation, out);
-    if (rc && *out) lv_model_free(*out), *out = NULL;
-    if (rc == LV_ENOMEM) put_why(why, whylen, "%s: out of memory reading the system", path);
-    lv_mbs_free(r.s);
-    free(r.names);
-    yaml_document_delete(&doc);
-  }
+  int rc = load(&parser, path, formulation, out, why, whylen);
   yaml_parser_delete(&parser);
   fclose(f);
+  return rc;
+}
+
+int lv_mbs_load_buffer(const unsigned char *text, size_t len, const char *name, const char *formulation,
+                       lv_model **out, char *why, size_t whylen) {
+  if (why && whylen) why[0] = 0;
+  if (!out || !name || (!text && len)) {
+    put_why(why, whylen, "lv_mbs_load_buffer: NULL argument");
+    return LV_EINPUT;
+  }
+  *out = NULL;
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return LV_ENOMEM;
+  yaml_parser_set_input_string(&parser, text ? text : (const unsigned char *)"", len);
+  int rc = load(&parser, name, formulation, out, why, whylen);
+  yaml_parser_delete(&parser);
   return rc;
 }
 
