@@ -70,6 +70,9 @@ static int fail(rd *r, const yaml_node_t *n, const char *key, const char *fmt, .
     snprintf(r->why, r->whylen, "%s:%lu: %s: %s", r->path, line, key, msg);
   else
     snprintf(r->why, r->whylen, "%s:%lu: %s", r->path, line, msg);
+  /* control bytes of the file do not reach the terminal */
+  for (char *c = r->why; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
   return LV_EINPUT;
 }
 
@@ -386,7 +389,8 @@ static int read_doc(rd *r, const char *formulation, lv_model **out) {
   int rc = lv_mbs_new(&r->s, form);
   if (rc == LV_ENOMEM) return rc;
   if (rc) {
-    fail(r, find(r, top, "formulation"), "formulation", "%s", lv_mbs_error(r->s));
+    fail(r, find(r, top, "formulation") ? find(r, top, "formulation") : top, "formulation", "%s%s",
+         lv_mbs_error(r->s), formulation ? " (the formulation given to override the file's)" : "");
     return LV_EUNKNOWN;
   }
   /* bodies and particles get ids in file order of their lists: bodies first */
