@@ -101,6 +101,12 @@ bad_file "inconsistent joint" "bad.yaml:" "particles:
   - {name: p, mass: 1, position: [1, 0, 0]}
 joints:
   - {type: revolute, a: p, axis_a: [1, 0, 0], b: ground, axis_b: [1, 0, 0]}"
+bad_file "run settings" "bad.yaml:1: step: must be positive" "run: {step: -1, t_end: 1}
+particles:
+  - {name: p, mass: 1, position: [1, 0, 0]}"
+# the file's run: settings are the defaults of --step and --t-end
+$T "$L" run "$sys/spring_chain.yaml" --scheme em >out.txt 2>err.txt && grep -q "h = 0.001, t = \[0, 5\]" out.txt &&
+  ok "spring_chain.yaml run: {step: 1e-3, t_end: 5} used: $(head -1 out.txt)" || bad "run: settings of the file ($(head -1 out.txt) $(cat err.txt))"
 "$L" run nothere.yaml >out.txt 2>err.txt; st=$?
 [ $st -ne 0 ] && grep -q "nothere.yaml: cannot open" err.txt && ok "missing file: $(cat err.txt)" || bad "missing file (exit $st)"
 "$L" run "$sys/heavy_top.yaml" --param m=3 >out.txt 2>err.txt; st=$?

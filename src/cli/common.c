@@ -505,6 +505,13 @@ void cli_run_fill_defaults(cli_run *r) {
   double h = 0.01, t_end = 10;
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
     if (strcmp(d[i].model, r->model) == 0) h = d[i].h, t_end = d[i].t_end;
+  if (cli_is_system_file(r->model)) { /* the file's run: settings (issue 15); errors: at cli_make_model */
+    double fh = 0, ft = 0;
+    if (!lv_mbs_load_run(r->model, &fh, &ft, NULL, 0)) {
+      if (fh > 0) h = fh;
+      if (ft > 0) t_end = ft;
+    }
+  }
   if (!(r->h > 0)) r->h = h;
   if (!(r->t_end > 0)) r->t_end = t_end;
 }

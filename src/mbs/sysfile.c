@@ -35,6 +35,12 @@ int lv_mbs_load_buffer(const unsigned char *text, size_t len, const char *name, 
   return lv_mbs_load(name, formulation, out, why, whylen);
 }
 
+int lv_mbs_load_run(const char *path, double *step, double *t_end, char *why, size_t whylen) {
+  if (step) *step = 0;
+  if (t_end) *t_end = 0;
+  return lv_mbs_load(path, NULL, NULL, why, whylen);
+}
+
 int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char *why, size_t whylen) {
   (void)formulation;
   if (out) *out = NULL;
@@ -56,6 +62,7 @@ typedef struct {
   lv_mbs *s;
   const char **names; /* element names, index = id - 1 */
   int nnames, capnames;
+  double step, t_end; /* run: settings, 0 where not given */
 } rd;
 
 static int fail(rd *r, const yaml_node_t *n, const char *key, const char *fmt, ...) {
@@ -376,12 +383,28 @@ static int symmetry(rd *r, const yaml_node_t *el) {
   return fail(r, find(r, el, "type"), "type", "unknown symmetry '%.80s' (rotation, translation, body)", type);
 }
 
+/* run: {step: H, t_end: T}, both optional, positive. */
+static int read_run(rd *r, const yaml_node_t *top) {
+  static const char *const keys[] = {"step", "t_end", NULL};
+  yaml_node_t *run = find(r, top, "run");
+  if (!run) return 0;
+  LV_CHECK(check_keys(r, run, "run", keys));
+  LV_CHECK(get_num(r, run, "step", 0, &r->step));
+  LV_CHECK(get_num(r, run, "t_end", 0, &r->t_end));
+  if (find(r, run, "step") && !(r->step > 0)) return fail(r, find(r, run, "step"), "step", "must be positive");
+  if (find(r, run, "t_end") && !(r->t_end > 0)) return fail(r, find(r, run, "t_end"), "t_end", "must be positive");
+  return 0;
+}
+
+/* The system into *out; with out NULL only the run: settings (r->step, r->t_end). */
 static int read_doc(rd *r, const char *formulation, lv_model **out) {
   yaml_node_t *top = yaml_document_get_root_node(r->doc);
   if (!top) return fail(r, NULL, NULL, "the file holds no system (empty)");
   static const char *const keys[] = {"name",    "formulation", "gravity", "bodies",     "particles",
-                                     "joints",  "springs",     "dampers", "symmetries", NULL};
+                                     "joints",  "springs",     "dampers", "symmetries", "run", NULL};
   LV_CHECK(check_keys(r, top, "top level", keys));
+  LV_CHECK(read_run(r, top));
+  if (!out) return 0;
   const char *form = "directors", *name = NULL;
   LV_CHECK(get_str(r, top, "formulation", 0, &form));
   LV_CHECK(get_str(r, top, "name", 0, &name));
@@ -426,7 +449,7 @@ static int read_doc(rd *r, const char *formulation, lv_model **out) {
 
 /* Parse with @p parser (input set) and build; closes nothing. */
 static int load(yaml_parser_t *parser, const char *path, const char *formulation, lv_model **out, char *why,
-                size_t whylen) {
+                size_t whylen, double *step, double *t_end) {
   yaml_document_t doc;
   int rc;
   if (!yaml_parser_load(parser, &doc)) {
@@ -435,9 +458,11 @@ static int load(yaml_parser_t *parser, const char *path, const char *formulation
             parser->context ? parser->context : "");
     return parser->error == YAML_MEMORY_ERROR ? LV_ENOMEM : LV_EINPUT;
   }
-  rd r = {path, &doc, why, whylen, NULL, NULL, 0, 0};
+  rd r = {path, &doc, why, whylen, NULL, NULL, 0, 0, 0, 0};
   rc = read_doc(&r, formulation, out);
-  if (rc && *out) lv_model_free(*out), *out = NULL;
+  if (rc && out && *out) lv_model_free(*out), *out = NULL;
+  if (step) *step = rc ? 0 : r.step;
+  if (t_end) *t_end = rc ? 0 : r.t_end;
   if (rc == LV_ENOMEM) put_why(why, whylen, "%s: out of memory reading the system", path);
   lv_mbs_free(r.s);
   free(r.names);
@@ -463,7 +488,32 @@ int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char 
     return LV_ENOMEM;
   }
   yaml_parser_set_input_file(&parser, f);
-  int rc = load(&parser, path, formulation, out, why, whylen);
+  int rc = load(&parser, path, formulation, out, why, whylen, NULL, NULL);
+  yaml_parser_delete(&parser);
+  fclose(f);
+  return rc;
+}
+
+int lv_mbs_load_run(const char *path, double *step, double *t_end, char *why, size_t whylen) {
+  if (why && whylen) why[0] = 0;
+  if (step) *step = 0;
+  if (t_end) *t_end = 0;
+  if (!path) {
+    put_why(why, whylen, "lv_mbs_load_run: NULL path");
+    return LV_EINPUT;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    put_why(why, whylen, "%s: cannot open the system file (%s)", path, strerror(errno));
+    return LV_EIO;
+  }
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) {
+    fclose(f);
+    return LV_ENOMEM;
+  }
+  yaml_parser_set_input_file(&parser, f);
+  int rc = load(&parser, path, NULL, NULL, why, whylen, step, t_end);
   yaml_parser_delete(&parser);
   fclose(f);
   return rc;
@@ -480,7 +530,7 @@ int lv_mbs_load_buffer(const unsigned char *text, size_t len, const char *name, 
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser)) return LV_ENOMEM;
   yaml_parser_set_input_string(&parser, text ? text : (const unsigned char *)"", len);
-  int rc = load(&parser, name, formulation, out, why, whylen);
+  int rc = load(&parser, name, formulation, out, why, whylen, NULL, NULL);
   yaml_parser_delete(&parser);
   return rc;
 }
