@@ -11,6 +11,18 @@ import livens
 SYSTEMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "systems")
 
 
+def _has_yaml_reader():
+    try:
+        livens.System.from_file(os.path.join(SYSTEMS, "heavy_top.yaml"))
+    except livens.InputError as e:
+        if "no YAML reader" in str(e):
+            return False
+    return True
+
+
+pytestmark = pytest.mark.skipif(not _has_yaml_reader(), reason="this build has no YAML reader (libyaml)")
+
+
 def test_double_pendulum_file_equals_builtin():
     f = livens.System.from_file(os.path.join(SYSTEMS, "double_pendulum.yaml"))
     b = livens.Model("double-pendulum")
