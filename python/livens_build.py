@@ -89,6 +89,8 @@ typedef struct { const char *name; const char *description; const lv_param_info 
 const lv_model_info *const *lv_model_registry(void);
 int lv_model_create(const char *name, const lv_kv *params, lv_model **out);
 int lv_kv_check(const lv_kv *kv, const lv_param_info *info, const char **bad);
+/* system files (issue 15, lv_mbs.h) */
+int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char *why, size_t whylen);
 
 /* lv_newton.h */
 typedef enum { LV_NEWTON_FULL, LV_NEWTON_SIMPLIFIED, LV_NEWTON_MODIFIED, ... } lv_newton_kind;

@@ -192,6 +192,21 @@ LV_API const char *lv_mbs_model_formulation(const lv_model *m);
 LV_API int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
                              double x[3], double R[9]);
 
+/** Read the system file @p path (YAML, format in doc/mbs.md: formulation,
+ *  gravity, bodies, particles, joints, springs, dampers, symmetries) and
+ *  build its model into *out.  @p formulation (NULL: the file's, else
+ *  "directors") overrides the file's.  On failure *out is NULL and @p why
+ *  (@p whylen bytes, may be NULL) holds one sentence "FILE:LINE: KEY:
+ *  reason" (truncated to fit).  Status: LV_EIO (cannot open), LV_EINPUT
+ *  (anything wrong in the file, an unknown key; also every file when this
+ *  build has no YAML reader), LV_EUNKNOWN (formulation name), LV_ENOMEM. */
+LV_API int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char *why, size_t whylen);
+/** The run settings of the system file @p path, its optional section
+ *  "run: {step: H, t_end: T}": *step and *t_end (either may be NULL) get
+ *  them, 0 where the file gives none.  Reads and checks the settings only
+ *  (lv_mbs_load checks the rest).  Status and @p why as lv_mbs_load. */
+LV_API int lv_mbs_load_run(const char *path, double *step, double *t_end, char *why, size_t whylen);
+
 #ifdef __cplusplus
 }
 #endif

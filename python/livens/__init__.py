@@ -17,7 +17,7 @@ from ._errors import (LivensError, InputError, OutOfMemoryError, SingularError, 
                       UnknownNameError, NotSupportedError, LinearSolverError, StepTooSmallError,
                       LivensIOError, PatternError, StoppedError, DivergedError, Interrupted,
                       error_class)
-from ._core import (Model, Result, ModelInfo, SchemeInfo, Parameter, models, schemes, simulate,
+from ._core import (Model, System, Result, ModelInfo, SchemeInfo, Parameter, models, schemes, simulate,
                     format_table, end_time)
 from ._studies import compare, converge, check
 from ._plot import plot_convergence

@@ -1,6 +1,7 @@
 """Built-in models, schemes, and simulate(): the C library through cffi."""
 
 import math
+import os
 import signal
 import threading
 from dataclasses import dataclass, field
@@ -281,6 +282,31 @@ class Model:
         Jacobian, optional Hessians, forces, symmetries, initial state)."""
         from ._pymodel import from_functions
         return from_functions(cls, *args, **kwargs)
+
+
+class System:
+    """Multibody systems described in files (issue 15; the format is in
+    doc/mbs.md)."""
+
+    @staticmethod
+    def from_file(path, formulation=None):
+        """Read the YAML system file ``path`` and build its model: a
+        :class:`Model` for :func:`simulate`.  ``formulation`` ("directors",
+        "r3so3", "se3") overrides the file's.  Raises the LivensError
+        subclass of the status with the reader's sentence (file:line: key:
+        reason): InputError for anything wrong in the file, LivensIOError
+        when it cannot be opened, UnknownNameError for a formulation."""
+        why = ffi.new("char[]", 1024)
+        p = ffi.new("lv_model **")
+        fpath = os.fsencode(_cstr(os.fsdecode(path), "path"))
+        form = ffi.NULL if formulation is None else _cstr(formulation, "formulation").encode()
+        rc = lib.lv_mbs_load(fpath, form, p, why, 1024)
+        if rc:
+            raise make_error(rc, ffi.string(why).decode(errors="replace") + ".")
+        m = Model.__new__(Model)
+        m._init_from_ptr(p[0])
+        m.params = {} if formulation is None else {"formulation": formulation}
+        return m
 
 
 def _array(ptr, n):

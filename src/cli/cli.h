@@ -21,7 +21,7 @@ typedef struct {
 
 /* Everything that defines one simulation. */
 typedef struct {
-  char model[64];
+  char model[1024]; /* a model name or a system file path */
   char scheme[64];
   double h, t_end;
   cli_kv params, opts;
@@ -66,6 +66,8 @@ void cli_run_defaults(cli_run *r);
 /* Create the model of a run; prints the reason and returns CLI_USAGE on
  * bad names/values. */
 int cli_make_model(const cli_run *r, lv_model **out);
+/* MODEL names a system file (ends in .yaml or .yml; issue 15). */
+int cli_is_system_file(const char *model);
 /* Run one simulation; csv may be NULL.  Returns CLI_OK, CLI_FAILED (status
  * in res) or CLI_USAGE (message printed). */
 int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res);

@@ -92,10 +92,37 @@ int cli_parse_newton_kind(const char *s, int *kind) {
   return -1;
 }
 
+int cli_is_system_file(const char *model) {
+  size_t n = strlen(model);
+  return (n > 5 && strcmp(model + n - 5, ".yaml") == 0) || (n > 4 && strcmp(model + n - 4, ".yml") == 0);
+}
+
 int cli_make_model(const cli_run *r, lv_model **out) {
   lv_kv kv = cli_kv_view(&r->params);
   int prc = cli_load_plugin(r->model_lib);
   if (prc) return prc;
+  if (cli_is_system_file(r->model)) { /* a system file (issue 15) */
+    const char *form = NULL;
+    for (int i = 0; i < kv.n; i++) {
+      if (strcmp(kv.keys[i], "formulation") != 0) {
+        cli_error("system file '%s' has no parameter '%s' (only formulation=...).", r->model, kv.keys[i]);
+        return CLI_USAGE;
+      }
+      form = kv.values[i];
+    }
+    char why[1024];
+    *out = NULL;
+    int rc = lv_mbs_load(r->model, form, out, why, sizeof why);
+    if (rc == LV_ENOMEM) {
+      cli_error("out of memory reading the system file '%s'.", r->model);
+      return CLI_FAILED;
+    }
+    if (rc) {
+      cli_error("%s.", why);
+      return CLI_USAGE;
+    }
+    return CLI_OK;
+  }
   const lv_model_info *info = cli_find_model(r->model);
   if (!info) {
     cli_error("unknown model '%s' (see 'livens list').", r->model);
@@ -524,6 +551,13 @@ void cli_run_fill_defaults(cli_run *r) {
   double h = 0.01, t_end = 10;
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
     if (strcmp(d[i].model, r->model) == 0) h = d[i].h, t_end = d[i].t_end;
+  if (cli_is_system_file(r->model)) { /* the file's run: settings (issue 15); errors: at cli_make_model */
+    double fh = 0, ft = 0;
+    if (!lv_mbs_load_run(r->model, &fh, &ft, NULL, 0)) {
+      if (fh > 0) h = fh;
+      if (ft > 0) t_end = ft;
+    }
+  }
   if (!(r->h > 0)) r->h = h;
   if (!(r->t_end > 0)) r->t_end = t_end;
 }

@@ -80,7 +80,17 @@ int cli_load_plugin(const char *path) {
   return CLI_OK;
 }
 
+/* A system file (issue 15) as a registry entry: its one parameter, for
+ * the checks and the metadata; cli_make_model reads the file itself. */
+static const lv_param_info sysfile_params[] = {
+    {"formulation", "file", "directors, r3so3 or se3; default: the file's formulation: key (else directors)"},
+    {NULL, NULL, NULL},
+};
+static const lv_model_info sysfile_info = {"system file", "a multibody system read from a YAML file (doc/mbs.md)",
+                                           sysfile_params, NULL};
+
 const lv_model_info *cli_find_model(const char *name) {
+  if (cli_is_system_file(name)) return &sysfile_info;
   if (plugin && strcmp(plugin->name, name) == 0) return plugin;
   for (const lv_model_info *const *m = lv_model_registry(); *m; m++)
     if (strcmp((*m)->name, name) == 0) return *m;

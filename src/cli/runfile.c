@@ -102,7 +102,7 @@ static int handler(void *user, const char *section, const char *name, const char
   if (strcmp(section, "run") == 0) {
     if (strcmp(name, "model") == 0 || strcmp(name, "scheme") == 0) {
       char *dst = name[0] == 'm' ? r->model : r->scheme;
-      if (strlen(value) >= sizeof r->model) goto bad;
+      if (strlen(value) >= (name[0] == 'm' ? sizeof r->model : sizeof r->scheme)) goto bad;
       strcpy(dst, value);
     } else if (strcmp(name, "step") == 0) {
       if (!parse_number(value, &x) || !(x > 0)) goto bad;

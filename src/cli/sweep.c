@@ -423,6 +423,7 @@ static int study_check(sweep_study *s) {
   const lv_model_info *info = NULL;
   for (const lv_model_info *const *m = lv_model_registry(); *m; m++)
     if (strcmp((*m)->name, s->base.model) == 0) info = *m;
+  if (!info && cli_is_system_file(s->base.model)) info = cli_find_model(s->base.model); /* issue 15 */
   if (!info) return cli_error("%s: unknown model '%s' (see 'livens list').", p, s->base.model), CLI_USAGE;
   lv_kv kv = cli_kv_view(&s->base.params);
   const char *bad = NULL;

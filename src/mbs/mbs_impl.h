@@ -124,4 +124,10 @@ void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *
 /* Centre of mass and rotation (row-major) of element e at qb. */
 void mbs_elem_pose(mbs_formulation f, const mbs_elem *e, const double *qb, double x[3], double R[9]);
 
+/* System files (sysfile.c, issue 15): lv_mbs_load on the @p len bytes at
+ * @p text, @p name standing for the file in the sentences (the fuzz
+ * harness). */
+int lv_mbs_load_buffer(const unsigned char *text, size_t len, const char *name, const char *formulation,
+                       lv_model **out, char *why, size_t whylen);
+
 #endif

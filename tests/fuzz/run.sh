@@ -3,7 +3,7 @@
 # and runs each for a bounded time.  Usage: tests/fuzz/run.sh [SECONDS]
 # (default 60 per harness; CI runs a short smoke run).  Harnesses: runfile
 # (run files), options (argv parser), plot (plot on any CSV), main (every
-# subcommand from main() on).  Inputs that crashed
+# subcommand from main() on), sysfile (YAML system files, issue 15).  Inputs that crashed
 # once are kept in tests/fuzz/regressions/ and replayed first.
 set -eu
 secs=${1:-60}
@@ -16,6 +16,10 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 flags="-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 inc="-I$top/include -I$top/src -I$top/src/cli -I$top $(pkg-config --cflags inih)"
+# system files (issue 15): the YAML reader when libyaml is installed (else
+# the reader refuses every file and the sysfile harness checks just that)
+yaml_libs=""
+if [ -f /usr/include/yaml.h ]; then inc="$inc -DLV_HAVE_YAML"; yaml_libs="-lyaml"; fi
 # the library once (objects reused by every harness), then each harness with
 # the program files it drives
 mkdir -p "$out/obj"
@@ -28,12 +32,12 @@ done
 cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c $top/src/cli/meta.c $top/src/cli/json.c $top/src/cli/plugin.c"
 # main.c dispatches to the sweep (issue 21; sweep_mpi.c without MPI: one rank)
 cli="$cli $top/src/cli/sweep.c $top/src/cli/sweep_out.c $top/src/cli/sweep_mpi.c $top/src/cli/sweep_pool.c $top/src/cli/sweep_plot.c"
-for h in runfile options plot main; do
+for h in runfile options plot main sysfile; do
   extra=$cli
   # main.c's main() becomes livens_main() for the whole-program harness
   [ $h = main ] && { $CC $flags -c $inc -Dmain=livens_main "$top/src/cli/main.c" -o "$out/obj/cli_main.o"; extra="$cli $out/obj/cli_main.o"; }
   $CC $flags $inc "$top/tests/fuzz/fuzz_$h.c" $extra -o "$out/fuzz_$h" $objs \
-    $(pkg-config --libs inih) -lumfpack -lklu -lamd -lopenblas -lm -ldl
+    $(pkg-config --libs inih) -lumfpack -lklu -lamd -lopenblas -lm -ldl $yaml_libs
   corpus="$out/corpus_$h"
   mkdir -p "$corpus"
   cp "$top"/tests/fuzz/seeds_$h/* "$corpus"/ 2>/dev/null || true
