@@ -63,9 +63,6 @@ struct lv_model {
 /* Diagnostics with the state layout given (has_p: independent momenta);
  * the public lv_diag_new_for takes it from the integrator's scheme. */
 int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p);
-/* lv_diag_eval reduced to what the divergence guard reads: energy, g_norm
- * and gv_norm (momentum and gp_norm are left unset; issue 18). */
-int lv_diag_eval_guard(lv_diag *d, const lv_state *s, lv_diag_point *pt);
 
 /* Forget this thread's last evaluation failure (before a new step). */
 void lv_model_clear_error(const lv_model *m);

@@ -86,9 +86,8 @@ static int solve_mass(lv_diag *d, const double *q, const double *p) {
   return lv_linsol_solve(d->mass, d->y);
 }
 
-/* full = 0: energy, max|g| and max|G v| only (the divergence guard's
- * figures); the momentum maps and max|G M^-1 p| are skipped. */
-static int diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full) {
+int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
+  if (!d || !s || !pt) return LV_EINPUT;
   const lv_model *m = d->m;
   int nv = lv_model_nv(m), nc = lv_model_nc(m), ns = lv_model_nsym(m);
   double V;
@@ -103,7 +102,7 @@ static int diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full)
     pt->energy = 0.5 * lv_vdot(nv, s->v, d->tmp) + V;
     mom = d->tmp;
   }
-  for (int k = 0; full && k < ns; k++) {
+  for (int k = 0; k < ns; k++) {
     LV_CHECK(lv_model_symmetry(m, k, s->q, d->xi));
     d->momentum[k] = lv_vdot(nv, mom, d->xi);
   }
@@ -115,7 +114,7 @@ static int diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full)
     pt->g_norm = lv_vnorm_inf(nc, d->gbuf);
     LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf));
     pt->gv_norm = lv_vnorm_inf(nc, d->gbuf);
-    if (d->has_p && full) {
+    if (d->has_p) {
       LV_CHECK(lv_model_G_apply(m, s->q, d->y, d->gbuf));
       pt->gp_norm = lv_vnorm_inf(nc, d->gbuf);
     } else {
@@ -123,16 +122,6 @@ static int diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full)
     }
   }
   return 0;
-}
-
-int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
-  if (!d || !s || !pt) return LV_EINPUT;
-  return diag_eval(d, s, pt, 1);
-}
-
-int lv_diag_eval_guard(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
-  if (!d || !s || !pt) return LV_EINPUT;
-  return diag_eval(d, s, pt, 0);
 }
 
 int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {

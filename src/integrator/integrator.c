@@ -246,7 +246,7 @@ static int guard_check(lv_integrator *it) {
     return LV_EDIVERGED;
   }
   lv_diag_point pt;
-  int rc = lv_diag_eval_guard(it->guard_diag, s, &pt);
+  int rc = lv_diag_eval(it->guard_diag, s, &pt);
   if (rc) return rc;
   if (!isfinite(pt.energy) || !isfinite(pt.g_norm) || !isfinite(pt.gv_norm)) {
     it->div_what = "non-finite";
