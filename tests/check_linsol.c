@@ -917,8 +917,9 @@ END_TEST
 
 /* ------------------------------------------------ small dense path (issue 18) */
 
-/* The dense back-end factors n <= 32 with its own unblocked LU; LAPACK's
- * dgetrf/dgetrs on the same matrix is the independent reference. */
+/* The dense back-end factors small n (LV_DENSE_SMALL in dense.c, 12 today)
+ * with its own unblocked LU, larger n with dgetrf; LAPACK's dgetrf/dgetrs
+ * on the same matrix is the independent reference for both. */
 extern void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
 extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *lda,
                     const int *ipiv, double *b, const int *ldb, int *info, size_t trans_len);
