@@ -915,6 +915,129 @@ START_TEST(test_assembly_mismatch) {
 }
 END_TEST
 
+/* ------------------------------------------------ small dense path (issue 18) */
+
+/* The dense back-end factors small n (LV_DENSE_SMALL in dense.c, 12 today)
+ * with its own unblocked LU, larger n with dgetrf; LAPACK's dgetrf/dgetrs
+ * on the same matrix is the independent reference for both. */
+extern void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
+extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *lda,
+                    const int *ipiv, double *b, const int *ldb, int *info, size_t trans_len);
+
+static double urand(unsigned *st) {
+  *st = *st * 1103515245u + 12345u;
+  return ((double)((*st >> 8) & 0xffffff) / 16777216.0) * 2.0 - 1.0;
+}
+
+/* Column-major A: random (kind 0), or the saddle point [M G^T; G 0] of a
+ * Newton matrix with m = n - c positions and c constraints (kind 1), whose
+ * zero block forces row interchanges. */
+static void small_matrix(int kind, int n, unsigned seed, double *A) {
+  unsigned st = seed;
+  for (int k = 0; k < n * n; k++) A[k] = urand(&st);
+  if (kind == 1) {
+    int c = n / 3, m = n - c;
+    for (int i = 0; i < m; i++) {
+      A[i + i * n] += 4.0; /* M well conditioned */
+      for (int j = m; j < n; j++) A[i + j * n] = A[j + i * n]; /* G^T = G' */
+    }
+    for (int i = m; i < n; i++)
+      for (int j = m; j < n; j++) A[i + j * n] = 0.0;
+  }
+}
+
+static const int small_sizes[] = {1, 2, 3, 4, 6, 9, 12, 16, 24, 31, 32};
+
+START_TEST(test_dense_small_vs_lapack) {
+  const int n = small_sizes[_i];
+  double *A = malloc(sizeof(double) * (size_t)(n * n)), *b = malloc(sizeof(double) * (size_t)n);
+  double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n);
+  int *ipiv = malloc(sizeof(int) * (size_t)n);
+  ck_assert(A && b && x && y && ipiv);
+  for (int kind = 0; kind < 2; kind++) {
+    if (kind == 1 && n < 3) continue;
+    for (unsigned seed = 1; seed <= 20; seed++) {
+      small_matrix(kind, n, seed * 7919u + (unsigned)n, A);
+      unsigned st = seed;
+      for (int i = 0; i < n; i++) b[i] = x[i] = urand(&st);
+      lv_linsol *ls = NULL;
+      ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, n, 0), 0);
+      lv_linsol_begin(ls);
+      for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) ck_assert_int_eq(lv_linsol_add(ls, i, j, A[i + j * n]), 0);
+      ck_assert_int_eq(lv_linsol_factor(ls), 0);
+      ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+      double rc = lv_linsol_rcond(ls);
+      lv_linsol_free(ls);
+
+      int info = 0, one = 1;
+      dgetrf_(&n, &n, A, &n, ipiv, &info);
+      ck_assert_int_eq(info, 0);
+      memcpy(y, b, sizeof(double) * (size_t)n);
+      dgetrs_("N", &n, &one, A, &n, ipiv, y, &n, &info, 1);
+      ck_assert_int_eq(info, 0);
+      double dmax = 0.0, ymax = 0.0;
+      for (int i = 0; i < n; i++) {
+        dmax = fmax(dmax, fabs(x[i] - y[i]));
+        ymax = fmax(ymax, fabs(y[i]));
+      }
+      /* relative to the solution, and to its sensitivity: rounding in two
+       * LU orders differs by ~ eps / rcond */
+      double tol = 1e-14 * fmax(1.0, 1e-2 / (rc > 0 ? rc : 1e-300));
+      ck_assert_msg(dmax <= tol * ymax, "n %d kind %d seed %u: |x - x_lapack| %.3g, |x| %.3g, rcond %.3g", n,
+                    kind, seed, dmax, ymax, rc);
+    }
+  }
+  free(A);
+  free(b);
+  free(x);
+  free(y);
+  free(ipiv);
+}
+END_TEST
+
+/* A zero pivot on the small path falls back to LAPACK, which still decides
+ * singular and nonsingular the same way as before: a rank-deficient 9 x 9
+ * is refused, the same matrix with one row made independent is solved. */
+START_TEST(test_dense_small_fallback) {
+  const int n = 9;
+  double A[81];
+  unsigned st = 5;
+  for (int k = 0; k < 81; k++) A[k] = urand(&st);
+  for (int j = 0; j < n; j++) A[8 + j * n] = A[0 + j * n] + A[1 + j * n]; /* row 8 = row 0 + row 1 */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) A[8 + 8 * n] += 1.0;
+    lv_linsol *ls = NULL;
+    ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, n, 0), 0);
+    lv_linsol_begin(ls);
+    for (int j = 0; j < n; j++)
+      for (int i = 0; i < n; i++) lv_linsol_add(ls, i, j, A[i + j * n]);
+    int rc = lv_linsol_factor(ls);
+    if (pass == 0) {
+      ck_assert_int_eq(rc, LV_ESINGULAR);
+    } else {
+      ck_assert_int_eq(rc, 0);
+      double x[9], b[9], r[9];
+      for (int i = 0; i < n; i++) x[i] = b[i] = urand(&st);
+      ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+      lv_linsol_matvec(ls, x, r);
+      for (int i = 0; i < n; i++) ck_assert(fabs(r[i] - b[i]) < 1e-12);
+    }
+    lv_linsol_free(ls);
+  }
+  /* a leading zero that needs a row interchange is not a bad pivot */
+  double P[4] = {0.0, 1.0, 1.0, 0.0}, x[2] = {3.0, 4.0};
+  lv_linsol *ls = NULL;
+  ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, 2, 0), 0);
+  lv_linsol_begin(ls);
+  for (int k = 0; k < 4; k++) lv_linsol_add(ls, k % 2, k / 2, P[k]);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+  ck_assert(x[0] == 4.0 && x[1] == 3.0);
+  lv_linsol_free(ls);
+}
+END_TEST
+
 /* ------------------------------------------------------------------- suite */
 
 static Suite *linsol_suite(void) {
@@ -952,6 +1075,10 @@ static Suite *linsol_suite(void) {
   tc = tu_tcase(s, "assembly", 0.05);
   tcase_add_test(tc, test_assembly_dense_sparse_bits);
   tcase_add_test(tc, test_assembly_mismatch);
+
+  tc = tu_tcase(s, "small", 0.1);
+  tcase_add_loop_test(tc, test_dense_small_vs_lapack, 0, (int)(sizeof small_sizes / sizeof small_sizes[0]));
+  tcase_add_test(tc, test_dense_small_fallback);
   return s;
 }
 

@@ -172,6 +172,9 @@ typedef struct {
   double *tmp, *tmp2, *bnz;
   lv_rfac T;                 /* T(h d), keyed by row */
   lv_rfac Bn;                /* G(q_n), keyed by column (rows of G_n^T) */
+  lv_rfac G1;                /* G(q_{n+1}) of the iterate, for the Newton matrix */
+  lv_rfac Mc;                /* M(q_{n+1}); recorded once if the mass is constant */
+  int mc_valid;              /* Mc holds the constant mass matrix */
   lv_newton *nw;
   lv_linsol *kkt; /* [M G^T; G 0]: start, projections, (56) */
   double *kb;     /* its right-hand side, nv + nc */
@@ -554,6 +557,16 @@ static int bl_residual(void *ctx, double *r) {
   return 0;
 }
 
+static int fill_mass(void *ctx, lv_sink *s) {
+  const jac_ctx *c = ctx;
+  return lv_model_mass(c->m, c->q, s);
+}
+
+/* Every block straight into the solver's assembly (lv_blk sinks, as
+ * genalpha's assemble); M (once when constant) and G(q1) are recorded once
+ * and replayed into every block that uses them (issue 18: the generic view
+ * and product sinks, and G evaluated twice or four times, were most of the
+ * step). */
 static int bl_jacobian(void *ctx, lv_linsol *ls) {
   bliedf *B = ctx;
   const lv_model *m = B->m;
@@ -561,45 +574,39 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   double h = B->h, g1 = B->ga[0], a0 = B->al[0];
   tan_ctx tc = {m->space, B->hd};
   LV_CHECK(lv_rfac_fill(&B->T, d, d, fill_tangent, &tc));
-
-  lv_sink A = lv_linsol_sink(ls);
-  /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
-  lv_sink a11 = lv_sink_view(&A, 0, 0, d, d, a0 * g1, 0);
-  LV_CHECK(lv_model_mass(m, B->q1, &a11));
-  if (m->force) {
-    lv_sink c = lv_sink_view(&A, 0, 0, d, d, -h * g1, 0);
-    LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, &c));
+  jac_ctx jc = {m, B->q1};
+  if (!B->mc_valid) {
+    LV_CHECK(lv_rfac_fill(&B->Mc, d, d, fill_mass, &jc));
+    B->mc_valid = m->mass_constant;
   }
-  lv_sink kp = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
-  lv_prod_sink p1, p2;
-  lv_sink *kt = lv_prod_init(&p1, &kp, &B->T, d, d, h * h);
-  if (m->dV) LV_CHECK(lv_model_hess_potential(m, B->q1, kt));
-  if (m->force) LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_prod_init(&p2, &kp, &B->T, d, d, -h * h)));
-  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, kt));
-  if (!m->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, kt, 1.0));
+  if (k > 0) LV_CHECK(lv_rfac_fill(&B->G1, k, d, fill_jac, &jc));
+
+  lv_assembly *A = lv_linsol_assembly(ls);
+  lv_blk_sink b;
+  /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
+  lv_blk_rfac(A, &B->Mc, 0, 0, a0 * g1, 0, NULL);
+  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
+  if (m->dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+  if (m->force)
+    LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T)));
+  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+  if (!m->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), 1.0));
   if (k == 0) return 0;
 
   int cmu = B->index == 2 ? d + k : d; /* first column of mu */
-  lv_sink a1m = lv_sink_view(&A, 0, cmu, k, d, 1.0, 1); /* G^T */
-  LV_CHECK(lv_model_constraint_jac(m, B->q1, &a1m));
-  lv_sink a21 = lv_sink_view(&A, d, 0, k, d, 1.0, 0); /* G T */
-  lv_prod_sink p3;
-  LV_CHECK(lv_model_constraint_jac(m, B->q1, lv_prod_init(&p3, &a21, &B->T, k, d, 1.0)));
+  lv_blk_rfac(A, &B->G1, 0, cmu, 1.0, 1, NULL); /* G^T */
+  lv_blk_rfac(A, &B->G1, d, 0, 1.0, 0, &B->T);  /* G T */
   if (B->index != 2) return 0;
 
   /* (1,eta): (alpha_0 M + h C_t) G_n^T */
-  lv_sink a1e = lv_sink_view(&A, 0, d, d, k, 1.0, 0);
-  lv_prod_sink p4, p5, p6, p7;
-  LV_CHECK(lv_model_mass(m, B->q1, lv_prod_init(&p4, &a1e, &B->Bn, d, d, a0)));
-  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_prod_init(&p5, &a1e, &B->Bn, d, d, -h)));
+  lv_blk_rfac(A, &B->Mc, 0, d, a0, 0, &B->Bn);
+  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, d, d, d, -h, 0, &B->Bn)));
   /* (3,1): gamma_1 G + h Z(q; v) T */
-  lv_sink a31 = lv_sink_view(&A, d + k, 0, k, d, g1, 0);
-  LV_CHECK(lv_model_constraint_jac(m, B->q1, &a31));
-  lv_sink a31z = lv_sink_view(&A, d + k, 0, k, d, 1.0, 0);
-  LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_prod_init(&p6, &a31z, &B->T, k, d, h)));
+  lv_blk_rfac(A, &B->G1, d + k, 0, g1, 0, NULL);
+  LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
   /* (3,eta): G G_n^T */
-  lv_sink a3e = lv_sink_view(&A, d + k, d, k, k, 1.0, 0);
-  return lv_model_constraint_jac(m, B->q1, lv_prod_init(&p7, &a3e, &B->Bn, k, d, 1.0));
+  lv_blk_rfac(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
+  return 0;
 }
 
 static int bl_update(void *ctx, const double *dx) {
@@ -794,6 +801,8 @@ static void bl_destroy(lv_stepper *st) {
   lv_linsol_free(B->kkt);
   lv_rfac_free(&B->T);
   lv_rfac_free(&B->Bn);
+  lv_rfac_free(&B->G1);
+  lv_rfac_free(&B->Mc);
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
@@ -848,6 +857,8 @@ static int bl_create_inner(lv_stepper *st, int k) {
     if (!*vecs[i]) return LV_ENOMEM;
   LV_CHECK(lv_rfac_init(&B->T, d, 0, 6 * d));
   LV_CHECK(lv_rfac_init(&B->Bn, d, 1, 4 * d));
+  LV_CHECK(lv_rfac_init(&B->G1, d, 1, 4 * d));
+  LV_CHECK(lv_rfac_init(&B->Mc, d, 0, 4 * d));
   LV_CHECK(lv_newton_new(&B->nw, B->N, st->linsol_kind));
   *lv_newton_opts(B->nw) = st->newton;
   LV_CHECK(lv_linsol_new(&B->kkt, st->linsol_kind, d + c, st->linsol_threshold));
