@@ -272,7 +272,7 @@ if command -v gnuplot >/dev/null 2>&1; then
     ok "plot of the hostile sweep: labels are text" || bad "hostile sweep plot: $(cat err.txt)"
 else skip "sweep plots: gnuplot is not installed"; fi
 
-# --- seed 002 claim 11 (spec 002 §7): stability of seven sigma-variants over six
+# --- seed 002 claim 11 (spec 002 §7): stability of eight sigma-variants over six
 # steps on the heavy top, a variant axis of named option bundles
 ex="$top/examples/sweeps/sigma_genalpha_stability.ini"
 if [ -f "$ex" ]; then
@@ -280,8 +280,8 @@ if [ -f "$ex" ]; then
     S=sig/summary.csv
     u=$(awk -F, 'NR > 1 && $4 != "ok" { printf "%s@%s ", $2, $3 }' $S)
     n=$(awk -F, 'NR > 1 && $4 == "ok" && $5 > 0.998' $S | wc -l)
-    [ "$u" = "alg1-f05@4e-3 alg1-f05@3e-3 alg1-f05@2e-3 alg1-f05@1.5e-3 alg2-f05@4e-3 alg2-f05@3e-3 " ] && [ "$n" -eq 36 ] &&
-      ok "claim 11: only Alg 1 f=1/2 (h >= 1.5e-3) and Alg 2 f=1/2 (h >= 3e-3) blow up; the other 36 cases reach t = 1" ||
+    [ "$u" = "alg1-f05@4e-3 alg1-f05@3e-3 alg1-f05@2e-3 alg1-f05@1.5e-3 alg2-f05@4e-3 alg2-f05@3e-3 alg1-f05-prev@4e-3 alg1-f05-prev@3e-3 alg1-f05-prev@2e-3 alg1-f05-prev@1.5e-3 alg1-f05-prev@1e-3 " ] && [ "$n" -eq 37 ] &&
+      ok "claim 11: only Alg 1 f=1/2 (h >= 1.5e-3), Alg 2 f=1/2 (h >= 3e-3) and Alg 1 f=1/2 with the previous-acceleration predictor (h >= 1e-3, where the zero predictor is stable) blow up; the other 37 cases reach t = 1" ||
       bad "claim 11: unstable '$u', $n stable"
     if [ -n "$PY" ]; then
       "$PY" -c 'import json; j=json.load(open("sig/summary.json")); v=j["variants"]
