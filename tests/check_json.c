@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "testutil.h"
 
 /* The output of fn(f, arg) as a string (caller frees). */
 static char *capture_json(const char *arg) {
@@ -101,15 +102,10 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("json");
-  TCase *tc = tcase_create("core");
+  TCase *tc = tu_tcase(s, "core", 0.1);
   tcase_add_test(tc, test_json_string_escapes);
   tcase_add_test(tc, test_json_numbers);
   tcase_add_test(tc, test_meta_escapes);
   tcase_add_test(tc, test_summary_object);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "testutil.h"
 
 extern void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
                    double *work, const int *lwork, int *info, size_t, size_t);
@@ -35,10 +36,7 @@ extern void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int
 #define AT(A, ld, i, j) (A)[(i) + (size_t)(ld) * (j)]
 
 static unsigned long long rng = 88172645463325252ULL;
-static double urand(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
-}
+static double urand(void) { return tu_rand(&rng); }
 
 /* C (n x p) = A (n x q) B (q x p), all column-major */
 static void mul(int n, int q, int p, const double *A, const double *B, double *C) {
@@ -211,12 +209,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("lemma1");
-  TCase *tc = tcase_create("lemma1");
+  TCase *tc = tu_tcase(s, "lemma1", 0.1);
   tcase_add_test(tc, test_lemma1);
-  suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }

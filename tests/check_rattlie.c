@@ -393,8 +393,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("rattlie");
-  TCase *tc = tcase_create("rattlie");
-  tcase_set_timeout(tc, 900);
+  TCase *tc = tu_tcase(s, "rattlie", 1.0);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_linear_is_rattle);
   tcase_add_test(tc, test_orders);
@@ -405,6 +404,5 @@ int main(void) {
   tcase_add_test(tc, test_s3_is_so3);
   tcase_add_test(tc, test_se3_is_so3);
   tcase_add_test(tc, test_energy_no_drift);
-  suite_add_tcase(s, tc);
   return tu_run_suite(s);
 }

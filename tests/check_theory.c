@@ -542,7 +542,7 @@ END_TEST
 
 int main(void) {
   Suite *s = suite_create("theory");
-  TCase *tc = tcase_create("genalpha");
+  TCase *tc = tu_tcase(s, "genalpha", 0.1);
   tcase_add_test(tc, test_params);
   tcase_add_test(tc, test_rotvec_compose);
   tcase_add_test(tc, test_a2_amplification);
@@ -552,15 +552,8 @@ int main(void) {
   tcase_add_test(tc, test_a7_index2);
   tcase_add_test(tc, test_mu_impl);
   tcase_add_test(tc, test_pinv_series);
-  suite_add_tcase(s, tc);
-  TCase *le = tcase_create("local-error");
-  tcase_set_timeout(le, 300);
+  TCase *le = tu_tcase(s, "local-error", 0.1);
   tcase_add_test(le, test_local_error_exact);
   tcase_add_test(le, test_local_error_paper);
-  suite_add_tcase(s, le);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tu_run_suite(s);
 }
