@@ -22,7 +22,7 @@ const char *lv_version(void);
 
 /* lv_linsol.h */
 typedef struct lv_sink lv_sink;
-typedef enum { LV_LINSOL_AUTO, LV_LINSOL_DENSE, LV_LINSOL_UMFPACK, LV_LINSOL_KLU, ... } lv_linsol_kind;
+typedef enum { LV_LINSOL_AUTO, LV_LINSOL_DENSE, LV_LINSOL_UMFPACK, LV_LINSOL_KLU, LV_LINSOL_SPARSE, ... } lv_linsol_kind;
 const char *lv_linsol_kind_name(lv_linsol_kind kind);
 int lv_blas_set_threads(int nthreads);
 

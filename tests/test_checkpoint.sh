@@ -36,8 +36,9 @@ for s in bliedf4 genalpha; do
   grep -q "^# resumed_from = ck-$s.bin" r-$s.csv && ok "$s: the resumed CSV names its checkpoint" || bad "$s: no resumed_from line"
 done
 
-# the sparse back-ends (their symbolic analysis is redone on resume)
-for ls in umfpack klu; do
+# the sparse back-ends (their symbolic analysis is redone on resume; sparse
+# chooses again, from the same pattern, the same back-end)
+for ls in umfpack klu sparse; do
   for s in vi-a genalpha; do
     m=four-particle; [ "$s" = genalpha ] && m=heavy-top
     args="$m --scheme $s --step 0.001 --linsol $ls"

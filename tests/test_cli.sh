@@ -18,6 +18,11 @@ else bad "run exits non-zero: $(cat err.txt)"; fi
 "$L" run chain --param N=20 --scheme rattle --linsol klu --t-end 0.1 >out.txt 2>err.txt &&
   grep -q '^rattle ' out.txt && ok "run with --linsol klu" || bad "--linsol klu: $(cat err.txt)"
 expect_usage "unknown linear solver" run pendulum3d --linsol superlu
+grep -q "auto, dense, umfpack, klu or sparse" err.txt && ok "the --linsol refusal lists sparse" || bad "refusal: $(cat err.txt)"
+# the automatic path on a large chain: the sparse choice is named with its figure
+"$L" run chain --param N=100 --scheme rattle --t-end 0.05 >out.txt 2>err.txt &&
+  grep -q '^linear solver klu, chosen for [0-9.]* predicted flops per factor entry' out.txt &&
+  ok "auto picks KLU on the chain and says why" || bad "auto on chain N=100: $(cat out.txt err.txt)"
 expect_usage "unknown Newton kind" run pendulum3d --newton quasi
 "$L" run heavy-top --scheme genalpha --step 1e-3 --t-end 0.05 --newton full >out.txt 2>err.txt &&
   grep -q 'factorizations 100,' out.txt && ok "--newton full: 2 factorisations per step" ||

@@ -47,8 +47,13 @@ typedef struct {
   long failed_solves;      /**< Newton failures (each followed by halving or stop) */
   long halvings;           /**< step-size halvings after a failed solve */
   long symbolic;           /**< symbolic analyses of the scheme's Newton solver (sparse) */
-  lv_linsol_kind linsol;   /**< back-end chosen at init (LV_LINSOL_DENSE or
-                                LV_LINSOL_UMFPACK; LV_LINSOL_AUTO before init) */
+  lv_linsol_kind linsol;   /**< back-end of the scheme's Newton solver
+                                (LV_LINSOL_DENSE, _KLU or _UMFPACK;
+                                LV_LINSOL_SPARSE before its first
+                                factorisation; LV_LINSOL_AUTO before init) */
+  double sparse_flops_per_entry; /**< LV_LINSOL_SPARSE's figure for that
+                                choice (lv_linsol_stats.flops_per_entry), -1
+                                when the back-end was not chosen so */
   double wall_time;        /**< seconds spent in init + steps */
   double init_g_norm;      /**< |g(q0)| before projection */
   double init_gv_norm;     /**< |G(q0) v0| before projection */
@@ -74,8 +79,9 @@ LV_API int lv_integrator_set_option(lv_integrator *it, const char *key,
  *  initial values and the scheme's Newton and saddle-point solvers).
  *  LV_LINSOL_AUTO is resolved once, at init, on the size n = nv + nc of the
  *  saddle-point matrix [M G^T; G 0]: dense if n < @p threshold (0: the
- *  default LV_LINSOL_AUTO_THRESHOLD), UMFPACK otherwise; the choice is
- *  reported in lv_integrator_stats.linsol.  Before init.  Status: LV_EINPUT. */
+ *  default LV_LINSOL_AUTO_THRESHOLD), LV_LINSOL_SPARSE otherwise (KLU or
+ *  UMFPACK, chosen per matrix from its pattern); the choice is reported in
+ *  lv_integrator_stats.linsol.  Before init.  Status: LV_EINPUT. */
 LV_API int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind,
                                     int threshold);
 /** Newton options for the scheme's solves (copied; also takes effect after

@@ -74,7 +74,7 @@ LV_API lv_sink lv_sink_null(int nrows, int ncols);
 
 /** Back-end of a linear solver. */
 typedef enum {
-  LV_LINSOL_AUTO = 0,  /**< dense below the size threshold, UMFPACK above */
+  LV_LINSOL_AUTO = 0,  /**< dense below the size threshold, LV_LINSOL_SPARSE above */
   LV_LINSOL_DENSE = 1, /**< LAPACK dgetrf/dgetrs (OpenBLAS) */
   LV_LINSOL_UMFPACK = 2, /**< SuiteSparse UMFPACK, symbolic analysis reused */
   /** SuiteSparse KLU, symbolic analysis reused, numeric refactorisation
@@ -83,7 +83,14 @@ typedef enum {
    *  bodies (O(n) fill, few flops per entry) its numeric phase is 10-30x
    *  cheaper than UMFPACK's (benchmarks/bench_scale); UMFPACK's frontal
    *  method pays off where fill is heavy (2D/3D meshes). */
-  LV_LINSOL_KLU = 3
+  LV_LINSOL_KLU = 3,
+  /** KLU or UMFPACK, chosen at the first factorisation from KLU's analysis
+   *  of the assembled pattern: KLU while the predicted factorisation flops
+   *  per entry of L + U are at most 100 (chains, trees, small loops),
+   *  UMFPACK above (heavy fill: nets, meshes).  Deterministic (values are
+   *  not read), so a resumed or repeated run uses the same back-end; the
+   *  figure is in lv_linsol_stats.flops_per_entry. */
+  LV_LINSOL_SPARSE = 4
 } lv_linsol_kind;
 
 /** Default size at or above which LV_LINSOL_AUTO chooses UMFPACK.  Measured
@@ -104,18 +111,23 @@ typedef struct {
   long numeric;    /**< numeric factorisations */
   long solves;     /**< triangular solves */
   long nnz;        /**< entries in the current pattern (n*n for dense) */
+  double flops_per_entry; /**< LV_LINSOL_SPARSE: the predicted flops per
+                               entry of L + U that chose the back-end; -1
+                               when the back-end was not chosen so */
 } lv_linsol_stats;
 
 /** Create a solver for n x n matrices.  LV_LINSOL_AUTO resolves to DENSE if
- *  n < @p threshold (pass 0 for LV_LINSOL_AUTO_THRESHOLD), UMFPACK otherwise.
+ *  n < @p threshold (pass 0 for LV_LINSOL_AUTO_THRESHOLD), LV_LINSOL_SPARSE
+ *  otherwise.
  *  Status: LV_EINPUT (n < 1 or unknown kind), LV_ENOMEM. */
 LV_API int lv_linsol_new(lv_linsol **out, lv_linsol_kind kind, int n, int threshold);
 /** Free the solver, its matrix and factorisation (NULL: no-op). */
 LV_API void lv_linsol_free(lv_linsol *ls);
 
-/** The back-end actually used (never LV_LINSOL_AUTO). */
+/** The back-end actually used (never LV_LINSOL_AUTO; LV_LINSOL_SPARSE only
+ *  before the first factorisation has chosen KLU or UMFPACK). */
 LV_API lv_linsol_kind lv_linsol_kind_of(const lv_linsol *ls);
-/** "dense", "umfpack", "klu" or "auto". */
+/** "dense", "umfpack", "klu", "sparse" or "auto". */
 LV_API const char *lv_linsol_kind_name(lv_linsol_kind kind);
 
 /** Set the number of threads of the BLAS/LAPACK library (OpenBLAS), for the

@@ -388,7 +388,8 @@ def format_table(summaries):
 
 
 _LINSOL = {"auto": lib.LV_LINSOL_AUTO, "dense": lib.LV_LINSOL_DENSE,
-           "umfpack": lib.LV_LINSOL_UMFPACK, "klu": lib.LV_LINSOL_KLU}
+           "umfpack": lib.LV_LINSOL_UMFPACK, "klu": lib.LV_LINSOL_KLU,
+           "sparse": lib.LV_LINSOL_SPARSE}
 _NEWTON = {"full": lib.LV_NEWTON_FULL, "simplified": lib.LV_NEWTON_SIMPLIFIED,
            "modified": lib.LV_NEWTON_MODIFIED}
 

@@ -97,11 +97,8 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       case O_EVERY: rc = parse_count(optarg, "--every", 1, 1000000000, &r->every); break;
       case O_HALVING: rc = parse_count(optarg, "--halving", 0, 30, &r->halving); break;
       case O_LINSOL:
-        if (strcmp(optarg, "auto") == 0) r->linsol = LV_LINSOL_AUTO;
-        else if (strcmp(optarg, "dense") == 0) r->linsol = LV_LINSOL_DENSE;
-        else if (strcmp(optarg, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
-        else if (strcmp(optarg, "klu") == 0) r->linsol = LV_LINSOL_KLU;
-        else return cli_error("--linsol must be auto, dense, umfpack or klu, got '%s'.", optarg), CLI_USAGE;
+        if (cli_parse_linsol(optarg, &r->linsol))
+          return cli_error("--linsol must be auto, dense, umfpack, klu or sparse, got '%s'.", optarg), CLI_USAGE;
         break;
       case O_NTOL: rc = cli_parse_positive(optarg, "--newton-tol", &r->newton_tol); break;
       case O_NKIND:

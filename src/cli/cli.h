@@ -95,6 +95,8 @@ int cli_parse_positive(const char *s, const char *what, double *x);
 /* "default" | "full" | "simplified" | "modified" -> -1 or lv_newton_kind;
  * 0 on success, -1 if unknown. */
 int cli_parse_newton_kind(const char *s, int *kind);
+/* auto|dense|umfpack|klu|sparse (lv_linsol_kind_name's words) -> *kind; -1 if none. */
+int cli_parse_linsol(const char *s, lv_linsol_kind *kind);
 /* Split a comma-separated list in place; -1 if malformed or too long. */
 int cli_split_list(char *s, char **items, int max);
 

@@ -76,6 +76,17 @@ void cli_run_defaults(cli_run *r) {
   r->newton_kind = -1;
 }
 
+int cli_parse_linsol(const char *s, lv_linsol_kind *kind) {
+  static const lv_linsol_kind k[] = {LV_LINSOL_AUTO, LV_LINSOL_DENSE, LV_LINSOL_UMFPACK, LV_LINSOL_KLU,
+                                     LV_LINSOL_SPARSE};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (strcmp(s, lv_linsol_kind_name(k[i])) == 0) {
+      *kind = k[i];
+      return 0;
+    }
+  return -1;
+}
+
 int cli_parse_newton_kind(const char *s, int *kind) {
   static const struct {
     const char *name;

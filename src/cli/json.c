@@ -112,6 +112,8 @@ int cli_json_summary(FILE *f, const cli_run *r, const cli_result *res) {
   num(f, &first, "failed_solves", (double)res->st.failed_solves);
   num(f, &first, "halvings", (double)res->st.halvings);
   num(f, &first, "wall_time", res->st.wall_time);
+  str(f, &first, "linsol", lv_linsol_kind_name(res->st.linsol));
+  num(f, &first, "sparse_flops_per_entry", res->st.sparse_flops_per_entry);
   key(f, &first, "projected");
   fputs(res->st.projected ? "true" : "false", f);
   fputs("\n}\n", f);

@@ -27,7 +27,7 @@ static const char usage_text[] =
     "usage: livens [demo]\n"
     "       livens list\n"
     "       livens run MODEL [--scheme S] [--step H] [--t-end T] [--param K=V]... [--opt K=V]...\n"
-    "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu]\n"
+    "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu|sparse]\n"
     "                        [--newton-tol TOL] [--newton default|full|simplified|modified]\n"
     "                        [--summary FILE.json] [--output-dt DT | --output-times T1,T2,...]\n"
     "                        [--checkpoint FILE [--checkpoint-every N]] [--resume FILE]\n"
@@ -176,6 +176,9 @@ static int do_run(cli_run *r) {
     printf("steps %ld, Newton iterations %ld, factorizations %ld, failed solves %ld, halvings %ld, wall time %.3f s\n",
            res.st.steps, res.st.newton_iterations, res.st.factorizations, res.st.failed_solves, res.st.halvings,
            res.st.wall_time);
+    if (res.st.sparse_flops_per_entry >= 0)
+      printf("linear solver %s, chosen for %.3g predicted flops per factor entry (KLU up to 100)\n",
+             lv_linsol_kind_name(res.st.linsol), res.st.sparse_flops_per_entry);
     if (res.st.projected)
       printf("initial values were projected onto the constraints (|g| was %.3e, |Gv| %.3e)\n", res.st.init_g_norm,
              res.st.init_gv_norm);

@@ -42,15 +42,6 @@ void cli_meta_num(FILE *f, const char *key, double x) {
   cli_meta_put(f, key, b);
 }
 
-static const char *linsol_name(lv_linsol_kind k) {
-  switch (k) {
-    case LV_LINSOL_DENSE: return "dense";
-    case LV_LINSOL_UMFPACK: return "umfpack";
-    case LV_LINSOL_KLU: return "klu";
-    default: return "auto";
-  }
-}
-
 static const char *newton_name(int k) {
   switch (k) {
     case LV_NEWTON_FULL: return "full";
@@ -95,7 +86,7 @@ void cli_meta_settings(FILE *f, const cli_run *r) {
     snprintf(b, sizeof b, "%d", r->every);
     cli_meta_put(f, "every", b);
   }
-  cli_meta_put(f, "linsol", linsol_name(r->linsol));
+  cli_meta_put(f, "linsol", lv_linsol_kind_name(r->linsol));
   cli_meta_put(f, "newton", newton_name(r->newton_kind));
   if (r->newton_tol > 0) cli_meta_num(f, "newton_tol", r->newton_tol);
   else cli_meta_put(f, "newton_tol", "default");

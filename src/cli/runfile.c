@@ -13,7 +13,7 @@
  *   output-dt = 0.1         ; optional, or output-times = 0.5,1,2
  *   every  = 1              ; optional
  *   halving = 0             ; optional
- *   linsol = auto|dense|umfpack|klu   ; optional
+ *   linsol = auto|dense|umfpack|klu|sparse ; optional
  *   newton = default|full|simplified|modified ; optional
  *   [param]                 ; model parameters by name
  *   k24 = 500
@@ -141,11 +141,7 @@ static int handler(void *user, const char *section, const char *name, const char
       if (!parse_number(value, &x) || x < 0 || x > 30 || x != (int)x) goto bad;
       r->halving = (int)x;
     } else if (strcmp(name, "linsol") == 0) {
-      if (strcmp(value, "auto") == 0) r->linsol = LV_LINSOL_AUTO;
-      else if (strcmp(value, "dense") == 0) r->linsol = LV_LINSOL_DENSE;
-      else if (strcmp(value, "umfpack") == 0) r->linsol = LV_LINSOL_UMFPACK;
-      else if (strcmp(value, "klu") == 0) r->linsol = LV_LINSOL_KLU;
-      else goto bad;
+      if (cli_parse_linsol(value, &r->linsol)) goto bad;
     } else if (strcmp(name, "newton") == 0) {
       if (cli_parse_newton_kind(value, &r->newton_kind)) goto bad;
     } else {

@@ -316,7 +316,7 @@ void lv_integrator_resolve_linsol(lv_integrator *it) {
   it->resolved_kind = it->linsol_kind;
   if (it->resolved_kind == LV_LINSOL_AUTO) {
     int thr = it->linsol_threshold > 0 ? it->linsol_threshold : LV_LINSOL_AUTO_THRESHOLD;
-    it->resolved_kind = m->nv + m->nc < thr ? LV_LINSOL_DENSE : LV_LINSOL_UMFPACK;
+    it->resolved_kind = m->nv + m->nc < thr ? LV_LINSOL_DENSE : LV_LINSOL_SPARSE;
   }
 }
 
@@ -473,10 +473,15 @@ void lv_integrator_get_stats(const lv_integrator *it, lv_integrator_stats *s) {
   *s = it->stats;
   s->linsol = it->resolved_kind;
   s->symbolic = 0;
+  s->sparse_flops_per_entry = -1.0;
   if (it->created && it->stepper.linsol) {
+    /* LV_LINSOL_SPARSE: what the Newton solver's first factorisation chose */
+    lv_linsol_kind k = lv_linsol_kind_of(it->stepper.linsol);
+    if (k != LV_LINSOL_SPARSE) s->linsol = k;
     lv_linsol_stats ls;
     lv_linsol_get_stats(it->stepper.linsol, &ls);
     s->symbolic = ls.symbolic;
+    s->sparse_flops_per_entry = ls.flops_per_entry;
   }
 }
 

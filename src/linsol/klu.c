@@ -87,6 +87,18 @@ static int build_pattern(lv_linsol *ls) {
   return 0;
 }
 
+int lv_klu_estimate(const lv_linsol *ls, double *flops, double *lunz) {
+  const lv_assembly *a = &ls->as;
+  klu_common c;
+  klu_defaults(&c);
+  klu_symbolic *sym = klu_analyze(ls->n, a->Ap, a->Ai, &c);
+  if (sym == NULL) return klu_status(&c);
+  *flops = sym->est_flops;
+  *lunz = sym->lnz + sym->unz;
+  klu_free_symbolic(&sym, &c);
+  return 0;
+}
+
 /* klu_factor with the current analysis (a pivot search). */
 static int factor_fresh(lv_klu_data *d, const lv_assembly *a) {
   if (d->num) klu_free_numeric(&d->num, &d->common);

@@ -11,7 +11,8 @@ typedef struct lv_umf_data lv_umf_data;
 typedef struct lv_klu_data lv_klu_data;
 
 struct lv_linsol {
-  lv_linsol_kind kind; /* resolved back-end, never LV_LINSOL_AUTO */
+  lv_linsol_kind kind; /* back-end, never LV_LINSOL_AUTO; LV_LINSOL_SPARSE
+                         until the first factorisation chooses */
   int n;
   /* The matrix being assembled: dense array or CSC pattern, as the back-end
    * chose at creation (assembly.h).  Its nonfinite flag (a NaN/Inf was added
@@ -47,6 +48,11 @@ int lv_umf_create(lv_linsol *ls);
 void lv_umf_destroy(lv_linsol *ls);
 int lv_umf_factor(lv_linsol *ls);
 int lv_umf_solve(lv_linsol *ls, double *b);
+
+/* Estimate from KLU's analysis of the assembled pattern alone (values not
+ * read, nothing kept): factorisation flops and entries of L + U, for the
+ * choice of LV_LINSOL_SPARSE (linsol.c). */
+int lv_klu_estimate(const lv_linsol *ls, double *flops, double *lunz);
 
 int lv_klu_create(lv_linsol *ls);
 void lv_klu_destroy(lv_linsol *ls);
