@@ -74,6 +74,9 @@ static int cmd_list(void) {
     for (const lv_param_info *p = (*s)->options; p && p->name; p++)
       printf("      %-14s = %-10s %s\n", p->name, p->default_value, p->doc);
   }
+  /* the works cited above, in full (issue 17) */
+  printf("\nEquation, section and table numbers are those of the work named with them; the full references are in\n"
+         "doc/references.md (installed with the documentation) and in man livens, REFERENCES.\n");
   return CLI_OK;
 }
 
