@@ -7,6 +7,10 @@
 set -eu
 builddir=$(pwd)
 dir="$builddir/_prefix"
+# test_install.sh and test_prefix.sh both run make install in this build
+# tree; under make -j check they would race (doxygen's doc/api, the
+# installed files), so they take turns
+if command -v flock >/dev/null 2>&1; then exec 9>"$builddir/.install-test.lock" && flock 9; fi
 rm -rf "$dir"
 trap 'rm -rf "$dir" "$dir.log"' EXIT
 # (libtool's "remember to run libtool --finish" chatter goes to the log)
