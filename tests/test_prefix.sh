@@ -36,6 +36,29 @@ ${CC:-cc} -std=c11 ${CFLAGS:-} $cflags "$src" -o "$dir/pendulum_ldpath" ${LDFLAG
 LD_LIBRARY_PATH="$libdir" "$dir/pendulum_ldpath" | grep -q '^max rel. energy error' ||
   { echo "FAIL: the example run with LD_LIBRARY_PATH=$libdir did not run"; exit 1; }
 echo "ok: livens.pc names $dir; examples/pendulum.c builds and runs with an rpath and with LD_LIBRARY_PATH"
+# the static library with pkg-config --static: Libs.private must name every
+# library liblivens.a needs (the system-file reader pulls in libyaml)
+if [ -e "$libdir/liblivens.a" ]; then
+  cat >"$dir/load.c" <<'EOC'
+#include <stdio.h>
+#include <livens/livens.h>
+int main(int argc, char **argv) {
+  lv_model *m = NULL;
+  char why[256] = "";
+  int rc = argc > 1 ? lv_mbs_load(argv[1], NULL, &m, why, sizeof why) : LV_EINPUT;
+  printf("%s\n", rc ? why : "loaded");
+  lv_model_free(m);
+  return rc && rc != LV_EINPUT;
+}
+EOC
+  slibs=$(pkg-config --static --libs livens | sed 's/-llivens/-Wl,-Bstatic -llivens -Wl,-Bdynamic/')
+  ${CC:-cc} -std=c11 ${CFLAGS:-} $cflags "$dir/load.c" -o "$dir/load_static" ${LDFLAGS:-} $slibs ||
+    { echo "FAIL: a program using lv_mbs_load does not link against liblivens.a with pkg-config --static --libs"; exit 1; }
+  out=$("$dir/load_static" "${srcdir:-.}/examples/systems/heavy_top.yaml") ||
+    { echo "FAIL: the statically linked program failed: $out"; exit 1; }
+  case "$out" in loaded | *"no YAML reader"*) ;; *) echo "FAIL: lv_mbs_load said: $out"; exit 1 ;; esac
+  echo "ok: linked statically with pkg-config --static --libs, lv_mbs_load: $out"
+fi
 # the examples, under the documentation directory
 for f in pendulum.c own_model.c compare.c plugin_model.c systems/four_bar.yaml sweeps/ggl_vi_stability.ini; do
   test -f "$dir/share/doc/livens/examples/$f" || { echo "FAIL: $dir/share/doc/livens/examples/$f not installed"; exit 1; }
