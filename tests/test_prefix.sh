@@ -59,6 +59,26 @@ EOC
   case "$out" in loaded | *"no YAML reader"*) ;; *) echo "FAIL: lv_mbs_load said: $out"; exit 1 ;; esac
   echo "ok: linked statically with pkg-config --static --libs, lv_mbs_load: $out"
 fi
+# README's C fragment ("A first system of your own"), with the declarations
+# its comments give, against the installed library: an exact pendulum under EM
+readme="${srcdir:-.}/README.md"
+{
+  printf '#include <stdio.h>\n#include <livens/livens.h>\nint main(void) {\n'
+  printf '  lv_mbs *s; lv_model *model; lv_integrator *it; int bob;\n'
+  printf '  double x0[3] = {1, 0, 0}, v0[3] = {0, 1, 0}, o[3] = {0, 0, 0}, g[3] = {0, 0, -9.81};\n'
+  sed -n '/^## A first system of your own/,/^## /p' "$readme" | sed -n '/^```c$/,/^```$/p' | sed '1d;$d'
+  printf '  lv_mbs_free(s);\n  int rc = lv_integrator_new(&it, model, "em", 0.01);\n'
+  printf '  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);\n  if (!rc) rc = lv_integrator_run_until(it, 10.0);\n'
+  printf '  printf("%%s\\n", rc ? lv_strerror(rc) : "readme ok");\n'
+  printf '  lv_integrator_free(it);\n  lv_model_free(model);\n  return rc != 0;\n}\n'
+} >"$dir/readme.c"
+[ "$(sed -n '/^## A first system of your own/,/^## /p' "$readme" | sed -n '/^```c$/,/^```$/p' | wc -l)" -eq 7 ] ||
+  { echo "FAIL: README's C fragment is not the five lines this test expects"; exit 1; }
+${CC:-cc} -std=c11 ${CFLAGS:-} $cflags "$dir/readme.c" -o "$dir/readme" ${LDFLAGS:-} $libs -Wl,-rpath,"$libdir" -lm ||
+  { echo "FAIL: README's C fragment does not compile"; exit 1; }
+out=$(OPENBLAS_NUM_THREADS=1 "$dir/readme") && [ "$out" = "readme ok" ] ||
+  { echo "FAIL: README's C fragment: $out"; exit 1; }
+echo "ok: README's C fragment builds and runs against $dir"
 # the examples, under the documentation directory
 for f in pendulum.c own_model.c compare.c plugin_model.c systems/four_bar.yaml sweeps/ggl_vi_stability.ini; do
   test -f "$dir/share/doc/livens/examples/$f" || { echo "FAIL: $dir/share/doc/livens/examples/$f not installed"; exit 1; }
