@@ -33,13 +33,18 @@ if [ -n "$missing" ]; then
 fi
 
 # --- build (out of tree, so the sanitizer build can share the sources) ------
-[ -x configure ] && [ configure -nt configure.ac ] && [ configure -nt Makefile.am ] || autoreconf -fi >/dev/null
 mkdir -p build
+# autoreconf's "installing 'build-aux/...'" chatter goes to a log, shown only
+# when it fails (issue 17: the demo's output is the demo's)
+if ! { [ -x configure ] && [ configure -nt configure.ac ] && [ configure -nt Makefile.am ]; }; then
+  autoreconf -fi >build/autoreconf.log 2>&1 || { cat build/autoreconf.log >&2; exit 1; }
+fi
 cd build
 [ -f Makefile ] || ../configure -q
 make -s -j"$jobs" >/dev/null
 
 if [ "$mode" = demo ]; then
+  # the demo prints the absolute paths of the plots it writes (to build/livens-demo/)
   exec ./livens demo
 fi
 

@@ -77,6 +77,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_double_pendulum = {
     "double-pendulum",
-    "two rigid bars on revolute joints about e1 under gravity, built by the multibody layer (issue 15) in "
+    "two rigid bars on revolute joints about e1 under gravity, built by the multibody layer (doc/mbs.md) in "
     "directors, r3so3 or se3",
     params, create};

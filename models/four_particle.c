@@ -240,8 +240,8 @@ static const lv_param_info params[] = {
     {"v3y", "0", "initial velocity of particle 3, y"},
     {"v3z", "0", "initial velocity of particle 3, z"},
     {"v4x", "0", "initial velocity of particle 4, x"},
-    {"v4y", "0", "initial velocity of particle 4, y (the metis error-analysis input uses 3/1.7)"},
-    {"v4z", V4Z0, "initial velocity of particle 4, z (= 2/1.7, eq. (127))"},
+    {"v4y", "0", "initial velocity of particle 4, y (the authors' metis error-analysis input uses 3/1.7)"},
+    {"v4z", V4Z0, "initial velocity of particle 4, z (= 2/1.7, Kinon, Betsch & Schneider 2023, eq. (127))"},
     {NULL, NULL, NULL},
 };
 
@@ -282,6 +282,7 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_four_particle = {
     "four-particle",
-    "four particles, springs 1-3 and 2-4, rigid bars 1-2 and 3-4 (Gonzalez 1999; seed 003 §6.3): q in R^12, "
+    "four particles, springs 1-3 and 2-4, rigid bars 1-2 and 3-4 (Gonzalez 1999; Kinon, Betsch & Schneider 2023, "
+    "§6.3): q in R^12, "
     "2 constraints, momentum maps L1 L2 L3 J1 J2 J3",
     params, create};

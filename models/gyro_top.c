@@ -183,6 +183,7 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_gyro_top = {
     "gyro-top",
-    "gyroscopic top in director coordinates (seed 003 §6.2): q = (phi, d1, d2, d3) in R^12, 9 constraints, "
+    "gyroscopic top in director coordinates (Kinon, Betsch & Schneider 2023, §6.2): q = (phi, d1, d2, d3) in R^12, 9 "
+    "constraints, "
     "steady-precession initial data; momentum map J3",
     params, create};

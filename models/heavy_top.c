@@ -367,5 +367,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_heavy_top = {
     "heavy-top",
-    "heavy top with a fixed tip (seed 000 §5): R^3 x SO(3) + spherical joint, SE(3), reduced SO(3), or directors",
+    "heavy top with a fixed tip (Arnold, Brüls & Cardona 2015, §5): R^3 x SO(3) + spherical joint, SE(3), reduced "
+    "SO(3), or directors",
     params, create};

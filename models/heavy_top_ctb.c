@@ -219,5 +219,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_heavy_top_ctb = {
     "heavy-top-ctb",
-    "heavy top in Cardan/Tait-Bryan angles (spec 002 Ga(CTB)): q = (x, phi) in R^6, spherical joint",
+    "heavy top in Cardan/Tait-Bryan angles (the Ga(CTB) comparison of Holzinger, Arnold & Gerstmayr, §7.1): q = (x, "
+    "phi) in R^6, spherical joint",
     params, create};

@@ -152,5 +152,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_heavy_top_ep = {
     "heavy-top-ep",
-    "heavy top in Euler parameters (spec 002 Ga(EP)): q = (x, p) in R^7, spherical joint + norm constraint",
+    "heavy top in Euler parameters (the Ga(EP) comparison of Holzinger, Arnold & Gerstmayr, §7.1): q = (x, p) in R^7, "
+    "spherical joint + norm constraint",
     params, create};

@@ -106,5 +106,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 }
 
 const lv_model_info lv_model_pendulum2d = {
-    "pendulum2d", "planar pendulum of seed 000 Example 1: q in R^2, Phi = (|q|^2 - l^2)/2, energy m/2 - m g0 l",
+    "pendulum2d", "planar pendulum of Arnold, Brüls & Cardona 2015, Example 1: q in R^2, Phi = (|q|^2 - l^2)/2, "
+    "energy m/2 - m g0 l",
     params, create};

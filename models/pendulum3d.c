@@ -109,5 +109,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 }
 
 const lv_model_info lv_model_pendulum3d = {
-    "pendulum3d", "3D mathematical pendulum (seed 003 §6.1): q in R^3, one length constraint, gravity",
+    "pendulum3d", "3D mathematical pendulum (Kinon, Betsch & Schneider 2023, §6.1): q in R^3, one length constraint, "
+    "gravity",
     params, create};

@@ -107,7 +107,8 @@ static int force(double t, const double *q, const double *v, double *f, void *u)
 }
 
 static const lv_param_info params[] = {
-    {"m", "1.233075", "rotor mass [kg]; Table 1 prints 1.223, inconsistent with its J and d (spec E12)"},
+    {"m", "1.233075", "rotor mass [kg]; Table 1 of Holzinger, Arnold & Gerstmayr prints 1.223, inconsistent with its "
+        "own J and d"},
     {"r", "0.05", "disk radius [m]"},
     {"Lr", "0.02", "disk length [m]"},
     {"LL", "0.11", "centre of mass to left bearing [m]"},
@@ -181,5 +182,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_rotor = {
     "rotor",
-    "high-speed rotor on flexible supports (spec 002 §5.2, 200000 rpm; corrected mass 1.233075 kg)",
+    "high-speed rotor on flexible supports (Holzinger, Arnold & Gerstmayr, §7.2; 200000 rpm; corrected mass 1.233075 "
+    "kg)",
     params, create};

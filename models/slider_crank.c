@@ -276,5 +276,6 @@ static int create(const lv_kv *kv, lv_model **out) {
 
 const lv_model_info lv_model_slider_crank = {
     "slider-crank",
-    "spatial rigid slider-crank (spec 002 §5.3, IFToMM): 3 bodies in (R^3 x SO(3))^3, 17 constraints, 1 dof",
+    "spatial rigid slider-crank (IFToMM benchmark, as in Holzinger, Arnold & Gerstmayr, §7.3): 3 bodies in (R^3 x "
+    "SO(3))^3, 17 constraints, 1 dof",
     params, create};

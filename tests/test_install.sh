@@ -4,6 +4,10 @@
 set -eu
 builddir=$(pwd)
 stage="$builddir/_inst"
+# test_install.sh and test_prefix.sh both run make install in this build
+# tree; under make -j check they would race (doxygen's doc/api, the
+# installed files), so they take turns
+if command -v flock >/dev/null 2>&1; then exec 9>"$builddir/.install-test.lock" && flock 9; fi
 rm -rf "$stage"
 make -s install DESTDIR="$stage" >/dev/null
 pcdir=$(dirname "$(find "$stage" -name livens.pc | head -n 1)")

@@ -1,6 +1,6 @@
 /** @file lv_dgrad.h
  *  Discrete gradients: the building block of the energy-momentum schemes
- *  `em` and `em-g` (seed 003 §5, Gonzalez 1996), exposed for users who
+ *  `em` and `em-g` (Kinon, Betsch & Schneider 2023, §5; Gonzalez 1996), exposed for users who
  *  write their own conserving schemes.
  *
  *  A discrete gradient D^G f(x, y) of a scalar f is a vector with

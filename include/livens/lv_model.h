@@ -8,7 +8,7 @@
  *      0 = g(q)                     (m constraints)
  *
  *  Sign convention: lambda enters with a minus sign on the right-hand side,
- *  i.e. the constraint force is -G^T lambda (as in the GGL paper, seed 003).
+ *  i.e. the constraint force is -G^T lambda (as in the GGL paper, Kinon, Betsch & Schneider 2023).
  *  The generalized-alpha papers' "M v' + g(q,v,t) + B^T lambda = 0" is the
  *  same with g = dV - f and B = G.
  *

@@ -74,6 +74,9 @@ static int cmd_list(void) {
     for (const lv_param_info *p = (*s)->options; p && p->name; p++)
       printf("      %-14s = %-10s %s\n", p->name, p->default_value, p->doc);
   }
+  /* the works cited above, in full (issue 17) */
+  printf("\nEquation, section and table numbers are those of the work named with them; the full references are in\n"
+         "doc/references.md (installed with the documentation) and in man livens, REFERENCES.\n");
   return CLI_OK;
 }
 
@@ -906,6 +909,9 @@ static int cmd_demo(void) {
   int plots = cli_have_gnuplot();
   const char *dir = "livens-demo";
   if (plots && mkdir(dir, 0777) != 0 && errno != EEXIST) plots = 0;
+  /* the plots' real place: setup.sh runs the demo inside build/ (issue 17) */
+  char *absdir = plots ? realpath(dir, NULL) : NULL;
+  if (absdir) dir = absdir;
   printf("livens %s demo: %s, h = %g, t = [0, %g] (%.0f steps per scheme)\n\n", lv_version(), r.model, r.h,
          r.t_end, r.t_end / r.h);
   summary_header(stdout);
@@ -914,8 +920,11 @@ static int cmd_demo(void) {
     if (!lv_scheme_find(wanted[i])) continue;
     strcpy(r.scheme, wanted[i]);
     lv_model *model = NULL;
-    if (cli_make_model(&r, &model)) return CLI_FAILED;
-    char path[512];
+    if (cli_make_model(&r, &model)) {
+      free(absdir);
+      return CLI_FAILED;
+    }
+    char path[4200];
     FILE *csv = NULL;
     if (plots) {
       snprintf(path, sizeof path, "%s/%s.csv", dir, wanted[i]);
@@ -931,7 +940,7 @@ static int cmd_demo(void) {
     if (rc != CLI_USAGE) summary_row(stdout, wanted[i], &res);
     if (rc) status = CLI_FAILED;
     if (csv && rc == CLI_OK) {
-      char png[600];
+      char png[4300];
       snprintf(png, sizeof png, "%s/%s.png", dir, wanted[i]);
       if (cli_plot(path, png) == CLI_OK) printf("%12s plots: %s\n", "", png);
     }
@@ -939,6 +948,7 @@ static int cmd_demo(void) {
     lv_model_free(model);
   }
   if (!plots) printf("\n(gnuplot not found: no plots written)\n");
+  free(absdir);
   return status;
 }
 

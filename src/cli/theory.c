@@ -39,9 +39,9 @@ static void section_params(const lv_ga_params *p) {
          p->beta, p->gam);
   printf("  Delta alpha = alpha_m - alpha_f = %.10g;  gamma - (1/2 - Delta alpha) = %.3g (order condition (12))\n",
          p->dalpha, p->gam - (0.5 - p->dalpha));
-  printf("  C_q = 1 - 6 beta - 3 Delta alpha = %.10g (seed 000 (17); seed 002 (41) prints C_q/6 = %.10g)\n", p->cq,
+  printf("  C_q = 1 - 6 beta - 3 Delta alpha = %.10g (ABC15 (17); HAG (41) prints C_q/6 = %.10g)\n", p->cq,
          p->cq / 6.0);
-  printf("  sigma_opt = gamma/(3 beta) = %.10g;  beta/gamma = %.10g;  1/3 - beta/gamma = %.10g (seed 002 (42))\n\n",
+  printf("  sigma_opt = gamma/(3 beta) = %.10g;  beta/gamma = %.10g;  1/3 - beta/gamma = %.10g (HAG (42))\n\n",
          p->sigma_opt, p->beta / p->gam, 1.0 / 3.0 - p->beta / p->gam);
 }
 
@@ -81,7 +81,7 @@ static int section_index3(const lv_ga_params *p) {
     }
   d = 0.0;
   for (int i = 0; i < 9; i++) d = fmax(d, fabs(XJ[i] - AX[i]));
-  printf("  Jordan form T+^-1 T0 = X J X^-1, J = Jordan block of mu = -rho, X (entry (1,2) corrected, spec §0.1):\n");
+  printf("  Jordan form T+^-1 T0 = X J X^-1, J = Jordan block of mu = -rho, X (entry (1,2) corrected from ABC15's):\n");
   print_mat("X =", 3, X);
   printf("  max |X J - T+^-1 T0 X| = %.2g%s\n", d, rho >= 1.0 ? " (X is singular at rho-inf = 1: no Jordan basis)" : "");
   if (rho >= 1.0) {
@@ -95,9 +95,9 @@ static int section_index3(const lv_ga_params *p) {
   static const char *const pv[2] = {"34.3 at n = 14", "7.4 at n = 3"};
   const char *paper = paper_at(rho, pr, pv, 2);
   printf("  max_n ||(T+^-1 T0)^n||_2 = %.6g at n = %d", pw.max_norm, pw.argmax);
-  printf(paper ? "   [seed 000: %s]\n" : "\n", paper);
+  printf(paper ? "   [ABC15: %s]\n" : "\n", paper);
   double fit = lv_ga_amp_fit(rho);
-  printf("  fit 0.9/(1 - rho^(1/4)) = %.6g, relative error %+.2f %%   [seed 000: < 3 %% for rho in [0.3, 0.99]]\n",
+  printf("  fit 0.9/(1 - rho^(1/4)) = %.6g, relative error %+.2f %%   [ABC15: < 3 %% for rho in [0.3, 0.99]]\n",
          fit, 100.0 * (fit / pw.max_norm - 1.0));
   int cn;
   double cinf = lv_ga_cinf(rho, &cn);
@@ -105,11 +105,11 @@ static int section_index3(const lv_ga_params *p) {
   static const char *const cv[3] = {"2.2", "28.5", "2.7e3"};
   paper = paper_at(rho, cr, cv, 3);
   printf("  c_inf = max_n n(n-1) rho^(n-2)/2 = %.6g at n = %d", cinf, cn);
-  printf(paper ? "   [seed 000: %s]\n" : "\n", paper);
+  printf(paper ? "   [ABC15: %s]\n" : "\n", paper);
   printf("  second row of (T+^-1 T0)^n (it carries lambda): max_n |entry| = %.4g (n = %d), %.4g (n = %d), %.4g (n = %d)",
          pw.row_max[0], pw.row_arg[0], pw.row_max[1], pw.row_arg[1], pw.row_max[2], pw.row_arg[2]);
-  if (fabs(rho - 0.9) < 1e-12) printf("   [seed 000: 31.91, 0.81, 0.31]");
-  printf("\n  ratio first/third = %.4g (seed 000: > 100 makes a perturbed v0 matter more than a0 for rho >= 0.9)\n\n",
+  if (fabs(rho - 0.9) < 1e-12) printf("   [ABC15: 31.91, 0.81, 0.31]");
+  printf("\n  ratio first/third = %.4g (ABC15: > 100 makes a perturbed v0 matter more than a0 for rho >= 0.9)\n\n",
          pw.row_max[0] / pw.row_max[2]);
   return 0;
 }
@@ -128,7 +128,7 @@ static int section_index2(const lv_ga_params *p) {
   print_mat("T+^-1 T0 =", 2, A);
   printf("  eigenvalues: -alpha_m/(1-alpha_m) = %.10g; of T+^-1 T0 (LAPACK): %.10g%+.2gi, %.10g%+.2gi\n", e0, wr[0],
          wi[0], wr[1], wi[1]);
-  printf("  seed 000 Remark 4: -(2r-1)/(2-r) = %.10g, -r = %.10g, -(3r-1)/(3-r) = %.10g\n",
+  printf("  ABC15 Remark 4: -(2r-1)/(2-r) = %.10g, -r = %.10g, -(3r-1)/(3-r) = %.10g\n",
          -(2 * rho - 1) / (2 - rho), -rho, -(3 * rho - 1) / (3 - rho));
   double sr = fmax(fabs(e0), fmax(hypot(wr[0], wi[0]), hypot(wr[1], wi[1])));
   printf("  spectral radius rho(T) = %.10g\n", sr);
@@ -137,7 +137,7 @@ static int section_index2(const lv_ga_params *p) {
     rc = lv_ga_power_study(2, A, 0, lv_ga_power_horizon(rho), &pw);
     if (rc) return rc;
     printf("  max_n ||(T+^-1 T0)^n||_2 = %.6g at n = %d", pw.max_norm, pw.argmax);
-    printf(fabs(rho - 0.9) < 1e-12 ? "   [spec 000 A7: 0.92 at n = 1]\n" : "\n");
+    printf(fabs(rho - 0.9) < 1e-12 ? "   [independent prototype: 0.92 at n = 1]\n" : "\n");
   }
   printf("\n");
   return 0;
@@ -150,7 +150,7 @@ static void sigma_row(const lv_ga_params *p, const char *name, double s) {
 }
 
 static int section_sigma(const lv_ga_params *p, int have_sigma, double sigma) {
-  printf("sigma-modified methods (seed 002): local error l^q = C_q/6 h^3 v'' + (1/12 - mu) h^3 v^ v' + O(h^4)\n");
+  printf("sigma-modified methods (HAG): local error l^q = C_q/6 h^3 v'' + (1/12 - mu) h^3 v^ v' + O(h^4)\n");
   printf("  %-22s %10s %12s %12s %12s %12s %12s\n", "", "sigma", "mu exact", "Lie coef", "mu_impl f=1",
          "mu_impl f=.5", "Lie f=1");
   sigma_row(p, "geom1 (sigma 0)", 0.0);
@@ -158,7 +158,7 @@ static int section_sigma(const lv_ga_params *p, int have_sigma, double sigma) {
   sigma_row(p, "Algorithm 2 (optimal)", p->sigma_opt);
   if (have_sigma) sigma_row(p, "--sigma", sigma);
   printf("  (mu exact = sigma beta/(4 gamma); mu_impl: the paper's simplified corrector with predictor factor f,\n"
-         "   spec 002 §4.4; f = 1 as printed (84), f = 1/2 consistent with (29))\n");
+         "   derived for livens, doc/schemes.md; f = 1 as printed in HAG (84), f = 1/2 consistent with (29))\n");
   double s = have_sigma ? sigma : p->sigma_opt, c = 1.0 - s;
   printf("  P^-1 series (65), sigma = %.6g: P^-1 = I %+.10g theta^ %+.10g theta^2 + O(|theta|^3)\n", s, 0.5 * c,
          0.25 * c * c - c / 6.0);
@@ -248,7 +248,9 @@ int cmd_theory(int argc, char **argv) {
   lv_ga_params p;
   lv_ga_params_ch(rho, &p); /* rho was checked above */
   if (sigma_opt) sigma = p.sigma_opt;
-  printf("livens theory genalpha: rho-inf = %g, index %d (seeds 000 and 002; spec 000_001 §3.4-3.7, 002 §2.1, §4.4)\n\n",
+  printf("livens theory genalpha: rho-inf = %g, index %d\n"
+         "(ABC15: Arnold, Brüls & Cardona, Numer. Math. 129 (2015) 149-179; HAG: Holzinger, Arnold & Gerstmayr,\n"
+         " sigma-modified Lie group generalized-alpha methods; equation numbers are theirs; doc/references.md)\n\n",
          rho, index);
   section_params(&p);
   int rc = index == 3 ? section_index3(&p) : section_index2(&p);

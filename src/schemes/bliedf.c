@@ -762,7 +762,7 @@ static const lv_param_info bl_options[] = {
     {"index", "3", "3: index-3 formulation (23); 2: stabilised index 2 (GGL, derived; eta in gamma)"},
     {"correction", "on",
      "on: correction term L_k of (22) (k = 3, 4); off: L_k = 0 (order drops to 2); flipped: "
-     "ablation, -L_k (seed 004 T12: the local error drops to O(h^3), a guard on the ad convention)"},
+     "ablation, -L_k (the local error drops to O(h^3): a check of the sign convention of ad)"},
     {"lambda-fix", "on",
      "on: shift the starting velocities by (56) (index 3 with constraints): lambda keeps order k in "
      "the transient (without: k-1; for k = 1 the first multiplier does not converge at all); "
@@ -770,11 +770,11 @@ static const lv_param_info bl_options[] = {
     {"start", "rkmk4",
      "starting values for the first k-1 steps: rkmk4 = Runge-Kutta-Munthe-Kaas order 4 with "
      "sub-steps doubled until start-tol is met, projected onto the constraints; ramp = first step "
-     "BDF1, then orders 2 .. k (as Hante's Fortran BLieDF; global order min(k, 2))"},
+     "BDF1, then orders 2 .. k (as Hante's public Fortran BLieDF; global order min(k, 2))"},
     {"start-tol", "1e-12", "relative accuracy of the starting values"},
     {"predictor", "extrapolate",
      "Newton predictor for v and lambda: extrapolate (cubic through the last 4 values, fewer "
-     "right after a start) or last (v_n, lambda_n as in the spec's prototype)"},
+     "right after a start) or last (v_n, lambda_n)"},
     {NULL, NULL, NULL},
 };
 
@@ -957,16 +957,17 @@ static int bl_create4(lv_stepper *st) { return bl_create(st, 4); }
 #define BL_FLAGS (LV_SCHEME_MULTISTEP | LV_SCHEME_HAS_GAMMA | LV_SCHEME_SIMPLIFIED_NEWTON)
 
 const lv_scheme_type lv_scheme_bliedf1 = {
-    "bliedf1", "Lie group BDF, k = 1 (Lie group implicit Euler): order 1, one Newton solve per step",
+    "bliedf1", "Lie group BDF (BLieDF, Wieloch & Arnold), k = 1 (Lie group implicit Euler): order 1, one Newton solve "
+    "per step",
     BL_CONSERVES, 1, BL_FLAGS, bl_options, bl_create1, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 const lv_scheme_type lv_scheme_bliedf2 = {
-    "bliedf2", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 2: order 2, one Newton solve per step",
+    "bliedf2", "Lie group BDF (BLieDF, Wieloch & Arnold), k = 2: order 2, one Newton solve per step",
     BL_CONSERVES, 2, BL_FLAGS, bl_options, bl_create2, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 const lv_scheme_type lv_scheme_bliedf3 = {
-    "bliedf3", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 3 with correction term L_3: order 3",
+    "bliedf3", "Lie group BDF (BLieDF, Wieloch & Arnold), k = 3 with correction term L_3: order 3",
     BL_CONSERVES, 3, BL_FLAGS, bl_options, bl_create3, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 const lv_scheme_type lv_scheme_bliedf4 = {
-    "bliedf4", "Lie group BDF (BLieDF, Wieloch-Arnold), k = 4 with correction term L_4: order 4",
+    "bliedf4", "Lie group BDF (BLieDF, Wieloch & Arnold), k = 4 with correction term L_4: order 4",
     BL_CONSERVES, 4, BL_FLAGS, bl_options, bl_create4, bl_init, bl_step, bl_destroy, NULL, NULL, bl_new_h, bl_history};
 
 /* ---- starting values from the user (issue 20) ---- */

@@ -563,7 +563,8 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
 const lv_scheme_type lv_scheme_em = {
     "em",
-    "GGL energy-momentum scheme EM (seed 003 eq. (84)): discrete gradients, primary and secondary "
+    "GGL energy-momentum scheme EM (Kinon, Betsch & Schneider 2023, eq. (84)): discrete gradients, primary and "
+    "secondary "
     "constraints; order 2 in q and p, 1 in lambda",
     "not symplectic; momentum maps of symmetries of V, g and g^v (exact); energy exact (eq. (89)); "
     "g(q) = 0 and G(q) M^-1 p = 0 at every node",

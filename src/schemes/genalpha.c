@@ -572,22 +572,24 @@ static const lv_param_info ga_options[] = {
     {"start", "perturbed",
      "standard: v0 = v(t0), a0 = v'(t0); perturbed: (56)+(57) for index 3 (removes the first-order "
      "transient in lambda), (57) only for index 2; a0: (57) only, v0 = v(t0) (the public Lie group "
-     "suite's default; for index 3 the transient stays, spec 000 §3.8); perturbed-no-commutator: "
-     "ablation, (56)+(57) without the commutator ad_v v' in l0 (spec 000 C13: the transient "
-     "reappears)"},
+     "suite's default; for index 3 the transient stays); perturbed-no-commutator: "
+     "ablation, (56)+(57) without the commutator ad_v v' in l0 (the transient "
+     "reappears, at half its size)"},
     {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
-    {"projection-times", "", "comma-separated times t* after which v is projected (seed 001)"},
+    {"projection-times", "", "comma-separated times t* after which v is projected (Arnold, Cardona & Brüls 2015 "
+        "report)"},
     {"sigma", "0",
-     "sigma-modification (spec 002): a number, or optimal = gamma/(3 beta); 0 is the original method "
+     "sigma-modification of Holzinger, Arnold & Gerstmayr (their equation numbers below): a number, or optimal = "
+     "gamma/(3 beta); 0 is the original method "
      "(geom1), 1 the simple variant"},
     {"corrector", "exact",
      "with sigma: exact (Newton on the full residual of the discrete scheme (11)-(19)) or paper "
-     "(the simplified corrector of Algs 1-3; spec §4.4: a different O(h^3) method); "
+     "(the simplified corrector of Algs 1-3: a different O(h^3) method); "
      "paper-previous-acceleration: ablation, the paper's corrector predicting v'_{n+1} = v'_n, "
-     "lambda_{n+1} = lambda_n instead of zero (spec 002 claim 11: unstable at h = 1e-3 on the heavy top)"},
+     "lambda_{n+1} = lambda_n instead of zero (unstable at h = 1e-3 on the heavy top)"},
     {"predictor-factor", "1",
      "corrector=paper only: f in theta_p = (I - f sigma (h beta/gamma) v^) theta_lin; 1 as printed "
-     "(84), 0.5 consistent with (29) (spec E11)"},
+     "(84), 0.5 consistent with (29)"},
     {NULL, NULL, NULL},
 };
 
@@ -1082,7 +1084,8 @@ static size_t ga_history(lv_stepper *st, double *buf, int dir) {
 
 const lv_scheme_type lv_scheme_genalpha = {
     "genalpha",
-    "Lie group generalized-alpha (Brüls-Cardona-Arnold): index 3, stabilised index 2 (GGL), "
+    "Lie group generalized-alpha (Brüls & Cardona 2010; equation numbers of Arnold, Brüls & Cardona 2015): "
+    "index 3, stabilised index 2 (GGL), "
     "velocity projection; order 2",
     "g(q) = 0 at every node (to the Newton tolerance); index=2 also G(q) v = 0; numerical "
     "dissipation of high frequencies (rho-inf)",

@@ -559,7 +559,8 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
 const lv_scheme_type lv_scheme_vi_s = {
     "vi-s",
-    "GGL variational integrator VI-S (seed 003 eq. (55)): first order, GGL analogue of symplectic Euler",
+    "GGL variational integrator VI-S (Kinon, Betsch & Schneider 2023, eq. (55)): first order, GGL analogue of "
+    "symplectic Euler",
     "symplectic (on G(q^n) dq = 0); momentum maps of symmetries of L, g and g^v; energy not conserved "
     "(bounded oscillation); g(q) = 0 at every node; velocity constraint only at qbar = q^n + h v^n "
     "(G(qbar) M^-1 p^{n+1} = 0), not at the nodes in general; state v and lambda are those of t^n",
@@ -578,7 +579,8 @@ const lv_scheme_type lv_scheme_vi_s = {
 
 const lv_scheme_type lv_scheme_vi_a = {
     "vi-a",
-    "GGL variational integrator VI-A (seed 003 eq. (79)): one-stage theta VI, intermediate constraint "
+    "GGL variational integrator VI-A (Kinon, Betsch & Schneider 2023, eq. (79)): one-stage theta VI, intermediate "
+    "constraint "
     "evaluation; order 2 at theta = 0.5",
     "symplectic (on all of R^2d); momentum maps of symmetries of L, g and g^v; energy not conserved (bounded "
     "oscillation); g(q^{n+theta}) = 0 and G(q^{n+theta}) v^{n+1} = 0 at the intermediate point, not at the nodes",
@@ -597,7 +599,8 @@ const lv_scheme_type lv_scheme_vi_a = {
 
 const lv_scheme_type lv_scheme_vi_b = {
     "vi-b",
-    "GGL variational integrator VI-B (seed 003 eq. (82)): one-stage theta VI, trapezoidal constraint "
+    "GGL variational integrator VI-B (Kinon, Betsch & Schneider 2023, eq. (82)): one-stage theta VI, trapezoidal "
+    "constraint "
     "evaluation; order 1 at theta = 1",
     "symplectic (on G(q^n) dq = 0); momentum maps of symmetries of L, g and g^v; energy not conserved "
     "(bounded oscillation); g(q) = 0 at every node; G(q^{n+theta}) v^{n+1} = 0, i.e. G(q^{n+1}) v^{n+1} = 0 "

@@ -249,7 +249,7 @@ static const lv_param_info rattle_options[] = {{NULL, NULL, NULL}};
 
 const lv_scheme_type lv_scheme_rattle = {
     "rattle",
-    "RATTLE: symmetric, symplectic, order 2; constraints on position and velocity level",
+    "RATTLE (Andersen 1983): symmetric, symplectic, order 2; constraints on position and velocity level",
     "symplectic; momentum maps of linear symmetries; g(q) = 0 and G(q)M^-1 p = 0 at every node; "
     "energy bounded (no drift)",
     2,

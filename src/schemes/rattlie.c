@@ -504,7 +504,7 @@ static void rattlie_new_h(lv_stepper *st, double h) {
 
 const lv_scheme_type lv_scheme_rattlie = {
     "rattlie",
-    "RATTLie (Hante-Arnold): RATTLE on Lie groups (R^3xSO(3), SE(3), products), symmetric, symplectic, order 2",
+    "RATTLie (Hante & Arnold 2021): RATTLE on Lie groups (R^3xSO(3), SE(3), products), symmetric, symplectic, order 2",
     "symplectic; momentum maps of symmetries; g(q) = 0 and G(q) v = 0 at every node; energy bounded (no drift)",
     2,
     LV_SCHEME_HAS_GAMMA | LV_SCHEME_CONSTANT_MASS,
