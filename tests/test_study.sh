@@ -169,6 +169,66 @@ expect_usage "converge --ref-scheme unknown" converge pendulum3d --scheme rattle
 expect_usage "converge --scheme and --schemes" converge pendulum3d --scheme rattle --schemes em --steps 0.04,0.02
 expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --schemes em,em --steps 0.04,0.02
 
+# --- converge --reference FILE.csv: the reference from a CSV (a livens run
+# CSV of the same model, or any CSV with t and the state columns)
+"$L" run pendulum3d --scheme genalpha --step 0.000625 --t-end 0.4 --param l=2 --out gref.csv >/dev/null 2>&1
+"$L" converge pendulum3d --param l=2 --scheme genalpha --steps 0.04,0.02,0.01 --t-end 0.4 --reference gref.csv \
+  --out cref.csv >out.txt 2>err.txt &&
+  "$L" converge pendulum3d --param l=2 --scheme genalpha --steps 0.04,0.02,0.01 --t-end 0.4 --out cown.csv >/dev/null 2>&1 &&
+  [ "$(data cref.csv)" = "$(data cown.csv)" ] && grep -qx '# reference = gref.csv' cref.csv &&
+  grep -qx '# ref_scheme = genalpha' cref.csv && grep -q '^# ref_step = 0.00062500' cref.csv &&
+  grep -q 'against the reference gref.csv (genalpha, h = 0.000625)' out.txt &&
+  ok "converge --reference: a CSV of the fine run gives the built-in reference's errors bit for bit" ||
+  bad "--reference against the built-in reference: $(cat out.txt err.txt)"
+p=$(sed -n 's/^fitted order: q \([0-9.-]*\), v \([0-9.-]*\).*/\1 \2/p' out.txt)
+echo "$p" | awk '{ exit !($1 > 1.95 && $1 < 2.05 && $2 > 1.95 && $2 < 2.05) }' &&
+  ok "converge genalpha against a reference CSV: fitted orders q, v = $p" || bad "genalpha orders against the CSV: '$p'"
+# a user's CSV: no metadata, columns in another order, spaces, an extra
+# column, no lambda; only every 16th row (--error max over the common times)
+"$L" run pendulum3d --scheme vi-a --step 0.000625 --t-end 0.4 --param l=2 --out vref.csv >/dev/null 2>&1
+data vref.csv | awk -F, 'NR == 1 { print "t, v1, v2, v3, q1, q2, q3, note"; next }
+  (NR - 2) % 16 == 0 { printf "%s, %s, %s, %s, %s, %s, %s, x\n", $1, $5, $6, $7, $2, $3, $4 }' >user.csv
+"$L" converge pendulum3d --param l=2 --scheme vi-a --steps 0.04,0.02,0.01 --t-end 0.4 --reference user.csv --error max \
+  --out cu.csv >out.txt 2>err.txt && [ "$(data cu.csv | head -n 1)" = "h,err_q,err_v" ] &&
+  grep -qx '# ref_scheme = unknown' cu.csv && grep -q 'no lambda columns' out.txt &&
+  p=$(sed -n 's/^fitted order: q \([0-9.-]*\).*/\1/p' out.txt) && awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' &&
+  ok "converge vi-a --error max against a user CSV (no metadata, reordered, thinned, no lambda): order in q $p" ||
+  bad "--reference user CSV: $(cat out.txt err.txt)"
+# the thinned reference: the maximum over the shared times, at most the
+# maximum over every step against the full reference (and here equal to it)
+"$L" converge pendulum3d --param l=2 --scheme vi-a --steps 0.04,0.02,0.01 --t-end 0.4 --reference vref.csv --error max \
+  --out cf.csv >/dev/null 2>&1 && data cu.csv >cu.txt && data cf.csv >cf.txt &&
+  paste -d, cu.txt cf.txt | sed 1d | awk -F, '{ if ($2 > $5 || $3 > $6 || $2 < 0.5 * $5) exit 1 }' &&
+  ok "the thinned reference's maximum: at most, and close to, the full reference's" || bad "thinned max: $(paste cu.txt cf.txt)"
+# wrong references: one sentence each, exit status 2
+"$L" converge pendulum3d --scheme rattle --steps 0.04,0.02 --t-end 0.4 --out cv2.csv >/dev/null 2>&1
+data user.csv | sed '1s/, q3//; s/, [^,]*, x$/, x/' >noq3.csv
+{ data gref.csv | head -n 1 | sed 's/^t,/t,q4,/'; data gref.csv | sed 1d | sed 's/^\([^,]*\),/\1,0,/'; } >q4.csv
+sed 's/^0.2,/0.2,abc,/' user.csv | awk -F, 'NR == 5 { $2 = " nan" } 1' OFS=, >nan.csv
+expect_usage "--reference of another model" converge chain --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference gref.csv
+expect_usage "--reference with another parameter" converge pendulum3d --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference gref.csv
+grep -q 'computed with l = 2, this study uses l = 1' err.txt || bad "the parameter sentence: $(cat err.txt)"
+expect_usage "--reference of a convergence CSV" converge pendulum3d --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference cv2.csv
+expect_usage "--reference without q3" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference noq3.csv
+expect_usage "--reference with a column q4 (another model's)" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 \
+  --t-end 0.4 --reference q4.csv
+expect_usage "--reference with a field 'nan'" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 --t-end 0.4 \
+  --reference nan.csv
+expect_usage "--reference without a row at t_end" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 \
+  --t-end 0.5 --reference gref.csv
+expect_usage "a step not larger than the reference's" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.000625 \
+  --t-end 0.4 --reference gref.csv
+expect_usage "--reference and --ref-step" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 --t-end 0.4 \
+  --reference gref.csv --ref-step 0.001
+expect_usage "--reference that does not exist" converge pendulum3d --scheme rattle --steps 0.04,0.02 --reference nosuch.csv
+expect_usage "--reference in run" run pendulum3d --reference gref.csv
+# on a Lie group (R^3 x SO(3)): the configuration error through the logarithm of the CSV's rotation matrices
+"$L" run heavy-top --scheme genalpha --step 0.000125 --t-end 0.1 --out htref.csv >/dev/null 2>&1
+"$L" converge heavy-top --scheme genalpha --steps 0.004,0.002 --t-end 0.1 --ref-step 0.000125 --out ht1.csv >/dev/null 2>&1 &&
+  "$L" converge heavy-top --scheme genalpha --steps 0.004,0.002 --t-end 0.1 --reference htref.csv --out ht2.csv >/dev/null 2>&1 &&
+  [ "$(data ht1.csv)" = "$(data ht2.csv)" ] && ok "heavy top (R^3 x SO(3)) against its reference CSV: the built-in errors bit for bit" ||
+  bad "heavy-top --reference: $(data ht1.csv) / $(data ht2.csv)"
+
 # --- output at chosen times; the final state always written
 "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 --output-dt 0.25 --out od.csv >od.txt 2>err.txt &&
   [ "$(data od.csv | sed 1d | cut -d, -f1 | tr '\n' ' ')" = "0 0.25 0.5 0.75 1 " ] && grep -qx '# output_dt = 0.25' od.csv &&
