@@ -17,6 +17,20 @@ for kv in "livens = $ver" "kind = run" "model = pendulum3d" "param.l = 2" "param
 done
 [ "$(sed -n '/^[^#]/{p;q}' alpha_run.csv | cut -d, -f1)" = t ] && ok "run CSV: metadata lines, then the header" ||
   bad "run CSV: the first non-comment line is not the header"
+# SI units where the model has them (pendulum3d: g = (|q|^2/l^2 - 1)/2 is
+# dimensionless, so its multiplier is in J); none invented for four-particle
+n=0
+for kv in "unit.t = s" "unit.energy = J" "unit.momentum = J s" "unit.q1..q3 = m" "unit.v1..v3 = m/s" "unit.lambda1 = J" \
+  "unit.gv_norm = 1/s"; do grep -qx "# $kv" alpha_run.csv && n=$((n + 1)); done
+[ "$n" -eq 7 ] && ok "run CSV metadata: SI units of t, energy, momentum, q, v, lambda, |Gv|" ||
+  bad "unit metadata: $(grep '^# unit' alpha_run.csv | tr '\n' ' ')"
+"$L" run rigid-chain --param N=2 --scheme rattlie --step 0.01 --t-end 0.02 --out rc_run.csv >/dev/null 2>&1
+[ "$(grep '^# unit\.[qv]' rc_run.csv | tr '\n' ' ')" = "# unit.q1..q3 = m # unit.q4..q12 = 1 # unit.q13..q15 = m # unit.q16..q24 = 1 \
+# unit.v1..v3 = m/s # unit.v4..v6 = rad/s # unit.v7..v9 = m/s # unit.v10..v12 = rad/s " ] &&
+  grep -qx '# unit.lambda1..lambda6 = N' rc_run.csv && ok "rigid chain: positions m, rotation entries 1, rad/s, joint forces N" ||
+  bad "rigid-chain units: $(grep '^# unit' rc_run.csv | tr '\n' ' ')"
+"$L" run four-particle --scheme rattle --step 0.01 --t-end 0.1 --out fp_run.csv >/dev/null 2>&1 && ! grep -q '^# unit' fp_run.csv &&
+  ok "four-particle (no units in its data): no unit metadata" || bad "four-particle units: $(grep '^# unit' fp_run.csv)"
 if [ -x $PY ] && $PY -c 'import numpy' 2>/dev/null; then
   # the recipe of doc/guide.md
   $PY -c '
@@ -58,19 +72,45 @@ if command -v gnuplot >/dev/null 2>&1; then
   "$L" plot alpha_run.csv gamma_run.csv --out f.pdf >/dev/null 2>err.txt && [ "$(head -c 5 f.pdf)" = "%PDF-" ] &&
     ok "PDF" || bad "PDF: $(cat err.txt)"
   "$L" plot alpha_run.csv gamma_run.csv --out f.tex >/dev/null 2>err.txt && head -n 1 f.tex | grep -q 'begin{tikzpicture}' &&
-    grep -q '{rattle}' f.tex && ok "LaTeX (TikZ) with the legend as text" || bad "LaTeX: $(cat err.txt)"
+    grep -q '{rattle}' f.tex && grep -q '^\\end{tikzpicture}' f.tex && grep -q '{t \[s\]}' f.tex &&
+    ok "LaTeX (TikZ) with the legend as text" || bad "LaTeX: $(cat err.txt)"
+  # underscores in the legend (a parameter name) and title escaped for LaTeX;
+  # a default value is named in a legend when the other run's differs
+  "$L" run gyro-top --scheme rattle --t-end 0.01 --param omega_p=12 --out g12_run.csv >/dev/null 2>&1
+  "$L" run gyro-top --scheme rattle --t-end 0.01 --out g10_run.csv >/dev/null 2>&1
+  "$L" plot g12_run.csv g10_run.csv --out g.tex >/dev/null 2>err.txt && grep -q '{omega\\_p = 12}' g.tex &&
+    grep -q '{omega\\_p = 10}' g.tex && ! grep -q 'omega_p\|g1[02]_run' g.tex && grep -q '\[J s\]' g.tex &&
+    ok "LaTeX: legends 'omega\\_p = 12' and 'omega\\_p = 10' (underscore escaped, no file name)" ||
+    bad "LaTeX underscores: $(grep -o '.\{12\}omega.\{12\}' g.tex | head -3) $(cat err.txt)"
+  if command -v pdflatex >/dev/null 2>&1 && kpsewhich gnuplot-lua-tikz.sty >/dev/null 2>&1; then
+    printf '\\documentclass{article}\\usepackage{gnuplot-lua-tikz}\\begin{document}\\input{g.tex}\\end{document}\n' >doc.tex
+    pdflatex -interaction=nonstopmode -no-shell-escape doc.tex >latex.log 2>&1 && [ -s doc.pdf ] &&
+      ok "pdflatex compiles the figure" || bad "pdflatex: $(grep '^!' latex.log | head -3)"
+  else skip "no pdflatex with gnuplot-lua-tikz.sty: the LaTeX figure is not compiled"; fi
   "$L" plot alpha_run.csv --format svg --out f.figure >/dev/null 2>err.txt && grep -q '<svg' f.figure &&
     ok "--format svg with any output name" || bad "--format svg: $(cat err.txt)"
   "$L" plot alpha_run.csv >/dev/null 2>err.txt && [ -s alpha_run.png ] && ok "default output: the first CSV's name as .png" ||
     bad "default output name"
   # any column against t, signed
-  LIVENS_PLOT_KEEP_SCRIPT=y.gp "$L" plot alpha_run.csv beta_run.csv --y lam1,q3,v1 --out y.png >/dev/null 2>err.txt &&
-    [ -s y.png ] && grep -q "^set title 'lam1'" y.gp && grep -q "^set title 'v1'" y.gp && ! grep -q logscale y.gp &&
-    ok "--y lam1,q3,v1: one panel each, linear (signed) axes" || bad "--y: $(cat err.txt)"
+  LIVENS_PLOT_KEEP_SCRIPT=y.gp "$L" plot alpha_run.csv beta_run.csv --y lam1,q3,v1,energy --out y.png >/dev/null 2>err.txt &&
+    [ -s y.png ] && grep -q "^set title 'lam1" y.gp && grep -q "^set title 'v1" y.gp && ! grep -q logscale y.gp &&
+    ok "--y lam1,q3,v1,energy: one panel each, linear (signed) axes" || bad "--y: $(cat err.txt)"
+  # units in the labels: from the metadata, never invented
+  grep -q "^set xlabel 't \[s\]'" y.gp && grep -q "^set title 'energy \[J\]'" y.gp && grep -q "^set title 'lam1 \[J\]'" y.gp &&
+    grep -q "^set title 'q3 \[m\]'" y.gp && grep -q "^set title 'v1 \[m/s\]'" y.gp && grep -q "^set xlabel 't \[s\]'" ov.gp &&
+    grep -q "^set title 'momentum maps .* \[J s\]'" ov.gp && ok "units in the labels: t [s], energy [J], lam1 [J], q3 [m], v1 [m/s], J_k [J s]" ||
+    bad "units in labels: $(grep -h 'title\|label' y.gp ov.gp | cut -c1-60)"
+  LIVENS_PLOT_KEEP_SCRIPT=fp.gp "$L" plot fp_run.csv --y energy,q1 --out fp.png >/dev/null 2>&1 &&
+    LIVENS_PLOT_KEEP_SCRIPT=fp2.gp "$L" plot fp_run.csv --out fp2.png >/dev/null 2>&1 &&
+    LIVENS_PLOT_KEEP_SCRIPT=mix.gp "$L" plot alpha_run.csv fp_run.csv --y energy --out mix.png >/dev/null 2>&1 &&
+    [ "$(grep -h '^set \(title\|xlabel\)' fp.gp fp2.gp mix.gp | grep -c '\[')" -eq 0 ] &&
+    grep -q "^set title 'energy'" mix.gp && ok "no unit for a model without units, nor for a mix of models" ||
+    bad "invented units: $(grep -h '^set \(title\|xlabel\)' fp.gp fp2.gp mix.gp | grep '\[')"
   # convergence: several schemes, fitted orders in the legend, slopes 1-4
   "$L" converge pendulum3d --scheme vi-a --steps 0.04,0.02 --t-end 0.4 --out c2.csv >/dev/null 2>&1
   LIVENS_PLOT_KEEP_SCRIPT=c.gp "$L" plot c.csv c2.csv --out c.png >/dev/null 2>err.txt && [ -s c.png ] &&
     grep -q "title 'rattle (order q 2\.[0-9][0-9], v" c.gp && grep -q "title 'vi-a (order q" c.gp &&
+    grep -q "^set xlabel 'step size h \[s\]'" c.gp && grep -q "^set title 'error in q at the end \[m\]'" c.gp &&
     [ "$(grep -o "title 'slope [1-4]'" c.gp | sort -u | wc -l)" -eq 4 ] &&
     ok "convergence overlay: fitted orders in the legend, reference slopes 1-4" || bad "convergence overlay: $(cat err.txt)"
 else skip "gnuplot is not installed: figure tests"; fi
@@ -162,6 +202,11 @@ else skip "no /usr/bin/python3: JSON checks"; fi
   paste -d, ce.csv cm2.csv | grep -v '^#' | sed 1d | awk -F, '{ for (i = 2; i <= 4; i++) if ($(i + 4) < $i) exit 1 }' &&
   grep -q '^# error = max over' cm2.csv &&
   ok "converge --error max: errors >= those at t_end in q, v, lambda; RATTLE order $p" || bad "--error max: $(cat out.txt err.txt)"
+if command -v gnuplot >/dev/null 2>&1; then
+  LIVENS_PLOT_KEEP_SCRIPT=cm2.gp "$L" plot cm2.csv --out cm2.png >/dev/null 2>&1 &&
+    grep -q "^set title 'maximum error in q over the run \[m\]'" cm2.gp && ! grep -q 'at the end' cm2.gp &&
+    ok "the plot of a --error max table says 'maximum error ... over the run'" || bad "--error max plot titles: $(grep title cm2.gp)"
+fi
 expect_usage "--error max with steps that are not multiples of the reference step" converge pendulum3d --scheme rattle \
   --steps 0.03,0.02 --t-end 0.42 --error max --ref-step 0.007
 expect_usage "--error sometimes" converge pendulum3d --scheme rattle --steps 0.04,0.02 --error sometimes

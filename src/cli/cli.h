@@ -155,10 +155,16 @@ void cli_meta_model(FILE *f, const cli_run *r);
 void cli_meta_scheme(FILE *f, const char *scheme, const cli_kv *opts);
 /* h, t_end, output selection, linear solver, Newton settings. */
 void cli_meta_settings(FILE *f, const cli_run *r);
-/* All of the above for one run; then cli_meta_end. */
-int cli_meta_run(FILE *f, const cli_run *r);
+/* All of the above for one run, with the units of model @p m (NULL: none);
+ * then cli_meta_end. */
+int cli_meta_run(FILE *f, const cli_run *r, const lv_model *m);
 /* Flush and check: CLI_OK, or CLI_FAILED with the sentence printed. */
 int cli_meta_end(FILE *f, const char *path);
+/* SI units of the model's columns where it has them (issue 17): "# unit.t =
+ * s", "# unit.energy = J", "# unit.q1..q3 = m", ... (run CSVs), or the units
+ * of h and of the error groups (@p convergence).  Nothing for a model
+ * without units, a plugin or a system file. */
+void cli_meta_units(FILE *f, const cli_run *r, const lv_model *m, int convergence);
 
 /* Model plugins (src/cli/plugin.c). */
 /* Load the shared object at @p path (empty: nothing) and add its model;

@@ -152,7 +152,7 @@ static int do_run(cli_run *r) {
   }
   FILE *csv = NULL;
   rc = open_out(r->out, &csv);
-  if (!rc && csv) rc = cli_meta_run(csv, r);
+  if (!rc && csv) rc = cli_meta_run(csv, r, model);
   cli_result res;
   memset(&res, 0, sizeof res);
   int ran = !rc;
@@ -422,7 +422,7 @@ static int cmd_compare(int argc, char **argv) {
       size_t len = strlen(pdir) + 32;
       if ((csvs[i] = malloc(len))) snprintf(csvs[i], len, "%s/s%d.csv", pdir, i);
       snprintf(r.out, sizeof r.out, "%s", csvs[i] ? csvs[i] : "");
-      if (!csvs[i] || open_out(csvs[i], &csv) || cli_meta_run(csv, &r)) {
+      if (!csvs[i] || open_out(csvs[i], &csv) || cli_meta_run(csv, &r, model)) {
         if (csv) fclose(csv);
         lv_model_free(model);
         rc = CLI_FAILED;
@@ -819,6 +819,7 @@ static int cmd_converge(int argc, char **argv) {
       }
     }
     cli_meta_num(out, "t_end", a.run.t_end);
+    cli_meta_units(out, &a.run, model, 1);
     if (use_csv) {
       cli_meta_put(out, "reference", a.reference);
       if (href > 0) cli_meta_num(out, "ref_step", href);
@@ -1007,7 +1008,7 @@ static int cmd_demo(void) {
     if (plots) {
       snprintf(path, sizeof path, "%s/%s.csv", dir, wanted[i]);
       csv = fopen(path, "w");
-      if (csv && cli_meta_run(csv, &r)) {
+      if (csv && cli_meta_run(csv, &r, model)) {
         fclose(csv);
         csv = NULL;
       }
