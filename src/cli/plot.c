@@ -397,7 +397,9 @@ static void put_field(FILE *s, const field *f, int *first) {
   if (!strcmp(k, "every") && !strcmp(f->value, "1")) return;
   if (!*first) fputs(", ", s);
   *first = 0;
-  if (!strcmp(k, "model") || !strcmp(k, "scheme")) fputs(f->value, s);
+  if (!strcmp(k, "model") && cli_is_system_file(f->value) && strrchr(f->value, '/'))
+    fputs(strrchr(f->value, '/') + 1, s); /* a system file: its name, not where it lives */
+  else if (!strcmp(k, "model") || !strcmp(k, "scheme")) fputs(f->value, s);
   else {
     if (!strncmp(k, "param.", 6)) k += 6;
     else if (!strncmp(k, "opt.", 4)) k += 4;
