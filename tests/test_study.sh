@@ -82,6 +82,18 @@ if command -v gnuplot >/dev/null 2>&1; then
     grep -q '{omega\\_p = 10}' g.tex && ! grep -q 'omega_p\|g1[02]_run' g.tex && grep -q '\[J s\]' g.tex &&
     ok "LaTeX: legends 'omega\\_p = 12' and 'omega\\_p = 10' (underscore escaped, no file name)" ||
     bad "LaTeX underscores: $(grep -o '.\{12\}omega.\{12\}' g.tex | head -3) $(cat err.txt)"
+  # and drawn literally in the other formats (enhanced text would make the p a subscript)
+  "$L" plot g12_run.csv g10_run.csv --out g.svg >/dev/null 2>err.txt && grep -q '>omega_p = 12<' g.svg &&
+    grep -q '>omega_p = 10<' g.svg && ok "SVG: the legend 'omega_p = 12' drawn as written" ||
+    bad "SVG underscores: $(grep -o '.\{20\}omega.\{20\}' g.svg | head -2) $(cat err.txt)"
+  # one colour per run
+  [ "$(grep "^plot 'd0.txt' using 1:2 " ov.gp | grep -o "lc rgb '#[0-9A-F]*'" | sort -u | wc -l)" -eq 3 ] &&
+    ok "one colour per run (3 runs, 3 colours)" || bad "colours: $(grep "^plot 'd0.txt' using 1:2 " ov.gp)"
+  # a thinned CSV says so, in its metadata and in the figure's title
+  "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 0.4 --every 5 --out ev5_run.csv >/dev/null 2>&1 &&
+    LIVENS_PLOT_KEEP_SCRIPT=ev5.gp "$L" plot ev5_run.csv --out ev5.png >/dev/null 2>&1 && grep -qx '# every = 5' ev5_run.csv &&
+    [ "$(data ev5_run.csv | sed 1d | wc -l)" -eq 9 ] && grep -q "title '.*every n-th step, n = 5'" ev5.gp &&
+    ok "--every 5: 9 rows, '# every = 5' and 'every n-th step, n = 5' in the title" || bad "--every in metadata/title"
   if command -v pdflatex >/dev/null 2>&1 && kpsewhich gnuplot-lua-tikz.sty >/dev/null 2>&1; then
     printf '\\documentclass{article}\\usepackage{gnuplot-lua-tikz}\\begin{document}\\input{g.tex}\\end{document}\n' >doc.tex
     pdflatex -interaction=nonstopmode -no-shell-escape doc.tex >latex.log 2>&1 && [ -s doc.pdf ] &&
