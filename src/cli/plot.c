@@ -585,7 +585,11 @@ static long run_data(FILE *in, FILE *out, const csv_file *c, const run_cols *rc,
       double de = fabs(E - E0) / (E0 != 0 ? fabs(E0) : 1.0);
       put_num(out, de, 1);
       grow(&r[0], de);
-      for (int k = 0; k < rc->nm; k++) put_num(out, atof(f[rc->im[k]]) - J0[k], 0);
+      for (int k = 0; k < rc->nm; k++) {
+        double dj = atof(f[rc->im[k]]) - J0[k];
+        put_num(out, dj, 0);
+        grow(&r[3], fabs(dj));
+      }
       double g = atof(f[rc->ig]), gv = atof(f[rc->iv]), gp = rc->ip >= 0 ? atof(f[rc->ip]) : NAN;
       put_num(out, g, 1);
       put_num(out, gv, 1);
@@ -630,7 +634,9 @@ static void run_script(FILE *sc, const format *fm, int n, char **legend, const r
   }
   fputs("\nunset key\n", sc);
   /* momentum maps, signed */
-  fprintf(sc, "unset logscale y\nset autoscale y\nset format y '%%g'\nset title '%s",
+  /* momentum maps kept exactly: a fixed range (autoscale would warn) */
+  fprintf(sc, "unset logscale y\n%s\nset format y '%%g'\nset title '%s",
+          r[3].hi > 0 ? "set autoscale y" : "set yrange [-1e-15:1e-15]",
           tex ? "momentum maps $J_k - J_k(0)$" : "momentum maps J_k − J_k(0)");
   put_unit(sc, unit_all(c, n, "momentum1"), tex);
   fprintf(sc, "%s'\n", rc[0].nm > 1 ? " (k = 1 solid, 2 dashed, 3 dotted, ...)" : "");
@@ -728,7 +734,7 @@ int cli_plot_files(const char *const *csv, int n, const char *dest, const char *
   int status = CLI_USAGE;
   series *sr = NULL;
   int ns = 0;
-  range r[3] = {{0, 0}, {0, 0}, {0, 0}};
+  range r[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}; /* |dE|/E0, |g|, |Gv|, |J - J0| */
   if (!f) {
     cli_error("out of memory.");
     status = CLI_FAILED;
