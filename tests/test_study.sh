@@ -240,6 +240,14 @@ expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --s
 p=$(sed -n 's/^fitted order: q \([0-9.-]*\), v \([0-9.-]*\).*/\1 \2/p' out.txt)
 echo "$p" | awk '{ exit !($1 > 1.95 && $1 < 2.05 && $2 > 1.95 && $2 < 2.05) }' &&
   ok "converge genalpha against a reference CSV: fitted orders q, v = $p" || bad "genalpha orders against the CSV: '$p'"
+[ -x $PY ] && "$L" converge pendulum3d --param l=2 --scheme genalpha --steps 0.04,0.02,0.01 --t-end 0.4 --reference gref.csv \
+  --out cref.json >/dev/null 2>&1 && $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["reference"] == "gref.csv" and d["ref_scheme"] == "genalpha" and d["ref_step"] == 0.000625, d
+assert 1.95 < d["schemes"][0]["order"]["q"] < 2.05, d
+' cref.json 2>err.txt && ok "converge --reference --out JSON: the reference file, its scheme and step" ||
+  { [ -x $PY ] && bad "reference JSON: $(cat err.txt)"; }
 # a user's CSV: no metadata, columns in another order, spaces, an extra
 # column, no lambda; only every 16th row (--error max over the common times)
 "$L" run pendulum3d --scheme vi-a --step 0.000625 --t-end 0.4 --param l=2 --out vref.csv >/dev/null 2>&1
