@@ -61,6 +61,34 @@ $T "$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --resume ter
   >out.txt 2>err.txt; st=$?
 [ "$st" -eq 0 ] && ok "a SIGTERM'd run's checkpoint resumes" || bad "resume after SIGTERM (status $st, $(cat err.txt))"
 
+# written atomically: every checkpoint goes to a new temporary file that is
+# renamed over the old one, never opened in place (strace shows the calls)
+if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
+  rm -f at.bin
+  $T strace -f -e trace=openat,rename,renameat,renameat2 -o tr.txt "$L" run pendulum3d --scheme rattle --step 0.01 \
+    --t-end 0.05 --checkpoint at.bin --checkpoint-every 2 >/dev/null 2>&1
+  nt=$(grep -c 'openat(.*"at\.bin\.[A-Za-z0-9]\{6\}", O_RDWR|O_CREAT|O_EXCL' tr.txt)
+  nr=$(grep -c 'rename.*"at\.bin\.[A-Za-z0-9]\{6\}".*"at\.bin"' tr.txt)
+  [ "$nt" -eq 3 ] && [ "$nr" -eq 3 ] && ! grep -q '"at\.bin", O_' tr.txt &&
+    ok "checkpoints written atomically: 3 new temporary files, each renamed over at.bin, at.bin never opened for writing" ||
+    bad "atomic checkpoint: $nt temporaries, $nr renames: $(grep at.bin tr.txt | head -4)"
+else skip "no usable strace: the checkpoint's write-then-rename is not traced"; fi
+# and a run killed (SIGKILL) while checkpointing every step leaves a
+# checkpoint that resumes, every time
+for k in 1 2 3; do
+  rm -f kill.bin
+  $T "$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --checkpoint kill.bin --checkpoint-every 1 \
+    >/dev/null 2>&1 &
+  pid=$!
+  i=0
+  while [ "$i" -lt 100 ] && [ ! -s kill.bin ]; do sleep 0.05; i=$((i + 1)); done
+  sleep 0.$k
+  kill -KILL $pid
+  wait $pid 2>/dev/null
+  $T "$L" run pendulum3d --scheme rattle --step 0.0001 --resume kill.bin --t-end 1e-9 >out.txt 2>err.txt; st=$?
+  [ "$st" -eq 0 ] && ok "SIGKILL during checkpoints every step ($k): the checkpoint resumes" || bad "checkpoint after SIGKILL ($k): status $st, $(cat err.txt)"
+done
+
 # refusals: one sentence, exit 2
 expect_usage "resume with another model" run pendulum2d --scheme rattle --step 0.001 --resume ck.bin
 expect_usage "resume with another scheme" run pendulum3d --scheme em --step 0.001 --resume ck.bin

@@ -17,6 +17,20 @@ for kv in "livens = $ver" "kind = run" "model = pendulum3d" "param.l = 2" "param
 done
 [ "$(sed -n '/^[^#]/{p;q}' alpha_run.csv | cut -d, -f1)" = t ] && ok "run CSV: metadata lines, then the header" ||
   bad "run CSV: the first non-comment line is not the header"
+# SI units where the model has them (pendulum3d: g = (|q|^2/l^2 - 1)/2 is
+# dimensionless, so its multiplier is in J); none invented for four-particle
+n=0
+for kv in "unit.t = s" "unit.energy = J" "unit.momentum = J s" "unit.q1..q3 = m" "unit.v1..v3 = m/s" "unit.lambda1 = J" \
+  "unit.gv_norm = 1/s"; do grep -qx "# $kv" alpha_run.csv && n=$((n + 1)); done
+[ "$n" -eq 7 ] && ok "run CSV metadata: SI units of t, energy, momentum, q, v, lambda, |Gv|" ||
+  bad "unit metadata: $(grep '^# unit' alpha_run.csv | tr '\n' ' ')"
+"$L" run rigid-chain --param N=2 --scheme rattlie --step 0.01 --t-end 0.02 --out rc_run.csv >/dev/null 2>&1
+[ "$(grep '^# unit\.[qv]' rc_run.csv | tr '\n' ' ')" = "# unit.q1..q3 = m # unit.q4..q12 = 1 # unit.q13..q15 = m # unit.q16..q24 = 1 \
+# unit.v1..v3 = m/s # unit.v4..v6 = rad/s # unit.v7..v9 = m/s # unit.v10..v12 = rad/s " ] &&
+  grep -qx '# unit.lambda1..lambda6 = N' rc_run.csv && ok "rigid chain: positions m, rotation entries 1, rad/s, joint forces N" ||
+  bad "rigid-chain units: $(grep '^# unit' rc_run.csv | tr '\n' ' ')"
+"$L" run four-particle --scheme rattle --step 0.01 --t-end 0.1 --out fp_run.csv >/dev/null 2>&1 && ! grep -q '^# unit' fp_run.csv &&
+  ok "four-particle (no units in its data): no unit metadata" || bad "four-particle units: $(grep '^# unit' fp_run.csv)"
 if [ -x $PY ] && $PY -c 'import numpy' 2>/dev/null; then
   # the recipe of doc/guide.md
   $PY -c '
@@ -58,19 +72,57 @@ if command -v gnuplot >/dev/null 2>&1; then
   "$L" plot alpha_run.csv gamma_run.csv --out f.pdf >/dev/null 2>err.txt && [ "$(head -c 5 f.pdf)" = "%PDF-" ] &&
     ok "PDF" || bad "PDF: $(cat err.txt)"
   "$L" plot alpha_run.csv gamma_run.csv --out f.tex >/dev/null 2>err.txt && head -n 1 f.tex | grep -q 'begin{tikzpicture}' &&
-    grep -q '{rattle}' f.tex && ok "LaTeX (TikZ) with the legend as text" || bad "LaTeX: $(cat err.txt)"
+    grep -q '{rattle}' f.tex && grep -q '^\\end{tikzpicture}' f.tex && grep -q '{t \[s\]}' f.tex &&
+    ok "LaTeX (TikZ) with the legend as text" || bad "LaTeX: $(cat err.txt)"
+  # underscores in the legend (a parameter name) and title escaped for LaTeX;
+  # a default value is named in a legend when the other run's differs
+  "$L" run gyro-top --scheme rattle --t-end 0.01 --param omega_p=12 --out g12_run.csv >/dev/null 2>&1
+  "$L" run gyro-top --scheme rattle --t-end 0.01 --out g10_run.csv >/dev/null 2>&1
+  "$L" plot g12_run.csv g10_run.csv --out g.tex >/dev/null 2>err.txt && grep -q '{omega\\_p = 12}' g.tex &&
+    grep -q '{omega\\_p = 10}' g.tex && ! grep -q 'omega_p\|g1[02]_run' g.tex && grep -q '\[J s\]' g.tex &&
+    ok "LaTeX: legends 'omega\\_p = 12' and 'omega\\_p = 10' (underscore escaped, no file name)" ||
+    bad "LaTeX underscores: $(grep -o '.\{12\}omega.\{12\}' g.tex | head -3) $(cat err.txt)"
+  # and drawn literally in the other formats (enhanced text would make the p a subscript)
+  "$L" plot g12_run.csv g10_run.csv --out g.svg >/dev/null 2>err.txt && grep -q '>omega_p = 12<' g.svg &&
+    grep -q '>omega_p = 10<' g.svg && ok "SVG: the legend 'omega_p = 12' drawn as written" ||
+    bad "SVG underscores: $(grep -o '.\{20\}omega.\{20\}' g.svg | head -2) $(cat err.txt)"
+  # one colour per run
+  [ "$(grep "^plot 'd0.txt' using 1:2 " ov.gp | grep -o "lc rgb '#[0-9A-F]*'" | sort -u | wc -l)" -eq 3 ] &&
+    ok "one colour per run (3 runs, 3 colours)" || bad "colours: $(grep "^plot 'd0.txt' using 1:2 " ov.gp)"
+  # a thinned CSV says so, in its metadata and in the figure's title
+  "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 0.4 --every 5 --out ev5_run.csv >/dev/null 2>&1 &&
+    LIVENS_PLOT_KEEP_SCRIPT=ev5.gp "$L" plot ev5_run.csv --out ev5.png >/dev/null 2>&1 && grep -qx '# every = 5' ev5_run.csv &&
+    [ "$(data ev5_run.csv | sed 1d | wc -l)" -eq 9 ] && grep -q "title '.*every n-th step, n = 5'" ev5.gp &&
+    ok "--every 5: 9 rows, '# every = 5' and 'every n-th step, n = 5' in the title" || bad "--every in metadata/title"
+  if command -v pdflatex >/dev/null 2>&1 && kpsewhich gnuplot-lua-tikz.sty >/dev/null 2>&1; then
+    printf '\\documentclass{article}\\usepackage{gnuplot-lua-tikz}\\begin{document}\\input{g.tex}\\end{document}\n' >doc.tex
+    pdflatex -interaction=nonstopmode -no-shell-escape doc.tex >latex.log 2>&1 && [ -s doc.pdf ] &&
+      ok "pdflatex compiles the figure" || bad "pdflatex: $(grep '^!' latex.log | head -3)"
+  else skip "no pdflatex with gnuplot-lua-tikz.sty: the LaTeX figure is not compiled"; fi
   "$L" plot alpha_run.csv --format svg --out f.figure >/dev/null 2>err.txt && grep -q '<svg' f.figure &&
     ok "--format svg with any output name" || bad "--format svg: $(cat err.txt)"
   "$L" plot alpha_run.csv >/dev/null 2>err.txt && [ -s alpha_run.png ] && ok "default output: the first CSV's name as .png" ||
     bad "default output name"
   # any column against t, signed
-  LIVENS_PLOT_KEEP_SCRIPT=y.gp "$L" plot alpha_run.csv beta_run.csv --y lam1,q3,v1 --out y.png >/dev/null 2>err.txt &&
-    [ -s y.png ] && grep -q "^set title 'lam1'" y.gp && grep -q "^set title 'v1'" y.gp && ! grep -q logscale y.gp &&
-    ok "--y lam1,q3,v1: one panel each, linear (signed) axes" || bad "--y: $(cat err.txt)"
+  LIVENS_PLOT_KEEP_SCRIPT=y.gp "$L" plot alpha_run.csv beta_run.csv --y lam1,q3,v1,energy --out y.png >/dev/null 2>err.txt &&
+    [ -s y.png ] && grep -q "^set title 'lam1" y.gp && grep -q "^set title 'v1" y.gp && ! grep -q logscale y.gp &&
+    ok "--y lam1,q3,v1,energy: one panel each, linear (signed) axes" || bad "--y: $(cat err.txt)"
+  # units in the labels: from the metadata, never invented
+  grep -q "^set xlabel 't \[s\]'" y.gp && grep -q "^set title 'energy \[J\]'" y.gp && grep -q "^set title 'lam1 \[J\]'" y.gp &&
+    grep -q "^set title 'q3 \[m\]'" y.gp && grep -q "^set title 'v1 \[m/s\]'" y.gp && grep -q "^set xlabel 't \[s\]'" ov.gp &&
+    grep -q "^set title 'momentum maps .* \[J s\]'" ov.gp && ok "units in the labels: t [s], energy [J], lam1 [J], q3 [m], v1 [m/s], J_k [J s]" ||
+    bad "units in labels: $(grep -h 'title\|label' y.gp ov.gp | cut -c1-60)"
+  LIVENS_PLOT_KEEP_SCRIPT=fp.gp "$L" plot fp_run.csv --y energy,q1 --out fp.png >/dev/null 2>&1 &&
+    LIVENS_PLOT_KEEP_SCRIPT=fp2.gp "$L" plot fp_run.csv --out fp2.png >/dev/null 2>&1 &&
+    LIVENS_PLOT_KEEP_SCRIPT=mix.gp "$L" plot alpha_run.csv fp_run.csv --y energy --out mix.png >/dev/null 2>&1 &&
+    [ "$(grep -h '^set \(title\|xlabel\)' fp.gp fp2.gp mix.gp | grep -c '\[')" -eq 0 ] &&
+    grep -q "^set title 'energy'" mix.gp && ok "no unit for a model without units, nor for a mix of models" ||
+    bad "invented units: $(grep -h '^set \(title\|xlabel\)' fp.gp fp2.gp mix.gp | grep '\[')"
   # convergence: several schemes, fitted orders in the legend, slopes 1-4
   "$L" converge pendulum3d --scheme vi-a --steps 0.04,0.02 --t-end 0.4 --out c2.csv >/dev/null 2>&1
   LIVENS_PLOT_KEEP_SCRIPT=c.gp "$L" plot c.csv c2.csv --out c.png >/dev/null 2>err.txt && [ -s c.png ] &&
     grep -q "title 'rattle (order q 2\.[0-9][0-9], v" c.gp && grep -q "title 'vi-a (order q" c.gp &&
+    grep -q "^set xlabel 'step size h \[s\]'" c.gp && grep -q "^set title 'error in q at the end \[m\]'" c.gp &&
     [ "$(grep -o "title 'slope [1-4]'" c.gp | sort -u | wc -l)" -eq 4 ] &&
     ok "convergence overlay: fitted orders in the legend, reference slopes 1-4" || bad "convergence overlay: $(cat err.txt)"
 else skip "gnuplot is not installed: figure tests"; fi
@@ -162,12 +214,85 @@ else skip "no /usr/bin/python3: JSON checks"; fi
   paste -d, ce.csv cm2.csv | grep -v '^#' | sed 1d | awk -F, '{ for (i = 2; i <= 4; i++) if ($(i + 4) < $i) exit 1 }' &&
   grep -q '^# error = max over' cm2.csv &&
   ok "converge --error max: errors >= those at t_end in q, v, lambda; RATTLE order $p" || bad "--error max: $(cat out.txt err.txt)"
+if command -v gnuplot >/dev/null 2>&1; then
+  LIVENS_PLOT_KEEP_SCRIPT=cm2.gp "$L" plot cm2.csv --out cm2.png >/dev/null 2>&1 &&
+    grep -q "^set title 'maximum error in q over the run \[m\]'" cm2.gp && ! grep -q 'at the end' cm2.gp &&
+    ok "the plot of a --error max table says 'maximum error ... over the run'" || bad "--error max plot titles: $(grep title cm2.gp)"
+fi
 expect_usage "--error max with steps that are not multiples of the reference step" converge pendulum3d --scheme rattle \
   --steps 0.03,0.02 --t-end 0.42 --error max --ref-step 0.007
 expect_usage "--error sometimes" converge pendulum3d --scheme rattle --steps 0.04,0.02 --error sometimes
 expect_usage "converge --ref-scheme unknown" converge pendulum3d --scheme rattle --ref-scheme nope --steps 0.04,0.02
 expect_usage "converge --scheme and --schemes" converge pendulum3d --scheme rattle --schemes em --steps 0.04,0.02
 expect_usage "converge --schemes with a repeated scheme" converge pendulum3d --schemes em,em --steps 0.04,0.02
+
+# --- converge --reference FILE.csv: the reference from a CSV (a livens run
+# CSV of the same model, or any CSV with t and the state columns)
+"$L" run pendulum3d --scheme genalpha --step 0.000625 --t-end 0.4 --param l=2 --out gref.csv >/dev/null 2>&1
+"$L" converge pendulum3d --param l=2 --scheme genalpha --steps 0.04,0.02,0.01 --t-end 0.4 --reference gref.csv \
+  --out cref.csv >out.txt 2>err.txt &&
+  "$L" converge pendulum3d --param l=2 --scheme genalpha --steps 0.04,0.02,0.01 --t-end 0.4 --out cown.csv >/dev/null 2>&1 &&
+  [ "$(data cref.csv)" = "$(data cown.csv)" ] && grep -qx '# reference = gref.csv' cref.csv &&
+  grep -qx '# ref_scheme = genalpha' cref.csv && grep -q '^# ref_step = 0.00062500' cref.csv &&
+  grep -q 'against the reference gref.csv (genalpha, h = 0.000625)' out.txt &&
+  ok "converge --reference: a CSV of the fine run gives the built-in reference's errors bit for bit" ||
+  bad "--reference against the built-in reference: $(cat out.txt err.txt)"
+p=$(sed -n 's/^fitted order: q \([0-9.-]*\), v \([0-9.-]*\).*/\1 \2/p' out.txt)
+echo "$p" | awk '{ exit !($1 > 1.95 && $1 < 2.05 && $2 > 1.95 && $2 < 2.05) }' &&
+  ok "converge genalpha against a reference CSV: fitted orders q, v = $p" || bad "genalpha orders against the CSV: '$p'"
+[ -x $PY ] && "$L" converge pendulum3d --param l=2 --scheme genalpha --steps 0.04,0.02,0.01 --t-end 0.4 --reference gref.csv \
+  --out cref.json >/dev/null 2>&1 && $PY -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["reference"] == "gref.csv" and d["ref_scheme"] == "genalpha" and d["ref_step"] == 0.000625, d
+assert 1.95 < d["schemes"][0]["order"]["q"] < 2.05, d
+' cref.json 2>err.txt && ok "converge --reference --out JSON: the reference file, its scheme and step" ||
+  { [ -x $PY ] && bad "reference JSON: $(cat err.txt)"; }
+# a user's CSV: no metadata, columns in another order, spaces, an extra
+# column, no lambda; only every 16th row (--error max over the common times)
+"$L" run pendulum3d --scheme vi-a --step 0.000625 --t-end 0.4 --param l=2 --out vref.csv >/dev/null 2>&1
+data vref.csv | awk -F, 'NR == 1 { print "t, v1, v2, v3, q1, q2, q3, note"; next }
+  (NR - 2) % 16 == 0 { printf "%s, %s, %s, %s, %s, %s, %s, x\n", $1, $5, $6, $7, $2, $3, $4 }' >user.csv
+"$L" converge pendulum3d --param l=2 --scheme vi-a --steps 0.04,0.02,0.01 --t-end 0.4 --reference user.csv --error max \
+  --out cu.csv >out.txt 2>err.txt && [ "$(data cu.csv | head -n 1)" = "h,err_q,err_v" ] &&
+  grep -qx '# ref_scheme = unknown' cu.csv && grep -q 'no lambda columns' out.txt &&
+  p=$(sed -n 's/^fitted order: q \([0-9.-]*\).*/\1/p' out.txt) && awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' &&
+  ok "converge vi-a --error max against a user CSV (no metadata, reordered, thinned, no lambda): order in q $p" ||
+  bad "--reference user CSV: $(cat out.txt err.txt)"
+# the thinned reference: the maximum over the shared times, at most the
+# maximum over every step against the full reference (and here equal to it)
+"$L" converge pendulum3d --param l=2 --scheme vi-a --steps 0.04,0.02,0.01 --t-end 0.4 --reference vref.csv --error max \
+  --out cf.csv >/dev/null 2>&1 && data cu.csv >cu.txt && data cf.csv >cf.txt &&
+  paste -d, cu.txt cf.txt | sed 1d | awk -F, '{ if ($2 > $5 || $3 > $6 || $2 < 0.5 * $5) exit 1 }' &&
+  ok "the thinned reference's maximum: at most, and close to, the full reference's" || bad "thinned max: $(paste cu.txt cf.txt)"
+# wrong references: one sentence each, exit status 2
+"$L" converge pendulum3d --scheme rattle --steps 0.04,0.02 --t-end 0.4 --out cv2.csv >/dev/null 2>&1
+data user.csv | sed '1s/, q3//; s/, [^,]*, x$/, x/' >noq3.csv
+{ data gref.csv | head -n 1 | sed 's/^t,/t,q4,/'; data gref.csv | sed 1d | sed 's/^\([^,]*\),/\1,0,/'; } >q4.csv
+sed 's/^0.2,/0.2,abc,/' user.csv | awk -F, 'NR == 5 { $2 = " nan" } 1' OFS=, >nan.csv
+expect_usage "--reference of another model" converge chain --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference gref.csv
+expect_usage "--reference with another parameter" converge pendulum3d --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference gref.csv
+grep -q 'computed with l = 2, this study uses l = 1' err.txt || bad "the parameter sentence: $(cat err.txt)"
+expect_usage "--reference of a convergence CSV" converge pendulum3d --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference cv2.csv
+expect_usage "--reference without q3" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 --t-end 0.4 --reference noq3.csv
+expect_usage "--reference with a column q4 (another model's)" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 \
+  --t-end 0.4 --reference q4.csv
+expect_usage "--reference with a field 'nan'" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 --t-end 0.4 \
+  --reference nan.csv
+expect_usage "--reference without a row at t_end" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 \
+  --t-end 0.5 --reference gref.csv
+expect_usage "a step not larger than the reference's" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.000625 \
+  --t-end 0.4 --reference gref.csv
+expect_usage "--reference and --ref-step" converge pendulum3d --param l=2 --scheme rattle --steps 0.04,0.02 --t-end 0.4 \
+  --reference gref.csv --ref-step 0.001
+expect_usage "--reference that does not exist" converge pendulum3d --scheme rattle --steps 0.04,0.02 --reference nosuch.csv
+expect_usage "--reference in run" run pendulum3d --reference gref.csv
+# on a Lie group (R^3 x SO(3)): the configuration error through the logarithm of the CSV's rotation matrices
+"$L" run heavy-top --scheme genalpha --step 0.000125 --t-end 0.1 --out htref.csv >/dev/null 2>&1
+"$L" converge heavy-top --scheme genalpha --steps 0.004,0.002 --t-end 0.1 --ref-step 0.000125 --out ht1.csv >/dev/null 2>&1 &&
+  "$L" converge heavy-top --scheme genalpha --steps 0.004,0.002 --t-end 0.1 --reference htref.csv --out ht2.csv >/dev/null 2>&1 &&
+  [ "$(data ht1.csv)" = "$(data ht2.csv)" ] && ok "heavy top (R^3 x SO(3)) against its reference CSV: the built-in errors bit for bit" ||
+  bad "heavy-top --reference: $(data ht1.csv) / $(data ht2.csv)"
 
 # --- output at chosen times; the final state always written
 "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 1 --output-dt 0.25 --out od.csv >od.txt 2>err.txt &&

@@ -120,4 +120,21 @@ $T "$L" run "$sys/spring_chain.yaml" --scheme em >out.txt 2>err.txt && grep -q "
 "$L" run "$sys/heavy_top.yaml" --param m=3 >out.txt 2>err.txt; st=$?
 [ $st -eq 2 ] && grep -q "only formulation" err.txt && ok "other parameters refused: $(cat err.txt)" || bad "--param m=3 on a file (exit $st)"
 
+# --- every subcommand takes a system file (issue 17)
+dp="$sys/double_pendulum.yaml"
+"$L" compare "$dp" --schemes rattle,em --step 0.01 --t-end 0.2 --out sc.csv >out.txt 2>err.txt &&
+  [ "$(data sc.csv | sed 1d | cut -d, -f1,12 | tr '\n' ' ')" = "rattle,ok em,ok " ] && grep -qx "# model = $dp" sc.csv &&
+  ok "compare on a system file: both schemes ok, the file named in the metadata" || bad "compare system file: $(cat err.txt)"
+"$L" converge "$dp" --scheme rattle --steps 0.02,0.01,0.005 --t-end 0.2 >out.txt 2>err.txt &&
+  p=$(sed -n 's/^fitted order: q \([0-9.]*\).*/\1/p' out.txt) && awk -v p="$p" 'BEGIN { exit !(p > 1.9 && p < 2.1) }' &&
+  ok "converge on a system file: RATTLE order in q $p" || bad "converge system file: $(cat out.txt err.txt)"
+"$L" check "$dp" >out.txt 2>err.txt && grep -q 'supplied derivatives agree with finite differences' out.txt &&
+  ok "check on a system file: its exact derivatives agree with finite differences" || bad "check system file: $(cat out.txt err.txt)"
+if command -v gnuplot >/dev/null 2>&1; then
+  "$L" run "$dp" --scheme em --step 0.01 --t-end 0.2 --out sr.csv >/dev/null 2>&1
+  LIVENS_PLOT_KEEP_SCRIPT=s.gp "$L" plot sr.csv --out s.png >/dev/null 2>err.txt && [ -s s.png ] &&
+    grep -q "title 'double_pendulum.yaml, em, h = 0.01" s.gp && ! grep -q "$sys" s.gp &&
+    ok "plot of a system file's run: the file's name (not its directory) in the title" || bad "plot system file: $(grep multiplot s.gp) $(cat err.txt)"
+fi
+
 [ $fails -eq 0 ]

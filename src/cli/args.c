@@ -44,7 +44,7 @@ int cli_split_list(char *s, char **items, int max) {
 
 enum { O_SCHEME = 1, O_SCHEMES, O_STEP, O_STEPS, O_TEND, O_PARAM, O_OPT, O_OUT, O_EVERY, O_HALVING, O_LINSOL,
        O_NTOL, O_NKIND, O_REF, O_PNG, O_FORMAT, O_Y, O_SUMMARY, O_ODT, O_OTIMES, O_MODEL_LIB, O_PLOT, O_REF_SCHEME, O_ERROR,
-       O_CKPT, O_CKPT_EVERY, O_RESUME };
+       O_CKPT, O_CKPT_EVERY, O_RESUME, O_REFERENCE };
 
 /* Parses the options shared by run/compare/converge/check/plot; leaves the
  * positional arguments in argv[optind..]. */
@@ -65,6 +65,7 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       {"error", required_argument, 0, O_ERROR},
       {"checkpoint", required_argument, 0, O_CKPT}, {"checkpoint-every", required_argument, 0, O_CKPT_EVERY},
       {"resume", required_argument, 0, O_RESUME},
+      {"reference", required_argument, 0, O_REFERENCE}, /* converge: a reference CSV (issue 17) */
       {0, 0, 0, 0}};
   int c, rc = CLI_OK;
   opterr = 0;
@@ -136,6 +137,12 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
         if (strcmp(optarg, "end") && strcmp(optarg, "max"))
           return cli_error("--error must be end or max, got '%s'.", optarg), CLI_USAGE;
         strcpy(a->error, optarg);
+        break;
+      case O_REFERENCE:
+        if (strcmp(cmd, "converge") != 0) return cli_error("--reference is an option of 'converge' only."), CLI_USAGE;
+        if (!optarg[0]) return cli_error("--reference needs a CSV file name, got an empty one."), CLI_USAGE;
+        if (strlen(optarg) >= sizeof a->reference) return cli_error("--reference path too long."), CLI_USAGE;
+        strcpy(a->reference, optarg);
         break;
       case O_REF_SCHEME:
         if (strlen(optarg) >= sizeof a->ref_scheme) return cli_error("--ref-scheme name too long."), CLI_USAGE;

@@ -86,6 +86,7 @@ typedef struct {
   char plot[1024];     /* compare --plot FIGURE */
   char ref_scheme[64]; /* converge --ref-scheme (empty: the same scheme) */
   char error[16];      /* converge --error end|max */
+  char reference[1024]; /* converge --reference FILE.csv (empty: a fine run; issue 17) */
 } cli_args;
 
 /* Parse the options (GNU long options, permuted); positional arguments are
@@ -156,10 +157,16 @@ void cli_meta_model(FILE *f, const cli_run *r);
 void cli_meta_scheme(FILE *f, const char *scheme, const cli_kv *opts);
 /* h, t_end, output selection, linear solver, Newton settings. */
 void cli_meta_settings(FILE *f, const cli_run *r);
-/* All of the above for one run; then cli_meta_end. */
-int cli_meta_run(FILE *f, const cli_run *r);
+/* All of the above for one run, with the units of model @p m (NULL: none);
+ * then cli_meta_end. */
+int cli_meta_run(FILE *f, const cli_run *r, const lv_model *m);
 /* Flush and check: CLI_OK, or CLI_FAILED with the sentence printed. */
 int cli_meta_end(FILE *f, const char *path);
+/* SI units of the model's columns where it has them (issue 17): "# unit.t =
+ * s", "# unit.energy = J", "# unit.q1..q3 = m", ... (run CSVs), or the units
+ * of h and of the error groups (@p convergence).  Nothing for a model
+ * without units, a plugin or a system file. */
+void cli_meta_units(FILE *f, const cli_run *r, const lv_model *m, int convergence);
 
 /* Model plugins (src/cli/plugin.c). */
 /* Load the shared object at @p path (empty: nothing) and add its model;
@@ -183,6 +190,24 @@ void cli_json_number(FILE *f, double x);
  * scheme options, diagnostics, statistics, status).  CLI_OK or CLI_FAILED
  * when the stream has an error. */
 int cli_json_summary(FILE *f, const cli_run *r, const cli_result *res);
+
+/* converge --reference FILE.csv (src/cli/reference.c, issue 17): states of
+ * a reference solution read from a CSV. */
+typedef struct {
+  int nq, nv, nc;  /* the model's; nc = 0 when the file has no lambda columns */
+  long n;          /* rows */
+  double *t, *x;   /* t increasing; x: n rows of nq + nv + nc (q, v, lambda) */
+  double h;        /* its step from the metadata ("# h = "), 0 if unknown */
+  char scheme[64]; /* its scheme from the metadata, empty if unknown */
+} cli_reference;
+/* Read the reference for model @p m of run @p r from @p path: a livens run
+ * CSV of the same model and parameters, or any CSV with the columns t,
+ * q1.., v1.. (and optionally lambda1..).  CLI_OK, or CLI_USAGE / CLI_FAILED
+ * with one sentence printed (nothing to free then). */
+int cli_reference_read(const char *path, const cli_run *r, const lv_model *m, cli_reference *ref);
+/* The row at time @p t (relative tolerance 1e-9), or -1. */
+long cli_reference_find(const cli_reference *ref, double t);
+void cli_reference_free(cli_reference *ref);
 
 /* Set by SIGINT; the output callback stops the run cleanly. */
 extern volatile int cli_interrupted;

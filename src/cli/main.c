@@ -35,7 +35,7 @@ static const char usage_text[] =
     "       livens compare MODEL --schemes S1,S2,... [--out FILE.csv|FILE.json] [--plot FIG.png|.svg|.pdf|.tex]\n"
     "                        [run options]\n"
     "       livens converge MODEL --scheme S|--schemes S1,S2,... --steps H1,H2,... [--ref-step H] [--ref-scheme S]\n"
-    "                        [--error end|max]\n"
+    "                        [--error end|max] [--reference FILE.csv]\n"
     "                        [--out FILE.csv|FILE.json] [run options]\n"
     "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
     "       livens check MODEL [--param K=V]...\n"
@@ -155,7 +155,7 @@ static int do_run(cli_run *r) {
   }
   FILE *csv = NULL;
   rc = open_out(r->out, &csv);
-  if (!rc && csv) rc = cli_meta_run(csv, r);
+  if (!rc && csv) rc = cli_meta_run(csv, r, model);
   cli_result res;
   memset(&res, 0, sizeof res);
   int ran = !rc;
@@ -428,7 +428,7 @@ static int cmd_compare(int argc, char **argv) {
       size_t len = strlen(pdir) + 32;
       if ((csvs[i] = malloc(len))) snprintf(csvs[i], len, "%s/s%d.csv", pdir, i);
       snprintf(r.out, sizeof r.out, "%s", csvs[i] ? csvs[i] : "");
-      if (!csvs[i] || open_out(csvs[i], &csv) || cli_meta_run(csv, &r)) {
+      if (!csvs[i] || open_out(csvs[i], &csv) || cli_meta_run(csv, &r, model)) {
         if (csv) fclose(csv);
         lv_model_free(model);
         rc = CLI_FAILED;
@@ -557,6 +557,23 @@ static int max_errors(const lv_space *sp, const traj *c, const traj *ref, double
   return 0;
 }
 
+/* --reference FILE.csv: the maximum over the run's times that are also
+ * times of the reference (at least t_end); *common counts them. */
+static void max_errors_csv(const lv_space *sp, const traj *c, const cli_reference *ref, double err[3], long *common) {
+  long dim = c->nq + c->nv + c->nc, rdim = ref->nq + ref->nv + ref->nc;
+  err[0] = err[1] = err[2] = 0;
+  *common = 0;
+  for (long j = 0; j < c->n; j++) {
+    long k = cli_reference_find(ref, c->t[j]);
+    if (k < 0) continue;
+    const double *a = c->x + j * dim, *b = ref->x + k * rdim;
+    err[0] = fmax(err[0], config_error(sp, a, b, c->nv));
+    err[1] = fmax(err[1], vec_error(a + c->nq, b + c->nq, c->nv));
+    err[2] = ref->nc ? fmax(err[2], vec_error(a + c->nq + c->nv, b + c->nq + c->nv, c->nc)) : NAN;
+    (*common)++;
+  }
+}
+
 /* Errors of one scheme at every step size against its own finer run. */
 typedef struct {
   double e[3][CLI_MAXSTEPS]; /* q, v, lambda */
@@ -592,6 +609,10 @@ static int cmd_converge(int argc, char **argv) {
   }
   if (!rc && a.schemes[0] && (ns = scheme_list(a.schemes, schemes, &a.run.opts)) < 0) rc = CLI_USAGE;
   if (!rc && !a.schemes[0]) schemes[0] = a.run.scheme;
+  if (!rc && a.reference[0] && (a.ref_scheme[0] || a.ref_step > 0)) {
+    cli_error("--reference FILE.csv replaces --ref-step and --ref-scheme: give one or the other.");
+    rc = CLI_USAGE;
+  }
   if (!rc && a.ref_scheme[0] && !lv_scheme_find(a.ref_scheme)) {
     cli_error("unknown reference scheme '%s' (see 'livens list').", a.ref_scheme);
     rc = CLI_USAGE;
@@ -626,6 +647,27 @@ static int cmd_converge(int argc, char **argv) {
   double href = a.ref_step > 0 ? a.ref_step : hmin / 16.0;
   lv_model *model = NULL;
   rc = cli_make_model(&a.run, &model);
+  /* a reference from a CSV (issue 17): read once, checked against the model,
+   * the steps and t_end before anything runs */
+  cli_reference csvref;
+  memset(&csvref, 0, sizeof csvref);
+  long kend = -1;
+  int use_csv = a.reference[0] != '\0';
+  if (!rc && use_csv) {
+    rc = cli_reference_read(a.reference, &a.run, model, &csvref);
+    if (!rc && (kend = cli_reference_find(&csvref, a.run.t_end)) < 0) {
+      cli_error("the reference '%s' has no row at t_end = %g (it runs from %g to %g).", a.reference, a.run.t_end,
+                csvref.t[0], csvref.t[csvref.n - 1]);
+      rc = CLI_USAGE;
+    }
+    for (int i = 0; i < n && !rc && csvref.h > 0; i++)
+      if (hs[i] <= csvref.h * (1 + 1e-12)) {
+        cli_error("step %g is not larger than the reference's step %g: its error would be meaningless.", hs[i],
+                  csvref.h);
+        rc = CLI_USAGE;
+      }
+    if (!rc) href = csvref.h;
+  }
   conv_errs *ce = calloc((size_t)ns, sizeof *ce);
   if (!rc && !ce) {
     cli_error("out of memory.");
@@ -644,9 +686,40 @@ static int cmd_converge(int argc, char **argv) {
     traj tref = {lv_model_nq(model), lv_model_nv(model), lv_model_nc(model), 0, 0, NULL, NULL}, tc = tref;
     if (emax) r.on_state = record_state, r.on_state_ctx = &tref;
     const char *refname = a.ref_scheme[0] ? a.ref_scheme : schemes[k];
-    rc = cli_execute(&r, model, NULL, isatty(2), &ref);
-    if (rc == CLI_FAILED) cli_error("the reference run of %s (h = %g) failed.", refname, href);
-    if (!rc) {
+    if (use_csv) {
+      /* the reference's row at t_end as a result */
+      memset(&ref, 0, sizeof ref);
+      const double *x = csvref.x + kend * (csvref.nq + csvref.nv + csvref.nc);
+      ref.nq = csvref.nq, ref.nv = csvref.nv, ref.nc = csvref.nc, ref.t_final = csvref.t[kend];
+      ref.space = lv_model_space(model);
+      ref.q = malloc(sizeof(double) * (size_t)csvref.nq);
+      ref.v = malloc(sizeof(double) * (size_t)csvref.nv);
+      ref.lambda = malloc(sizeof(double) * (size_t)(lv_model_nc(model) + 1));
+      if (!ref.q || !ref.v || !ref.lambda) {
+        cli_error("out of memory.");
+        rc = CLI_FAILED;
+      } else {
+        memcpy(ref.q, x, sizeof(double) * (size_t)csvref.nq);
+        memcpy(ref.v, x + csvref.nq, sizeof(double) * (size_t)csvref.nv);
+        memcpy(ref.lambda, x + csvref.nq + csvref.nv, sizeof(double) * (size_t)csvref.nc);
+        nc = csvref.nc;
+        t_final = ref.t_final;
+        printf("%s%s on %s: errors %s%g%s against the reference %s", k ? "\n" : "", schemes[k], a.run.model,
+               emax ? "(max over the times it shares with the reference) in t = [0, " : "at t = ", ref.t_final,
+               emax ? "]" : "", a.reference);
+        if (csvref.scheme[0] || csvref.h > 0) {
+          printf(" (%s", csvref.scheme[0] ? csvref.scheme : "");
+          if (csvref.h > 0) printf("%sh = %g", csvref.scheme[0] ? ", " : "", csvref.h);
+          putchar(')');
+        }
+        printf("%s\n", nc || !lv_model_nc(model) ? "" : "; it has no lambda columns");
+        printf("%12s %12s %7s %12s %7s %12s %7s\n", "h", "err q", "order", "err v", "order", "err lambda", "order");
+      }
+    } else {
+      rc = cli_execute(&r, model, NULL, isatty(2), &ref);
+      if (rc == CLI_FAILED) cli_error("the reference run of %s (h = %g) failed.", refname, href);
+    }
+    if (!rc && !use_csv) {
       nc = ref.nc;
       t_final = ref.t_final;
       printf("%s%s on %s: errors %s%g%s against %s%s with h = %g\n", k ? "\n" : "", schemes[k], a.run.model,
@@ -669,9 +742,12 @@ static int cmd_converge(int argc, char **argv) {
         double *eq = ce[k].e[0], *ev = ce[k].e[1], *el = ce[k].e[2];
         eq[i] = config_error(ref.space, res.q, ref.q, res.nv);
         ev[i] = vec_error(res.v, ref.v, res.nv);
-        el[i] = vec_error(res.lambda, ref.lambda, res.nc);
+        el[i] = use_csv && !csvref.nc ? NAN : vec_error(res.lambda, ref.lambda, res.nc);
         double m[3];
-        if (emax && max_errors(ref.space, &tc, &tref, href, m)) rc = CLI_USAGE;
+        long common = 0;
+        if (emax && use_csv) max_errors_csv(ref.space, &tc, &csvref, m, &common);
+        if (emax && use_csv) eq[i] = m[0], ev[i] = m[1], el[i] = m[2];
+        else if (emax && max_errors(ref.space, &tc, &tref, href, m)) rc = CLI_USAGE;
         else if (emax) eq[i] = m[0], ev[i] = m[1], el[i] = m[2];
       }
       if (!rc) {
@@ -707,10 +783,15 @@ static int cmd_converge(int argc, char **argv) {
     fputs(", \"t_end\": ", out);
     cli_json_number(out, t_final);
     fputs(", \"ref_step\": ", out);
-    cli_json_number(out, href);
+    if (use_csv && !(href > 0)) fputs("null", out);
+    else cli_json_number(out, href);
+    fputs(", \"reference\": ", out);
+    if (use_csv) cli_json_string(out, a.reference);
+    else fputs("null", out);
     fprintf(out, ", \"error\": \"%s\"", emax ? "max" : "end");
     fputs(", \"ref_scheme\": ", out);
     if (a.ref_scheme[0]) cli_json_string(out, a.ref_scheme);
+    else if (use_csv && csvref.scheme[0]) cli_json_string(out, csvref.scheme);
     else fputs("null", out);
     fputs(", \"h\": [", out);
     for (int i = 0; i < n; i++) fputs(i ? ", " : "", out), cli_json_number(out, hs[i]);
@@ -744,10 +825,19 @@ static int cmd_converge(int argc, char **argv) {
       }
     }
     cli_meta_num(out, "t_end", a.run.t_end);
-    cli_meta_num(out, "ref_step", href);
-    cli_meta_put(out, "ref_scheme", a.ref_scheme[0] ? a.ref_scheme : "the same scheme");
-    cli_meta_put(out, "error", emax ? "max over the run's times of the max-norm against ref_scheme at ref_step"
-                                    : "max-norm at t_end against ref_scheme at ref_step");
+    cli_meta_units(out, &a.run, model, 1);
+    if (use_csv) {
+      cli_meta_put(out, "reference", a.reference);
+      if (href > 0) cli_meta_num(out, "ref_step", href);
+      cli_meta_put(out, "ref_scheme", csvref.scheme[0] ? csvref.scheme : "unknown");
+      cli_meta_put(out, "error", emax ? "max over the run's times shared with the reference of the max-norm against it"
+                                      : "max-norm at t_end against the reference");
+    } else {
+      cli_meta_num(out, "ref_step", href);
+      cli_meta_put(out, "ref_scheme", a.ref_scheme[0] ? a.ref_scheme : "the same scheme");
+      cli_meta_put(out, "error", emax ? "max over the run's times of the max-norm against ref_scheme at ref_step"
+                                      : "max-norm at t_end against ref_scheme at ref_step");
+    }
     /* one scheme: h,err_q,err_v[,err_lambda]; several: err_q.SCHEME, ... */
     fputs("h", out);
     for (int k = 0; k < ns; k++)
@@ -762,6 +852,7 @@ static int cmd_converge(int argc, char **argv) {
   }
   int crc = close_out(out, a.run.out);
   if (!rc) rc = crc;
+  cli_reference_free(&csvref);
   free(ce);
   lv_model_free(model);
   cli_kv_free(&a.run.params);
@@ -929,7 +1020,7 @@ static int cmd_demo(void) {
     if (plots) {
       snprintf(path, sizeof path, "%s/%s.csv", dir, wanted[i]);
       csv = fopen(path, "w");
-      if (csv && cli_meta_run(csv, &r)) {
+      if (csv && cli_meta_run(csv, &r, model)) {
         fclose(csv);
         csv = NULL;
       }

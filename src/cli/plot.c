@@ -12,6 +12,8 @@
  * scheme, h, T, parameters and options that differ from the defaults):
  * what all runs share goes to the title, what differs to the legend.  File
  * names never appear in the figure.  The legend sits outside the panels.
+ * Axis and panel labels carry the SI units of the "# unit.*" metadata lines
+ * (meta.c) when every file gives the same unit; none are invented.
  * Log-axis ranges are fitted to the data (whole decades).  Every row of
  * every file is drawn: nothing is thinned.
  *
@@ -105,14 +107,14 @@ static int find(char **names, int n, const char *name) {
   return -1;
 }
 
-/* User text as a single-quoted gnuplot string (see the top comment).  With
- * @p tex the text is also escaped for LaTeX.  At most 120 characters. */
-static void put_text(FILE *s, const char *t, int tex) {
+/* User text inside a single-quoted gnuplot string (see the top comment),
+ * without the quotes.  With @p tex the text is also escaped for LaTeX.  At
+ * most 120 characters. */
+static void put_text_body(FILE *s, const char *t, int tex) {
   static const char *const texmap[][2] = {{"\\", "\\textbackslash{}"}, {"{", "\\{"}, {"}", "\\}"}, {"$", "\\$"},
                                           {"&", "\\&"}, {"#", "\\#"}, {"^", "\\^{}"}, {"_", "\\_"},
                                           {"%", "\\%"}, {"~", "\\~{}"}};
   size_t n = 0;
-  fputc('\'', s);
   while (*t && n < 120) {
     unsigned char ch = (unsigned char)*t;
     int k = cli_utf8_len(t);
@@ -127,7 +129,22 @@ static void put_text(FILE *s, const char *t, int tex) {
     n++;
   }
   if (*t) fputs("...", s);
+}
+
+/* User text as a single-quoted gnuplot string. */
+static void put_text(FILE *s, const char *t, int tex) {
   fputc('\'', s);
+  put_text_body(s, t, tex);
+  fputc('\'', s);
+}
+
+/* " [unit]" inside a quoted string; nothing for no unit or "1"
+ * (dimensionless). */
+static void put_unit(FILE *s, const char *unit, int tex) {
+  if (!unit || !unit[0] || !strcmp(unit, "1")) return;
+  fputs(" [", s);
+  put_text_body(s, unit, tex);
+  fputc(']', s);
 }
 
 /* dir/name in a new allocation (NULL when out of memory). */
@@ -236,6 +253,52 @@ static const char *meta_get(const csv_file *c, const char *key) {
   return NULL;
 }
 
+/* "q12" -> 12 after @p prefix "q"; 0 if @p s is not PREFIX + number. */
+static long col_number(const char *s, const char *prefix, size_t n) {
+  if (strncmp(s, prefix, n) != 0 || s[n] < '0' || s[n] > '9') return 0;
+  char *end;
+  long k = strtol(s + n, &end, 10);
+  return *end ? 0 : k;
+}
+
+/* The unit of column @p col from the metadata (issue 17): "unit.COL",
+ * "unit.momentum" for momentumK, or a range "unit.q1..q3"; NULL if none. */
+static const char *meta_unit(const csv_file *c, const char *col) {
+  char key[128];
+  if (!col || strlen(col) > 100) return NULL;
+  snprintf(key, sizeof key, "unit.%s", col);
+  const char *u = meta_get(c, key);
+  if (u) return u;
+  if (!strncmp(col, "momentum", 8) && col_number(col, "momentum", 8)) return meta_get(c, "unit.momentum");
+  size_t np = strcspn(col, "0123456789");
+  long k = col_number(col, col, np);
+  if (!np || !k) return NULL;
+  for (int i = 0; i < c->nmeta; i++) {
+    const char *name = c->meta[i].key, *dots;
+    if (strncmp(name, "unit.", 5) != 0 || !(dots = strstr(name + 5, ".."))) continue;
+    char lo[120];
+    size_t nl = (size_t)(dots - (name + 5));
+    if (nl >= sizeof lo) continue;
+    memcpy(lo, name + 5, nl);
+    lo[nl] = '\0';
+    if (strcspn(lo, "0123456789") != np || strncmp(lo, col, np) != 0) continue;
+    long a = col_number(lo, col, np), b = col_number(dots + 2, col, np);
+    if (a && b && a <= k && k <= b) return c->meta[i].value;
+  }
+  return NULL;
+}
+
+/* The unit of @p col in every one of the @p n files (NULL when one has
+ * none or they differ). */
+static const char *unit_all(const csv_file *c, int n, const char *col) {
+  const char *u = n > 0 ? meta_unit(&c[0], col) : NULL;
+  for (int i = 1; i < n && u; i++) {
+    const char *w = meta_unit(&c[i], col);
+    if (!w || strcmp(w, u) != 0) u = NULL;
+  }
+  return u;
+}
+
 /* "# key = value" (anything else after '#' is a plain comment). */
 static int meta_add(csv_file *c, const char *line) {
   if (c->nmeta >= 4096) return 0; /* the rest are comments */
@@ -291,10 +354,12 @@ static int read_head(FILE *in, const char *path, csv_file *c, char **line, size_
 typedef struct {
   char key[64];
   const char *value;
+  int dflt; /* a parameter or option at its default: left out of the title */
 } field;
 
 /* The fields a legend or title may show: model, scheme, h, t_end and the
- * parameters and options whose value differs from the default. */
+ * parameters and options (those at their default marked: the title leaves
+ * them out, a legend shows them when another file's value differs). */
 static int fields_of(const csv_file *c, field *f, int max) {
   int n = 0;
   const char *model = meta_get(c, "model"), *scheme = meta_get(c, "scheme");
@@ -304,7 +369,7 @@ static int fields_of(const csv_file *c, field *f, int max) {
   for (int i = 0; i < c->nmeta; i++) nschemes += !strcmp(c->meta[i].key, "scheme");
   for (int i = 0; i < c->nmeta && n < max; i++) {
     const char *k = c->meta[i].key, *v = c->meta[i].value;
-    int show = 0;
+    int show = 0, dflt = 0;
     if (!strcmp(k, "model") || !strcmp(k, "scheme") || !strcmp(k, "h") || !strcmp(k, "t_end") ||
         !strcmp(k, "every") || !strcmp(k, "output_dt") || !strcmp(k, "output_times"))
       show = 1;
@@ -315,10 +380,11 @@ static int fields_of(const csv_file *c, field *f, int max) {
       const char *name = k + (k[0] == 'p' ? 6 : 4);
       show = 1;
       for (; p && p->name; p++)
-        if (!strcmp(p->name, name) && p->default_value && !strcmp(p->default_value, v)) show = 0;
+        if (!strcmp(p->name, name) && p->default_value && !strcmp(p->default_value, v)) dflt = 1;
     }
     if (show && strlen(k) < sizeof f[n].key) {
       strcpy(f[n].key, k);
+      f[n].dflt = dflt;
       f[n++].value = v;
     }
   }
@@ -331,7 +397,9 @@ static void put_field(FILE *s, const field *f, int *first) {
   if (!strcmp(k, "every") && !strcmp(f->value, "1")) return;
   if (!*first) fputs(", ", s);
   *first = 0;
-  if (!strcmp(k, "model") || !strcmp(k, "scheme")) fputs(f->value, s);
+  if (!strcmp(k, "model") && cli_is_system_file(f->value) && strrchr(f->value, '/'))
+    fputs(strrchr(f->value, '/') + 1, s); /* a system file: its name, not where it lives */
+  else if (!strcmp(k, "model") || !strcmp(k, "scheme")) fputs(f->value, s);
   else {
     if (!strncmp(k, "param.", 6)) k += 6;
     else if (!strncmp(k, "opt.", 4)) k += 4;
@@ -352,6 +420,13 @@ static int same_field(const field *f, int n, const field *g) {
   return 0;
 }
 
+/* @p f holds g's key with another value (absent is not another value). */
+static int other_value(const field *f, int n, const field *g) {
+  for (int i = 0; i < n; i++)
+    if (!strcmp(f[i].key, g->key)) return strcmp(f[i].value, g->value) != 0;
+  return 0;
+}
+
 /* Title (fields shared by every file) and one legend per file (the fields
  * that differ; "run k" when none do or there is no metadata).  Returns
  * malloc'ed strings; NULL entries when out of memory. */
@@ -366,7 +441,7 @@ static void make_labels(const csv_file *c, int n, char **title, char **legend) {
     for (int j = 0; j < nf[0]; j++) {
       int common = 1;
       for (int i = 1; i < n && common; i++) common = same_field(f[i], nf[i], &f[0][j]);
-      if (common) put_field(s, &f[0][j], &first);
+      if (common && !f[0][j].dflt) put_field(s, &f[0][j], &first);
     }
     if (first) fputs("livens", s);
     fclose(s);
@@ -379,9 +454,10 @@ static void make_labels(const csv_file *c, int n, char **title, char **legend) {
     }
     int first = 1;
     for (int j = 0; j < nf[i]; j++) {
+      /* a default shows only against another file's other value of it */
       int common = 1;
       for (int k = 0; k < n && common; k++)
-        if (k != i) common = same_field(f[k], nf[k], &f[i][j]);
+        if (k != i) common = f[i][j].dflt ? !other_value(f[k], nf[k], &f[i][j]) : same_field(f[k], nf[k], &f[i][j]);
       if (!common) put_field(s, &f[i][j], &first);
     }
     if (first) fprintf(s, "run %d", i + 1);
@@ -509,7 +585,11 @@ static long run_data(FILE *in, FILE *out, const csv_file *c, const run_cols *rc,
       double de = fabs(E - E0) / (E0 != 0 ? fabs(E0) : 1.0);
       put_num(out, de, 1);
       grow(&r[0], de);
-      for (int k = 0; k < rc->nm; k++) put_num(out, atof(f[rc->im[k]]) - J0[k], 0);
+      for (int k = 0; k < rc->nm; k++) {
+        double dj = atof(f[rc->im[k]]) - J0[k];
+        put_num(out, dj, 0);
+        grow(&r[3], fabs(dj));
+      }
       double g = atof(f[rc->ig]), gv = atof(f[rc->iv]), gp = rc->ip >= 0 ? atof(f[rc->ip]) : NAN;
       put_num(out, g, 1);
       put_num(out, gv, 1);
@@ -525,13 +605,14 @@ static long run_data(FILE *in, FILE *out, const csv_file *c, const run_cols *rc,
 }
 
 static void run_script(FILE *sc, const format *fm, int n, char **legend, const run_cols *rc, char **ys, int ny,
-                       const range *r) {
+                       const range *r, const csv_file *c) {
   int tex = fm->tex;
   if (ny) {
     for (int k = 0; k < ny; k++) {
-      fputs("set title ", sc);
-      put_text(sc, ys[k], tex);
-      fputs(k == 0 ? "\n" : "\nunset key\n", sc);
+      fputs("set title '", sc);
+      put_text_body(sc, ys[k], tex);
+      put_unit(sc, unit_all(c, n, c[0].names[rc[0].iy[k]]), tex);
+      fputs(k == 0 ? "'\n" : "'\nunset key\n", sc);
       for (int i = 0; i < n; i++) {
         fprintf(sc, "%s'd%d.txt' using 1:%d with lines lw 1.5 lc rgb '%s' title ", i ? ", " : "plot ", i, 2 + k,
                 colours[i % NCOLOURS]);
@@ -553,9 +634,12 @@ static void run_script(FILE *sc, const format *fm, int n, char **legend, const r
   }
   fputs("\nunset key\n", sc);
   /* momentum maps, signed */
-  fprintf(sc, "unset logscale y\nset autoscale y\nset format y '%%g'\nset title '%s%s'\n",
-          tex ? "momentum maps $J_k - J_k(0)$" : "momentum maps J_k − J_k(0)",
-          rc[0].nm > 1 ? " (k = 1 solid, 2 dashed, 3 dotted, ...)" : "");
+  /* momentum maps kept exactly: a fixed range (autoscale would warn) */
+  fprintf(sc, "unset logscale y\n%s\nset format y '%%g'\nset title '%s",
+          r[3].hi > 0 ? "set autoscale y" : "set yrange [-1e-15:1e-15]",
+          tex ? "momentum maps $J_k - J_k(0)$" : "momentum maps J_k − J_k(0)");
+  put_unit(sc, unit_all(c, n, "momentum1"), tex);
+  fprintf(sc, "%s'\n", rc[0].nm > 1 ? " (k = 1 solid, 2 dashed, 3 dotted, ...)" : "");
   int any = 0;
   for (int i = 0; i < n; i++)
     for (int k = 0; k < rc[i].nm; k++)
@@ -564,15 +648,17 @@ static void run_script(FILE *sc, const format *fm, int n, char **legend, const r
   if (!any) fputs("set label 1 'no symmetries' at graph 0.4,0.5\nplot 0 lc rgb '#bbbbbb' notitle\nunset label 1", sc);
   fputc('\n', sc);
   /* constraints */
-  fprintf(sc, "set logscale y\nset format y '%s'\nset title '%s'\n", tex ? "$10^{%L}$" : "%.0e",
+  fprintf(sc, "set logscale y\nset format y '%s'\nset title '%s", tex ? "$10^{%L}$" : "%.0e",
           tex ? "position constraint $\\max|g(q)|$" : "position constraint max|g(q)|");
+  put_unit(sc, unit_all(c, n, "g_norm"), tex);
+  fputs("'\n", sc);
   log_range(sc, "y", r[1].lo, r[1].hi);
   for (int i = 0; i < n; i++)
     fprintf(sc, "%s'd%d.txt' using 1:%d with lines lw 1.5 lc rgb '%s' notitle", i ? ", " : "plot ", i,
             3 + rc[i].nm, colours[i % NCOLOURS]);
-  fprintf(sc, "\nset title '%s'\n",
-          tex ? "velocity constraint $\\max|G v|$ (dashed: $\\max|G M^{-1} p|$)"
-              : "velocity constraint max|G v| (dashed: max|G M⁻¹ p|)");
+  fprintf(sc, "\nset title '%s", tex ? "velocity constraint $\\max|G v|$" : "velocity constraint max|G v|");
+  put_unit(sc, unit_all(c, n, "gv_norm"), tex);
+  fprintf(sc, "%s'\n", tex ? " (dashed: $\\max|G M^{-1} p|$)" : " (dashed: max|G M⁻¹ p|)");
   log_range(sc, "y", r[2].lo, r[2].hi);
   for (int i = 0; i < n; i++) {
     fprintf(sc, "%s'd%d.txt' using 1:%d with lines lw 1.5 lc rgb '%s' notitle", i ? ", " : "plot ", i,
@@ -648,7 +734,7 @@ int cli_plot_files(const char *const *csv, int n, const char *dest, const char *
   int status = CLI_USAGE;
   series *sr = NULL;
   int ns = 0;
-  range r[3] = {{0, 0}, {0, 0}, {0, 0}};
+  range r[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}}; /* |dE|/E0, |g|, |Gv|, |J - J0| */
   if (!f) {
     cli_error("out of memory.");
     status = CLI_FAILED;
@@ -840,8 +926,10 @@ int cli_plot_files(const char *const *csv, int n, const char *dest, const char *
   if (c[0].conv && panels == 3) fputs("set key at screen 0.76,0.27 center center vertical box opaque\n", sc);
   else key_below(sc);
   if (!c[0].conv) {
-    fputs("set xlabel 't'\n", sc);
-    run_script(sc, fm, n, legend, rc, ys, ny, r);
+    fputs("set xlabel 't", sc);
+    put_unit(sc, unit_all(c, n, "t"), fm->tex);
+    fputs("'\n", sc);
+    run_script(sc, fm, n, legend, rc, ys, ny, r, c);
   } else {
     if (panels != 3) fputs("set key maxcols 2\n", sc);
     /* tics at the step sizes (numbers we parsed) when there are few */
@@ -850,14 +938,24 @@ int cli_plot_files(const char *const *csv, int n, const char *dest, const char *
       for (int j = 0; j < nh; j++) fprintf(sc, "%s%.6g", j ? ", " : "", ht[j]);
       fputs(")\n", sc);
     }
-    fprintf(sc, "set logscale xy\nset format y '%s'\nset xlabel 'step size h'\n", fm->tex ? "$10^{%L}$" : "%.0e");
+    fprintf(sc, "set logscale xy\nset format y '%s'\nset xlabel 'step size h", fm->tex ? "$10^{%L}$" : "%.0e");
+    put_unit(sc, unit_all(c, n, "h"), fm->tex);
+    fputs("'\n", sc);
+    /* errors at t_end, or the maximum over the run (converge --error max) */
+    int emax = 1;
+    for (int i = 0; i < n; i++) {
+      const char *e = meta_get(&c[i], "error");
+      emax = emax && e && !strncmp(e, "max over", 8);
+    }
     fprintf(sc, "set xrange [%.6g:%.6g]\n", hr.lo / 1.3, hr.hi * 1.3);
     for (int p = 0; p < ncomp; p++) {
-      fputs("set title ", sc);
-      char t[80];
-      snprintf(t, sizeof t, "error in %s at the end", comps[p]);
-      put_text(sc, t, fm->tex);
-      fputc('\n', sc);
+      fputs("set title '", sc);
+      char t[80], col[48];
+      snprintf(t, sizeof t, emax ? "maximum error in %s over the run" : "error in %s at the end", comps[p]);
+      put_text_body(sc, t, fm->tex);
+      snprintf(col, sizeof col, "err_%s", comps[p]);
+      put_unit(sc, unit_all(c, n, col), fm->tex);
+      fputs("'\n", sc);
       log_range(sc, "y", er[p].lo, er[p].hi);
       if (p > 0) fputs("unset key\n", sc);
       /* reference slopes through the geometric mean of the errors at the

@@ -682,7 +682,7 @@ char *sweep_run_case(const sweep_study *s, long idx, int *interrupted, int *fata
   }
   if (!status) {
     /* the same metadata lines as `livens run --out` (CSV metadata, issue 17) */
-    rc = csv ? cli_meta_run(csv, &r) : 0;
+    rc = csv ? cli_meta_run(csv, &r, model) : 0;
     if (!rc) rc = cli_execute(&r, model, csv, 0, &res);
     if (rc == CLI_USAGE) status = "invalid-input";
     else status = res.status ? lv_status_name(res.status) : "ok";

@@ -367,3 +367,50 @@ def test_invariants_reach_the_energy_momentum_scheme():
     assert d_inv <= 1e-11 and d_mid > 1e3 * max(d_inv, 1e-15)
     for r in (a, c):
         assert r.summary["max_rel_energy_error"] < 1e-12 and r.summary["max_momentum_error"] < 1e-11
+
+
+def double_pendulum(exact=True):
+    """A planar double pendulum of two point masses in R^4 (unit masses and
+    rods, gravity along -y), g = ((|x1|^2 - 1)/2, (|x2 - x1|^2 - 1)/2);
+    exact=False leaves G, the constraint Hessian and curvature and d2V to
+    the library's finite differences (issue 17)."""
+    th1, th2, w2 = 2.0, 2.5, 1.0
+    x1 = np.array([np.sin(th1), -np.cos(th1)])
+    x2 = x1 + np.array([np.sin(th2), -np.cos(th2)])
+
+    def g(q):
+        d = q[2:] - q[:2]
+        return np.array([0.5 * (q[0] ** 2 + q[1] ** 2 - 1.0), 0.5 * (d @ d - 1.0)])
+
+    kw = dict(q0=np.concatenate([x1, x2]), v0=np.array([0.0, 0.0, np.cos(th2) * w2, np.sin(th2) * w2]),
+              mass=np.eye(4), potential=lambda q: G * (q[1] + q[3]),
+              gradient=lambda q: np.array([0.0, G, 0.0, G]), constraints=g, name="py-double-pendulum")
+    if exact:
+        B = np.array([[1, 0, -1, 0], [0, 1, 0, -1], [-1, 0, 1, 0], [0, -1, 0, 1]], float)
+
+        def jac(q):
+            d = q[2:] - q[:2]
+            return np.array([[q[0], q[1], 0.0, 0.0], [-d[0], -d[1], d[0], d[1]]])
+
+        def curv(q, w):
+            dw = w[2:] - w[:2]
+            return np.array([[w[0], w[1], 0.0, 0.0], [-dw[0], -dw[1], dw[0], dw[1]]])
+
+        kw.update(hessian=lambda q: np.zeros((4, 4)), jacobian=jac,
+                  constraint_hessian=lambda q, gam: gam[0] * np.diag([1.0, 1.0, 0.0, 0.0]) + gam[1] * B,
+                  constraint_curvature=curv)
+    return livens.Model.from_functions(**kw)
+
+
+def test_finite_differences_cost_exact_conservation():
+    """EM conserves energy to round-off with exact derivatives (1e-14), with
+    G and the Hessians by finite differences only to their error (2.6e-9).
+    h = 0.01, T = 1, Newton tolerance 1e-10 for both: with finite
+    differences the default tolerance is below the residual's floor."""
+    e = {}
+    for exact in (True, False):
+        r = livens.simulate(double_pendulum(exact), "em", 0.01, 1.0, newton_tol=1e-10)
+        e[exact] = float(np.max(np.abs(r.energy - r.energy[0])) / abs(r.energy[0]))
+    print(f"\nEM, double pendulum: max|dE|/E0 exact {e[True]:.2e}, finite differences {e[False]:.2e}")
+    assert e[True] < 1e-13
+    assert e[False] > 1000 * e[True] and e[False] > 1e-10
