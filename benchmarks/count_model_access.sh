@@ -30,12 +30,17 @@ find "$tmp" -name '*.h' | while read -r h; do
   fi
 done
 py=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null || echo /usr/include)
-mpi=$(mpicc --showme:compile 2>/dev/null || true)
+# the flags configure found (SuiteSparse, MPI), else the Debian defaults
+mkvar() { [ -f "$build/Makefile" ] && sed -n "s/^$1 = //p" "$build/Makefile" | head -n 1; }
+ss=$(mkvar UMFPACK_CFLAGS)
+[ -n "$ss" ] || ss=-I/usr/include/suitesparse
+mpi="$(mkvar MPI_CPPFLAGS) $(mkvar MPI_CFLAGS)"
+[ -n "${mpi# }" ] || mpi=$(mpicc --showme:compile 2>/dev/null || true)
 total=0
 cd "$tmp"
 for f in $(find src models tests python benchmarks examples -name '*.c' ! -path 'src/model/*' | sort); do
   out=$(clang -fsyntax-only -ferror-limit=0 -std=c11 -DHAVE_CONFIG_H -I. -Iinclude -Isrc -Ipython \
-    -Isrc/cli -I/usr/include/suitesparse -I"$py" $mpi -w "$f" 2>&1 || true)
+    -Isrc/cli $ss -I"$py" $mpi -w "$f" 2>&1 || true)
   n=$(printf '%s\n' "$out" | grep -c "error: .*incomplete.*lv_model" || true)
   other=$(printf '%s\n' "$out" | grep "error:" | grep -vc "incomplete.*lv_model" || true)
   [ "$other" -gt 0 ] && echo "note: $f: $other other errors (count is a lower bound)" >&2
