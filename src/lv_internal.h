@@ -33,39 +33,35 @@ void lv_dense_matvec_t(int rows, int cols, const double *A, const double *x,
  * lv_linsol_add. */
 struct lv_assembly *lv_linsol_assembly(lv_linsol *ls);
 
-/* The model object.  Defined here so the finite-difference fallbacks and the
- * derivative checker (separate files) can reach the callbacks directly. */
-struct lv_model {
-  char *name;
-  lv_space *space;
-  int nq, nv, nc;
-  void *user;
-  void (*free_user)(void *);
-  lv_matrix_fn mass;
-  int mass_constant;
-  lv_scalar_fn V;
-  lv_vector_fn dV;
-  lv_matrix_fn d2V;
-  lv_force_fn force;
-  lv_force_jac_fn force_dq, force_dv;
-  lv_vector_fn g;
-  lv_matrix_fn G;
-  lv_matrix_w_fn g_hessian, g_curvature;
-  int nsym;
-  lv_symmetry_fn sym;
-  int ninv;
-  lv_invariant_fn inv;
-  lv_matrix_fn dinv;
-  lv_invariant_pot_fn inv_pot;
-  double *q0, *v0;
-};
-
 /* Diagnostics with the state layout given (has_p: independent momenta);
  * the public lv_diag_new_for takes it from the integrator's scheme. */
 int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p);
 
 /* Forget this thread's last evaluation failure (before a new step). */
 void lv_model_clear_error(const lv_model *m);
+
+/* Internal accessors of the model (src/model/model.c).  struct lv_model is
+ * private to src/model/ (model/model_impl.h); the public accessors are in
+ * livens/lv_model.h, these serve what only the library's layers need. */
+/* 0 if the model has what every scheme needs (a mass matrix, and the
+ * constraint function g when nc > 0), LV_EINPUT otherwise. */
+int lv_model_validate(const lv_model *m);
+/* Non-zero if the model has a potential (V, hence dV: lv_model_set_potential
+ * sets them together). */
+int lv_model_has_potential(const lv_model *m);
+/* The destructor of the user data given to lv_model_set_user (NULL if
+ * none), by which a builder recognises the models it made (src/mbs). */
+void (*lv_model_user_destructor(const lv_model *m))(void *);
+/* The potential through quadratic invariants (lv_model_set_invariants):
+ * their number (0: none), pi(q) (ninv), Dpi(q) (ninv x nv through a sink)
+ * and Vt, Vt' at given invariants (ninv each).  Like the other evaluators
+ * they check the results (a non-finite value is LV_ENONFINITE, an entry
+ * outside the block LV_EINPUT, a callback's failure LV_ECALLBACK) and record
+ * the failure for lv_model_last_error.  Only call them when ninv > 0. */
+int lv_model_ninv(const lv_model *m);
+int lv_model_invariants(const lv_model *m, const double *q, double *pi);
+int lv_model_invariant_jac(const lv_model *m, const double *q, lv_sink *D);
+int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt, double *dvt);
 
 /* Dense (column-major) and matrix-free forms of the constraint Hessian
  * H(q; gamma) = D_q(G^T gamma) (nv x nv) and curvature Z(q; w) = D_q(G w)

@@ -684,6 +684,69 @@ START_TEST(test_classification) {
 }
 END_TEST
 
+/* The invariant callbacks are evaluated by the model layer (issue 19), which
+ * checks their results and records a failure like every other callback's:
+ * a NaN in pi, Dpi or Vt', or a failing pi, stops the EM step with the
+ * callback and the entry named.  inv_fault selects the fault: 1 pi_2 NaN,
+ * 2 Dpi(2, 10) NaN, 3 Vt_1' NaN, 4 pi returns an error. */
+static int inv_fault;
+
+static int sp_pi_f(const double *q, double *pi, void *u) {
+  sp_pi(q, pi, u);
+  if (inv_fault == 1) pi[1] = NAN;
+  return inv_fault == 4;
+}
+
+static int sp_dpi_f(const double *q, lv_sink *D, void *u) {
+  (void)u;
+  double r[3];
+  for (int s = 0; s < 2; s++) {
+    sp_pi1(q, s, r);
+    for (int c = 0; c < 3; c++) {
+      int j = 3 * sp_end[s][1] + c;
+      if (lv_sink_add(D, s, 3 * sp_end[s][0] + c, -2.0 * r[c])) return 1;
+      if (lv_sink_add(D, s, j, inv_fault == 2 && s == 1 && j == 9 ? NAN : 2.0 * r[c])) return 1;
+    }
+  }
+  return 0;
+}
+
+static int sp_vt_f(const double *pi, double *vt, double *dvt, void *u) {
+  sp_vt(pi, vt, dvt, u);
+  if (inv_fault == 3) dvt[0] = NAN;
+  return 0;
+}
+
+START_TEST(test_invariant_failures) {
+  static const struct {
+    int rc;
+    const char *says;
+  } want[5] = {{0, NULL},
+               {LV_ENONFINITE, "the model's invariant callback produced NaN or Inf in component 2"},
+               {LV_ENONFINITE, "the model's invariant gradient callback produced NaN or Inf in entry (2, 10)"},
+               {LV_ENONFINITE, "the model's invariant potential (derivative) callback produced NaN or Inf in component 1"},
+               {LV_ECALLBACK, "the model's invariant callback returned an error"}};
+  for (int f = 1; f <= 4; f++) {
+    lv_model *m = springs_model(0, 0);
+    ck_assert_int_eq(lv_model_set_invariants(m, 2, sp_pi_f, sp_dpi_f, sp_vt_f), 0);
+    inv_fault = 0;
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "em", 0.01), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    ck_assert_int_eq(lv_integrator_step(it), 0);
+    inv_fault = f;
+    int rc = lv_integrator_step(it);
+    inv_fault = 0;
+    char detail[300];
+    lv_integrator_error_detail(it, detail, sizeof detail);
+    ck_assert_msg(rc == want[f].rc, "fault %d: status %d, want %d (%s)", f, rc, want[f].rc, detail);
+    ck_assert_msg(strstr(detail, want[f].says) != NULL, "fault %d: detail \"%s\"", f, detail);
+    lv_integrator_free(it);
+    lv_model_free(m);
+  }
+}
+END_TEST
+
 /* Constraint and velocity-constraint discrete derivatives: exact midpoint
  * forms for the pendulum, Gonzalez-corrected ones for the bead; both must
  * satisfy directionality to round-off. */
@@ -1149,6 +1212,7 @@ int main(void) {
   tcase_add_test(tk, test_gonzalez_equivariant);
   tcase_add_test(tk, test_dgrad_jacobian);
   tcase_add_test(tk, test_classification);
+  tcase_add_test(tk, test_invariant_failures);
   tcase_add_test(tk, test_constraint_dg);
   TCase *tc = tu_tcase(s, "schemes", 2);
   tcase_add_test(tc, test_pendulum_em);

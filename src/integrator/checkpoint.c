@@ -108,9 +108,9 @@ static int build_image(lv_integrator *it, buf_t *b) {
   char scheme[CK_NAME] = {0}, model[CK_NAME] = {0};
   snprintf(scheme, sizeof scheme, "%s", it->type->name);
   snprintf(model, sizeof model, "%s", lv_model_name(m) ? lv_model_name(m) : "");
-  int32_t sizes[4] = {m->nq, m->nv, m->nc, 0};
+  int32_t sizes[4] = {lv_model_nq(m), lv_model_nv(m), lv_model_nc(m), 0};
   uint64_t nh64 = nh, nopt = opt.n;
-  size_t nq = (size_t)m->nq, nv = (size_t)m->nv, nc = (size_t)m->nc;
+  size_t nq = (size_t)sizes[0], nv = (size_t)sizes[1], nc = (size_t)sizes[2];
   uint64_t total = header_size() + CK_NDBL * 8 + CK_NLONG * 8 + (nq + 2 * nv + 2 * nc + nh) * sizeof(double) +
                    opt.n + 8;
   double dd[CK_NDBL];
@@ -300,14 +300,14 @@ int lv_integrator_checkpoint_read(lv_integrator *it, const char *path) {
     rc = refuse(it, "checkpoint %s was written by scheme %s, not %s", path, scheme, it->type->name);
   else if (strcmp(model, mine) != 0)
     rc = refuse(it, "checkpoint %s belongs to model %s, not %s", path, model, mine);
-  else if (sizes[0] != m->nq || sizes[1] != m->nv || sizes[2] != m->nc)
+  else if (sizes[0] != lv_model_nq(m) || sizes[1] != lv_model_nv(m) || sizes[2] != lv_model_nc(m))
     rc = refuse(it, "checkpoint %s has nq = %d, nv = %d, nc = %d, this model %d, %d, %d (other parameters)", path,
-                sizes[0], sizes[1], sizes[2], m->nq, m->nv, m->nc);
+                sizes[0], sizes[1], sizes[2], lv_model_nq(m), lv_model_nv(m), lv_model_nc(m));
   if (rc) {
     free(b.p);
     return rc;
   }
-  size_t nq = (size_t)m->nq, nv = (size_t)m->nv, nc = (size_t)m->nc;
+  size_t nq = (size_t)lv_model_nq(m), nv = (size_t)lv_model_nv(m), nc = (size_t)lv_model_nc(m);
   if (total != hs + CK_NDBL * 8 + CK_NLONG * 8 + (nq + 2 * nv + 2 * nc + nh) * sizeof(double) + nopt + 8) {
     rc = refuse(it, "checkpoint %s is corrupt: its sections do not add up to its size", path);
     free(b.p);

@@ -50,12 +50,12 @@ int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *sc
   const lv_scheme_type *type = lv_scheme_find(scheme);
   if (!type) return LV_EUNKNOWN;
   if (!(h > 0.0) || !isfinite(h)) return LV_EINPUT;
-  if (!model->mass) return LV_EINPUT;
-  if (model->nc > 0 && !model->g) return LV_EINPUT;
-  if ((type->flags & LV_SCHEME_CONSTANT_MASS) && !model->mass_constant) return LV_ENOTIMPL;
-  if ((type->flags & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(model->space)) return LV_ENOTIMPL;
-  if ((type->flags & LV_SCHEME_UNCONSTRAINED) && model->nc > 0) return LV_ENOTIMPL;
-  if ((type->flags & LV_SCHEME_CONSERVATIVE) && model->force) return LV_ENOTIMPL;
+  if (lv_model_validate(model)) return LV_EINPUT;
+  int nq = lv_model_nq(model), nv = lv_model_nv(model), nc = lv_model_nc(model);
+  if ((type->flags & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) return LV_ENOTIMPL;
+  if ((type->flags & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) return LV_ENOTIMPL;
+  if ((type->flags & LV_SCHEME_UNCONSTRAINED) && nc > 0) return LV_ENOTIMPL;
+  if ((type->flags & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) return LV_ENOTIMPL;
 
   lv_integrator *it = lv_calloc(1, sizeof *it);
   if (!it) return LV_ENOMEM;
@@ -70,8 +70,8 @@ int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *sc
   it->guard_constraint = LV_GUARD_CONSTRAINT_DEFAULT;
   lv_newton_options_default(&it->newton);
   if (type->flags & LV_SCHEME_SIMPLIFIED_NEWTON) it->newton.kind = LV_NEWTON_SIMPLIFIED;
-  int rc = state_alloc(&it->state, model->nq, model->nv, model->nc);
-  if (!rc) rc = state_alloc(&it->backup, model->nq, model->nv, model->nc);
+  int rc = state_alloc(&it->state, nq, nv, nc);
+  if (!rc) rc = state_alloc(&it->backup, nq, nv, nc);
   if (!rc) rc = lv_diag_new_layout(&it->guard_diag, model, (type->flags & LV_SCHEME_HAS_P) != 0);
   if (rc) {
     lv_integrator_free(it);
@@ -229,7 +229,7 @@ static int guard_start(lv_integrator *it) {
   it->guard_e0 = pt.energy;
   double e_scale = fabs(pt.energy - V) + fabs(V);
   it->guard_escale = e_scale > fabs(pt.energy) ? e_scale : fabs(pt.energy);
-  double qs = 1.0 + vmax_abs(m->nq, it->state.q), vs = 1.0 + vmax_abs(m->nv, it->state.v);
+  double qs = 1.0 + vmax_abs(lv_model_nq(m), it->state.q), vs = 1.0 + vmax_abs(lv_model_nv(m), it->state.v);
   it->guard_gscale = qs;
   it->guard_gvscale = qs * vs;
   return 0;
@@ -241,8 +241,9 @@ static int guard_check(lv_integrator *it) {
   const lv_model *m = it->model;
   const lv_state *s = &it->state;
   it->div_t = s->t;
-  if (!lv_all_finite(m->nq, s->q) || !lv_all_finite(m->nv, s->v) || !lv_all_finite(m->nv, s->p) ||
-      !lv_all_finite(m->nc, s->lambda) || !lv_all_finite(m->nc, s->gamma)) {
+  int nv = lv_model_nv(m), nc = lv_model_nc(m);
+  if (!lv_all_finite(lv_model_nq(m), s->q) || !lv_all_finite(nv, s->v) || !lv_all_finite(nv, s->p) ||
+      !lv_all_finite(nc, s->lambda) || !lv_all_finite(nc, s->gamma)) {
     it->div_what = "non-finite";
     return LV_EDIVERGED;
   }
@@ -277,16 +278,17 @@ static int init_body(lv_integrator *it, double t0, const double *q0, const doubl
   if (!isfinite(t0)) return LV_EINPUT;
   const lv_model *m = it->model;
   double start = lv_wall_time();
-  if (!q0) q0 = m->q0;
-  if (!v0) v0 = m->v0;
-  if (!lv_all_finite(m->nq, q0) || !lv_all_finite(m->nv, v0)) return LV_EINPUT;
+  int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
+  if (!q0) q0 = lv_model_q0(m);
+  if (!v0) v0 = lv_model_v0(m);
+  if (!lv_all_finite(nq, q0) || !lv_all_finite(nv, v0)) return LV_EINPUT;
   memset(&it->stats, 0, sizeof it->stats);
   lv_state *s = &it->state;
   s->t = t0;
-  memcpy(s->q, q0, (size_t)m->nq * sizeof(double));
-  memcpy(s->v, v0, (size_t)m->nv * sizeof(double));
-  memset(s->lambda, 0, (size_t)m->nc * sizeof(double));
-  memset(s->gamma, 0, (size_t)m->nc * sizeof(double));
+  memcpy(s->q, q0, (size_t)nq * sizeof(double));
+  memcpy(s->v, v0, (size_t)nv * sizeof(double));
+  memset(s->lambda, 0, (size_t)nc * sizeof(double));
+  memset(s->gamma, 0, (size_t)nc * sizeof(double));
   it->t_base = t0;
   it->n_since_base = 0;
   it->h_attempt = 0.0;
@@ -316,7 +318,7 @@ void lv_integrator_resolve_linsol(lv_integrator *it) {
   it->resolved_kind = it->linsol_kind;
   if (it->resolved_kind == LV_LINSOL_AUTO) {
     int thr = it->linsol_threshold > 0 ? it->linsol_threshold : LV_LINSOL_AUTO_THRESHOLD;
-    it->resolved_kind = m->nv + m->nc < thr ? LV_LINSOL_DENSE : LV_LINSOL_SPARSE;
+    it->resolved_kind = lv_model_nv(m) + lv_model_nc(m) < thr ? LV_LINSOL_DENSE : LV_LINSOL_SPARSE;
   }
 }
 
@@ -402,7 +404,8 @@ int lv_integrator_step(lv_integrator *it) {
   }
   const lv_model *m = it->model;
   double start = lv_wall_time();
-  lv_state_copy(&it->backup, &it->state, m->nq, m->nv, m->nc);
+  int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
+  lv_state_copy(&it->backup, &it->state, nq, nv, nc);
   lv_model_clear_error(m);
   it->stepper.detail[0] = '\0'; /* a scheme's sentence describes this step only */
   it->ckpt_detail[0] = '\0';
@@ -432,7 +435,7 @@ int lv_integrator_step(lv_integrator *it) {
   it->fail_in_init = 0;
   it->saddle_regular = -1;
   if (rc) {
-    lv_state_copy(&it->state, &it->backup, m->nq, m->nv, m->nc);
+    lv_state_copy(&it->state, &it->backup, nq, nv, nc);
     if (saved && it->type->restore) it->type->restore(&it->stepper);
     /* A singular first step is the model's fault only if the saddle-point
      * matrix is singular where it started: one factorization tells. */

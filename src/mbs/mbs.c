@@ -1451,8 +1451,8 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
 /* --------------------------------------------------------------- queries */
 
 static const mbs_sys *model_sys(const lv_model *m) {
-  if (!m || m->free_user != model_data_free || !m->user) return NULL;
-  return &((const mbs_model_data *)m->user)->sys;
+  if (!m || lv_model_user_destructor(m) != model_data_free || !lv_model_user(m)) return NULL;
+  return &((const mbs_model_data *)lv_model_user(m))->sys;
 }
 
 const char *lv_mbs_model_formulation(const lv_model *m) {

@@ -1,5 +1,5 @@
 /* lv_model_check_derivatives: supplied derivatives against finite differences. */
-#include "lv_internal.h"
+#include "model/model_impl.h"
 
 /* Deviation of the supplied derivative a from the finite difference ref
  * (step h) beyond the finite difference's own error, estimated from ref2

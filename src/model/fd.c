@@ -3,7 +3,7 @@
  * dense blocks (every position, even zeros) so sparse patterns stay fixed;
  * a large model should supply its derivatives. */
 #include <float.h>
-#include "lv_internal.h"
+#include "model/model_impl.h"
 #include "space/group.h"
 
 /* The step along tangent direction j is scaled by the size of the coordinate

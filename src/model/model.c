@@ -1,6 +1,6 @@
 /* The model object: storage of callbacks, and evaluation with
  * non-finite-value checks and finite-difference fallbacks. */
-#include "lv_internal.h"
+#include "model/model_impl.h"
 
 int lv_model_new(lv_model **out, const char *name, lv_space *space, int nconstr) {
   if (!out) return LV_EINPUT;
@@ -115,6 +115,14 @@ const double *lv_model_q0(const lv_model *m) { return m ? m->q0 : NULL; }
 const double *lv_model_v0(const lv_model *m) { return m ? m->v0 : NULL; }
 void *lv_model_user(const lv_model *m) { return m ? m->user : NULL; }
 int lv_model_has_force(const lv_model *m) { return m && m->force != NULL; }
+int lv_model_validate(const lv_model *m) {
+  if (!m || !m->mass) return LV_EINPUT;
+  if (m->nc > 0 && !m->g) return LV_EINPUT;
+  return 0;
+}
+int lv_model_has_potential(const lv_model *m) { return m && m->V != NULL; }
+void (*lv_model_user_destructor(const lv_model *m))(void *) { return m ? m->free_user : NULL; }
+int lv_model_ninv(const lv_model *m) { return m ? m->ninv : LV_EINPUT; }
 
 /* A sink wrapper that rejects non-finite entries before they reach a
  * factorisation, so a NaN from a model becomes LV_ENONFINITE at its source. */
@@ -287,6 +295,24 @@ int lv_model_constraint_curvature(const lv_model *m, const double *q, const doub
 int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi) {
   if (k < 0 || k >= m->nsym) return LV_EINPUT;
   return finish_vector(m, "symmetry", m->sym(k, q, xi, m->user), m->nv, xi);
+}
+
+int lv_model_invariants(const lv_model *m, const double *q, double *pi) {
+  if (m->ninv <= 0) return LV_EINPUT;
+  return finish_vector(m, "invariant", m->inv(q, pi, m->user), m->ninv, pi);
+}
+
+int lv_model_invariant_jac(const lv_model *m, const double *q, lv_sink *D) {
+  if (m->ninv <= 0) return LV_EINPUT;
+  finite_sink f;
+  int rc = m->dinv(q, finite_wrap(&f, D), m->user);
+  return finish_matrix(m, "invariant gradient", rc, &f);
+}
+
+int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt, double *dvt) {
+  if (m->ninv <= 0) return LV_EINPUT;
+  int rc = finish_vector(m, "invariant potential", m->inv_pot(pi, vt, dvt, m->user), m->ninv, vt);
+  return rc ? rc : finish_vector(m, "invariant potential (derivative)", 0, m->ninv, dvt);
 }
 
 /* ---- matrix-free products ---- */

@@ -193,21 +193,18 @@ static void cap_init(cap_sink *c, int nrows, int ncols) {
 
 /* ------------------------------------------------------- model evaluation */
 
+/* The invariants through the model layer, which checks the results and
+ * records a failure like every other evaluation. */
 static int inv_eval(const lv_dgrad *dg, const double *q, double *pi) {
-  const lv_model *m = dg->m;
-  if (m->inv(q, pi, m->user)) return LV_ECALLBACK;
-  return lv_all_finite(dg->ninv, pi) ? 0 : LV_ENONFINITE;
+  return lv_model_invariants(dg->m, q, pi);
 }
 
 static int vt_eval(const lv_dgrad *dg, const double *pi, double *vt, double *dvt) {
-  const lv_model *m = dg->m;
-  if (m->inv_pot(pi, vt, dvt, m->user)) return LV_ECALLBACK;
-  return lv_all_finite(dg->ninv, vt) && lv_all_finite(dg->ninv, dvt) ? 0 : LV_ENONFINITE;
+  return lv_model_invariant_potential(dg->m, pi, vt, dvt);
 }
 
 /* Invariant gradients at q into vals, in the learnt triplet order. */
 static int dpi_eval(const lv_dgrad *dg, const double *q, double *vals) {
-  const lv_model *m = dg->m;
   cap_sink c;
   cap_init(&c, dg->ninv, dg->d);
   c.fixed = 1;
@@ -215,9 +212,9 @@ static int dpi_eval(const lv_dgrad *dg, const double *q, double *vals) {
   c.row = dg->trow;
   c.col = dg->tcol;
   c.val = vals;
-  int rc = m->dinv(q, &c.s, m->user);
+  int rc = lv_model_invariant_jac(dg->m, q, &c.s);
   if (c.bad) return c.bad;
-  if (rc) return LV_ECALLBACK;
+  if (rc) return rc;
   return c.n == dg->nnz ? 0 : LV_EPATTERN;
 }
 
@@ -422,7 +419,7 @@ static double rng_unit(unsigned long long *s) {
 /* Probe point k (0 <= k < 2*DG_PROBE_PAIRS): q0 plus a perturbation of a
  * quarter of the configuration's scale, reproducible (fixed seed). */
 static void probe_point(const lv_dgrad *dg, int k, double *q) {
-  const double *q0 = dg->m->q0;
+  const double *q0 = lv_model_q0(dg->m);
   int d = dg->d;
   double s = 1.0 + lv_vnorm_inf(d, q0);
   unsigned long long st = 0x9E3779B97F4A7C15ULL ^ (unsigned long long)(k + 1) * 0xD1B54A32D192ED03ULL;
@@ -528,12 +525,12 @@ static int setup_invariants(lv_dgrad *dg) {
   int d = dg->d, n = dg->ninv;
   cap_sink c;
   cap_init(&c, n, d);
-  int rc = m->dinv(m->q0, &c.s, m->user);
+  int rc = lv_model_invariant_jac(m, lv_model_q0(m), &c.s);
   if (c.bad || rc) {
     free(c.row);
     free(c.col);
     free(c.val);
-    return c.bad ? c.bad : LV_ECALLBACK;
+    return c.bad ? c.bad : rc;
   }
   dg->nnz = c.n;
   dg->trow = c.row;
@@ -553,7 +550,7 @@ static int setup_invariants(lv_dgrad *dg) {
   free(fill);
 
   /* Hessians: column j from Dpi(q0 + s_j e_j) - Dpi(q0). */
-  const double *q0 = m->q0;
+  const double *q0 = lv_model_q0(m);
   LV_CHECK(dpi_eval(dg, q0, dg->tz));
   memcpy(dg->w1, q0, (size_t)d * sizeof(double));
   int cap = 0;
@@ -621,8 +618,8 @@ static int check_invariants(lv_dgrad *dg) {
     if (rc) return rc;
     double sum = 0.0, mag = fabs(V);
     for (int i = 0; i < n; i++) sum += dg->vta[i], mag += fabs(dg->vta[i]);
-    if (dg->m->V && fabs(sum - V) > 1e-10 * mag) return LV_EINPUT;
-    if (dg->m->dV) {
+    if (lv_model_has_potential(dg->m) && fabs(sum - V) > 1e-10 * mag) return LV_EINPUT;
+    if (lv_model_has_potential(dg->m)) { /* V and dV come together */
       rc = lv_model_grad_potential(dg->m, dg->w1, dg->wv);
       if (!rc) rc = dpi_eval(dg, dg->w1, dg->ty);
       if (rc == LV_ECALLBACK || rc == LV_ENONFINITE) continue;
@@ -665,12 +662,12 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
   if (!out) return LV_EINPUT;
   *out = NULL;
   if (!m) return LV_EINPUT;
-  if (!lv_space_is_linear(m->space)) return LV_ENOTIMPL;
+  if (!lv_space_is_linear(lv_model_space(m))) return LV_ENOTIMPL;
   lv_dgrad *dg = lv_calloc(1, sizeof *dg);
   if (!dg) return LV_ENOMEM;
   dg->m = m;
-  int d = dg->d = m->nv, nc = dg->nc = m->nc, n = dg->ninv = m->ninv;
-  dg->nsym = m->nsym;
+  int d = dg->d = lv_model_nv(m), nc = dg->nc = lv_model_nc(m), n = dg->ninv = lv_model_ninv(m);
+  dg->nsym = lv_model_nsym(m);
   size_t nn = (size_t)(n > 0 ? n : 1);
   size_t mm = (size_t)(nc > 0 ? nc : 1);
   struct {
@@ -683,7 +680,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
             {&dg->c, nn},    {&dg->cp, nn},     {&dg->eps, nn},   {&dg->gx, mm},   {&dg->gy, mm},
             {&dg->vx, d},
             {&dg->vy, d},    {&dg->wv, d},      {&dg->gvx, mm},   {&dg->gvy, mm},  {&dg->gvz, mm},
-            {&dg->zd, mm},   {&dg->wo, d},      {&dg->xb, (size_t)(m->nsym > 0 ? m->nsym : 1) * d}};
+            {&dg->zd, mm},   {&dg->wo, d},      {&dg->xb, (size_t)(dg->nsym > 0 ? dg->nsym : 1) * d}};
   int rc = 0;
   for (size_t i = 0; i < sizeof al / sizeof al[0] && !rc; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
@@ -692,7 +689,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
   dg->small_fd = lv_calloc(nn, sizeof(int));
   if (!rc && !dg->small_fd) rc = LV_ENOMEM;
 
-  dg->mass_const = m->mass_constant;
+  dg->mass_const = lv_model_mass_constant(m);
 
   /* Classify the potential. */
   if (!rc) {
@@ -700,7 +697,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
       dg->pot = LV_DGRAD_INVARIANT;
       rc = setup_invariants(dg);
       if (!rc) rc = check_invariants(dg);
-    } else if (!m->V) {
+    } else if (!lv_model_has_potential(m)) {
       dg->pot = LV_DGRAD_NONE;
     } else {
       int quad = 0;
@@ -726,7 +723,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
 int lv_dg_dense_mass(lv_dgrad *dg) {
   if (dg->mass.M) return 0;
   if (!dg->mass_const) return LV_ENOTIMPL;
-  int rc = lv_mass_op_init(&dg->mass, dg->m, dg->m->q0, LV_MASS_DENSE);
+  int rc = lv_mass_op_init(&dg->mass, dg->m, lv_model_q0(dg->m), LV_MASS_DENSE);
   if (rc) lv_mass_op_free(&dg->mass);
   return rc;
 }

@@ -17,6 +17,7 @@
 
 typedef struct {
   const lv_model *m;
+  int d;              /* nv of the model */
   lv_state *s;
   double h, t;
   lv_newton *nw;
@@ -25,7 +26,7 @@ typedef struct {
 
 /* q_mid and v_mid of the current iterate. */
 static void mid_points(midpoint *P) {
-  int d = P->m->nv;
+  int d = P->d;
   for (int i = 0; i < d; i++) {
     P->vm[i] = 0.5 * (P->s->v[i] + P->v1[i]);
     P->qm[i] = P->s->q[i] + 0.5 * P->h * P->vm[i];
@@ -35,7 +36,7 @@ static void mid_points(midpoint *P) {
 static int mp_residual(void *ctx, double *r) {
   midpoint *P = ctx;
   const lv_model *m = P->m;
-  int d = m->nv;
+  int d = P->d;
   mid_points(P);
   for (int i = 0; i < d; i++) P->tmp[i] = P->v1[i] - P->s->v[i];
   LV_CHECK(lv_model_mass_apply(m, P->s->q, P->tmp, r));
@@ -49,7 +50,7 @@ static int mp_residual(void *ctx, double *r) {
 static int mp_jacobian(void *ctx, lv_linsol *ls) {
   midpoint *P = ctx;
   const lv_model *m = P->m;
-  int d = m->nv;
+  int d = P->d;
   mid_points(P);
   lv_sink A = lv_linsol_sink(ls);
   lv_sink bm = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
@@ -68,7 +69,7 @@ static int mp_jacobian(void *ctx, lv_linsol *ls) {
 
 static int mp_update(void *ctx, const double *dx) {
   midpoint *P = ctx;
-  for (int i = 0; i < P->m->nv; i++) P->v1[i] += dx[i];
+  for (int i = 0; i < P->d; i++) P->v1[i] += dx[i];
   return 0;
 }
 
@@ -90,11 +91,12 @@ static const lv_param_info mp_options[] = {{NULL, NULL, NULL}};
 static int mp_create(lv_stepper *st) {
   if (lv_kv_check(st->options, mp_options, NULL)) return LV_EUNKNOWN;
   const lv_model *m = st->model;
-  int d = m->nv;
+  int d = lv_model_nv(m);
   midpoint *P = lv_calloc(1, sizeof *P);
   if (!P) return LV_ENOMEM;
   st->priv = P;
   P->m = m;
+  P->d = d;
   P->s = st->state;
   P->v1 = lv_calloc((size_t)d, sizeof(double));
   P->qm = lv_calloc((size_t)d, sizeof(double));
@@ -112,7 +114,7 @@ static int mp_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   midpoint *P = st->priv;
   const lv_model *m = P->m;
   lv_state *s = st->state;
-  int d = m->nv;
+  int d = P->d;
   P->h = h;
   P->t = s->t;
   memcpy(P->v1, s->v, (size_t)d * sizeof(double));

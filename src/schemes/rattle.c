@@ -25,6 +25,7 @@
 
 typedef struct {
   const lv_model *m;
+  int d, k;           /* nv and nc of the model */
   lv_state *s;
   double h;
   lv_newton *nw;
@@ -43,7 +44,7 @@ typedef struct {
 static int stage1_residual(void *ctx, double *r) {
   rattle *R = ctx;
   const lv_model *m = R->m;
-  int d = m->nv;
+  int d = R->d;
   /* r_q = M q1 - c + G(q_n)^T s */
   LV_CHECK(lv_model_mass_apply(m, R->s->q, R->q1, r));
   LV_CHECK(lv_model_GT_apply(m, R->s->q, R->sl, R->tmp));
@@ -60,7 +61,7 @@ static int stage1_residual(void *ctx, double *r) {
 static int stage1_scale(void *ctx, double *sc) {
   rattle *R = ctx;
   const lv_model *m = R->m;
-  int d = m->nv;
+  int d = R->d;
   LV_CHECK(lv_model_mass_apply_abs(m, R->s->q, R->q1, sc));
   LV_CHECK(lv_model_GT_apply_abs(m, R->s->q, R->sl, R->tmp));
   for (int i = 0; i < d; i++) sc[i] += R->tmp[i] + fabs(R->c[i]);
@@ -79,9 +80,9 @@ static int stage1_jacobian(void *ctx, lv_linsol *ls) {
 
 static int stage1_update(void *ctx, const double *dx) {
   rattle *R = ctx;
-  int d = R->m->nv;
+  int d = R->d;
   for (int i = 0; i < d; i++) R->q1[i] += dx[i];
-  for (int i = 0; i < R->m->nc; i++) R->sl[i] += dx[d + i];
+  for (int i = 0; i < R->k; i++) R->sl[i] += dx[d + i];
   return 0;
 }
 
@@ -111,7 +112,7 @@ static int rattle_create(lv_stepper *st) {
   st->priv = R;
   R->m = m;
   R->s = st->state;
-  int d = m->nv, k = m->nc, n = d + k;
+  int d = R->d = lv_model_nv(m), k = R->k = lv_model_nc(m), n = d + k;
   R->q1 = lv_calloc((size_t)d, sizeof(double));
   R->sl = lv_calloc((size_t)k, sizeof(double));
   R->c = lv_calloc((size_t)d, sizeof(double));
@@ -133,7 +134,7 @@ static int rattle_create(lv_stepper *st) {
  * matrix [M G(q)^T; G(q) 0] factorised in R->vel (b: scratch, d + k). */
 static int node_multiplier(rattle *R, const double *q, const double *v, double *lambda) {
   const lv_model *m = R->m;
-  int d = m->nv, k = m->nc;
+  int d = R->d, k = R->k;
   LV_CHECK(lv_model_grad_potential(m, q, R->b));
   for (int i = 0; i < d; i++) R->b[i] = -R->b[i];
   LV_CHECK(lv_model_curvature_apply(m, q, v, v, R->b + d));
@@ -149,12 +150,12 @@ static int rattle_init(lv_stepper *st) {
    * state is also the first Newton guess. */
   rattle *R = st->priv;
   R->hprev = 0.0;
-  if (R->m->nc == 0) return 0;
+  if (R->k == 0) return 0;
   LV_CHECK(lv_linsol_begin(R->vel));
   LV_CHECK(saddle(R->m, st->state->q, st->state->q, R->vel));
   LV_CHECK(lv_linsol_factor(R->vel));
   LV_CHECK(node_multiplier(R, st->state->q, st->state->v, st->state->lambda));
-  memcpy(R->mu, st->state->lambda, (size_t)R->m->nc * sizeof(double));
+  memcpy(R->mu, st->state->lambda, (size_t)R->k * sizeof(double));
   return 0;
 }
 
@@ -162,7 +163,7 @@ static int rattle_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   rattle *R = st->priv;
   const lv_model *m = R->m;
   lv_state *s = st->state;
-  int d = m->nv, k = m->nc;
+  int d = R->d, k = R->k;
   R->h = h;
   /* Stage 1 constant part and explicit guess q1 = q + h v. */
   LV_CHECK(lv_model_grad_potential(m, s->q, R->tmp));
@@ -218,7 +219,7 @@ static int rattle_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 /* The predictor's v_{n-1}, h_{n-1} and the multiplier guess are history. */
 static int rattle_save(lv_stepper *st) {
   rattle *R = st->priv;
-  int d = R->m->nv, k = R->m->nc;
+  int d = R->d, k = R->k;
   if (!R->saved && !(R->saved = lv_calloc((size_t)(d + k) + 1, sizeof(double)))) return LV_ENOMEM;
   memcpy(R->saved, R->vprev, (size_t)d * sizeof(double));
   if (k) memcpy(R->saved + d, R->mu, (size_t)k * sizeof(double));
@@ -228,7 +229,7 @@ static int rattle_save(lv_stepper *st) {
 
 static void rattle_restore(lv_stepper *st) {
   rattle *R = st->priv;
-  int d = R->m->nv, k = R->m->nc;
+  int d = R->d, k = R->k;
   if (!R->saved) return;
   memcpy(R->vprev, R->saved, (size_t)d * sizeof(double));
   if (k) memcpy(R->mu, R->saved + d, (size_t)k * sizeof(double));
@@ -239,8 +240,8 @@ static void rattle_restore(lv_stepper *st) {
 static size_t rattle_history(lv_stepper *st, double *buf, int dir) {
   rattle *R = st->priv;
   lv_hist hs = {buf, 0, dir};
-  lv_hist_doubles(&hs, R->vprev, (size_t)R->m->nv);
-  lv_hist_doubles(&hs, R->mu, (size_t)R->m->nc);
+  lv_hist_doubles(&hs, R->vprev, (size_t)R->d);
+  lv_hist_doubles(&hs, R->mu, (size_t)R->k);
   lv_hist_doubles(&hs, &R->hprev, 1);
   return hs.n;
 }

@@ -56,6 +56,7 @@
 
 typedef struct {
   const lv_model *m;
+  int nq, d, k;       /* nq, nv and nc of the model */
   const lv_space *sp;
   lv_state *s;
   double h;
@@ -79,7 +80,7 @@ typedef struct {
 
 /* y = P x (y may not alias x). */
 static void perm_apply(const rattlie *R, const double *x, double *y) {
-  for (int i = 0; i < R->m->nv; i++) y[i] = x[R->perm[i]];
+  for (int i = 0; i < R->d; i++) y[i] = x[R->perm[i]];
 }
 
 /* Rows of the blocks of T(u) (inv = 0) or T(u)^{-1} (inv = 1) into out
@@ -87,7 +88,7 @@ static void perm_apply(const rattlie *R, const double *x, double *y) {
  * to the sum of the c-th unit vectors of all Lie group factors at once
  * (the operator is block diagonal): six products whatever the size. */
 static int tangent_blocks(rattlie *R, const double *u, int inv, double *out) {
-  int d = R->m->nv;
+  int d = R->d;
   for (int k = 0; k < d; k++) {
     for (int c = 0; c < 6; c++) out[6 * k + c] = 0.0;
     if (R->fn[k] == 1) out[6 * k] = 1.0;
@@ -127,7 +128,7 @@ static void scaled(int n, double a, const double *x, double *y) {
 static int stage1_residual(void *ctx, double *r) {
   rattlie *R = ctx;
   const lv_model *m = R->m;
-  int d = m->nv;
+  int d = R->d;
   double h = R->h;
   scaled(d, h, R->vh, R->b);
   LV_CHECK(momentum_term(R, R->b, R->vh, r));
@@ -135,7 +136,7 @@ static int stage1_residual(void *ctx, double *r) {
   for (int i = 0; i < d; i++) r[i] += R->tmp[i] - R->s->p[i] + 0.5 * h * R->dvn[i];
   LV_CHECK(lv_space_compose_exp(R->sp, R->s->q, h, R->vh, R->q1));
   LV_CHECK(lv_model_constraints(m, R->q1, r + d));
-  for (int i = 0; i < m->nc; i++) r[d + i] /= h;
+  for (int i = 0; i < R->k; i++) r[d + i] /= h;
   return 0;
 }
 
@@ -145,13 +146,13 @@ static int stage1_residual(void *ctx, double *r) {
 static int stage1_scale(void *ctx, double *sc) {
   rattlie *R = ctx;
   const lv_model *m = R->m;
-  int d = m->nv, k = m->nc;
+  int d = R->d, k = R->k;
   LV_CHECK(lv_model_mass_apply_abs(m, R->s->q, R->vh, sc));
   LV_CHECK(lv_model_GT_apply_abs(m, R->s->q, R->sl, R->tmp));
   for (int i = 0; i < d; i++) sc[i] += R->tmp[i] + fabs(R->s->p[i]) + 0.5 * R->h * fabs(R->dvn[i]);
   if (!k) return 0;
   double qm = 1.0;
-  for (int i = 0; i < m->nq; i++) qm = fmax(qm, fabs(R->q1[i]));
+  for (int i = 0; i < R->nq; i++) qm = fmax(qm, fabs(R->q1[i]));
   for (int i = 0; i < d; i++) R->tmp[i] = qm;
   LV_CHECK(lv_model_G_apply_abs(m, R->q1, R->tmp, sc + d));
   for (int i = 0; i < k; i++) sc[d + i] /= R->h;
@@ -161,9 +162,9 @@ static int stage1_scale(void *ctx, double *sc) {
 /* Momentum rows in momentum, constraint rows in length / h. */
 static int stage1_units(void *ctx, double *u) {
   rattlie *R = ctx;
-  int d = R->m->nv;
+  int d = R->d;
   for (int i = 0; i < d; i++) u[i] = 1.0;
-  for (int i = 0; i < R->m->nc; i++) u[d + i] = 1.0 / R->h;
+  for (int i = 0; i < R->k; i++) u[d + i] = 1.0 / R->h;
   return 0;
 }
 
@@ -225,7 +226,7 @@ static blk_sink make_sink(int (*add)(lv_sink *, int, int, double), lv_sink *pare
 static int stage1_jacobian(void *ctx, lv_linsol *ls) {
   rattlie *R = ctx;
   const lv_model *m = R->m;
-  int d = m->nv, k = m->nc;
+  int d = R->d, k = R->k;
   double h = R->h;
   lv_sink A = lv_linsol_sink(ls);
   scaled(d, h, R->vh, R->b);
@@ -252,9 +253,9 @@ static int stage1_jacobian(void *ctx, lv_linsol *ls) {
 
 static int stage1_update(void *ctx, const double *dx) {
   rattlie *R = ctx;
-  int d = R->m->nv;
+  int d = R->d;
   for (int i = 0; i < d; i++) R->vh[i] += dx[i];
-  for (int i = 0; i < R->m->nc; i++) R->sl[i] += dx[d + i];
+  for (int i = 0; i < R->k; i++) R->sl[i] += dx[d + i];
   return 0;
 }
 
@@ -300,7 +301,7 @@ static const lv_param_info rattlie_options[] = {
  * integrator has made them consistent).  inertial = -P ad_v (P M v). */
 static int check_force(lv_stepper *st, rattlie *R) {
   const lv_model *m = R->m;
-  int d = m->nv;
+  int d = R->d;
   const double *q0 = st->state->q, *v0 = st->state->v, t0 = st->state->t;
   double worst = 0.0;
   int worst_i = -1;
@@ -350,7 +351,8 @@ static int rattlie_create(lv_stepper *st) {
              "'rattle' (the scheme's own lambda_n)", mu);
     return LV_EINPUT;
   }
-  int d = m->nv, k = m->nc, n = d + k;
+  int d = R->d = lv_model_nv(m), k = R->k = lv_model_nc(m), n = d + k;
+  R->nq = lv_model_nq(m);
   R->fo = lv_calloc((size_t)d, sizeof(int));
   R->fn = lv_calloc((size_t)d, sizeof(int));
   R->perm = lv_calloc((size_t)d, sizeof(int));
@@ -358,7 +360,7 @@ static int rattlie_create(lv_stepper *st) {
   R->Tb = lv_calloc((size_t)d * 6, sizeof(double));
   R->vh = lv_calloc((size_t)d, sizeof(double));
   R->sl = lv_calloc((size_t)k, sizeof(double));
-  R->q1 = lv_calloc((size_t)m->nq, sizeof(double));
+  R->q1 = lv_calloc((size_t)R->nq, sizeof(double));
   R->dvn = lv_calloc((size_t)d, sizeof(double));
   R->tmp = lv_calloc((size_t)d, sizeof(double));
   R->tmp2 = lv_calloc((size_t)d, sizeof(double));
@@ -407,7 +409,7 @@ static int saddle(const lv_model *m, const double *q, lv_linsol *ls) {
  * at q factorised in R->vel: acc and lambda (NULL: not stored). */
 static int node_values(rattlie *R, double t, const double *q, const double *v, double *lambda) {
   const lv_model *m = R->m;
-  int d = m->nv, k = m->nc;
+  int d = R->d, k = R->k;
   LV_CHECK(lv_model_consistent_accelerations(m, R->vel, t, q, v, R->b, R->tmp));
   if (!lv_all_finite(d + k, R->b)) return LV_ENONFINITE;
   memcpy(R->acc, R->b, (size_t)d * sizeof(double));
@@ -420,7 +422,7 @@ static int rattlie_init(lv_stepper *st) {
   lv_state *s = st->state;
   LV_CHECK(saddle(R->m, s->q, R->vel));
   LV_CHECK(node_values(R, s->t, s->q, s->v, s->lambda));
-  if (R->m->nc) memcpy(s->gamma, s->lambda, (size_t)R->m->nc * sizeof(double));
+  if (R->k) memcpy(s->gamma, s->lambda, (size_t)R->k * sizeof(double));
   return 0;
 }
 
@@ -428,7 +430,7 @@ static int rattlie_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   rattlie *R = st->priv;
   const lv_model *m = R->m;
   lv_state *s = st->state;
-  int d = m->nv, k = m->nc;
+  int d = R->d, k = R->k;
   R->h = h;
   LV_CHECK(lv_model_grad_potential(m, s->q, R->dvn));
   /* Predictor: v_h = v_n + h/2 v'_n, lambda_n = the multiplier at the node
@@ -463,7 +465,7 @@ static int rattlie_step(lv_stepper *st, double h, lv_newton_stats *ns) {
    * predictor, so its being overwritten by a failed step is harmless),
    * then commit. */
   LV_CHECK(node_values(R, s->t + h, R->q1, R->v1, rhs + d));
-  memcpy(s->q, R->q1, (size_t)m->nq * sizeof(double));
+  memcpy(s->q, R->q1, (size_t)R->nq * sizeof(double));
   memcpy(s->v, R->v1, (size_t)d * sizeof(double));
   memcpy(s->p, R->p1, (size_t)d * sizeof(double));
   for (int i = 0; i < k; i++) {
@@ -476,7 +478,7 @@ static int rattlie_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 /* The predictor's acceleration is the only private history. */
 static int rattlie_save(lv_stepper *st) {
   rattlie *R = st->priv;
-  int d = R->m->nv;
+  int d = R->d;
   if (!R->saved && !(R->saved = lv_calloc((size_t)d, sizeof(double)))) return LV_ENOMEM;
   memcpy(R->saved, R->acc, (size_t)d * sizeof(double));
   return 0;
@@ -484,14 +486,14 @@ static int rattlie_save(lv_stepper *st) {
 
 static void rattlie_restore(lv_stepper *st) {
   rattlie *R = st->priv;
-  if (R->saved) memcpy(R->acc, R->saved, (size_t)R->m->nv * sizeof(double));
+  if (R->saved) memcpy(R->acc, R->saved, (size_t)R->d * sizeof(double));
 }
 
 /* Checkpoints (issue 17): the predictor's acceleration, as save. */
 static size_t rattlie_history(lv_stepper *st, double *buf, int dir) {
   rattlie *R = st->priv;
   lv_hist hs = {buf, 0, dir};
-  lv_hist_doubles(&hs, R->acc, (size_t)R->m->nv);
+  lv_hist_doubles(&hs, R->acc, (size_t)R->d);
   return hs.n;
 }
 
