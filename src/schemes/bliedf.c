@@ -137,6 +137,9 @@ typedef struct {
   lv_state *s;
   const volatile sig_atomic_t *stop; /* the integrator's stop request (polled in the start-up) */
   int k, nq, nv, nc, index, N;
+  /* the model's properties used in the step (its accessors, read once) */
+  const lv_space *sp;
+  int mass_constant, has_force, has_dV;
   int kc; /* order of the next step: k, or 1, 2, .. during a ramp start */
   /* options */
   int correction, lambda_fix, extrapolate;
@@ -219,7 +222,7 @@ static int project_q(bliedf *B, double *q) {
     memset(B->kb, 0, (size_t)d * sizeof(double));
     for (int i = 0; i < k; i++) B->kb[d + i] = -B->kb[d + i];
     LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
-    LV_CHECK(lv_space_compose_exp(m->space, q, 1.0, B->kb, q));
+    LV_CHECK(lv_space_compose_exp(B->sp, q, 1.0, B->kb, q));
   }
   return 0;
 }
@@ -261,7 +264,7 @@ static int correction_term(const bliedf *B, const double *vh, double h, double *
     c = h / 48.0;
   }
   if (B->correction == 2) c = -c; /* ablation: the sign of L_k flipped */
-  LV_CHECK(lv_space_ad(B->m->space, v0, w, out));
+  LV_CHECK(lv_space_ad(B->sp, v0, w, out));
   for (int i = 0; i < d; i++) out[i] *= c;
   return 0;
 }
@@ -271,8 +274,7 @@ static int correction_term(const bliedf *B, const double *vh, double h, double *
 /* One RKMK4 sub-step of length hs from (t, q, v) to (qo, vo). */
 static int rk_substep(bliedf *B, double t, const double *q, const double *v, double hs, double *qo,
                       double *vo) {
-  const lv_model *m = B->m;
-  const lv_space *sp = m->space;
+  const lv_space *sp = B->sp;
   int d = B->nv;
   double *th = B->th, *qs = B->qs, *vs = B->vs, *acc = B->acc, *thd = B->thd;
   double *sth = B->dth, *sv = B->dv; /* weighted sums of theta' and v' */
@@ -405,7 +407,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
    * is newest first: dqh[i] = Dq_{k-2-i} */
   for (int j = 0; j + 1 < k; j++) {
     double *dq = B->dqh + (size_t)(k - 2 - j) * d;
-    LV_CHECK(lv_space_log(m->space, NQ + (size_t)j * Q, NQ + (size_t)(j + 1) * Q, dq));
+    LV_CHECK(lv_space_log(B->sp, NQ + (size_t)j * Q, NQ + (size_t)(j + 1) * Q, dq));
     B->nlog++;
     for (int i = 0; i < d; i++) dq[i] /= h;
   }
@@ -418,7 +420,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
     /* l_{k-1}/h = sum_i gamma_i log(q_{k-i}^-1 q_{k+1-i})/h - v_k - h^2 L_k(v_{k-1}..v_0)
      * (24a); the i >= 2 logarithms are the increments just computed. */
     double *l = B->L, *w = B->tmp;
-    LV_CHECK(lv_space_log(m->space, NQ + (size_t)(k - 1) * Q, NQ + (size_t)k * Q, w));
+    LV_CHECK(lv_space_log(B->sp, NQ + (size_t)(k - 1) * Q, NQ + (size_t)k * Q, w));
     B->nlog++;
     LV_CHECK(correction_term(B, B->vh, h, l)); /* h^2 L_k from the exact velocities */
     const double *vk = NV + (size_t)k * d;
@@ -497,7 +499,7 @@ static int ramp_project(bliedf *B) {
   double *q = B->qs;
   memcpy(q, B->s->q, (size_t)Q * sizeof(double));
   for (int i = 0; i <= B->kc; i++) {
-    if (i > 0) LV_CHECK(lv_space_compose_exp(B->m->space, q, -B->hist_h, B->dqh + (size_t)(i - 1) * d, q));
+    if (i > 0) LV_CHECK(lv_space_compose_exp(B->sp, q, -B->hist_h, B->dqh + (size_t)(i - 1) * d, q));
     LV_CHECK(project_v(B, q, B->vh + (size_t)i * d));
   }
   memcpy(B->s->v, B->vh, (size_t)d * sizeof(double));
@@ -530,7 +532,7 @@ static int iterate_state(bliedf *B) {
   }
   for (int i = 0; i < d; i++) B->a1[i] = (a0 * B->v1[i] + B->rv[i]) / h;
   for (int i = 0; i < d; i++) B->hd[i] = h * B->d[i];
-  return lv_space_compose_exp(B->m->space, B->s->q, 1.0, B->hd, B->q1);
+  return lv_space_compose_exp(B->sp, B->s->q, 1.0, B->hd, B->q1);
 }
 
 static int bl_residual(void *ctx, double *r) {
@@ -539,11 +541,11 @@ static int bl_residual(void *ctx, double *r) {
   int d = B->nv, k = B->nc;
   double h = B->h;
   LV_CHECK(lv_model_mass_apply(m, B->q1, B->a1, r));
-  if (m->dV) {
+  if (B->has_dV) {
     LV_CHECK(lv_model_grad_potential(m, B->q1, B->tmp));
     for (int i = 0; i < d; i++) r[i] += B->tmp[i];
   }
-  if (m->force) {
+  if (B->has_force) {
     LV_CHECK(lv_model_force(m, B->t1, B->q1, B->v1, B->tmp));
     for (int i = 0; i < d; i++) r[i] -= B->tmp[i];
   }
@@ -572,12 +574,12 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   const lv_model *m = B->m;
   int d = B->nv, k = B->nc;
   double h = B->h, g1 = B->ga[0], a0 = B->al[0];
-  tan_ctx tc = {m->space, B->hd};
+  tan_ctx tc = {B->sp, B->hd};
   LV_CHECK(lv_rfac_fill(&B->T, d, d, fill_tangent, &tc));
   jac_ctx jc = {m, B->q1};
   if (!B->mc_valid) {
     LV_CHECK(lv_rfac_fill(&B->Mc, d, d, fill_mass, &jc));
-    B->mc_valid = m->mass_constant;
+    B->mc_valid = B->mass_constant;
   }
   if (k > 0) LV_CHECK(lv_rfac_fill(&B->G1, k, d, fill_jac, &jc));
 
@@ -585,12 +587,12 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   lv_blk_sink b;
   /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
   lv_blk_rfac(A, &B->Mc, 0, 0, a0 * g1, 0, NULL);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
-  if (m->dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
-  if (m->force)
+  if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
+  if (B->has_dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+  if (B->has_force)
     LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T)));
   if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
-  if (!m->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), 1.0));
+  if (!B->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), 1.0));
   if (k == 0) return 0;
 
   int cmu = B->index == 2 ? d + k : d; /* first column of mu */
@@ -600,7 +602,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
 
   /* (1,eta): (alpha_0 M + h C_t) G_n^T */
   lv_blk_rfac(A, &B->Mc, 0, d, a0, 0, &B->Bn);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, d, d, d, -h, 0, &B->Bn)));
+  if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, d, d, d, -h, 0, &B->Bn)));
   /* (3,1): gamma_1 G + h Z(q; v) T */
   lv_blk_rfac(A, &B->G1, d + k, 0, g1, 0, NULL);
   LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
@@ -821,9 +823,13 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->s = st->state;
   B->stop = st->stop;
   B->k = k;
-  B->nq = m->nq;
-  B->nv = m->nv;
-  B->nc = m->nc;
+  B->nq = lv_model_nq(m);
+  B->nv = lv_model_nv(m);
+  B->nc = lv_model_nc(m);
+  B->sp = lv_model_space(m);
+  B->mass_constant = lv_model_mass_constant(m);
+  B->has_force = lv_model_has_force(m);
+  B->has_dV = m->dV != NULL; /* no accessor yet: lv_model_has_potential (issue 19, for the lead) */
   B->kc = k;
   B->al = ALPHA[k - 1];
   B->ga = GAMMA[k - 1];

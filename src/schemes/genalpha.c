@@ -68,7 +68,7 @@ static int iterate_matrices(genalpha *g) {
   if (!g->mc_valid) {
     jac_ctx jc = {g->m, g->q1};
     LV_CHECK(lv_rfac_fill(&g->Mc, g->nv, g->nv, fill_mass, &jc));
-    g->mc_valid = g->m->mass_constant;
+    g->mc_valid = g->mass_constant;
   }
   if (!g->g1_valid && g->nc > 0) {
     jac_ctx jc = {g->m, g->q1};
@@ -87,11 +87,11 @@ static int ga_residual(void *ctx, double *r) {
   LV_CHECK(iterate_matrices(g));
   memset(r, 0, (size_t)d * sizeof(double));
   lv_rfac_matvec(&g->Mc, g->vd1, r, 0);
-  if (m->dV) {
+  if (g->has_dV) {
     LV_CHECK(lv_model_grad_potential(m, g->q1, g->tmp));
     for (int i = 0; i < d; i++) r[i] += g->tmp[i];
   }
-  if (m->force) {
+  if (g->has_force) {
     LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
     for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
   }
@@ -117,11 +117,11 @@ static int assemble(genalpha *g, lv_assembly *A) {
   /* (1,1): M + (gamma'/beta') C_t + (1/beta') K_t T,  C_t = -df/dv,
    * K_t = D_q(M vd) + d2V - df/dq + D_q(G^T lambda). */
   lv_blk_rfac(A, &g->Mc, 0, 0, 1.0, 0, NULL);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
-  if (m->dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (m->force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
+  if (g->has_force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
+  if (g->has_dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (g->has_force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
   if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (!m->mass_constant) LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
+  if (!g->mass_constant) LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
   if (k == 0) return 0;
   int cl = g->index == 2 ? d + k : d; /* column of the lambda block */
   lv_blk_rfac(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
@@ -129,7 +129,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
   if (g->index != 2) return 0;
   /* (1,zeta): (M + (gamma'/beta') C_t) B_n^T */
   lv_blk_rfac(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, d, d, d, -cg, 0, &g->Bn)));
+  if (g->has_force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, d, d, d, -cg, 0, &g->Bn)));
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
   lv_blk_rfac(A, &g->G1, d + k, 0, sgp, 0, NULL);
@@ -144,7 +144,7 @@ static int ga_jacobian(void *ctx, lv_linsol *ls) {
   if (g->sigma != 0.0) { /* sigma-scheme: T -> F (exact) or P (paper) */
     LV_CHECK(ga_sigma_newton_tangent(g));
   } else {
-    tan_ctx tc = {g->m->space, g->hdq};
+    tan_ctx tc = {g->sp, g->hdq};
     LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
   }
   LV_CHECK(iterate_matrices(g));
@@ -177,8 +177,8 @@ static int ga_update(void *ctx, const double *dx) {
   const double *dl = dx + (g->index == 2 ? d + k : d);
   for (int i = 0; i < k; i++) g->lam1[i] += g->bp * dl[i];
   g->g1_valid = 0;
-  g->mc_valid = g->mc_valid && g->m->mass_constant;
-  return lv_space_compose_exp(g->m->space, g->s->q, g->h, g->dq, g->q1);
+  g->mc_valid = g->mc_valid && g->mass_constant;
+  return lv_space_compose_exp(g->sp, g->s->q, g->h, g->dq, g->q1);
 }
 
 /* WRMS weights of the spec (§2.6): Dx against h Dq, zeta against h eta,
@@ -236,9 +236,9 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
     for (int i = 0; i < d; i++) g->dq[i] -= g->bnz[i];
   }
   if (g->corr_paper || g->sigma != 0.0) LV_CHECK(ga_sigma_predict(g));
-  LV_CHECK(lv_space_compose_exp(m->space, s->q, h, g->dq, g->q1));
+  LV_CHECK(lv_space_compose_exp(g->sp, s->q, h, g->dq, g->q1));
   g->g1_valid = 0; /* new iterate */
-  g->mc_valid = g->mc_valid && m->mass_constant;
+  g->mc_valid = g->mc_valid && g->mass_constant;
   return 0;
 }
 

@@ -24,6 +24,9 @@ typedef struct {
   const lv_model *m;
   lv_state *s;
   int nv, nq, nc, index, N;   /* N = Newton system size */
+  /* the model's properties used in the step (its accessors, read once) */
+  const lv_space *sp;
+  int mass_constant, has_force, has_dV;
   /* method parameters */
   double am, af, beta, gam;
   start_kind start;

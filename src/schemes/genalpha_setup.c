@@ -182,9 +182,13 @@ static int create_body(lv_stepper *st, genalpha *g) {
   const lv_model *m = st->model;
   g->m = m;
   g->s = st->state;
-  g->nv = m->nv;
-  g->nq = m->nq;
-  g->nc = m->nc;
+  g->nv = lv_model_nv(m);
+  g->nq = lv_model_nq(m);
+  g->nc = lv_model_nc(m);
+  g->sp = lv_model_space(m);
+  g->mass_constant = lv_model_mass_constant(m);
+  g->has_force = lv_model_has_force(m);
+  g->has_dV = m->dV != NULL; /* no accessor yet: lv_model_has_potential (issue 19, for the lead) */
   LV_CHECK(parse_options(g, st->options, st->detail, sizeof st->detail));
   int d = g->nv, k = g->nc;
   g->N = d + (g->index == 2 ? 2 * k : k);
@@ -208,7 +212,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->dql = lv_calloc(sd, sizeof(double));
   g->dqc = lv_calloc(sd, sizeof(double));
   if (!g->dqc) return LV_ENOMEM;
-  int nf = lv_space_nfactors(m->space);
+  int nf = lv_space_nfactors(g->sp);
   g->tiblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->dblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->phblk = lv_calloc(36 * (size_t)nf, sizeof(double));
@@ -227,9 +231,9 @@ static int create_body(lv_stepper *st, genalpha *g) {
   if (!g->dql || !g->tiblk || !g->dblk || !g->phblk || !g->xblk || !g->bne || !g->sbase || !g->vfac || !g->rb || !g->rk) return LV_ENOMEM;
   for (int f = 0; f < nf; f++) {
     int vo, nv;
-    LV_CHECK(lv_space_factor(m->space, f, NULL, NULL, NULL, &vo, &nv));
+    LV_CHECK(lv_space_factor(g->sp, f, NULL, NULL, NULL, &vo, &nv));
     for (int i = 0; i < nv; i++) g->vfac[vo + i] = f;
-    g->grp[f] = lv_space_factor_group(m->space, f);
+    g->grp[f] = lv_space_factor_group(g->sp, f);
     g->rb[f] = vo + g->grp[f]->rb;
     g->rk[f] = g->grp[f]->rk;
     for (int a = 0; a < g->rk[f]; a++) /* before any Newton matrix */

@@ -77,7 +77,7 @@ static void sigma_step_init(genalpha *g) {
  * one evaluation of T^-1 and one k x k solve per Lie group block; outside
  * the blocks Q = I. */
 static int sigma_state(genalpha *g) {
-  int d = g->nv, nf = lv_space_nfactors(g->m->space);
+  int d = g->nv, nf = lv_space_nfactors(g->sp);
   double h = g->h, sig = g->sigma, gp = g->gp, ihg = g->s_ihg, ka = g->s_ka;
   const double *vs = g->sbase, *b = vs + d, *vdb = b + d;
   double *th = g->hdq, *v = g->v1, *a = g->a1;
@@ -169,7 +169,7 @@ static int fill_zeta_cols(genalpha *g, lv_sink *s, int o, int k, const double *E
 static int fill_fmat(void *ctx, lv_sink *s) {
   fmat_ctx *fc = ctx;
   genalpha *g = fc->g;
-  int nf = lv_space_nfactors(g->m->space);
+  int nf = lv_space_nfactors(g->sp);
   double sig = g->sigma, c = sig * g->h * g->beta / g->gam;
   int zeta = g->index == 2 && g->nc > 0; /* the zeta columns too (fill_zeta_cols) */
   for (int f = 0; f < nf; f++) /* D; T^-1 of this iterate is in the slots already (sigma_state) */
@@ -212,7 +212,7 @@ static int paper_theta_update(genalpha *g, const double *y) {
   int d = g->nv;
   double h = g->h;
   for (int i = 0; i < d; i++) g->hdq[i] = h * g->dq[i];
-  LV_CHECK(lv_space_tangent_inv_apply(g->m->space, g->hdq, y, g->tmp2));
+  LV_CHECK(lv_space_tangent_inv_apply(g->sp, g->hdq, y, g->tmp2));
   for (int i = 0; i < d; i++) g->dq[i] += (g->sigma * g->tmp2[i] + (1.0 - g->sigma) * y[i]) / h;
   return 0;
 }
@@ -229,7 +229,6 @@ double ga_sigma_lie_coef(const genalpha *g) {
 /* ---- the step's sigma parts (called from genalpha.c) ---- */
 
 int ga_sigma_predict(genalpha *g) {
-  const lv_model *m = g->m;
   int d = g->nv, k = g->nc;
   double am = g->am, af = g->af, be = g->beta, ga = g->gam, h = g->h;
   const double *vn = g->vn, *an = g->an;
@@ -248,7 +247,7 @@ int ga_sigma_predict(genalpha *g) {
       memset(g->lam1, 0, (size_t)k * sizeof(double));
     }
     memcpy(g->dql, g->dq, (size_t)d * sizeof(double));
-    LV_CHECK(lv_space_ad(m->space, g->v1, g->dql, g->tmp));
+    LV_CHECK(lv_space_ad(g->sp, g->v1, g->dql, g->tmp));
     double c = g->pfac * g->sigma * h * be / ga;
     for (int i = 0; i < d; i++) g->dq[i] -= c * g->tmp[i];
   } else if (g->sigma != 0.0) {
@@ -271,7 +270,7 @@ int ga_sigma_newton_tangent(genalpha *g) {
     int nz = g->index == 2 ? g->nc : 0; /* index 2: F has the zeta columns too */
     LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv + nz, fill_fmat, &fc));
   } else { /* paper: T -> P, the "full Jacobian" (67) */
-    pmat_ctx pc = {g->m->space, g->hdq, g->sigma};
+    pmat_ctx pc = {g->sp, g->hdq, g->sigma};
     LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_pmat, &pc));
   }
   return 0;
@@ -286,7 +285,7 @@ int ga_sigma_update(genalpha *g, const double *dx, const double *y) {
     memset(g->bne, 0, (size_t)d * sizeof(double));
     ga_bn_t_apply(g, g->eta, g->bne);
   }
-  int nf = lv_space_nfactors(g->m->space);
+  int nf = lv_space_nfactors(g->sp);
   for (int i = 0; i < d; i++) {
     int f = g->vfac[i], a = i - g->rb[f];
     if (a < 0 || a >= g->rk[f]) g->dq[i] += dx[i] * ih;

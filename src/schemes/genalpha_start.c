@@ -75,14 +75,14 @@ int ga_perturbed_start(genalpha *g, double h) {
       w[i] = sgn * h * s->v[i] + 0.5 * h * h * g->vd[i];
       vp[i] = s->v[i] + sgn * h * g->vd[i];
     }
-    LV_CHECK(lv_space_compose_exp(m->space, s->q, 1.0, w, qp));
+    LV_CHECK(lv_space_compose_exp(g->sp, s->q, 1.0, w, qp));
     LV_CHECK(accelerations(g, s->t + sgn * h, qp, vp, sgn < 0 ? vdm : vdp, NULL));
   }
   for (int i = 0; i < d; i++) vdd[i] = (vdp[i] - vdm[i]) / (2.0 * h);
   memcpy(g->vstart, s->v, (size_t)d * sizeof(double));
   if (g->index == 3 && k > 0 && (g->start == START_PERTURBED || g->start == START_NO_COMMUTATOR)) {
     double cq = 1.0 - 6.0 * g->beta - 3.0 * (g->am - g->af);
-    LV_CHECK(lv_space_ad(m->space, s->v, g->vd, g->tmp));
+    LV_CHECK(lv_space_ad(g->sp, s->v, g->vd, g->tmp));
     double lie = g->sigma != 0.0 || g->corr_paper ? 12.0 * ga_sigma_lie_coef(g) : 1.0; /* 1: sigma = 0 as before */
     if (g->start == START_NO_COMMUTATOR) lie = 0.0; /* ablation */
     for (int i = 0; i < d; i++) g->tmp[i] = h * h / 12.0 * (2.0 * cq * vdd[i] + lie * g->tmp[i]); /* l0 / h */
