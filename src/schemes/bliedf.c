@@ -80,6 +80,7 @@
 #include "product_sink.h"
 #include "schemes/history.h"
 #include "integrator/integrator_impl.h" /* lv_integrator_set_start_history */
+#include "model/saddle.h"
 
 #define KMAX 4
 /* Past velocities kept for the Newton predictor, whatever k: a cubic
@@ -179,31 +180,12 @@ typedef struct {
   lv_rfac Mc;                /* M(q_{n+1}); recorded once if the mass is constant */
   int mc_valid;              /* Mc holds the constant mass matrix */
   lv_newton *nw;
-  lv_linsol *kkt; /* [M G^T; G 0]: start, projections, (56) */
-  double *kb;     /* its right-hand side, nv + nc */
+  lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
+  double *kb;        /* a right-hand side, nv + nc */
   int h_new;      /* new_h since the last solve: the factorisation is stale */
 } bliedf;
 
-/* ---- saddle-point solves ---- */
-
-static int kkt_factor(bliedf *B, const double *q) {
-  LV_CHECK(lv_linsol_begin(B->kkt));
-  lv_sink A = lv_linsol_sink(B->kkt);
-  LV_CHECK(lv_model_saddle(B->m, q, q, q, &A));
-  return lv_linsol_factor(B->kkt);
-}
-
-/* v' and lambda consistent with (t, q, v) (index-1 form, spec §2.2):
- *   [M G^T; G 0] [v'; lambda] = [f - dV; -Z(q; v) v]. */
-static int accelerations(bliedf *B, double t, const double *q, const double *v, double *vd,
-                         double *lam) {
-  int d = B->nv, k = B->nc;
-  LV_CHECK(kkt_factor(B, q));
-  LV_CHECK(lv_model_consistent_accelerations(B->m, B->kkt, t, q, v, B->kb, B->tmp2));
-  if (vd) memcpy(vd, B->kb, (size_t)d * sizeof(double));
-  if (lam && k > 0) memcpy(lam, B->kb + d, (size_t)k * sizeof(double));
-  return 0;
-}
+/* ---- saddle-point solves (the model's saddle-point module, model/saddle.h) ---- */
 
 /* q <- q o exp(delta) with [M G^T; G 0][delta; .] = [0; -Phi(q)] until Phi
  * stops decreasing (simplified Newton; the distance is at round-off or
@@ -218,24 +200,12 @@ static int project_q(bliedf *B, double *q) {
     double r = lv_vnorm_inf(k, B->kb + d);
     if (r == 0.0 || r > 0.5 * prev) break; /* exact, or the round-off floor */
     prev = r;
-    LV_CHECK(kkt_factor(B, q));
+    LV_CHECK(lv_saddle_factor(B->saddle, q));
     memset(B->kb, 0, (size_t)d * sizeof(double));
     for (int i = 0; i < k; i++) B->kb[d + i] = -B->kb[d + i];
-    LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+    LV_CHECK(lv_saddle_solve(B->saddle, B->kb));
     LV_CHECK(lv_space_compose_exp(B->sp, q, 1.0, B->kb, q));
   }
-  return 0;
-}
-
-/* M-orthogonal projection of v onto ker G(q): [M G^T; G 0][v*; .] = [M v; 0]. */
-static int project_v(bliedf *B, const double *q, double *v) {
-  int d = B->nv, k = B->nc;
-  if (k == 0) return 0;
-  LV_CHECK(kkt_factor(B, q));
-  LV_CHECK(lv_model_mass_apply(B->m, q, v, B->kb));
-  memset(B->kb + d, 0, (size_t)k * sizeof(double));
-  LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
-  memcpy(v, B->kb, (size_t)d * sizeof(double));
   return 0;
 }
 
@@ -294,7 +264,7 @@ static int rk_substep(bliedf *B, double t, const double *q, const double *v, dou
       LV_CHECK(lv_space_compose_exp(sp, q, 1.0, th, qs));
       LV_CHECK(lv_space_tangent_inv_apply(sp, th, vs, thd));
     }
-    LV_CHECK(accelerations(B, t + cc[s] * hs, qs, vs, acc, NULL));
+    LV_CHECK(lv_saddle_accelerations(B->saddle, t + cc[s] * hs, qs, vs, acc, NULL));
     for (int i = 0; i < d; i++) {
       sth[i] += bw[s] * thd[i];
       sv[i] += bw[s] * acc[i];
@@ -342,14 +312,13 @@ static double rel_diff(int n, const double *a, const double *b) {
  * comment.  Nothing in the state changes; on failure the start stays
  * pending. */
 static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
-  const lv_model *m = B->m;
   const lv_state *s = B->s;
   int k = B->k, d = B->nv, Q = B->nq, c = B->nc;
   double *v0 = B->v1; /* the (projected) velocity at t_n */
   memcpy(v0, s->v, (size_t)d * sizeof(double));
   /* A restart follows BLieDF steps, whose v satisfies G v = 0 only to
    * O(h^k); the start integrator needs consistent values. */
-  LV_CHECK(project_v(B, s->q, v0));
+  LV_CHECK(lv_saddle_project_v(B->saddle, s->q, v0));
   int fix = B->lambda_fix && c > 0 && B->index == 3;
   B->kc = k;
   B->al = ALPHA[k - 1];
@@ -396,10 +365,10 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   /* consistent nodes and their multipliers */
   for (int j = 1; j <= B->K; j++) {
     LV_CHECK(project_q(B, NQ + (size_t)j * Q));
-    LV_CHECK(project_v(B, NQ + (size_t)j * Q, NV + (size_t)j * d));
+    LV_CHECK(lv_saddle_project_v(B->saddle, NQ + (size_t)j * Q, NV + (size_t)j * d));
   }
   for (int j = 0; j < k; j++) {
-    if (c > 0) LV_CHECK(accelerations(B, s->t + j * h, NQ + (size_t)j * Q, NV + (size_t)j * d, NULL,
+    if (c > 0) LV_CHECK(lv_saddle_accelerations(B->saddle, s->t + j * h, NQ + (size_t)j * Q, NV + (size_t)j * d, NULL,
                                       B->nl + (size_t)j * c));
     if (ns) ns->factorizations++;
   }
@@ -430,14 +399,13 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
       w[i] = sum - vk[i] - l[i]; /* = l_{k-1} / h */
     }
     const double *qk1 = NQ + (size_t)(k - 1) * Q;
-    LV_CHECK(kkt_factor(B, qk1));
-    memset(B->kb, 0, (size_t)d * sizeof(double));
-    LV_CHECK(lv_model_G_apply(m, qk1, w, B->kb + d));
-    LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+    double *dv = B->tmp2;
+    LV_CHECK(lv_saddle_factor(B->saddle, qk1));
+    LV_CHECK(lv_saddle_shift(B->saddle, qk1, w, dv));
     for (int j = 0; j < k; j++)
-      for (int i = 0; i < d; i++) B->vh[(size_t)j * d + i] += B->kb[i];
+      for (int i = 0; i < d; i++) B->vh[(size_t)j * d + i] += dv[i];
     for (int j = 0; j < k; j++)
-      for (int i = 0; i < d; i++) NV[(size_t)j * d + i] += B->kb[i];
+      for (int i = 0; i < d; i++) NV[(size_t)j * d + i] += dv[i];
     if (ns) ns->factorizations++;
   }
   memset(B->etah, 0, (size_t)c * sizeof(double));
@@ -466,15 +434,13 @@ static int start_ramp(bliedf *B, double h, lv_newton_stats *ns) {
   int d = B->nv, c = B->nc;
   double *v0 = B->vh, *vd = B->tmp;
   memcpy(v0, s->v, (size_t)d * sizeof(double));
-  LV_CHECK(project_v(B, s->q, v0));
-  LV_CHECK(accelerations(B, s->t, s->q, v0, vd, c > 0 ? B->lh : NULL));
+  LV_CHECK(lv_saddle_project_v(B->saddle, s->q, v0));
+  LV_CHECK(lv_saddle_accelerations(B->saddle, s->t, s->q, v0, vd, c > 0 ? B->lh : NULL));
   if (ns) ns->factorizations++;
   if (B->lambda_fix && c > 0 && B->index == 3) {
     for (int i = 0; i < d; i++) B->L[i] = -0.5 * h * vd[i]; /* l_0 / h */
-    memset(B->kb, 0, (size_t)d * sizeof(double));
-    LV_CHECK(lv_model_G_apply(B->m, s->q, B->L, B->kb + d));
-    LV_CHECK(lv_linsol_solve(B->kkt, B->kb)); /* factorised at q_0 by accelerations */
-    for (int i = 0; i < d; i++) v0[i] += B->kb[i];
+    LV_CHECK(lv_saddle_shift(B->saddle, s->q, B->L, B->tmp2)); /* factorised at q_0 by accelerations */
+    for (int i = 0; i < d; i++) v0[i] += B->tmp2[i];
   }
   B->nhist = 1;
   B->kc = 1;
@@ -500,7 +466,7 @@ static int ramp_project(bliedf *B) {
   memcpy(q, B->s->q, (size_t)Q * sizeof(double));
   for (int i = 0; i <= B->kc; i++) {
     if (i > 0) LV_CHECK(lv_space_compose_exp(B->sp, q, -B->hist_h, B->dqh + (size_t)(i - 1) * d, q));
-    LV_CHECK(project_v(B, q, B->vh + (size_t)i * d));
+    LV_CHECK(lv_saddle_project_v(B->saddle, q, B->vh + (size_t)i * d));
   }
   memcpy(B->s->v, B->vh, (size_t)d * sizeof(double));
   LV_CHECK(lv_model_mass_apply(B->m, B->s->q, B->s->v, B->tmp));
@@ -800,7 +766,7 @@ static void bl_destroy(lv_stepper *st) {
   bliedf *B = st->priv;
   if (!B) return;
   lv_newton_free(B->nw);
-  lv_linsol_free(B->kkt);
+  lv_saddle_free(B->saddle);
   lv_rfac_free(&B->T);
   lv_rfac_free(&B->Bn);
   lv_rfac_free(&B->G1);
@@ -867,7 +833,7 @@ static int bl_create_inner(lv_stepper *st, int k) {
   LV_CHECK(lv_rfac_init(&B->Mc, d, 0, 4 * d));
   LV_CHECK(lv_newton_new(&B->nw, B->N, st->linsol_kind));
   *lv_newton_opts(B->nw) = st->newton;
-  LV_CHECK(lv_linsol_new(&B->kkt, st->linsol_kind, d + c, st->linsol_threshold));
+  LV_CHECK(lv_saddle_new(&B->saddle, m, st->linsol_kind, st->linsol_threshold));
   st->linsol = lv_newton_linsol(B->nw);
   return 0;
 }
@@ -885,7 +851,7 @@ static int bl_init(lv_stepper *st) {
   lv_state *s = st->state;
   /* lambda(t0) from the index-1 form, for the output at t0; the history
    * needs h and is built by the first step */
-  if (B->nc > 0) LV_CHECK(accelerations(B, s->t, s->q, s->v, NULL, s->lambda));
+  if (B->nc > 0) LV_CHECK(lv_saddle_accelerations(B->saddle, s->t, s->q, s->v, NULL, s->lambda));
   memset(s->gamma, 0, (size_t)B->nc * sizeof(double));
   B->hist_h = 0.0;
   B->handout = 0;

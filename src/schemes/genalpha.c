@@ -265,7 +265,7 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int next;
   int proj = ga_projection_due(g, h, &next);
   if (proj && k > 0) {
-    LV_CHECK(ga_project_velocity(g, g->q1, g->v1));
+    LV_CHECK(lv_saddle_project_v(g->saddle, g->q1, g->v1));
     ns->factorizations++;
   }
 

@@ -4,7 +4,8 @@
  *   genalpha_sigma.c  the sigma-modification (issue 6, spec 002): the
  *                     kinematic relation with T^-1 and its Newton matrix;
  *   genalpha_start.c  the starting procedures (standard, perturbed, a0) and
- *                     the projections (saddle-point solves);
+ *                     the projection schedule (the saddle-point solves
+ *                     themselves: model/saddle.c);
  *   genalpha_setup.c  options, create and destroy.
  * The method and its notation are described at the top of genalpha.c. */
 #ifndef LIVENS_GENALPHA_IMPL_H
@@ -13,6 +14,7 @@
 #include "lv_internal.h"
 #include "product_sink.h"
 #include "space/group.h"
+#include "model/saddle.h"
 
 /* START_A0: (57) only, v0 = v(t0) (the public Lie group suite's default;
  * keeps the first-order transient, spec 000 §3.8, B9) */
@@ -50,8 +52,7 @@ typedef struct {
   lv_rfac Mc;                    /* M (recorded once if constant, else per iterate) */
   int g1_valid, mc_valid;
   lv_newton *nw;
-  lv_linsol *kkt;             /* [M G^T; G 0]: (7), the start, projections */
-  double *kb;                 /* its right-hand side, nv + nc */
+  lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
   int h_new;                  /* new_h since the last solve: the factorisation is stale */
   double *saved;              /* a, v', dqc at the last save (halving), 3 nv */
   int saved_next_proj, saved_start_pending;
@@ -107,8 +108,6 @@ int ga_perturbed_start(genalpha *g, double h);
 /* Whether the step ending at t_{n+1} = g->t1 projects v (projection=on, or a
  * projection time in (t1 - h/2, t1 + h/2]); *next: the schedule after it. */
 int ga_projection_due(const genalpha *g, double h, int *next);
-/* M-orthogonal projection of v onto ker G(q). */
-int ga_project_velocity(genalpha *g, const double *q, double *v);
 
 /* ---- genalpha_setup.c: options and life cycle ---- */
 extern const lv_param_info ga_options[];

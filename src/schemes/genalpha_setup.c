@@ -158,7 +158,7 @@ void ga_destroy(lv_stepper *st) {
   if (!g) return;
   lv_newton_free(g->nw);
   free(g->saved);
-  lv_linsol_free(g->kkt);
+  lv_saddle_free(g->saddle);
   lv_rfac_free(&g->T);
   lv_rfac_free(&g->Bn);
   lv_rfac_free(&g->G1);
@@ -172,7 +172,7 @@ void ga_destroy(lv_stepper *st) {
   free(g->wlist);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
                     g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart,
-                    g->kb, g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc};
+                    g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(g);
   st->priv = NULL;
@@ -208,7 +208,6 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->bnz = lv_calloc(sd, sizeof(double));
   g->vstart = lv_calloc(sd, sizeof(double));
   g->astart = lv_calloc(sd, sizeof(double));
-  g->kb = lv_calloc(sd + sk, sizeof(double));
   g->dql = lv_calloc(sd, sizeof(double));
   g->dqc = lv_calloc(sd, sizeof(double));
   if (!g->dqc) return LV_ENOMEM;
@@ -240,7 +239,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
       g->phblk[36 * f + a * g->rk[f] + a] = g->xblk[36 * f + a * g->rk[f] + a] = 1.0;
   }
   if (!g->a || !g->vd || !g->q1 || !g->v1 || !g->vd1 || !g->a1 || !g->lam1 || !g->eta || !g->dq ||
-      !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart || !g->kb)
+      !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart)
     return LV_ENOMEM;
   LV_CHECK(lv_rfac_init(&g->T, d, 0, 6 * d));
   LV_CHECK(lv_rfac_init(&g->Bn, d, 1, 4 * d));
@@ -248,7 +247,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   LV_CHECK(lv_rfac_init(&g->Mc, d, 0, 4 * d));
   LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
   *lv_newton_opts(g->nw) = st->newton;
-  LV_CHECK(lv_linsol_new(&g->kkt, st->linsol_kind, d + k, st->linsol_threshold));
+  LV_CHECK(lv_saddle_new(&g->saddle, m, st->linsol_kind, st->linsol_threshold));
   st->linsol = lv_newton_linsol(g->nw);
   return 0;
 }

@@ -1,44 +1,12 @@
-/* Generalized-alpha, starting values and projections: the saddle-point
- * solves [M G^T; G 0] at a configuration (consistent v' and lambda (7),
- * the M-orthogonal velocity projection of seed 001), the initial values
+/* Generalized-alpha, starting values and projections: the initial values
  * (ga_init: standard start a0 = v'(t0)), the perturbed starting values
  * (56)+(57) and their variants (start=a0, perturbed-no-commutator), and the
  * schedule of velocity projections (projection=on, projection-times).  The
- * step: genalpha.c; the shared state: genalpha_impl.h. */
+ * saddle-point solves [M G^T; G 0] they need (consistent v' and lambda (7),
+ * the velocity shift (56), the M-orthogonal projection of seed 001) are the
+ * model's saddle-point module (model/saddle.h).  The step: genalpha.c; the
+ * shared state: genalpha_impl.h. */
 #include "genalpha_impl.h"
-
-/* ---- the saddle-point solver [M G^T; G 0] at q ---- */
-static int kkt_factor(genalpha *g, const double *q) {
-  LV_CHECK(lv_linsol_begin(g->kkt));
-  lv_sink A = lv_linsol_sink(g->kkt);
-  LV_CHECK(lv_model_saddle(g->m, q, q, q, &A));
-  return lv_linsol_factor(g->kkt);
-}
-
-/* (7): consistent v' and lambda at (t, q, v):
- *   [M G^T; G 0] [vd; lambda] = [f - dV; -Z(q; v) v]. */
-static int accelerations(genalpha *g, double t, const double *q, const double *v, double *vd,
-                         double *lam) {
-  int d = g->nv, k = g->nc;
-  LV_CHECK(kkt_factor(g, q));
-  LV_CHECK(lv_model_consistent_accelerations(g->m, g->kkt, t, q, v, g->kb, g->tmp));
-  memcpy(vd, g->kb, (size_t)d * sizeof(double));
-  if (lam && k > 0) memcpy(lam, g->kb + d, (size_t)k * sizeof(double));
-  return 0;
-}
-
-/* M-orthogonal projection of v onto ker G(q) (seed 001 (7)):
- *   [M G^T; G 0] [v*; mu] = [M v; 0]. */
-int ga_project_velocity(genalpha *g, const double *q, double *v) {
-  int d = g->nv, k = g->nc;
-  if (k == 0) return 0;
-  LV_CHECK(kkt_factor(g, q));
-  LV_CHECK(lv_model_mass_apply(g->m, q, v, g->kb));
-  memset(g->kb + d, 0, (size_t)k * sizeof(double));
-  LV_CHECK(lv_linsol_solve(g->kkt, g->kb));
-  memcpy(v, g->kb, (size_t)d * sizeof(double));
-  return 0;
-}
 
 /* The scheme's init: v'(t0), lambda(t0) and the standard start a0 = v'(t0);
  * the perturbed starts need h and are applied by the first step. */
@@ -46,7 +14,7 @@ int ga_init(lv_stepper *st) {
   genalpha *g = st->priv;
   lv_state *s = st->state;
   /* (7); a0 = v'(t0) until the first step knows h (perturbed start). */
-  LV_CHECK(accelerations(g, s->t, s->q, s->v, g->vd, s->lambda));
+  LV_CHECK(lv_saddle_accelerations(g->saddle, s->t, s->q, s->v, g->vd, s->lambda));
   memcpy(g->a, g->vd, (size_t)g->nv * sizeof(double));
   memset(s->gamma, 0, (size_t)g->nc * sizeof(double));
   g->start_pending = g->start == START_PERTURBED || g->start == START_A0 || g->start == START_NO_COMMUTATOR;
@@ -65,7 +33,6 @@ int ga_init(lv_stepper *st) {
  * The index-2 method keeps v0 (it must start on G v = 0, spec §3.7), and
  * so does start = a0 (only (57)). */
 int ga_perturbed_start(genalpha *g, double h) {
-  const lv_model *m = g->m;
   const lv_state *s = g->s;
   int d = g->nv, k = g->nc;
   double *vdd = g->astart; /* v''0, turned into a0 below */
@@ -76,7 +43,7 @@ int ga_perturbed_start(genalpha *g, double h) {
       vp[i] = s->v[i] + sgn * h * g->vd[i];
     }
     LV_CHECK(lv_space_compose_exp(g->sp, s->q, 1.0, w, qp));
-    LV_CHECK(accelerations(g, s->t + sgn * h, qp, vp, sgn < 0 ? vdm : vdp, NULL));
+    LV_CHECK(lv_saddle_accelerations(g->saddle, s->t + sgn * h, qp, vp, sgn < 0 ? vdm : vdp, NULL));
   }
   for (int i = 0; i < d; i++) vdd[i] = (vdp[i] - vdm[i]) / (2.0 * h);
   memcpy(g->vstart, s->v, (size_t)d * sizeof(double));
@@ -86,11 +53,9 @@ int ga_perturbed_start(genalpha *g, double h) {
     double lie = g->sigma != 0.0 || g->corr_paper ? 12.0 * ga_sigma_lie_coef(g) : 1.0; /* 1: sigma = 0 as before */
     if (g->start == START_NO_COMMUTATOR) lie = 0.0; /* ablation */
     for (int i = 0; i < d; i++) g->tmp[i] = h * h / 12.0 * (2.0 * cq * vdd[i] + lie * g->tmp[i]); /* l0 / h */
-    LV_CHECK(kkt_factor(g, s->q));
-    memset(g->kb, 0, (size_t)d * sizeof(double));
-    LV_CHECK(lv_model_G_apply(m, s->q, g->tmp, g->kb + d));
-    LV_CHECK(lv_linsol_solve(g->kkt, g->kb));
-    for (int i = 0; i < d; i++) g->vstart[i] += g->kb[i];
+    LV_CHECK(lv_saddle_factor(g->saddle, s->q));
+    LV_CHECK(lv_saddle_shift(g->saddle, s->q, g->tmp, g->tmp2)); /* Dv; v'0 at q_- is used up */
+    for (int i = 0; i < d; i++) g->vstart[i] += g->tmp2[i];
   }
   for (int i = 0; i < d; i++) g->astart[i] = g->vd[i] + (g->am - g->af) * h * vdd[i];
   return 0;
