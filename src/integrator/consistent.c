@@ -11,7 +11,7 @@ static int project(lv_integrator *it, int positions) {
   lv_saddle *S = NULL;
   int rc = lv_saddle_new(&S, it->model, it->resolved_kind, it->linsol_threshold);
   if (!rc && positions) {
-    rc = lv_saddle_project_q(S, it->state.q);
+    rc = lv_saddle_project_q(S, it->state.q, 0);
     if (rc == LV_ENEWTON || rc == LV_EDIVERGE || rc == LV_ESINGULAR) rc = LV_EINCONSISTENT;
   }
   if (!rc && !positions) {

@@ -126,7 +126,7 @@ static int proj_update(void *ctx, const double *dx) {
   return lv_space_compose_exp(S->sp, S->q0, 1.0, S->delta, S->q);
 }
 
-int lv_saddle_project_q(lv_saddle *S, double *q) {
+int lv_saddle_project_q(lv_saddle *S, double *q, int to_roundoff) {
   if (S->nc == 0) return 0;
   int n = S->nv + S->nc;
   memcpy(S->q0buf, q, (size_t)S->nq * sizeof(double));
@@ -143,6 +143,7 @@ int lv_saddle_project_q(lv_saddle *S, double *q) {
   int rc = lv_newton_solve(S->nw, &pb, 0, &st);
   /* A residual at round-off that cannot reach the tight tolerance is fine. */
   if (rc == LV_ENEWTON && st.residual_norm <= 1e-12 * scale) rc = 0;
+  if (!rc && to_roundoff) rc = lv_newton_polish(S->nw, &pb, 8, &st);
   if (rc) memcpy(q, S->q0buf, (size_t)S->nq * sizeof(double));
   return rc;
 }

@@ -48,9 +48,11 @@ int lv_saddle_solve(lv_saddle *S, double *b);
  * |delta|_M^2 / 2 (M at q0) under g(q0 o exp(delta)) = 0, by Newton on
  * [M(q0) delta + G(q)^T mu; g(q)] with the matrix [M(q0) G(q)^T; G(q) 0],
  * to 1e-14 (1 + |q0|) (a residual at round-off below 1e-12 (1 + |q0|) is
- * accepted).  On failure q is unchanged and the status is Newton's
+ * accepted); to_roundoff: then corrections with the last factorisation
+ * while |g| at least halves (lv_newton_polish), down to the round-off
+ * floor.  On failure q is unchanged and the status is Newton's
  * (LV_ENEWTON, LV_EDIVERGE, LV_ESINGULAR, ...).  Nothing without
  * constraints. */
-int lv_saddle_project_q(lv_saddle *S, double *q);
+int lv_saddle_project_q(lv_saddle *S, double *q, int to_roundoff);
 
 #endif

@@ -181,33 +181,10 @@ typedef struct {
   int mc_valid;              /* Mc holds the constant mass matrix */
   lv_newton *nw;
   lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
-  double *kb;        /* a right-hand side, nv + nc */
   int h_new;      /* new_h since the last solve: the factorisation is stale */
 } bliedf;
 
 /* ---- saddle-point solves (the model's saddle-point module, model/saddle.h) ---- */
-
-/* q <- q o exp(delta) with [M G^T; G 0][delta; .] = [0; -Phi(q)] until Phi
- * stops decreasing (simplified Newton; the distance is at round-off or
- * start-tol level, so T(delta) = I to that accuracy). */
-static int project_q(bliedf *B, double *q) {
-  const lv_model *m = B->m;
-  int d = B->nv, k = B->nc;
-  if (k == 0) return 0;
-  double prev = HUGE_VAL;
-  for (int it = 0; it < 8; it++) {
-    LV_CHECK(lv_model_constraints(m, q, B->kb + d));
-    double r = lv_vnorm_inf(k, B->kb + d);
-    if (r == 0.0 || r > 0.5 * prev) break; /* exact, or the round-off floor */
-    prev = r;
-    LV_CHECK(lv_saddle_factor(B->saddle, q));
-    memset(B->kb, 0, (size_t)d * sizeof(double));
-    for (int i = 0; i < k; i++) B->kb[d + i] = -B->kb[d + i];
-    LV_CHECK(lv_saddle_solve(B->saddle, B->kb));
-    LV_CHECK(lv_space_compose_exp(B->sp, q, 1.0, B->kb, q));
-  }
-  return 0;
-}
 
 /* ---- correction term (22) ---- */
 
@@ -364,7 +341,8 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   double *NQ = B->nq_a, *NV = B->nv_a;
   /* consistent nodes and their multipliers */
   for (int j = 1; j <= B->K; j++) {
-    LV_CHECK(project_q(B, NQ + (size_t)j * Q));
+    /* to the round-off floor: the start's increments divide q by h */
+    LV_CHECK(lv_saddle_project_q(B->saddle, NQ + (size_t)j * Q, 1));
     LV_CHECK(lv_saddle_project_v(B->saddle, NQ + (size_t)j * Q, NV + (size_t)j * d));
   }
   for (int j = 0; j < k; j++) {
@@ -774,7 +752,7 @@ static void bl_destroy(lv_stepper *st) {
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
-                    B->tmp, B->tmp2, B->bnz, B->kb, B->user_q, B->user_v};
+                    B->tmp, B->tmp2, B->bnz, B->user_q, B->user_v};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(B);
   st->priv = NULL;
@@ -821,9 +799,8 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->eta = lv_calloc(sc, sizeof(double));
   B->mu = lv_calloc(sc, sizeof(double));
   B->lam = lv_calloc(sc, sizeof(double));
-  B->kb = lv_calloc(sd + sc, sizeof(double));
   if (!B->dqh || !B->vh || !B->lh || !B->etah || !B->nq_a || !B->nv_a || !B->nq_b || !B->nv_b ||
-      !B->nl || !B->qs || !B->q1 || !B->eta || !B->mu || !B->lam || !B->kb)
+      !B->nl || !B->qs || !B->q1 || !B->eta || !B->mu || !B->lam)
     return LV_ENOMEM;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     if (!*vecs[i]) return LV_ENOMEM;
