@@ -181,7 +181,8 @@ typedef struct {
   int mc_valid;              /* Mc holds the constant mass matrix */
   lv_newton *nw;
   lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
-  int h_new;      /* new_h since the last solve: the factorisation is stale */
+  int h_new;      /* the order changed since the last solve (ramp start): the factorisation is stale
+                     (a new h: the integrator invalidates st->newton_solver) */
 } bliedf;
 
 /* ---- saddle-point solves (the model's saddle-point module, model/saddle.h) ---- */
@@ -666,7 +667,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
   lv_newton_problem pb = {bl_residual, bl_jacobian, bl_update, bl_weights, B, B->N};
   *lv_newton_opts(B->nw) = st->newton;
-  if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with h */
+  if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with the order */
   B->h_new = 0;
   LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
 
@@ -812,6 +813,7 @@ static int bl_create_inner(lv_stepper *st, int k) {
   *lv_newton_opts(B->nw) = st->newton;
   LV_CHECK(lv_saddle_new(&B->saddle, m, st->linsol_kind, st->linsol_threshold));
   st->linsol = lv_newton_linsol(B->nw);
+  st->newton_solver = B->nw; /* the integrator invalidates it on a new h (the matrix scales with h) */
   return 0;
 }
 
@@ -842,7 +844,6 @@ static void bl_new_h(lv_stepper *st, double h) {
   bliedf *B = st->priv;
   B->hist_h = 0.0;
   B->handout = 0;
-  B->h_new = 1;
 }
 
 /* Checkpoints (issue 17): the past steps, the predictor's history, the

@@ -253,8 +253,6 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
   lv_newton_problem pb = {ga_residual, ga_jacobian, ga_update, ga_weights, g, g->N};
   *lv_newton_opts(g->nw) = st->newton;
-  if (g->h_new) lv_newton_invalidate(g->nw); /* beta', gamma' changed */
-  g->h_new = 0;
   LV_CHECK(lv_newton_solve(g->nw, &pb, 1, ns));
 
   if (g->sigma != 0.0 && !g->corr_paper) ga_sigma_keep_correction(g);
@@ -323,12 +321,6 @@ int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, doubl
   return rc;
 }
 
-static void ga_new_h(lv_stepper *st, double h) {
-  (void)h;
-  genalpha *g = st->priv;
-  g->h_new = 1;
-}
-
 /* What a step carries to the next besides the state: a, v', the sigma
  * corrector of the last step, the projection schedule, the pending start. */
 static int ga_save(lv_stepper *st) {
@@ -355,8 +347,10 @@ static void ga_restore(lv_stepper *st) {
   g->mc_valid = g->g1_valid = 0;
 }
 
-/* Checkpoints (issue 17): the history of ga_save, and whether the next
- * solve must refactorise (h_new). */
+/* Checkpoints (issue 17): the history of ga_save.  The int after it was
+ * "the next solve must refactorise" before the integrator took over the
+ * step-size change (st->newton_solver): always 0, kept so that
+ * checkpoints keep their layout. */
 static size_t ga_history(lv_stepper *st, double *buf, int dir) {
   genalpha *g = st->priv;
   size_t d = (size_t)g->nv;
@@ -366,7 +360,8 @@ static size_t ga_history(lv_stepper *st, double *buf, int dir) {
   lv_hist_doubles(&hs, g->dqc, d);
   lv_hist_int(&hs, &g->next_proj);
   lv_hist_int(&hs, &g->start_pending);
-  lv_hist_int(&hs, &g->h_new);
+  int was_h_new = 0;
+  lv_hist_int(&hs, &was_h_new);
   if (dir == LV_HISTORY_READ) {
     if (g->next_proj < 0 || g->next_proj > g->nproj) g->next_proj = g->nproj;
     g->mc_valid = g->g1_valid = 0;
@@ -389,6 +384,6 @@ const lv_scheme_type lv_scheme_genalpha = {
     ga_destroy,
     ga_save,
     ga_restore,
-    ga_new_h,
+    NULL, /* a new h: the integrator invalidates st->newton_solver */
     ga_history,
 };

@@ -53,7 +53,6 @@ typedef struct {
   int g1_valid, mc_valid;
   lv_newton *nw;
   lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
-  int h_new;                  /* new_h since the last solve: the factorisation is stale */
   double *saved;              /* a, v', dqc at the last save (halving), 3 nv */
   int saved_next_proj, saved_start_pending;
   /* sigma-modification (issue 6, spec 002): see the block before ga_residual */
