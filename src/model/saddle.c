@@ -29,15 +29,18 @@ int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int t
   S->nq = lv_model_nq(m);
   S->nv = lv_model_nv(m);
   S->nc = lv_model_nc(m);
-  size_t n = (size_t)S->nv + (size_t)S->nc;
-  S->b = lv_calloc(n, sizeof(double));
-  S->tmp = lv_calloc((size_t)S->nv, sizeof(double));
-  S->q0buf = lv_calloc((size_t)S->nq, sizeof(double));
-  S->delta = lv_calloc((size_t)S->nv, sizeof(double));
-  S->mu = lv_calloc((size_t)S->nc, sizeof(double));
-  int rc = (!S->b || !S->tmp || !S->q0buf || !S->delta || !S->mu) ? LV_ENOMEM : 0;
-  if (!rc) rc = lv_linsol_new(&S->ls, kind, (int)n, threshold);
-  if (!rc && S->nc > 0) rc = lv_newton_new(&S->nw, (int)n, kind);
+  /* one block: b (nv + nc), tmp, delta (nv each), mu (nc), q0buf (nq) */
+  size_t d = (size_t)S->nv, k = (size_t)S->nc, n = d + k;
+  double *w = lv_calloc(n + 2 * d + k + (size_t)S->nq, sizeof(double));
+  int rc = w ? lv_linsol_new(&S->ls, kind, (int)n, threshold) : LV_ENOMEM;
+  if (w) {
+    S->b = w;
+    S->tmp = S->b + n;
+    S->delta = S->tmp + d;
+    S->mu = S->delta + d;
+    S->q0buf = S->mu + k;
+  }
+  if (!rc && k > 0) rc = lv_newton_new(&S->nw, (int)n, kind);
   if (rc) {
     lv_saddle_free(S);
     return rc;
@@ -50,11 +53,7 @@ void lv_saddle_free(lv_saddle *S) {
   if (!S) return;
   lv_linsol_free(S->ls);
   lv_newton_free(S->nw);
-  free(S->b);
-  free(S->tmp);
-  free(S->q0buf);
-  free(S->delta);
-  free(S->mu);
+  free(S->b); /* the block of all vectors */
   free(S);
 }
 
