@@ -55,7 +55,7 @@ typedef struct {
   lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
   double *saved;              /* a, v', dqc at the last save (halving), 3 nv */
   int saved_next_proj, saved_start_pending;
-  /* sigma-modification (issue 6, spec 002): see the block before ga_residual */
+  /* sigma-modification (issue 6, spec 002): see genalpha_sigma.c */
   double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
   int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3); 2: the same with the
                                  previous-acceleration predictor (ablation, spec 002 §4.4) */

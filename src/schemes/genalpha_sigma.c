@@ -10,7 +10,7 @@
 /* ---- the method ----
  *
  * theta = h Dq is the increment q_n^-1 q_{n+1}.  The sigma-scheme replaces
- * theta = theta_lin (the plain relation above) by (12)-(16) with (16) used
+ * theta = theta_lin (the plain relation of genalpha.c) by (12)-(16) with (16) used
  * to eliminate theta-dot:
  *   theta = theta_lin + c (T^-1(theta) v_{n+1} - v_{n+1}),  c = sigma h beta/gamma,
  * theta_lin = h (v_n - B_n^T eta) + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1}.
@@ -228,6 +228,10 @@ double ga_sigma_lie_coef(const genalpha *g) {
 
 /* ---- the step's sigma parts (called from genalpha.c) ---- */
 
+/* Predictor (after ga_predict's plain one, which gives theta_lin): the
+ * paper's theta_p = (I - f sigma (h beta/gamma) v^) theta_lin, or for the
+ * exact corrector theta = theta_lin + the last step's correction and
+ * v, a, v' from it. */
 int ga_sigma_predict(genalpha *g) {
   int d = g->nv, k = g->nc;
   double am = g->am, af = g->af, be = g->beta, ga = g->gam, h = g->h;
@@ -236,7 +240,7 @@ int ga_sigma_predict(genalpha *g) {
     /* Algs 1-3 lines 1-6: zero-acceleration predictor, then the sigma
      * correction of theta_lin (84) with the predictor factor f.  The
      * ablation corr_paper = 2 keeps the previous-acceleration predictor
-     * above (v'_n, lambda_n). */
+     * of genalpha.c's ga_predict (v'_n, lambda_n). */
     if (g->corr_paper == 1) {
       for (int i = 0; i < d; i++) {
         g->vd1[i] = 0.0;
@@ -264,6 +268,9 @@ int ga_sigma_predict(genalpha *g) {
   return 0;
 }
 
+/* The block that replaces T(h Dq) in the Newton matrix (into g->T, with
+ * g->hdq = h Dq set by ga_jacobian): F (exact corrector, fill_fmat) or
+ * P = sigma I + (1 - sigma) T (paper, fill_pmat). */
 int ga_sigma_newton_tangent(genalpha *g) {
   if (!g->corr_paper) { /* exact sigma-scheme: T -> F */
     fmat_ctx fc = {g, g->hdq};
@@ -281,7 +288,7 @@ int ga_sigma_newton_tangent(genalpha *g) {
 int ga_sigma_update(genalpha *g, const double *dx, const double *y) {
   int d = g->nv, k = g->nc;
   double ih = 1.0 / g->h;
-  if (g->index == 2 && k > 0) { /* eta was updated above */
+  if (g->index == 2 && k > 0) { /* eta was updated by ga_update */
     memset(g->bne, 0, (size_t)d * sizeof(double));
     ga_bn_t_apply(g, g->eta, g->bne);
   }
@@ -332,6 +339,8 @@ int ga_sigma_paper_update(genalpha *g, const double *dx, const double *y) {
   return 0;
 }
 
+/* Exact corrector, after the solve: (theta - theta_lin) / h of this step,
+ * the next predictor's starting correction. */
 void ga_sigma_keep_correction(genalpha *g) {
   int d = g->nv;
   double h = g->h, be = g->beta;
