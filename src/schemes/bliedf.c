@@ -774,7 +774,7 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->sp = lv_model_space(m);
   B->mass_constant = lv_model_mass_constant(m);
   B->has_force = lv_model_has_force(m);
-  B->has_dV = m->dV != NULL; /* no accessor yet: lv_model_has_potential (issue 19, for the lead) */
+  B->has_dV = m->dV != NULL; /* on merging h/seal: lv_model_has_potential(m) (V and dV come together) */
   B->kc = k;
   B->al = ALPHA[k - 1];
   B->ga = GAMMA[k - 1];

@@ -188,7 +188,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->sp = lv_model_space(m);
   g->mass_constant = lv_model_mass_constant(m);
   g->has_force = lv_model_has_force(m);
-  g->has_dV = m->dV != NULL; /* no accessor yet: lv_model_has_potential (issue 19, for the lead) */
+  g->has_dV = m->dV != NULL; /* on merging h/seal: lv_model_has_potential(m) (V and dV come together) */
   LV_CHECK(parse_options(g, st->options, st->detail, sizeof st->detail));
   int d = g->nv, k = g->nc;
   g->N = d + (g->index == 2 ? 2 * k : k);
