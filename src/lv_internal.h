@@ -135,4 +135,32 @@ int lv_opt_onoff(lv_stepper *st, const char *scheme, const char *key, int def, i
 int lv_opt_double(lv_stepper *st, const char *scheme, const char *key, double def, double *out,
                   const char *accepted);
 
+/* The post-convergence Newton polish (issue 19: one polish, a policy per
+ * scheme; src/newton/newton.c): up to max_corrections corrections with the
+ * factorisation kept by the last solve, while the measure falls at least
+ * by the factor gain:
+ *   LV_POLISH_RESIDUAL   |r| before each correction (lv_newton_polish);
+ *   LV_POLISH_INCREMENT  |dx| of each correction; a correction that no
+ *                        longer changes x ends it (the residual norm is
+ *                        dominated by rounding elsewhere, e.g. of g(q));
+ *   LV_POLISH_CHECKED    |r| after each correction, which must not exceed
+ *                        max(|r| before, floor): else x is restored from
+ *                        xsave and rolled_back set (the caller's caches of
+ *                        x are then stale); sets stats->residual_norm.
+ * x: the unknowns, updated additively by pb->update (INCREMENT, CHECKED);
+ * xsave: room for a copy (CHECKED).  count_iterations: add the corrections
+ * to stats->iterations; residual evaluations are always added. */
+enum { LV_POLISH_RESIDUAL, LV_POLISH_INCREMENT, LV_POLISH_CHECKED };
+typedef struct {
+  int max_corrections;
+  int measure;
+  double gain;
+  double *x, *xsave;
+  double floor;
+  int count_iterations;
+  int rolled_back; /* out */
+} lv_newton_polish_policy;
+int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_polish_policy *p,
+                          lv_newton_stats *stats);
+
 #endif

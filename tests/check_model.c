@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "livens/livens.h"
+#include "model/saddle.h" /* the saddle-point module (internal) */
 #include "testutil.h"
 
 /* A particle on the sphere |q| = 1 in a quadratic potential with a cubic
@@ -337,6 +338,91 @@ START_TEST(test_diag) {
 }
 END_TEST
 
+static double dotv(int n, const double *a, const double *b) {
+  double s = 0.0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+/* The saddle-point module (model/saddle.h) on the heavy top (R^3 x SO(3),
+ * a spherical joint: nv = 6, nc = 3), each operation against the equations
+ * it solves: project_q lands on g = 0 at the M-closest point (u^T M(q0)
+ * delta = 0 for every u in ker G(q*), which an iterated projection misses
+ * at O(|delta|^2) = 1e-3 here), to round-off with to_roundoff; project_v
+ * gives G v* = 0 with v - v* M-orthogonal to ker G; accelerations satisfy
+ * the index-1 equations; shift gives G dv = G w, dv M-orthogonal to ker G. */
+START_TEST(test_saddle) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("heavy-top", NULL, &m), 0);
+  const lv_space *sp = lv_model_space(m);
+  int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
+  ck_assert(nq == 12 && nv == 6 && nc == 3);
+  lv_saddle *S = NULL;
+  ck_assert_int_eq(lv_saddle_new(&S, m, LV_LINSOL_DENSE, 0), 0);
+  double q0[12], q[12], qr[12], delta[6], Md[6], g[3];
+  double w[6] = {0.01, -0.02, 0.015, 0.02, 0.01, -0.01};
+  ck_assert_int_eq(lv_space_compose_exp(sp, lv_model_q0(m), 1.0, w, q0), 0);
+  ck_assert_int_eq(lv_model_constraints(m, q0, g), 0);
+  ck_assert_double_gt(tu_norm_inf(nc, g), 1e-3);
+  /* positions */
+  memcpy(q, q0, sizeof q);
+  memcpy(qr, q0, sizeof qr);
+  ck_assert_int_eq(lv_saddle_project_q(S, q, 0), 0);
+  ck_assert_int_eq(lv_model_constraints(m, q, g), 0);
+  double g_tol = tu_norm_inf(nc, g);
+  ck_assert_double_lt(g_tol, 1e-13);
+  ck_assert_int_eq(lv_saddle_project_q(S, qr, 1), 0);
+  ck_assert_int_eq(lv_model_constraints(m, qr, g), 0);
+  ck_assert_double_le(tu_norm_inf(nc, g), g_tol);
+  ck_assert_double_lt(tu_norm_inf(nc, g), 1e-15);
+  ck_assert_int_eq(lv_space_log(sp, q0, qr, delta), 0);
+  ck_assert_int_eq(lv_model_mass_apply(m, q0, delta, Md), 0);
+  double u[6], v[6] = {1.0, 2.0, -1.0, 0.5, 3.0, -2.0}, r[6], gv[3];
+  for (int trial = 0; trial < 2; trial++) { /* two directions u in ker G(q*) */
+    for (int i = 0; i < nv; i++) u[i] = trial ? v[i] : v[(i + 2) % nv] - v[i];
+    ck_assert_int_eq(lv_saddle_project_v(S, qr, u), 0);
+    ck_assert_double_lt(fabs(dotv(nv, u, Md)), 1e-13 * sqrt(dotv(nv, u, u) * dotv(nv, Md, Md)));
+  }
+  /* velocities: u = P v from the last trial */
+  ck_assert_int_eq(lv_model_G_apply(m, qr, u, gv), 0);
+  ck_assert_double_lt(tu_norm_inf(nc, gv), 1e-13 * tu_norm_inf(nv, v));
+  for (int i = 0; i < nv; i++) r[i] = v[i] - u[i];
+  double Mu[6];
+  ck_assert_int_eq(lv_model_mass_apply(m, qr, u, Mu), 0);
+  ck_assert_double_lt(fabs(dotv(nv, r, Mu)), 1e-13 * sqrt(dotv(nv, r, r) * dotv(nv, Mu, Mu)) + 1e-300);
+  ck_assert_double_gt(tu_norm_inf(nv, r), 1e-3); /* v was not in ker G: the projection did something */
+  /* accelerations at (q*, u): M vd + dV - f + G^T lam = 0, G vd + Z(q; u) u = 0 */
+  double vd[6], lam[3], a[6], b[6], z[3];
+  ck_assert_int_eq(lv_saddle_accelerations(S, 0.0, qr, u, vd, lam), 0);
+  ck_assert_int_eq(lv_model_mass_apply(m, qr, vd, a), 0);
+  ck_assert_int_eq(lv_model_grad_potential(m, qr, b), 0);
+  for (int i = 0; i < nv; i++) a[i] += b[i];
+  ck_assert_int_eq(lv_model_force(m, 0.0, qr, u, b), 0);
+  for (int i = 0; i < nv; i++) a[i] -= b[i];
+  ck_assert_int_eq(lv_model_GT_apply(m, qr, lam, b), 0);
+  for (int i = 0; i < nv; i++) a[i] += b[i];
+  ck_assert_double_lt(tu_norm_inf(nv, a), 1e-11 * (1.0 + tu_norm_inf(nc, lam)));
+  ck_assert_int_eq(lv_model_G_apply(m, qr, vd, gv), 0);
+  ck_assert_int_eq(lv_model_curvature_apply(m, qr, u, u, z), 0);
+  for (int i = 0; i < nc; i++) gv[i] += z[i];
+  ck_assert_double_lt(tu_norm_inf(nc, gv), 1e-11 * (1.0 + tu_norm_inf(nv, vd)));
+  /* shift with the factorisation at q* (left by accelerations) */
+  double dv[6], gw[3];
+  ck_assert_int_eq(lv_saddle_shift(S, qr, w, dv), 0);
+  ck_assert_int_eq(lv_model_G_apply(m, qr, dv, gv), 0);
+  ck_assert_int_eq(lv_model_G_apply(m, qr, w, gw), 0);
+  for (int i = 0; i < nc; i++) ck_assert_double_eq_tol(gv[i], gw[i], 1e-14);
+  ck_assert_int_eq(lv_model_mass_apply(m, qr, dv, b), 0);
+  ck_assert_double_lt(fabs(dotv(nv, b, u)), 1e-13 * sqrt(dotv(nv, b, b) * dotv(nv, u, u)));
+  /* a consistent q stays where it is */
+  memcpy(q, qr, sizeof q);
+  ck_assert_int_eq(lv_saddle_project_q(S, q, 0), 0);
+  for (int i = 0; i < nq; i++) ck_assert_double_eq_tol(q[i], qr[i], 1e-15);
+  lv_saddle_free(S);
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("model");
   TCase *tc = tu_tcase(s, "core", 0.01);
@@ -349,5 +435,6 @@ int main(void) {
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);
+  tcase_add_test(tc, test_saddle);
   return tu_run_suite(s);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "livens/livens.h"
+#include "lv_internal.h" /* lv_newton_polish_with (internal) */
 #include "testutil.h"
 
 /* F(x) = (x0^2 + x1^2 - 4, exp(x0) + x1 - 1): two roots, regular Jacobian. */
@@ -166,27 +167,66 @@ START_TEST(test_stall) {
 }
 END_TEST
 
+/* A solve accepted at a loose tolerance: not yet at round-off. */
+static void loose_solve(lv_newton *nw, prob *p, const lv_newton_problem *pb, lv_newton_stats *st) {
+  lv_newton_opts(nw)->res_tol = 1e-4;
+  prob_init(p, 1.0, -1.0);
+  ck_assert_int_eq(lv_newton_solve(nw, pb, 0, st), 0);
+  double r[2];
+  res(p, r);
+  ck_assert_double_gt(fmax(fabs(r[0]), fabs(r[1])), 1e-12);
+}
+
 /* Polishing: a solve accepted at a loose tolerance is brought to round-off
  * by corrections with the kept factorisation. */
 START_TEST(test_polish) {
   lv_newton *nw;
   ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
-  lv_newton_opts(nw)->res_tol = 1e-4;
   prob p;
-  prob_init(&p, 1.0, -1.0);
   lv_newton_problem pb = {res, jac, upd, NULL, &p, 2};
   lv_newton_stats st;
-  ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), 0);
+  loose_solve(nw, &p, &pb, &st);
   double r[2];
-  res(&p, r);
-  double before = fmax(fabs(r[0]), fabs(r[1]));
-  ck_assert_double_gt(before, 1e-12); /* loose: not yet at round-off */
   int it0 = st.iterations;
   ck_assert_int_eq(lv_newton_polish(nw, &pb, 5, &st), 0);
   res(&p, r);
   ck_assert_double_lt(fmax(fabs(r[0]), fabs(r[1])), 1e-14);
   ck_assert_int_gt(st.iterations, it0);
   ck_assert_int_le(st.iterations, it0 + 5);
+
+  /* The other policies (lv_newton_polish_with): INCREMENT reaches round-off
+   * and ends when the iterate no longer moves, without counting iterations;
+   * CHECKED undoes a correction that makes the residual worse than before
+   * (a residual floor alternating in sign: the correction aimed at +f meets
+   * -f, |r| doubles), x restored bit for bit, and keeps it when the floor
+   * parameter tolerates it. */
+  loose_solve(nw, &p, &pb, &st);
+  it0 = st.iterations;
+  int ev0 = st.residual_evals;
+  lv_newton_polish_policy inc = {12, LV_POLISH_INCREMENT, 0.5, p.x, NULL, 0.0, 0, 0};
+  ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &inc, &st), 0);
+  res(&p, r);
+  ck_assert_double_lt(fmax(fabs(r[0]), fabs(r[1])), 1e-14);
+  ck_assert_int_eq(st.iterations, it0);
+  ck_assert_int_gt(st.residual_evals, ev0 + 1);
+  ck_assert_int_lt(st.residual_evals, ev0 + 12); /* stopped early: x no longer moved */
+  ck_assert_int_eq(inc.rolled_back, 0);
+  /* at the root, a floor of 1e-6 alternating in sign */
+  p.floor = 1e-6;
+  double x0[2] = {p.x[0], p.x[1]}, xs[2];
+  lv_newton_polish_policy chk = {4, LV_POLISH_CHECKED, 0.25, p.x, xs, 0.0, 0, 0};
+  ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &chk, &st), 0);
+  ck_assert_int_eq(chk.rolled_back, 1);
+  ck_assert(p.x[0] == x0[0] && p.x[1] == x0[1]);
+  chk.floor = 1e-5; /* residuals up to 1e-5 are not "worse" */
+  ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &chk, &st), 0);
+  ck_assert_int_eq(chk.rolled_back, 0);
+  ck_assert(p.x[0] != x0[0] || p.x[1] != x0[1]);
+  ck_assert_double_lt(st.residual_norm, 1e-5);
+  ck_assert_double_gt(st.residual_norm, 1e-6); /* 2e-6: one correction, kept, then at the floor */
+  /* a policy needing x without one is refused */
+  lv_newton_polish_policy bad = {4, LV_POLISH_CHECKED, 0.25, p.x, NULL, 0.0, 0, 0};
+  ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &bad, &st), LV_EINPUT);
   lv_newton_free(nw);
 }
 END_TEST

@@ -4,11 +4,6 @@
 #define LIVENS_INTEGRATOR_IMPL_H
 
 #include "lv_internal.h"
-/* TRANSITIONAL (issue 19): remove when genalpha.c, bliedf.c and
- * integrator/consistent.c use the model's accessors.  struct lv_model is
- * private to src/model/: outside it, only this transitional include may
- * name model/model_impl.h (tests/test_sealed.sh). */
-#include "model/model_impl.h"
 
 struct lv_integrator {
   const lv_model *model;

@@ -289,27 +289,84 @@ done:
 }
 
 int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb, int max_corrections, lv_newton_stats *stats) {
-  if (!nw || !pb || pb->n != nw->n) return LV_EINPUT;
+  lv_newton_polish_policy p = {max_corrections, LV_POLISH_RESIDUAL, 0.5, NULL, NULL, 0.0, 1, 0};
+  return lv_newton_polish_with(nw, pb, &p, stats);
+}
+
+/* The one post-convergence polish (issue 19): corrections with the kept
+ * factorisation, stopped by the policy's measure (lv_internal.h). */
+int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_polish_policy *p,
+                          lv_newton_stats *stats) {
+  if (!nw || !pb || !p || pb->n != nw->n) return LV_EINPUT;
+  p->rolled_back = 0;
   if (!nw->have_factor) return 0; /* nothing to polish with */
+  if ((p->measure != LV_POLISH_RESIDUAL && !p->x) || (p->measure == LV_POLISH_CHECKED && !p->xsave))
+    return LV_EINPUT;
   lv_newton_stats st;
   memset(&st, 0, sizeof st);
-  double rnorm = 0.0, prev = HUGE_VAL;
-  int rc = 0;
-  for (int k = 0; k < max_corrections; k++) {
-    rc = eval_residual(nw, pb, &st, &rnorm);
-    if (rc) break;
-    /* stop at the round-off floor: no halving means no further digits */
-    if (rnorm == 0.0 || rnorm > 0.5 * prev) break;
-    prev = rnorm;
-    for (int i = 0; i < nw->n; i++) nw->dx[i] = -nw->r[i];
-    rc = lv_linsol_solve(nw->ls, nw->dx);
-    if (rc) break;
-    rc = pb->update(pb->ctx, nw->dx);
-    if (rc) break;
-    st.iterations++;
+  int n = nw->n, rc = 0;
+  double prev = HUGE_VAL;
+  if (p->measure == LV_POLISH_RESIDUAL) {
+    double rnorm = 0.0;
+    for (int k = 0; k < p->max_corrections; k++) {
+      rc = eval_residual(nw, pb, &st, &rnorm);
+      if (rc) break;
+      /* stop at the round-off floor: no halving means no further digits */
+      if (rnorm == 0.0 || rnorm > p->gain * prev) break;
+      prev = rnorm;
+      for (int i = 0; i < n; i++) nw->dx[i] = -nw->r[i];
+      rc = lv_linsol_solve(nw->ls, nw->dx);
+      if (rc) break;
+      rc = pb->update(pb->ctx, nw->dx);
+      if (rc) break;
+      st.iterations++;
+    }
+  } else if (p->measure == LV_POLISH_INCREMENT) {
+    for (int k = 0; k < p->max_corrections; k++) {
+      rc = pb->residual(pb->ctx, nw->r);
+      if (rc) break;
+      st.residual_evals++;
+      rc = lv_linsol_solve(nw->ls, nw->r);
+      if (rc) break;
+      double dn = lv_vnorm_inf(n, nw->r);
+      if (!(dn <= p->gain * prev)) break; /* no longer contracting */
+      int changed = 0;
+      for (int i = 0; i < n; i++) {
+        nw->dx[i] = -nw->r[i];
+        if (p->x[i] + nw->dx[i] != p->x[i]) changed = 1;
+      }
+      rc = pb->update(pb->ctx, nw->dx);
+      if (rc) break;
+      st.iterations++;
+      if (!changed) break; /* round-off: the iterate no longer moves */
+      prev = dn;
+    }
+  } else { /* LV_POLISH_CHECKED */
+    rc = pb->residual(pb->ctx, nw->r);
+    if (!rc) st.residual_evals++;
+    double r0 = rc ? 0.0 : lv_vnorm_inf(n, nw->r);
+    for (int k = 0; k < p->max_corrections && !rc; k++) {
+      memcpy(p->xsave, p->x, (size_t)n * sizeof(double));
+      if (lv_linsol_solve(nw->ls, nw->r)) break;
+      for (int i = 0; i < n; i++) nw->r[i] = -nw->r[i];
+      pb->update(pb->ctx, nw->r);
+      rc = pb->residual(pb->ctx, nw->r);
+      if (rc) break;
+      st.residual_evals++;
+      double r1 = lv_vnorm_inf(n, nw->r);
+      if (!(r1 <= fmax(r0, p->floor))) { /* worse than converged: undone */
+        memcpy(p->x, p->xsave, (size_t)n * sizeof(double));
+        p->rolled_back = 1;
+        break;
+      }
+      st.iterations++;
+      if (stats) stats->residual_norm = r1;
+      if (r1 > p->gain * r0) break; /* at the rounding floor */
+      r0 = r1;
+    }
   }
   if (stats) {
-    stats->iterations += st.iterations;
+    if (p->count_iterations) stats->iterations += st.iterations;
     stats->residual_evals += st.residual_evals;
   }
   return rc;

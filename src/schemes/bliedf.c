@@ -80,6 +80,7 @@
 #include "product_sink.h"
 #include "schemes/history.h"
 #include "integrator/integrator_impl.h" /* lv_integrator_set_start_history */
+#include "model/saddle.h"
 
 #define KMAX 4
 /* Past velocities kept for the Newton predictor, whatever k: a cubic
@@ -137,6 +138,9 @@ typedef struct {
   lv_state *s;
   const volatile sig_atomic_t *stop; /* the integrator's stop request (polled in the start-up) */
   int k, nq, nv, nc, index, N;
+  /* the model's properties used in the step (its accessors, read once) */
+  const lv_space *sp;
+  int mass_constant, has_force, has_dV;
   int kc; /* order of the next step: k, or 1, 2, .. during a ramp start */
   /* options */
   int correction, lambda_fix, extrapolate;
@@ -176,65 +180,12 @@ typedef struct {
   lv_rfac Mc;                /* M(q_{n+1}); recorded once if the mass is constant */
   int mc_valid;              /* Mc holds the constant mass matrix */
   lv_newton *nw;
-  lv_linsol *kkt; /* [M G^T; G 0]: start, projections, (56) */
-  double *kb;     /* its right-hand side, nv + nc */
-  int h_new;      /* new_h since the last solve: the factorisation is stale */
+  lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
+  int h_new;      /* the order changed since the last solve (ramp start): the factorisation is stale
+                     (a new h: the integrator invalidates st->newton_solver) */
 } bliedf;
 
-/* ---- saddle-point solves ---- */
-
-static int kkt_factor(bliedf *B, const double *q) {
-  LV_CHECK(lv_linsol_begin(B->kkt));
-  lv_sink A = lv_linsol_sink(B->kkt);
-  LV_CHECK(lv_model_saddle(B->m, q, q, q, &A));
-  return lv_linsol_factor(B->kkt);
-}
-
-/* v' and lambda consistent with (t, q, v) (index-1 form, spec §2.2):
- *   [M G^T; G 0] [v'; lambda] = [f - dV; -Z(q; v) v]. */
-static int accelerations(bliedf *B, double t, const double *q, const double *v, double *vd,
-                         double *lam) {
-  int d = B->nv, k = B->nc;
-  LV_CHECK(kkt_factor(B, q));
-  LV_CHECK(lv_model_consistent_accelerations(B->m, B->kkt, t, q, v, B->kb, B->tmp2));
-  if (vd) memcpy(vd, B->kb, (size_t)d * sizeof(double));
-  if (lam && k > 0) memcpy(lam, B->kb + d, (size_t)k * sizeof(double));
-  return 0;
-}
-
-/* q <- q o exp(delta) with [M G^T; G 0][delta; .] = [0; -Phi(q)] until Phi
- * stops decreasing (simplified Newton; the distance is at round-off or
- * start-tol level, so T(delta) = I to that accuracy). */
-static int project_q(bliedf *B, double *q) {
-  const lv_model *m = B->m;
-  int d = B->nv, k = B->nc;
-  if (k == 0) return 0;
-  double prev = HUGE_VAL;
-  for (int it = 0; it < 8; it++) {
-    LV_CHECK(lv_model_constraints(m, q, B->kb + d));
-    double r = lv_vnorm_inf(k, B->kb + d);
-    if (r == 0.0 || r > 0.5 * prev) break; /* exact, or the round-off floor */
-    prev = r;
-    LV_CHECK(kkt_factor(B, q));
-    memset(B->kb, 0, (size_t)d * sizeof(double));
-    for (int i = 0; i < k; i++) B->kb[d + i] = -B->kb[d + i];
-    LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
-    LV_CHECK(lv_space_compose_exp(m->space, q, 1.0, B->kb, q));
-  }
-  return 0;
-}
-
-/* M-orthogonal projection of v onto ker G(q): [M G^T; G 0][v*; .] = [M v; 0]. */
-static int project_v(bliedf *B, const double *q, double *v) {
-  int d = B->nv, k = B->nc;
-  if (k == 0) return 0;
-  LV_CHECK(kkt_factor(B, q));
-  LV_CHECK(lv_model_mass_apply(B->m, q, v, B->kb));
-  memset(B->kb + d, 0, (size_t)k * sizeof(double));
-  LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
-  memcpy(v, B->kb, (size_t)d * sizeof(double));
-  return 0;
-}
+/* ---- saddle-point solves (the model's saddle-point module, model/saddle.h) ---- */
 
 /* ---- correction term (22) ---- */
 
@@ -261,7 +212,7 @@ static int correction_term(const bliedf *B, const double *vh, double h, double *
     c = h / 48.0;
   }
   if (B->correction == 2) c = -c; /* ablation: the sign of L_k flipped */
-  LV_CHECK(lv_space_ad(B->m->space, v0, w, out));
+  LV_CHECK(lv_space_ad(B->sp, v0, w, out));
   for (int i = 0; i < d; i++) out[i] *= c;
   return 0;
 }
@@ -271,8 +222,7 @@ static int correction_term(const bliedf *B, const double *vh, double h, double *
 /* One RKMK4 sub-step of length hs from (t, q, v) to (qo, vo). */
 static int rk_substep(bliedf *B, double t, const double *q, const double *v, double hs, double *qo,
                       double *vo) {
-  const lv_model *m = B->m;
-  const lv_space *sp = m->space;
+  const lv_space *sp = B->sp;
   int d = B->nv;
   double *th = B->th, *qs = B->qs, *vs = B->vs, *acc = B->acc, *thd = B->thd;
   double *sth = B->dth, *sv = B->dv; /* weighted sums of theta' and v' */
@@ -292,7 +242,7 @@ static int rk_substep(bliedf *B, double t, const double *q, const double *v, dou
       LV_CHECK(lv_space_compose_exp(sp, q, 1.0, th, qs));
       LV_CHECK(lv_space_tangent_inv_apply(sp, th, vs, thd));
     }
-    LV_CHECK(accelerations(B, t + cc[s] * hs, qs, vs, acc, NULL));
+    LV_CHECK(lv_saddle_accelerations(B->saddle, t + cc[s] * hs, qs, vs, acc, NULL));
     for (int i = 0; i < d; i++) {
       sth[i] += bw[s] * thd[i];
       sv[i] += bw[s] * acc[i];
@@ -340,14 +290,13 @@ static double rel_diff(int n, const double *a, const double *b) {
  * comment.  Nothing in the state changes; on failure the start stays
  * pending. */
 static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
-  const lv_model *m = B->m;
   const lv_state *s = B->s;
   int k = B->k, d = B->nv, Q = B->nq, c = B->nc;
   double *v0 = B->v1; /* the (projected) velocity at t_n */
   memcpy(v0, s->v, (size_t)d * sizeof(double));
   /* A restart follows BLieDF steps, whose v satisfies G v = 0 only to
    * O(h^k); the start integrator needs consistent values. */
-  LV_CHECK(project_v(B, s->q, v0));
+  LV_CHECK(lv_saddle_project_v(B->saddle, s->q, v0));
   int fix = B->lambda_fix && c > 0 && B->index == 3;
   B->kc = k;
   B->al = ALPHA[k - 1];
@@ -393,11 +342,12 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   double *NQ = B->nq_a, *NV = B->nv_a;
   /* consistent nodes and their multipliers */
   for (int j = 1; j <= B->K; j++) {
-    LV_CHECK(project_q(B, NQ + (size_t)j * Q));
-    LV_CHECK(project_v(B, NQ + (size_t)j * Q, NV + (size_t)j * d));
+    /* to the round-off floor: the start's increments divide q by h */
+    LV_CHECK(lv_saddle_project_q(B->saddle, NQ + (size_t)j * Q, 1));
+    LV_CHECK(lv_saddle_project_v(B->saddle, NQ + (size_t)j * Q, NV + (size_t)j * d));
   }
   for (int j = 0; j < k; j++) {
-    if (c > 0) LV_CHECK(accelerations(B, s->t + j * h, NQ + (size_t)j * Q, NV + (size_t)j * d, NULL,
+    if (c > 0) LV_CHECK(lv_saddle_accelerations(B->saddle, s->t + j * h, NQ + (size_t)j * Q, NV + (size_t)j * d, NULL,
                                       B->nl + (size_t)j * c));
     if (ns) ns->factorizations++;
   }
@@ -405,7 +355,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
    * is newest first: dqh[i] = Dq_{k-2-i} */
   for (int j = 0; j + 1 < k; j++) {
     double *dq = B->dqh + (size_t)(k - 2 - j) * d;
-    LV_CHECK(lv_space_log(m->space, NQ + (size_t)j * Q, NQ + (size_t)(j + 1) * Q, dq));
+    LV_CHECK(lv_space_log(B->sp, NQ + (size_t)j * Q, NQ + (size_t)(j + 1) * Q, dq));
     B->nlog++;
     for (int i = 0; i < d; i++) dq[i] /= h;
   }
@@ -418,7 +368,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
     /* l_{k-1}/h = sum_i gamma_i log(q_{k-i}^-1 q_{k+1-i})/h - v_k - h^2 L_k(v_{k-1}..v_0)
      * (24a); the i >= 2 logarithms are the increments just computed. */
     double *l = B->L, *w = B->tmp;
-    LV_CHECK(lv_space_log(m->space, NQ + (size_t)(k - 1) * Q, NQ + (size_t)k * Q, w));
+    LV_CHECK(lv_space_log(B->sp, NQ + (size_t)(k - 1) * Q, NQ + (size_t)k * Q, w));
     B->nlog++;
     LV_CHECK(correction_term(B, B->vh, h, l)); /* h^2 L_k from the exact velocities */
     const double *vk = NV + (size_t)k * d;
@@ -428,14 +378,13 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
       w[i] = sum - vk[i] - l[i]; /* = l_{k-1} / h */
     }
     const double *qk1 = NQ + (size_t)(k - 1) * Q;
-    LV_CHECK(kkt_factor(B, qk1));
-    memset(B->kb, 0, (size_t)d * sizeof(double));
-    LV_CHECK(lv_model_G_apply(m, qk1, w, B->kb + d));
-    LV_CHECK(lv_linsol_solve(B->kkt, B->kb));
+    double *dv = B->tmp2;
+    LV_CHECK(lv_saddle_factor(B->saddle, qk1));
+    LV_CHECK(lv_saddle_shift(B->saddle, qk1, w, dv));
     for (int j = 0; j < k; j++)
-      for (int i = 0; i < d; i++) B->vh[(size_t)j * d + i] += B->kb[i];
+      for (int i = 0; i < d; i++) B->vh[(size_t)j * d + i] += dv[i];
     for (int j = 0; j < k; j++)
-      for (int i = 0; i < d; i++) NV[(size_t)j * d + i] += B->kb[i];
+      for (int i = 0; i < d; i++) NV[(size_t)j * d + i] += dv[i];
     if (ns) ns->factorizations++;
   }
   memset(B->etah, 0, (size_t)c * sizeof(double));
@@ -464,15 +413,13 @@ static int start_ramp(bliedf *B, double h, lv_newton_stats *ns) {
   int d = B->nv, c = B->nc;
   double *v0 = B->vh, *vd = B->tmp;
   memcpy(v0, s->v, (size_t)d * sizeof(double));
-  LV_CHECK(project_v(B, s->q, v0));
-  LV_CHECK(accelerations(B, s->t, s->q, v0, vd, c > 0 ? B->lh : NULL));
+  LV_CHECK(lv_saddle_project_v(B->saddle, s->q, v0));
+  LV_CHECK(lv_saddle_accelerations(B->saddle, s->t, s->q, v0, vd, c > 0 ? B->lh : NULL));
   if (ns) ns->factorizations++;
   if (B->lambda_fix && c > 0 && B->index == 3) {
     for (int i = 0; i < d; i++) B->L[i] = -0.5 * h * vd[i]; /* l_0 / h */
-    memset(B->kb, 0, (size_t)d * sizeof(double));
-    LV_CHECK(lv_model_G_apply(B->m, s->q, B->L, B->kb + d));
-    LV_CHECK(lv_linsol_solve(B->kkt, B->kb)); /* factorised at q_0 by accelerations */
-    for (int i = 0; i < d; i++) v0[i] += B->kb[i];
+    LV_CHECK(lv_saddle_shift(B->saddle, s->q, B->L, B->tmp2)); /* factorised at q_0 by accelerations */
+    for (int i = 0; i < d; i++) v0[i] += B->tmp2[i];
   }
   B->nhist = 1;
   B->kc = 1;
@@ -497,8 +444,8 @@ static int ramp_project(bliedf *B) {
   double *q = B->qs;
   memcpy(q, B->s->q, (size_t)Q * sizeof(double));
   for (int i = 0; i <= B->kc; i++) {
-    if (i > 0) LV_CHECK(lv_space_compose_exp(B->m->space, q, -B->hist_h, B->dqh + (size_t)(i - 1) * d, q));
-    LV_CHECK(project_v(B, q, B->vh + (size_t)i * d));
+    if (i > 0) LV_CHECK(lv_space_compose_exp(B->sp, q, -B->hist_h, B->dqh + (size_t)(i - 1) * d, q));
+    LV_CHECK(lv_saddle_project_v(B->saddle, q, B->vh + (size_t)i * d));
   }
   memcpy(B->s->v, B->vh, (size_t)d * sizeof(double));
   LV_CHECK(lv_model_mass_apply(B->m, B->s->q, B->s->v, B->tmp));
@@ -530,7 +477,7 @@ static int iterate_state(bliedf *B) {
   }
   for (int i = 0; i < d; i++) B->a1[i] = (a0 * B->v1[i] + B->rv[i]) / h;
   for (int i = 0; i < d; i++) B->hd[i] = h * B->d[i];
-  return lv_space_compose_exp(B->m->space, B->s->q, 1.0, B->hd, B->q1);
+  return lv_space_compose_exp(B->sp, B->s->q, 1.0, B->hd, B->q1);
 }
 
 static int bl_residual(void *ctx, double *r) {
@@ -539,11 +486,11 @@ static int bl_residual(void *ctx, double *r) {
   int d = B->nv, k = B->nc;
   double h = B->h;
   LV_CHECK(lv_model_mass_apply(m, B->q1, B->a1, r));
-  if (m->dV) {
+  if (B->has_dV) {
     LV_CHECK(lv_model_grad_potential(m, B->q1, B->tmp));
     for (int i = 0; i < d; i++) r[i] += B->tmp[i];
   }
-  if (m->force) {
+  if (B->has_force) {
     LV_CHECK(lv_model_force(m, B->t1, B->q1, B->v1, B->tmp));
     for (int i = 0; i < d; i++) r[i] -= B->tmp[i];
   }
@@ -572,12 +519,12 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   const lv_model *m = B->m;
   int d = B->nv, k = B->nc;
   double h = B->h, g1 = B->ga[0], a0 = B->al[0];
-  tan_ctx tc = {m->space, B->hd};
+  tan_ctx tc = {B->sp, B->hd};
   LV_CHECK(lv_rfac_fill(&B->T, d, d, fill_tangent, &tc));
   jac_ctx jc = {m, B->q1};
   if (!B->mc_valid) {
     LV_CHECK(lv_rfac_fill(&B->Mc, d, d, fill_mass, &jc));
-    B->mc_valid = m->mass_constant;
+    B->mc_valid = B->mass_constant;
   }
   if (k > 0) LV_CHECK(lv_rfac_fill(&B->G1, k, d, fill_jac, &jc));
 
@@ -585,12 +532,12 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   lv_blk_sink b;
   /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
   lv_blk_rfac(A, &B->Mc, 0, 0, a0 * g1, 0, NULL);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
-  if (m->dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
-  if (m->force)
+  if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
+  if (B->has_dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+  if (B->has_force)
     LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T)));
   if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
-  if (!m->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), 1.0));
+  if (!B->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), 1.0));
   if (k == 0) return 0;
 
   int cmu = B->index == 2 ? d + k : d; /* first column of mu */
@@ -600,7 +547,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
 
   /* (1,eta): (alpha_0 M + h C_t) G_n^T */
   lv_blk_rfac(A, &B->Mc, 0, d, a0, 0, &B->Bn);
-  if (m->force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, d, d, d, -h, 0, &B->Bn)));
+  if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, d, d, d, -h, 0, &B->Bn)));
   /* (3,1): gamma_1 G + h Z(q; v) T */
   lv_blk_rfac(A, &B->G1, d + k, 0, g1, 0, NULL);
   LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
@@ -720,7 +667,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
   lv_newton_problem pb = {bl_residual, bl_jacobian, bl_update, bl_weights, B, B->N};
   *lv_newton_opts(B->nw) = st->newton;
-  if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with h */
+  if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with the order */
   B->h_new = 0;
   LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
 
@@ -798,7 +745,7 @@ static void bl_destroy(lv_stepper *st) {
   bliedf *B = st->priv;
   if (!B) return;
   lv_newton_free(B->nw);
-  lv_linsol_free(B->kkt);
+  lv_saddle_free(B->saddle);
   lv_rfac_free(&B->T);
   lv_rfac_free(&B->Bn);
   lv_rfac_free(&B->G1);
@@ -806,7 +753,7 @@ static void bl_destroy(lv_stepper *st) {
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
-                    B->tmp, B->tmp2, B->bnz, B->kb, B->user_q, B->user_v};
+                    B->tmp, B->tmp2, B->bnz, B->user_q, B->user_v};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(B);
   st->priv = NULL;
@@ -821,9 +768,13 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->s = st->state;
   B->stop = st->stop;
   B->k = k;
-  B->nq = m->nq;
-  B->nv = m->nv;
-  B->nc = m->nc;
+  B->nq = lv_model_nq(m);
+  B->nv = lv_model_nv(m);
+  B->nc = lv_model_nc(m);
+  B->sp = lv_model_space(m);
+  B->mass_constant = lv_model_mass_constant(m);
+  B->has_force = lv_model_has_force(m);
+  B->has_dV = lv_model_has_potential(m);
   B->kc = k;
   B->al = ALPHA[k - 1];
   B->ga = GAMMA[k - 1];
@@ -849,9 +800,8 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->eta = lv_calloc(sc, sizeof(double));
   B->mu = lv_calloc(sc, sizeof(double));
   B->lam = lv_calloc(sc, sizeof(double));
-  B->kb = lv_calloc(sd + sc, sizeof(double));
   if (!B->dqh || !B->vh || !B->lh || !B->etah || !B->nq_a || !B->nv_a || !B->nq_b || !B->nv_b ||
-      !B->nl || !B->qs || !B->q1 || !B->eta || !B->mu || !B->lam || !B->kb)
+      !B->nl || !B->qs || !B->q1 || !B->eta || !B->mu || !B->lam)
     return LV_ENOMEM;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     if (!*vecs[i]) return LV_ENOMEM;
@@ -861,8 +811,9 @@ static int bl_create_inner(lv_stepper *st, int k) {
   LV_CHECK(lv_rfac_init(&B->Mc, d, 0, 4 * d));
   LV_CHECK(lv_newton_new(&B->nw, B->N, st->linsol_kind));
   *lv_newton_opts(B->nw) = st->newton;
-  LV_CHECK(lv_linsol_new(&B->kkt, st->linsol_kind, d + c, st->linsol_threshold));
+  LV_CHECK(lv_saddle_new(&B->saddle, m, st->linsol_kind, st->linsol_threshold));
   st->linsol = lv_newton_linsol(B->nw);
+  st->newton_solver = B->nw; /* the integrator invalidates it on a new h (the matrix scales with h) */
   return 0;
 }
 
@@ -879,7 +830,7 @@ static int bl_init(lv_stepper *st) {
   lv_state *s = st->state;
   /* lambda(t0) from the index-1 form, for the output at t0; the history
    * needs h and is built by the first step */
-  if (B->nc > 0) LV_CHECK(accelerations(B, s->t, s->q, s->v, NULL, s->lambda));
+  if (B->nc > 0) LV_CHECK(lv_saddle_accelerations(B->saddle, s->t, s->q, s->v, NULL, s->lambda));
   memset(s->gamma, 0, (size_t)B->nc * sizeof(double));
   B->hist_h = 0.0;
   B->handout = 0;
@@ -893,7 +844,6 @@ static void bl_new_h(lv_stepper *st, double h) {
   bliedf *B = st->priv;
   B->hist_h = 0.0;
   B->handout = 0;
-  B->h_new = 1;
 }
 
 /* Checkpoints (issue 17): the past steps, the predictor's history, the

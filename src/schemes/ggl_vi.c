@@ -123,7 +123,7 @@ typedef struct {
   double h;
   lv_newton *nw;
   /* iterate and results */
-  double *x, *r, *dx;
+  double *x;
   /* per-step constants */
   double *c0;
   /* cache of the current iterate (valid between residual and update) */
@@ -350,7 +350,7 @@ static void vi_destroy(lv_stepper *st) {
   vi *V = st->priv;
   if (!V) return;
   lv_newton_free(V->nw);
-  double **arrs[] = {&V->x, &V->r, &V->dx, &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->w, &V->tmp};
+  double **arrs[] = {&V->x, &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->w, &V->tmp};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
   lv_mass_op_free(&V->mass);
   lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
@@ -440,7 +440,7 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   struct {
     double **p;
     size_t len;
-  } al[] = {{&V->x, n},  {&V->r, n},  {&V->dx, n}, {&V->c0, d}, {&V->qt, d},  {&V->q1, d},
+  } al[] = {{&V->x, n},  {&V->c0, d}, {&V->qt, d},  {&V->q1, d},
             {&V->u, d},  {&V->hp1, d}, {&V->y, d}, {&V->w, d},  {&V->tmp, d}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
@@ -457,38 +457,6 @@ static int vi_init(lv_stepper *st) {
   /* p^0 = M v^0 is set by the integrator; the multipliers have no initial
    * value in the discrete equations and start at zero as Newton guesses. */
   (void)st;
-  return 0;
-}
-
-/* Simplified-Newton corrections with the last factorisation until they
- * stop contracting or no longer change the iterate (round-off).  The
- * residual norm cannot tell: it is dominated by the rounding of g(q)
- * (~1e-16) while the momentum rows still carry defects far above their own
- * rounding level, each worth M delta / h in p.  After a quadratically
- * converging solve one correction suffices; modified Newton converges
- * linearly, stops anywhere below its tolerance (or at its round-off-floor
- * acceptance, up to 100x the tolerance) and needs several. */
-static int polish(vi *V, const lv_newton_problem *pb, lv_newton_stats *ns, int modified) {
-  lv_linsol *ls = lv_newton_linsol(V->nw);
-  /* a modified solve may have used a factorisation from an earlier step even
-   * when it took a single iteration (no contraction rate to go by) */
-  int n = V->n, many = modified || ns->contraction > 1e-3;
-  double prev = HUGE_VAL;
-  for (int it = 0; it < (many ? 12 : 1); it++) {
-    LV_CHECK(pb->residual(V, V->r));
-    ns->residual_evals++;
-    LV_CHECK(lv_linsol_solve(ls, V->r));
-    double dn = lv_vnorm_inf(n, V->r);
-    if (!(dn <= 0.5 * prev)) return 0; /* no longer contracting */
-    int changed = 0;
-    for (int i = 0; i < n; i++) {
-      V->dx[i] = -V->r[i];
-      if (V->x[i] + V->dx[i] != V->x[i]) changed = 1;
-    }
-    LV_CHECK(vi_update(V, V->dx));
-    if (!changed) return 0;
-    prev = dn;
-  }
   return 0;
 }
 
@@ -532,7 +500,22 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
    * dominated by g(q), whose rounding floor (~1e-16) is far above that of
    * the momentum rows (~eps |dq|), and a momentum-row defect delta costs
    * M delta / h in p every step. */
-  if (ns->iterations > 0) LV_CHECK(polish(V, &pb, ns, st->newton.kind == LV_NEWTON_MODIFIED));
+  if (ns->iterations > 0) {
+    /* Simplified-Newton corrections with the last factorisation until they
+     * stop contracting or no longer change the iterate (round-off).  The
+     * residual norm cannot tell: it is dominated by the rounding of g(q)
+     * (~1e-16) while the momentum rows still carry defects far above their
+     * own rounding level, each worth M delta / h in p.  After a
+     * quadratically converging solve one correction suffices; modified
+     * Newton converges linearly, stops anywhere below its tolerance (or at
+     * its round-off-floor acceptance, up to 100x the tolerance) and needs
+     * several.  A modified solve may have used a factorisation from an
+     * earlier step even when it took a single iteration (no contraction
+     * rate to go by). */
+    int many = st->newton.kind == LV_NEWTON_MODIFIED || ns->contraction > 1e-3;
+    lv_newton_polish_policy pol = {many ? 12 : 1, LV_POLISH_INCREMENT, 0.5, V->x, NULL, 0.0, 0, 0};
+    LV_CHECK(lv_newton_polish_with(V->nw, &pb, &pol, ns));
+  }
 
   /* The final iterate's derived quantities, then commit. */
   if (V->kind == VI_S) {

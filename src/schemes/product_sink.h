@@ -17,11 +17,6 @@
 #include <string.h>
 #include "lv_internal.h"
 #include "linsol/assembly.h"
-/* TRANSITIONAL (issue 19): remove when genalpha.c, bliedf.c and
- * integrator/consistent.c use the model's accessors.  struct lv_model is
- * private to src/model/: outside it, only this transitional include may
- * name model/model_impl.h (tests/test_sealed.sh). */
-#include "model/model_impl.h"
 
 /* The pattern is recorded on the first fill and replayed afterwards
  * (callbacks must write the same positions in the same order, lv_model.h);

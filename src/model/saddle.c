@@ -1,0 +1,148 @@
+/* The saddle-point operations of a constrained model (saddle.h): one
+ * factorisation of [M G^T; G 0] at a configuration and the solves the
+ * integrator (consistent initial values) and the schemes (generalized-alpha,
+ * BLieDF: starts, projections) make with it. */
+#include "model/saddle.h"
+
+struct lv_saddle {
+  const lv_model *m;
+  const lv_space *sp;
+  int nq, nv, nc;
+  lv_linsol *ls; /* [M G^T; G 0] */
+  double *b;     /* right-hand side and solution, nv + nc */
+  double *tmp;   /* nv */
+  /* position projection (lv_saddle_project_q) */
+  lv_newton *nw;
+  const double *q0; /* the given configuration (a copy in q0buf) */
+  double *q0buf;    /* nq */
+  double *q;        /* the iterate q0 o exp(delta) (the caller's array) */
+  double *delta;    /* nv */
+  double *mu;       /* nc */
+};
+
+int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int threshold) {
+  *out = NULL;
+  lv_saddle *S = lv_calloc(1, sizeof *S);
+  if (!S) return LV_ENOMEM;
+  S->m = m;
+  S->sp = lv_model_space(m);
+  S->nq = lv_model_nq(m);
+  S->nv = lv_model_nv(m);
+  S->nc = lv_model_nc(m);
+  /* one block: b (nv + nc), tmp, delta (nv each), mu (nc), q0buf (nq) */
+  size_t d = (size_t)S->nv, k = (size_t)S->nc, n = d + k;
+  double *w = lv_calloc(n + 2 * d + k + (size_t)S->nq, sizeof(double));
+  int rc = w ? lv_linsol_new(&S->ls, kind, (int)n, threshold) : LV_ENOMEM;
+  if (w) {
+    S->b = w;
+    S->tmp = S->b + n;
+    S->delta = S->tmp + d;
+    S->mu = S->delta + d;
+    S->q0buf = S->mu + k;
+  }
+  if (!rc && k > 0) rc = lv_newton_new(&S->nw, (int)n, kind);
+  if (rc) {
+    lv_saddle_free(S);
+    return rc;
+  }
+  *out = S;
+  return 0;
+}
+
+void lv_saddle_free(lv_saddle *S) {
+  if (!S) return;
+  lv_linsol_free(S->ls);
+  lv_newton_free(S->nw);
+  free(S->b); /* the block of all vectors */
+  free(S);
+}
+
+int lv_saddle_factor(lv_saddle *S, const double *q) {
+  LV_CHECK(lv_linsol_begin(S->ls));
+  lv_sink A = lv_linsol_sink(S->ls);
+  LV_CHECK(lv_model_saddle(S->m, q, q, q, &A));
+  return lv_linsol_factor(S->ls);
+}
+
+int lv_saddle_accelerations(lv_saddle *S, double t, const double *q, const double *v, double *vd,
+                            double *lam) {
+  int d = S->nv, k = S->nc;
+  LV_CHECK(lv_saddle_factor(S, q));
+  LV_CHECK(lv_model_consistent_accelerations(S->m, S->ls, t, q, v, S->b, S->tmp));
+  if (vd) memcpy(vd, S->b, (size_t)d * sizeof(double));
+  if (lam && k > 0) memcpy(lam, S->b + d, (size_t)k * sizeof(double));
+  return 0;
+}
+
+int lv_saddle_project_v(lv_saddle *S, const double *q, double *v) {
+  int d = S->nv, k = S->nc;
+  if (k == 0) return 0;
+  LV_CHECK(lv_saddle_factor(S, q));
+  LV_CHECK(lv_model_mass_apply(S->m, q, v, S->b));
+  memset(S->b + d, 0, (size_t)k * sizeof(double));
+  LV_CHECK(lv_linsol_solve(S->ls, S->b));
+  memcpy(v, S->b, (size_t)d * sizeof(double));
+  return 0;
+}
+
+int lv_saddle_shift(lv_saddle *S, const double *q, const double *w, double *dv) {
+  int d = S->nv;
+  memset(S->b, 0, (size_t)d * sizeof(double));
+  LV_CHECK(lv_model_G_apply(S->m, q, w, S->b + d));
+  LV_CHECK(lv_linsol_solve(S->ls, S->b));
+  memcpy(dv, S->b, (size_t)d * sizeof(double));
+  return 0;
+}
+
+int lv_saddle_solve(lv_saddle *S, double *b) { return lv_linsol_solve(S->ls, b); }
+
+/* ---- position projection: Newton on the stationarity conditions ---- */
+
+/* r = [ M(q0) delta + G(q)^T mu ; g(q) ]: stationarity of the M-weighted
+ * distance |delta|_M^2 / 2 under g(q0 o exp(delta)) = 0 (to first order in
+ * delta). */
+static int proj_residual(void *ctx, double *r) {
+  lv_saddle *S = ctx;
+  const lv_model *m = S->m;
+  LV_CHECK(lv_model_mass_apply(m, S->q0, S->delta, r));
+  LV_CHECK(lv_model_GT_apply(m, S->q, S->mu, S->tmp));
+  for (int i = 0; i < S->nv; i++) r[i] += S->tmp[i];
+  return lv_model_constraints(m, S->q, r + S->nv);
+}
+
+/* Simplified Newton matrix (no curvature terms): the projection distance is
+ * small, so the iteration still converges fast and robustly. */
+static int proj_jacobian(void *ctx, lv_linsol *ls) {
+  lv_saddle *S = ctx;
+  lv_sink A = lv_linsol_sink(ls);
+  return lv_model_saddle(S->m, S->q0, S->q, S->q, &A);
+}
+
+static int proj_update(void *ctx, const double *dx) {
+  lv_saddle *S = ctx;
+  for (int i = 0; i < S->nv; i++) S->delta[i] += dx[i];
+  for (int i = 0; i < S->nc; i++) S->mu[i] += dx[S->nv + i];
+  return lv_space_compose_exp(S->sp, S->q0, 1.0, S->delta, S->q);
+}
+
+int lv_saddle_project_q(lv_saddle *S, double *q, int to_roundoff) {
+  if (S->nc == 0) return 0;
+  int n = S->nv + S->nc;
+  memcpy(S->q0buf, q, (size_t)S->nq * sizeof(double));
+  memset(S->delta, 0, (size_t)S->nv * sizeof(double));
+  memset(S->mu, 0, (size_t)S->nc * sizeof(double));
+  S->q0 = S->q0buf;
+  S->q = q;
+  double scale = 1.0 + lv_vnorm_inf(S->nq, S->q0);
+  lv_newton_options *o = lv_newton_opts(S->nw);
+  o->res_tol = 1e-14 * scale;
+  o->max_iter = 50;
+  lv_newton_problem pb = {proj_residual, proj_jacobian, proj_update, NULL, S, n};
+  lv_newton_stats st;
+  int rc = lv_newton_solve(S->nw, &pb, 0, &st);
+  /* A residual at round-off that cannot reach the tight tolerance is fine. */
+  if (rc == LV_ENEWTON && st.residual_norm <= 1e-12 * scale) rc = 0;
+  if (!rc && to_roundoff) rc = lv_newton_polish(S->nw, &pb, 8, &st);
+  if (rc) memcpy(q, S->q0buf, (size_t)S->nq * sizeof(double));
+  return rc;
+}

@@ -1,0 +1,116 @@
+/* Generalized-alpha's private state, shared by its files (not installed):
+ *   genalpha.c        the step: predictor, Newton residual, iteration matrix,
+ *                     update and weights, commit, history, the scheme table;
+ *   genalpha_sigma.c  the sigma-modification (issue 6, spec 002): the
+ *                     kinematic relation with T^-1 and its Newton matrix;
+ *   genalpha_start.c  the starting procedures (standard, perturbed, a0) and
+ *                     the projection schedule (the saddle-point solves
+ *                     themselves: model/saddle.c);
+ *   genalpha_setup.c  options, create and destroy.
+ * The method and its notation are described at the top of genalpha.c. */
+#ifndef LIVENS_GENALPHA_IMPL_H
+#define LIVENS_GENALPHA_IMPL_H
+
+#include "lv_internal.h"
+#include "product_sink.h"
+#include "space/group.h"
+#include "model/saddle.h"
+
+/* START_A0: (57) only, v0 = v(t0) (the public Lie group suite's default;
+ * keeps the first-order transient, spec 000 §3.8, B9) */
+/* START_NO_COMMUTATOR: ablation, (56)+(57) with ad_{v0} v'0 dropped from l0
+ * (spec 000 C13: the transient comes back, order 1) */
+typedef enum { START_STANDARD = 0, START_PERTURBED = 1, START_A0 = 2, START_NO_COMMUTATOR = 3 } start_kind;
+
+typedef struct {
+  const lv_model *m;
+  lv_state *s;
+  int nv, nq, nc, index, N;   /* N = Newton system size */
+  /* the model's properties used in the step (its accessors, read once) */
+  const lv_space *sp;
+  int mass_constant, has_force, has_dV;
+  /* method parameters */
+  double am, af, beta, gam;
+  start_kind start;
+  int project_every;
+  int nproj, next_proj;       /* projection times (sorted) and the next pending one */
+  double *proj_t;
+  /* private state */
+  double *a, *vd;             /* pseudo-acceleration, v' */
+  int start_pending;          /* perturbed start not yet applied (needs h) */
+  /* the step being solved */
+  double h, t1, bp, gp;       /* step, t_{n+1}, beta', gamma' */
+  double s3;                  /* scale of the index-2 velocity-constraint row (1, see top) */
+  const double *vn, *an;      /* v_n, a_n used by this step (perturbed start may replace them) */
+  double *q1, *v1, *vd1, *a1, *lam1, *eta, *dq;
+  double *hdq, *tmp, *tmp2;   /* scratch, nv */
+  double *bnz;                /* B_n^T zeta, nv */
+  double *vstart, *astart;    /* perturbed starting values */
+  lv_rfac T;                     /* tangent operator T(h Dq) */
+  lv_rfac Bn;                    /* G(q_n), keyed by column: rows of B_n^T */
+  lv_rfac G1;                    /* G(q_{n+1}) at the current iterate */
+  lv_rfac Mc;                    /* M (recorded once if constant, else per iterate) */
+  int g1_valid, mc_valid;
+  lv_newton *nw;
+  lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
+  double *saved;              /* a, v', dqc at the last save (halving), 3 nv */
+  int saved_next_proj, saved_start_pending;
+  /* sigma-modification (issue 6, spec 002): see genalpha_sigma.c */
+  double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
+  int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3); 2: the same with the
+                                 previous-acceleration predictor (ablation, spec 002 §4.4) */
+  double *dql;                /* paper corrector: theta_lin / h (the linear part of theta) */
+  double *dqc;                /* exact corrector: (theta - theta_lin) / h of the last step */
+  /* exact corrector: per factor f its Lie block (space/group.h), the
+   * velocity indices rb[f] .. rb[f] + rk[f] - 1 (rk = 0 for R^k), its
+   * operations grp[f], and k x k row-major slots for T^-1 and
+   * D = d(T^-1(theta) v)/dtheta there (36 doubles each) */
+  int *vfac, *rb, *rk;         /* factor of each velocity index; block start, size */
+  const lv_group **grp;        /* the factor's operations table */
+  double *tiblk, *dblk;        /* 36 nfactors each */
+  double *phblk;               /* Phi = dtheta/dx of the last Newton matrix, 36 nfactors */
+  double *xblk;                /* (I - c D)^-1 of the last Newton matrix (index 2), 36 nfactors */
+  double *bne;                 /* B_n^T eta (index 2; zero for index 3) */
+  double *wacc;                /* index 2: one row of the zeta columns of F, nc (fill_fmat) */
+  int *wmark, *wlist;          /* its positions: marks and list, nc each */
+  double *sbase;               /* per step: v*, b, v'b (sigma_step_init), 3 nv */
+  double s_ihg, s_ka;          /* per step: 1 / (h gamma), (1 - alpha_m) / (1 - alpha_f) */
+} genalpha;
+
+/* y += B_n^T z from the recorded G(q_n). */
+static inline void ga_bn_t_apply(const genalpha *g, const double *z, double *y) {
+  const lv_rfac *F = &g->Bn;
+  for (int c = 0; c < F->nkey; c++)
+    for (int t = F->ptr[c]; t < F->ptr[c + 1]; t++) y[c] += F->val[t] * z[F->idx[t]];
+}
+
+/* ---- genalpha_sigma.c: the sigma-modification (sigma != 0 or corrector=paper) ---- */
+/* Predictor part: theta_lin corrected (paper) or theta = theta_lin + the last
+ * step's correction with v, a, v' from it (exact).  After the plain predictor. */
+int ga_sigma_predict(genalpha *g);
+/* The tangent block of the Newton matrix into g->T: F (exact) or P (paper). */
+int ga_sigma_newton_tangent(genalpha *g);
+/* Newton updates: exact corrector (theta += Phi Dx, then v, a, v') and the
+ * paper's corrector; y is the velocity-level correction (Dx + B_n^T zeta). */
+int ga_sigma_update(genalpha *g, const double *dx, const double *y);
+int ga_sigma_paper_update(genalpha *g, const double *dx, const double *y);
+/* Exact corrector, after the solve: keep (theta - theta_lin) / h for the
+ * next predictor. */
+void ga_sigma_keep_correction(genalpha *g);
+/* Leading Lie-group coefficient of the local error in theta (1/12 for sigma = 0). */
+double ga_sigma_lie_coef(const genalpha *g);
+
+/* ---- genalpha_start.c: starting values and projections ---- */
+int ga_init(lv_stepper *st);
+/* Perturbed starting values for step h into g->vstart, g->astart. */
+int ga_perturbed_start(genalpha *g, double h);
+/* Whether the step ending at t_{n+1} = g->t1 projects v (projection=on, or a
+ * projection time in (t1 - h/2, t1 + h/2]); *next: the schedule after it. */
+int ga_projection_due(const genalpha *g, double h, int *next);
+
+/* ---- genalpha_setup.c: options and life cycle ---- */
+extern const lv_param_info ga_options[];
+int ga_create(lv_stepper *st);
+void ga_destroy(lv_stepper *st);
+
+#endif
