@@ -83,11 +83,16 @@ static int add_joint(lv_mbs *s, int kind, int a, const double *Xa, const double 
 
 /* ================================================== derivative checks */
 
+/* Every formulation of lv_mbs_formulations(), and cardan with a proper
+ * Euler sequence. */
+static const char *const forms_all[] = {"directors", "r3so3", "se3", "euler-parameters", "cardan", "cardan-zxz"};
+#define N_FORMS ((int)(sizeof forms_all / sizeof forms_all[0]))
+
 /* Every joint kind, body-body and body-ground, in both formulations, with
  * gravity and all three kinds of symmetry: the checker passes at several
  * generic configurations (tolerance 1e-6 beyond the FD error). */
 START_TEST(test_derivatives_every_joint) {
-  const char *form = lv_mbs_formulations()[_i / J_COUNT];
+  const char *form = forms_all[_i / J_COUNT];
   int kind = _i % J_COUNT;
   lv_mbs *s;
   ck_assert_int_eq(lv_mbs_new(&s, form), 0);
@@ -130,7 +135,7 @@ END_TEST
 /* Particles: spherical particle-body, distance particle-particle and
  * particle-ground. */
 START_TEST(test_derivatives_particles) {
-  const char *form = lv_mbs_formulations()[_i];
+  const char *form = forms_all[_i];
   lv_mbs *s;
   ck_assert_int_eq(lv_mbs_new(&s, form), 0);
   double x1[3] = {0.3, -0.2, 0.5}, p0[3] = {1, 2, 3}, p1[3] = {2, 2, 3}, Xa[3] = {0.2, -0.3, 0.4};
@@ -379,6 +384,134 @@ START_TEST(test_heavy_top_directors_vs_lie_group) {
   ck_assert_double_lt(err[2], 1e-2);
   lv_model_free(d);
   lv_model_free(g);
+}
+END_TEST
+
+/* ========== euler-parameters and cardan = heavy_top_ep.c / heavy_top_ctb.c */
+
+/* The heavy top described in euler-parameters and in cardan (xyz) is the
+ * model written by hand in heavy_top_ep.c / heavy_top_ctb.c: same q0, v0;
+ * at a generic state the same M(q) and quadratic-velocity force, the
+ * constraints and G with the opposite sign (the tip row x - R X against
+ * R X - x; the norm row as it is).  Under genalpha (same h) the
+ * configurations at t = 1 agree: EP to 1e-12 (measured 5.7e-13, against
+ * heavy_top_ep.c with its G by exact central differences), CTB within what
+ * one ulp on the initial rates makes (2.4e-11 against 1.4e-10). */
+/* heavy_top_ep.c leaves G to the library's finite differences, whose
+ * error (~1e-8) enters the discrete equations through G^T lambda.  Its g
+ * is quadratic in q, so central differences with a large step are exact
+ * up to round-off: this wrapper is heavy_top_ep.c with that G. */
+static int w_mass(const double *q, lv_sink *M, void *u) { return lv_model_mass(u, q, M); }
+static int w_V(const double *q, double *V, void *u) { return lv_model_potential(u, q, V); }
+static int w_dV(const double *q, double *dV, void *u) { return lv_model_grad_potential(u, q, dV); }
+static int w_d2V(const double *q, lv_sink *H, void *u) { return lv_model_hess_potential(u, q, H); }
+static int w_f(double t, const double *q, const double *v, double *f, void *u) { return lv_model_force(u, t, q, v, f); }
+static int w_g(const double *q, double *g, void *u) { return lv_model_constraints(u, q, g); }
+static int w_G(const double *q, lv_sink *G, void *u) {
+  const double e = 0.5;
+  double qp[7], qm[7], gp[4], gm[4];
+  for (int j = 0; j < 7; j++) {
+    memcpy(qp, q, sizeof qp), memcpy(qm, q, sizeof qm);
+    qp[j] += e, qm[j] -= e;
+    ck_assert_int_eq(lv_model_constraints(u, qp, gp), 0);
+    ck_assert_int_eq(lv_model_constraints(u, qm, gm), 0);
+    for (int i = 0; i < 4; i++) ck_assert_int_eq(lv_sink_add(G, i, j, (gp[i] - gm[i]) / (2 * e)), 0);
+  }
+  return 0;
+}
+
+static lv_model *ep_central_g(lv_model *in) {
+  lv_space *sp;
+  lv_model *m;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 7), 0);
+  ck_assert_int_eq(lv_model_new(&m, "heavy-top-ep-central", sp, 4), 0);
+  lv_model_set_user(m, in, NULL);
+  ck_assert_int_eq(lv_model_set_mass(m, w_mass, 0), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, w_V, w_dV, w_d2V), 0);
+  ck_assert_int_eq(lv_model_set_force(m, w_f, NULL, NULL), 0);
+  ck_assert_int_eq(lv_model_set_constraints(m, w_g, w_G, NULL, NULL), 0);
+  ck_assert_int_eq(lv_model_set_initial(m, lv_model_q0(in), lv_model_v0(in)), 0);
+  return m;
+}
+
+START_TEST(test_heavy_top_vec_equals_hand_written) {
+  const char *form = _i == 0 ? "euler-parameters" : "cardan", *hand = _i == 0 ? "heavy-top-ep" : "heavy-top-ctb";
+  /* CTB needs h <= 1.25e-4 and rho-inf 0.65 here (check_sigma.c) */
+  const double h = _i == 0 ? 1e-3 : 1.25e-4;
+  lv_model *d = heavy_top(form), *m;
+  ck_assert_int_eq(lv_model_create(hand, NULL, &m), 0);
+  int nq = lv_model_nq(m), nc = lv_model_nc(m);
+  ck_assert_int_eq(lv_model_nq(d), nq);
+  ck_assert_int_eq(lv_model_nv(d), nq);
+  ck_assert_int_eq(lv_model_nc(d), nc);
+  ck_assert_int_eq(lv_model_mass_constant(d), 0);
+  ck_assert_str_eq(lv_mbs_model_formulation(d), form);
+  ck_assert_double_le(tu_max_abs_diff(nq, lv_model_q0(d), lv_model_q0(m)), 0.0);
+  ck_assert_double_le(tu_max_abs_diff(nq, lv_model_v0(d), lv_model_v0(m)), 0.0);
+  unsigned long long st = tu_seed(31 + (unsigned long long)_i);
+  double q[7], v[7], Md[49], Mh[49], fd[7], fh[7], gd[4], gh[4], Gd[28], Gh[28];
+  for (int i = 0; i < nq; i++) q[i] = tu_rand(&st), v[i] = tu_rand(&st);
+  ck_assert_int_eq(lv_model_mass_dense(d, q, Md), 0);
+  ck_assert_int_eq(lv_model_mass_dense(m, q, Mh), 0);
+  ck_assert_double_le(tu_max_abs_diff(nq * nq, Md, Mh), 1e-15);
+  ck_assert_int_eq(lv_model_force(d, 0.0, q, v, fd), 0);
+  ck_assert_int_eq(lv_model_force(m, 0.0, q, v, fh), 0);
+  ck_assert_double_le(tu_max_abs_diff(nq, fd, fh), 1e-14);
+  ck_assert_int_eq(lv_model_constraints(d, q, gd), 0);
+  ck_assert_int_eq(lv_model_constraints(m, q, gh), 0);
+  ck_assert_int_eq(lv_model_constraint_jac_dense(d, q, Gd), 0);
+  ck_assert_int_eq(lv_model_constraint_jac_dense(m, q, Gh), 0);
+  for (int r = 0; r < 3; r++) { /* the tip rows: opposite sign (G column-major, nc rows) */
+    gh[r] = -gh[r];
+    for (int c = 0; c < nq; c++) Gh[c * nc + r] = -Gh[c * nc + r];
+  }
+  ck_assert_double_le(tu_max_abs_diff(nc, gd, gh), 1e-15);
+  ck_assert_double_le(tu_max_abs_diff(nq * nc, Gd, Gh), 1e-6); /* against the hand-written FD Jacobian (EP) */
+  double qe[3][7], v1[7];
+  lv_model *w = _i == 0 ? ep_central_g(m) : NULL, *ms[3] = {d, w ? w : m, d};
+  /* run 2: the layer's model with the initial rotation rates moved by one
+   * ulp, the amplification of round-off by this motion */
+  memcpy(v1, lv_model_v0(d), sizeof v1);
+  for (int i = 3; i < nq; i++) v1[i] = nextafter(v1[i], INFINITY);
+  for (int k = 0; k < 3; k++) {
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, ms[k], "genalpha", h), 0);
+    if (_i == 1) ck_assert_int_eq(lv_integrator_set_option(it, "rho-inf", "0.65"), 0);
+    /* the increment test to round-off: the hand-written models' finite-
+     * difference Jacobians converge more slowly, and the default (rtol
+     * 1e-8) would leave differences of that size */
+    lv_newton_options no;
+    lv_integrator_get_newton(it, &no);
+    no.rtol = 1e-15, no.atol = 1e-15;
+    ck_assert_int_eq(lv_integrator_set_newton(it, &no), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, k == 2 ? v1 : NULL), 0);
+    int rc = lv_integrator_run_until(it, 1.0);
+    char buf[256];
+    lv_integrator_error_detail(it, buf, sizeof buf);
+    ck_assert_msg(rc == 0, "%s: %s", lv_model_name(ms[k]), buf);
+    memcpy(qe[k], lv_integrator_state(it)->q, (size_t)nq * sizeof(double));
+    lv_integrator_free(it);
+  }
+  double dq = tu_max_abs_diff(nq, qe[0], qe[1]), x[3], R[9];
+  double amp = tu_max_abs_diff(nq, qe[0], qe[2]);
+  fprintf(stderr, "heavy top %s, layer vs %s, genalpha h=%g to t = 1: max |dq| %.3e (one ulp on the initial rates: "
+          "%.3e)\n", form, hand, h, dq, amp);
+  /* EP to 1e-12; CTB's motion passes near the singular set cos phi2 = 0
+   * every half turn and amplifies round-off ~1e4 times more than EP's, so
+   * there the difference is bounded by what one ulp of the initial rates
+   * makes (measured 2.4e-11 against 1.4e-10 for the ulp; |phi| ~ 13) */
+  if (_i == 0)
+    ck_assert_msg(dq <= 1e-12, "%s: layer and hand-written differ by %.3e", form, dq);
+  else
+    ck_assert_msg(dq <= amp && dq <= 1e-10, "%s: layer and hand-written differ by %.3e (ulp %.3e)", form, dq, amp);
+  /* the pose is a rotation carrying X to the centre of mass */
+  ck_assert_int_eq(lv_mbs_model_pose(d, 1, qe[0], x, R), 0);
+  ck_assert_double_le(tu_max_abs_diff(3, x, qe[0]), 0.0);
+  double xr[3] = {R[1], R[4], R[7]};
+  ck_assert_double_le(tu_max_abs_diff(3, x, xr), 1e-9);
+  lv_model_free(d);
+  lv_model_free(w);
+  lv_model_free(m);
 }
 END_TEST
 
@@ -896,8 +1029,8 @@ END_TEST
 static Suite *mbs_suite(void) {
   Suite *s = suite_create("mbs");
   TCase *tc = tcase_create("derivatives");
-  tcase_add_loop_test(tc, test_derivatives_every_joint, 0, 3 * J_COUNT);
-  tcase_add_loop_test(tc, test_derivatives_particles, 0, 3);
+  tcase_add_loop_test(tc, test_derivatives_every_joint, 0, N_FORMS * J_COUNT);
+  tcase_add_loop_test(tc, test_derivatives_particles, 0, N_FORMS);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
   suite_add_tcase(s, tc);
@@ -917,6 +1050,11 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_chain_sparse);
   tcase_add_test(tc, test_springs_em);
   tcase_add_test(tc, test_damper_oscillator);
+  suite_add_tcase(s, tc);
+  /* the euler-parameters and cardan formulations (M(q) on R^n) */
+  tc = tcase_create("vec");
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, test_heavy_top_vec_equals_hand_written, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }
