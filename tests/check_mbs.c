@@ -1055,7 +1055,8 @@ START_TEST(test_refusals) {
 END_TEST
 
 /* A scheme needing a constant mass matrix on R^n refuses the Lie group
- * heavy top and runs the directors one. */
+ * heavy top and the euler-parameters and cardan ones (M(q)), and runs the
+ * directors one; genalpha and BLieDF run them all. */
 START_TEST(test_scheme_formulation_match) {
   lv_model *g = heavy_top("r3so3"), *d = heavy_top("directors");
   lv_integrator *it = NULL;
@@ -1066,6 +1067,23 @@ START_TEST(test_scheme_formulation_match) {
   lv_integrator_free(it);
   lv_model_free(g);
   lv_model_free(d);
+  /* euler-parameters and cardan: R^n but M(q): the constant-mass schemes
+   * refuse them, genalpha and BLieDF run them (100 steps) */
+  static const char *const vf[2] = {"euler-parameters", "cardan-zxy"}, *const refuse[4] = {"em", "em-g", "rattle", "vi-a"},
+                           *const run[2] = {"genalpha", "bliedf2"};
+  for (int f = 0; f < 2; f++) {
+    lv_model *m = heavy_top(vf[f]);
+    ck_assert_int_eq(lv_model_mass_constant(m), 0);
+    ck_assert_int_eq(lv_space_is_linear(lv_model_space(m)), 1);
+    for (int k = 0; k < 4; k++) ck_assert_int_eq(lv_integrator_new(&it, m, refuse[k], 1e-4), LV_ENOTIMPL);
+    for (int k = 0; k < 2; k++) {
+      ck_assert_int_eq(lv_integrator_new(&it, m, run[k], 1e-4), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      ck_assert_msg(lv_integrator_run_until(it, 0.01) == 0, "%s on %s", run[k], vf[f]);
+      lv_integrator_free(it);
+    }
+    lv_model_free(m);
+  }
 }
 END_TEST
 
