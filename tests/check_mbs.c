@@ -540,7 +540,7 @@ START_TEST(test_heavy_top_vec_equals_hand_written) {
   fprintf(stderr, "heavy top %s, layer vs %s, genalpha h=%g to t = 1: max |dq| %.3e (one ulp on the initial rates: "
           "%.3e)\n", form, hand, h, dq, amp);
   /* EP to 1e-12; CTB's motion passes near the singular set cos phi2 = 0
-   * every half turn and amplifies round-off ~1e4 times more than EP's, so
+   * every half turn and amplifies round-off ~1e3 times more than EP's, so
    * there the difference is bounded by what one ulp of the initial rates
    * makes (measured 2.4e-11 against 1.4e-10 for the ulp; |phi| ~ 13) */
   if (_i == 0)
