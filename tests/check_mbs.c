@@ -664,6 +664,66 @@ START_TEST(test_slider_crank_directors_vs_lie_group) {
 }
 END_TEST
 
+/* Momentum maps in euler-parameters and cardan against the physics: at a
+ * generic state (EP: p on the unit sphere, p' normal to it), J = (M v) . xi
+ * of the vertical rotation about the tip and of the spin about the body
+ * axis X through the tip equal e3 . L_O and (R X) . L_O, L_O = m x x x' +
+ * R J R^T omega about the origin (the tip; x on the joint), omega~ = R' R^T
+ * with R' by central differences of the pose along v. */
+START_TEST(test_vec_momentum_maps) {
+  static const char *const vf[3] = {"euler-parameters", "cardan", "cardan-zxz"};
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, vf[_i]), 0);
+  double Jd[3] = {0.3, 0.5, 0.3}, X[3] = {0, 1, 0}, tip[3] = {0, -1, 0}, e3[3] = {0, 0, 1}, R0[9], a0[3] = {0.3, 0.4, 0.5};
+  ck_assert_int_eq(lv_mbs_rotation_cardan("xyz", a0, R0), 0);
+  int b;
+  ck_assert_int_eq(lv_mbs_add_body(s, 2.0, NULL, Jd, O3, R0, NULL, NULL, LV_MBS_BODY_FRAME, &b), 0);
+  ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, e3, O3), 0);
+  ck_assert_int_eq(lv_mbs_add_body_symmetry(s, b, X, tip), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_mbs_build(s, "top", &m), 0);
+  lv_mbs_free(s);
+  int n = lv_model_nq(m);
+  unsigned long long st = tu_seed(55 + (unsigned long long)_i);
+  double q[7], v[7], pm[7], xi[7], R[9], Rp[9], Rm[9], qp[7], qm[7], x[3], Rd[9], W[9], w[3];
+  for (int i = 0; i < n; i++) q[i] = tu_rand(&st), v[i] = tu_rand(&st);
+  if (n == 7) { /* p unit, p' normal */
+    double r = sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]), d = 0.0;
+    for (int i = 3; i < 7; i++) q[i] /= r;
+    for (int i = 3; i < 7; i++) d += q[i] * v[i];
+    for (int i = 3; i < 7; i++) v[i] -= d * q[i];
+  }
+  ck_assert_int_eq(lv_mbs_model_pose(m, b, q, x, R), 0);
+  for (int i = 0; i < 3; i++) q[i] = R[3 * i + 1], x[i] = q[i]; /* x = R X: the tip at the origin */
+  const double eps = 1e-5;
+  for (int i = 0; i < n; i++) qp[i] = q[i] + eps * v[i], qm[i] = q[i] - eps * v[i];
+  ck_assert_int_eq(lv_mbs_model_pose(m, b, qp, NULL, Rp), 0);
+  ck_assert_int_eq(lv_mbs_model_pose(m, b, qm, NULL, Rm), 0);
+  for (int i = 0; i < 9; i++) Rd[i] = (Rp[i] - Rm[i]) / (2 * eps);
+  for (int i = 0; i < 3; i++) /* W = R' R^T */
+    for (int j = 0; j < 3; j++) W[3 * i + j] = Rd[3 * i] * R[3 * j] + Rd[3 * i + 1] * R[3 * j + 1] + Rd[3 * i + 2] * R[3 * j + 2];
+  w[0] = W[7], w[1] = W[2], w[2] = W[3];
+  double Wb[3], L[3];
+  for (int i = 0; i < 3; i++) Wb[i] = R[i] * w[0] + R[3 + i] * w[1] + R[6 + i] * w[2];
+  for (int i = 0; i < 3; i++) Wb[i] *= Jd[i];
+  for (int i = 0; i < 3; i++) L[i] = R[3 * i] * Wb[0] + R[3 * i + 1] * Wb[1] + R[3 * i + 2] * Wb[2];
+  double c[3] = {x[1] * v[2] - x[2] * v[1], x[2] * v[0] - x[0] * v[2], x[0] * v[1] - x[1] * v[0]};
+  for (int i = 0; i < 3; i++) L[i] += 2.0 * c[i];
+  double Jv = L[2], Js = R[1] * L[0] + R[4] * L[1] + R[7] * L[2];
+  ck_assert_int_eq(lv_model_mass_apply(m, q, v, pm), 0);
+  double J[2];
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(lv_model_symmetry(m, k, q, xi), 0);
+    J[k] = 0.0;
+    for (int i = 0; i < n; i++) J[k] += pm[i] * xi[i];
+  }
+  fprintf(stderr, "%s momentum maps: vertical %.12f (physics %.12f), spin %.12f (%.12f)\n", vf[_i], J[0], Jv, J[1], Js);
+  ck_assert_double_le(fabs(J[0] - Jv), 1e-8 * (1 + fabs(Jv)));
+  ck_assert_double_le(fabs(J[1] - Js), 1e-8 * (1 + fabs(Js)));
+  lv_model_free(m);
+}
+END_TEST
+
 /* The slider-crank in euler-parameters and cardan (M(q), genalpha) against
  * the hand-written Lie group model under genalpha: slider position at t = 1
  * differs by O(h^2) (fitted slope). */
@@ -1151,6 +1211,7 @@ static Suite *mbs_suite(void) {
   tcase_add_loop_test(tc, test_heavy_top_vec_equals_hand_written, 0, 2);
   tcase_add_loop_test(tc, test_heavy_top_formulations_converge, 0, 5);
   tcase_add_loop_test(tc, test_slider_crank_vec_vs_lie_group, 0, 2);
+  tcase_add_loop_test(tc, test_vec_momentum_maps, 0, 3);
   suite_add_tcase(s, tc);
   return s;
 }
