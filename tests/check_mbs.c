@@ -724,6 +724,42 @@ START_TEST(test_vec_momentum_maps) {
 }
 END_TEST
 
+/* Initial data in every axis sequence and in euler-parameters: a body given
+ * a generic R0 and body angular velocity W0 has the pose R0 (1e-12) and
+ * kinetic energy 1/2 (m |v0|^2 + W0 . J W0) (1e-12 relative). */
+START_TEST(test_vec_initial_every_sequence) {
+  static const char *const seq[13] = {"cardan-xyz", "cardan-xzy", "cardan-yxz", "cardan-yzx", "cardan-zxy",
+                                      "cardan-zyx", "cardan-xyx", "cardan-xzx", "cardan-yxy", "cardan-yzy",
+                                      "cardan-zxz", "cardan-zyz", "euler-parameters"};
+  for (int k = 0; k < 13; k++) {
+    lv_mbs *s;
+    ck_assert_int_eq(lv_mbs_new(&s, seq[k]), 0);
+    double J[9] = {2.0, 0.1, -0.2, 0.1, 2.5, 0.15, -0.2, 0.15, 3.0}, R0[9], psi[3] = {0.7, -1.3, 2.1};
+    double x0[3] = {0.1, 0.2, 0.3}, v0[3] = {1.0, -0.5, 0.25}, W0[3] = {3.0, -2.0, 1.5};
+    lv_so3_exp(psi, R0);
+    int b;
+    ck_assert_msg(lv_mbs_add_body(s, 2.0, J, NULL, x0, R0, v0, W0, LV_MBS_BODY_FRAME, &b) == 0, "%s: %s", seq[k],
+                  lv_mbs_error(s));
+    lv_model *m;
+    ck_assert_int_eq(lv_mbs_build(s, "body", &m), 0);
+    lv_mbs_free(s);
+    double x[3], R[9], Mv[7], T = 0.0, Te = 0.0;
+    const double *q = lv_model_q0(m), *v = lv_model_v0(m);
+    ck_assert_int_eq(lv_mbs_model_pose(m, b, q, x, R), 0);
+    ck_assert_double_le(tu_max_abs_diff(9, R, R0), 1e-12);
+    ck_assert_double_le(tu_max_abs_diff(3, x, x0), 0.0);
+    ck_assert_int_eq(lv_model_mass_apply(m, q, v, Mv), 0);
+    for (int i = 0; i < lv_model_nv(m); i++) T += 0.5 * v[i] * Mv[i];
+    for (int i = 0; i < 3; i++) {
+      Te += 0.5 * 2.0 * v0[i] * v0[i];
+      for (int j = 0; j < 3; j++) Te += 0.5 * W0[i] * J[3 * i + j] * W0[j];
+    }
+    ck_assert_msg(fabs(T - Te) <= 1e-12 * Te, "%s: kinetic energy %.17g, expected %.17g", seq[k], T, Te);
+    lv_model_free(m);
+  }
+}
+END_TEST
+
 /* The slider-crank in euler-parameters and cardan (M(q), genalpha) against
  * the hand-written Lie group model under genalpha: slider position at t = 1
  * differs by O(h^2) (fitted slope). */
@@ -1118,6 +1154,27 @@ START_TEST(test_refusals) {
   ck_assert_int_eq(lv_mbs_new(&s, "quaternions"), LV_EUNKNOWN);
   ck_assert_ptr_nonnull(strstr(lv_mbs_error(s), "directors"));
   lv_mbs_free(s);
+  /* cardan: a bad sequence is an unknown formulation; an initial
+   * orientation on the sequence's singular set is refused */
+  ck_assert_int_eq(lv_mbs_new(&s, "cardan-zzx"), LV_EUNKNOWN);
+  lv_mbs_free(s);
+  ck_assert_int_eq(lv_mbs_new(&s, "cardan-xyzw"), LV_EUNKNOWN);
+  lv_mbs_free(s);
+  ck_assert_int_eq(lv_mbs_new(&s, "cardan-zxz"), 0);
+  {
+    double Jd1[3] = {1, 1, 1}, x1[3] = {0, 0, 0}, a1[3] = {0.2, 0.5 * 3.14159265358979323846, -0.1}, R1[9];
+    ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd1, x1, NULL, NULL, NULL, LV_MBS_BODY_FRAME, NULL), LV_EINPUT);
+    ck_assert_ptr_nonnull(strstr(lv_mbs_error(s), "singular set of the cardan angles zxz"));
+    ck_assert_int_eq(lv_mbs_rotation_cardan("zxz", a1, R1), 0);
+    ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd1, x1, R1, NULL, NULL, LV_MBS_BODY_FRAME, NULL), 0);
+    lv_mbs_free(s);
+    ck_assert_int_eq(lv_mbs_new(&s, "cardan"), 0); /* xyz: singular at phi2 = pi/2 */
+    double a2[3] = {0.2, 0.5 * 3.14159265358979323846, -0.1};
+    ck_assert_int_eq(lv_mbs_rotation_cardan("xyz", a2, R1), 0);
+    ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd1, x1, R1, NULL, NULL, LV_MBS_BODY_FRAME, NULL), LV_EINPUT);
+    ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd1, x1, NULL, NULL, NULL, LV_MBS_BODY_FRAME, NULL), 0);
+    lv_mbs_free(s);
+  }
   ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
   lv_model *m = (lv_model *)1;
   ck_assert_int_eq(lv_mbs_build(s, "empty", &m), LV_EINPUT);
@@ -1186,6 +1243,7 @@ static Suite *mbs_suite(void) {
   TCase *tc = tcase_create("derivatives");
   tcase_add_loop_test(tc, test_derivatives_every_joint, 0, N_FORMS * J_COUNT);
   tcase_add_loop_test(tc, test_derivatives_particles, 0, N_FORMS);
+  tcase_add_test(tc, test_vec_initial_every_sequence);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
   suite_add_tcase(s, tc);
