@@ -358,14 +358,17 @@ int mbs_vec_rate(mbs_formulation f, const mbs_elem *e, const double *qb, const d
 int mbs_vec_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb) {
   memcpy(qb, e->x0, 3 * sizeof(double));
   memcpy(vb, e->v0, 3 * sizeof(double));
-  if (f == MBS_EP) {
-    ep_from_rot(e->R0, qb + 3);
-  } else {
+  if (f == MBS_EP) { /* R0 is a rotation to 1e-12: p on the norm constraint exactly */
+    double *p = qb + 3, n;
+    ep_from_rot(e->R0, p);
+    n = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3]);
+    for (int i = 0; i < 4; i++) p[i] /= n;
+  } else { /* the angles must give R0 back (R0 is a rotation to 1e-12) */
     if (ck_from_rot(e->seq, e->R0, qb + 3)) return 1;
     ckin k;
     ck_eval(e->seq, qb + 3, &k, 0);
     for (int i = 0; i < 9; i++)
-      if (!(fabs(k.R[i] - e->R0[i]) <= 1e-12)) return 1;
+      if (!(fabs(k.R[i] - e->R0[i]) <= 1e-10)) return 1;
   }
   return mbs_vec_rate(f, e, qb, e->W0, 0, vb + 3);
 }
