@@ -2,7 +2,8 @@
  * joints about e1, the first hinged to the ground at the origin, gravity
  * along -e3: a system described on the multibody layer (issue 15) in
  * any formulation, so the same description runs under RATTLE, VI and
- * EM (directors) and under genalpha and BLieDF (r3so3, se3).  Bar k lies along
+ * EM (directors) and under genalpha and BLieDF (r3so3, se3,
+ * euler-parameters, cardan).  Bar k lies along
  * its body axis 2, at angle theta_k from the downward vertical, turning at
  * omega_k about e1. */
 #include "lv_internal.h"
@@ -11,8 +12,8 @@
 
 static const lv_param_info params[] = {
     {"formulation", "directors",
-     "directors (R^24, constant mass matrix: RATTLE, VI, EM, ...), r3so3 ((R^3 x SO(3))^2) or se3 (SE(3)^2): "
-     "genalpha, BLieDF"},
+     "directors (R^24, constant mass matrix: RATTLE, VI, EM, ...), r3so3 ((R^3 x SO(3))^2), se3 (SE(3)^2), "
+     "euler-parameters (R^14, M(q)) or cardan[-SEQ] (R^12, M(q)): genalpha, BLieDF"},
     {"m1", "1", "mass of bar 1"},
     {"m2", "1", "mass of bar 2"},
     {"L1", "1", "length of bar 1 (hinge to hinge)"},
@@ -78,5 +79,5 @@ static int create(const lv_kv *kv, lv_model **out) {
 const lv_model_info lv_model_double_pendulum = {
     "double-pendulum",
     "two rigid bars on revolute joints about e1 under gravity, built by the multibody layer (doc/mbs.md) in "
-    "directors, r3so3 or se3",
+    "any formulation (directors, r3so3, se3, euler-parameters, cardan)",
     params, create};

@@ -19,7 +19,10 @@
  *
  * The callbacks read the pose (x, R) through lv_space_pose, never the
  * configuration's layout, so a formulation is a row of FORMS: a name, the
- * factor kind (the representation of q) and the equations above it uses. */
+ * factor kind (the representation of q) and the equations above it uses.
+ *
+ * formulation=directors, euler-parameters and cardan[-SEQ] are the same top
+ * described on the multibody layer (models/heavy_top_mbs.c, issue 15). */
 #include "lv_internal.h"
 #include "models/models.h"
 
@@ -278,7 +281,9 @@ static int sym(int k, const double *q, double *xi, void *u) {
 static const lv_param_info params[] = {
     {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), "
      "udq (unit dual quaternions, the se3 equations), "
-     "directors (multibody layer: R^12, 9 constraints; R^9, 6 for a disk; constant mass matrix: RATTLE, VI, EM)"},
+     "directors (multibody layer: R^12, 9 constraints; R^9, 6 for a disk; constant mass matrix: RATTLE, VI, EM), "
+     "euler-parameters (multibody layer: R^7, 4 constraints, M(q): genalpha, BLieDF), "
+     "cardan or cardan-SEQ (multibody layer: R^6, 3 constraints, M(q); SEQ e.g. xyz (the default), zxy)"},
     {"m", "15", "mass"},
     {"J1", "0.234375", "principal inertia about the centre of mass, body axis 1"},
     {"J2", "0.46875", "principal inertia, body axis 2"},
@@ -296,8 +301,10 @@ static const lv_param_info params[] = {
 static int create(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
-  /* formulation=directors is described on the multibody layer (issue 15) */
-  if (strcmp(lv_kv_string(kv, "formulation", ""), "directors") == 0) return lv_models_heavy_top_mbs(kv, "directors", out);
+  /* directors, euler-parameters, cardan: described on the multibody layer (issue 15) */
+  const char *fm = lv_kv_string(kv, "formulation", "");
+  if (strcmp(fm, "directors") == 0 || strcmp(fm, "euler-parameters") == 0 || strncmp(fm, "cardan", 6) == 0)
+    return lv_models_heavy_top_mbs(kv, fm, out);
   top P;
   memset(&P, 0, sizeof P);
   double W[3];

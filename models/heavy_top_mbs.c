@@ -9,7 +9,13 @@
  * constraints, constant mass matrix) every scheme runs it, including
  * RATTLE, VI and EM.  Momentum maps: the rotation about the vertical e3
  * through the tip and, when the top is symmetric about X (X along a
- * principal axis i and J_j = J_k), the spin about the body axis X. */
+ * principal axis i and J_j = J_k), the spin about the body axis X.
+ *
+ * In euler-parameters (R^7, 3 + 1 constraints) and cardan (R^6, 3
+ * constraints; "cardan" is the sequence xyz, "cardan-SEQ" any other) the
+ * mass matrix depends on q: genalpha and BLieDF on R^n run it, and it is
+ * the same model as the hand-written heavy_top_ep.c / heavy_top_ctb.c (the
+ * tip rows with the opposite sign, which flips only the multipliers). */
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
 #include "models/models.h"

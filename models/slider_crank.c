@@ -183,7 +183,8 @@ static const lv_param_info params[] = {
     {"omega0", "6", "initial crank angular velocity about x [rad/s]"},
     {"formulation", "r3so3",
      "r3so3 (hand-written, (R^3 x SO(3))^3, 17 constraints), directors (multibody layer, R^36, 35 constraints, "
-     "constant mass matrix: RATTLE, VI, EM)"},
+     "constant mass matrix: RATTLE, VI, EM), euler-parameters (multibody layer, R^21, 20 constraints, M(q)), "
+     "cardan or cardan-SEQ (multibody layer, R^18, 17 constraints, M(q))"},
     {NULL, NULL, NULL},
 };
 
@@ -191,7 +192,8 @@ static int create(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   const char *form = lv_kv_string(kv, "formulation", "r3so3");
-  if (strcmp(form, "directors") == 0) return lv_models_slider_crank_mbs(kv, form, out); /* issue 15 */
+  if (strcmp(form, "directors") == 0 || strcmp(form, "euler-parameters") == 0 || strncmp(form, "cardan", 6) == 0)
+    return lv_models_slider_crank_mbs(kv, form, out); /* issue 15 */
   if (strcmp(form, "r3so3") != 0) return LV_EINPUT;
   sc P;
   memset(&P, 0, sizeof P);

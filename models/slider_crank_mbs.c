@@ -7,7 +7,9 @@
  * velocities), so both start from the same consistent state.
  *
  * In directors (3 x 12 coordinates, 18 orthonormality + 17 joint
- * constraints, constant mass matrix) RATTLE, VI and EM run it. */
+ * constraints, constant mass matrix) RATTLE, VI and EM run it; in
+ * euler-parameters (R^21, 17 + 3 norm constraints) and cardan (R^18) the
+ * mass matrix depends on q (genalpha, BLieDF). */
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
 #include "models/models.h"

@@ -90,6 +90,15 @@ else bad "heavy-top formulation=directors under em ($(cat out.txt err.txt))"; fi
 expect_usage "em on the Lie group heavy top" run heavy-top --scheme em
 if grep -q 'needs a constant mass matrix.*use --param formulation=directors\.$' err.txt; then ok "mismatch names the way out"
 else bad "mismatch sentence: $(cat err.txt)"; fi
+# euler-parameters and cardan (issue 15): `check` passes their exact
+# derivatives, EM refuses their q-dependent mass matrix with the same way out
+for form in euler-parameters cardan cardan-zxy; do
+  "$L" check heavy-top --param formulation=$form >out.txt 2>&1 && grep -q 'agree with finite differences' out.txt &&
+    ok "check passes heavy-top formulation=$form" || bad "check heavy-top formulation=$form: $(cat out.txt)"
+  expect_usage "em on heavy-top formulation=$form" run heavy-top --param formulation=$form --scheme em
+  grep -q 'needs a constant mass matrix: use --param formulation=directors\.$' err.txt &&
+    ok "em refuses formulation=$form, naming the way out" || bad "em on formulation=$form: $(cat err.txt)"
+done
 
 # --- wrong input
 expect_usage "unknown command" frobnicate

@@ -25,7 +25,22 @@
  *      "se3"        q_b = (x, R) in SE(3), v_b = (U, Omega) both in the
  *                   body frame (x' = R U); M = diag(m I3, J), forces
  *                   (-m Omega x U, -Omega x J Omega).
- *    A particle is q = x in R^3 in both.
+ *      "euler-parameters"  q_b = (x, p) in R^7, v_b = q_b', p the Euler
+ *                   parameters (unit quaternion) of R, one norm constraint
+ *                   1/2 (|p|^2 - 1) = 0 per body; M(q) = diag(m I3,
+ *                   4 Gb^T J Gb), Omega = 2 Gb(p) p' (seed 002's Ga(EP)).
+ *      "cardan", "cardan-SEQ"  q_b = (x, phi) in R^6, v_b = q_b',
+ *                   R = R_a(phi1) R_b(phi2) R_c(phi3) for the axis
+ *                   sequence SEQ = abc (three of x, y, z, consecutive ones
+ *                   distinct: "xyz", "zxz", ...; "cardan" is "cardan-xyz",
+ *                   seed 002's Ga(CTB)); M(q) = diag(m I3, Gm^T J Gm),
+ *                   Omega = Gm(phi) phi'.  An initial orientation on the
+ *                   sequence's singular set (det Gm = 0) is refused.
+ *                   Both: space R^n, mass matrix depending on q, exact
+ *                   quadratic-velocity force with df/dq, df/dv: genalpha
+ *                   and BLieDF run them; RATTLE, VI and EM (constant mass
+ *                   only) refuse them.
+ *    A particle is q = x in R^3 in every formulation.
  *  - Joints constrain body-fixed points and axes of two elements a and b
  *    (either may be the ground, not both, a != b).  Joints that lock a
  *    relative rotation (prismatic, fixed) hold the relative orientation of
@@ -66,8 +81,9 @@ typedef enum {
   LV_MBS_SPACE_FRAME = 1  /**< components in space (omega = R Omega) */
 } lv_mbs_frame;
 
-/** New empty system in formulation @p formulation ("directors", "r3so3"
- *  or "se3"; NULL: "directors").  Status: LV_EUNKNOWN (formulation name;
+/** New empty system in formulation @p formulation ("directors", "r3so3",
+ *  "se3", "euler-parameters", "cardan" or "cardan-SEQ"; NULL:
+ *  "directors").  Status: LV_EUNKNOWN (formulation name;
  *  *out is then still created so lv_mbs_error can say which), LV_ENOMEM. */
 LV_API int lv_mbs_new(lv_mbs **out, const char *formulation);
 /** Free the description (models already built do not depend on it). */
@@ -75,7 +91,8 @@ LV_API void lv_mbs_free(lv_mbs *s);
 /** One sentence saying why the last failed call on @p s failed ("" if
  *  none).  Never NULL. */
 LV_API const char *lv_mbs_error(const lv_mbs *s);
-/** Names of the formulations, NULL-terminated. */
+/** Names of the formulations, NULL-terminated ("cardan" stands also for
+ *  its "cardan-SEQ" forms). */
 LV_API const char *const *lv_mbs_formulations(void);
 
 /** Add a particle of mass @p m > 0 at @p x0 with velocity @p v0 (NULL:
@@ -181,14 +198,16 @@ LV_API int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3],
  *  description.  Status: LV_EINPUT (no element), LV_ENOMEM. */
 LV_API int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out);
 
-/** Formulation name ("directors", "r3so3", "se3") of a model built by
- *  lv_mbs_build; NULL for any other model (or NULL). */
+/** Formulation name of a model built by lv_mbs_build, as given to
+ *  lv_mbs_new ("directors", "cardan-zxz", ...); NULL for any other model
+ *  (or NULL). */
 LV_API const char *lv_mbs_model_formulation(const lv_model *m);
 /** Centre of mass @p x and rotation @p R (row-major; identity for a
  *  particle and the ground; either may be NULL) of element @p id of a
  *  model built by lv_mbs_build, at configuration @p q, whatever the
- *  formulation.  Status: LV_EINPUT (not an mbs model, NULL q, id out of
- *  range). */
+ *  formulation (euler-parameters: R(p) / |p|^2, a rotation also off the
+ *  norm constraint).  Status: LV_EINPUT (not an mbs model, NULL q, id out
+ *  of range). */
 LV_API int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
                              double x[3], double R[9]);
 

@@ -83,7 +83,9 @@ int cli_load_plugin(const char *path) {
 /* A system file (issue 15) as a registry entry: its one parameter, for
  * the checks and the metadata; cli_make_model reads the file itself. */
 static const lv_param_info sysfile_params[] = {
-    {"formulation", "file", "directors, r3so3 or se3; default: the file's formulation: key (else directors)"},
+    {"formulation", "file",
+     "directors, r3so3, se3, euler-parameters, cardan or cardan-SEQ; default: the file's formulation: key (else "
+     "directors)"},
     {NULL, NULL, NULL},
 };
 static const lv_model_info sysfile_info = {"system file", "a multibody system read from a YAML file (doc/mbs.md)",

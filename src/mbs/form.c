@@ -26,7 +26,9 @@
  *               D = [R | -R X~] ([0 | -R A~] for an axis),
  *               D_q(D^T l) = [0 (R^T l)~; 0 X~ (R^T l)~] (the (R^T l)~ block
  *               for points only), D_q(D w) = [0 | -R c~],
- *               c = [w_U] - X x w_Omega. */
+ *               c = [w_U] - X x w_Omega.
+ *   euler-parameters, cardan  q = (x, p) in R^7, (x, phi) in R^6 with
+ *               v = q': form_vec.c. */
 #include "mbs/mbs_impl.h"
 
 static void cross3(const double a[3], const double b[3], double c[3]) {
@@ -43,6 +45,8 @@ void mbs_elem_dims(mbs_formulation f, const mbs_elem *e, int *nq, int *nv) {
     *nq = *nv = 3;
   } else if (f == MBS_DIRECTORS) {
     *nq = *nv = e->planar ? 9 : 12;
+  } else if (MBS_VEC(f)) {
+    mbs_vec_dims(f, nq, nv);
   } else {
     *nq = 12;
     *nv = 6;
@@ -64,6 +68,10 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
       return;
     case MBS_BODY:
       break;
+  }
+  if (MBS_VEC(f)) {
+    mbs_vec_map(f, e, qb, t, y, D);
+    return;
   }
   memset(D, 0, (size_t)(3 * nv) * sizeof(double));
   if (f == MBS_DIRECTORS) {
@@ -132,6 +140,10 @@ int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const double *qb, const m
 void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double l[3], double s, double *Hb, int ld) {
   if (e->kind != MBS_BODY) return;
+  if (MBS_VEC(f)) {
+    mbs_vec_map_hess(f, e, qb, t, l, s, Hb, ld);
+    return;
+  }
   if (f == MBS_DIRECTORS) { /* linear maps, but for the planar body's d_a x d_b */
     double xc = e->planar ? t->X[e->ax[2]] : 0.0, L[9];
     if (xc == 0.0) return;
@@ -159,6 +171,10 @@ void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const 
 void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double *w, double *C, int ld) {
   if (e->kind != MBS_BODY) return;
+  if (MBS_VEC(f)) {
+    mbs_vec_map_curv(f, e, qb, t, w, C, ld);
+    return;
+  }
   if (f == MBS_DIRECTORS) {
     double xc = e->planar ? t->X[e->ax[2]] : 0.0, A[9], B[9];
     if (xc == 0.0) return;
@@ -197,6 +213,10 @@ void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *
   memcpy(qb, e->x0, 3 * sizeof(double));
   memcpy(vb, e->v0, 3 * sizeof(double));
   if (e->kind == MBS_PARTICLE) return;
+  if (MBS_VEC(f)) { /* lv_mbs_add_body checked that the orientation is regular */
+    mbs_vec_initial(f, e, qb, vb);
+    return;
+  }
   if (f == MBS_DIRECTORS) {
     double w[3], d[3];
     for (int i = 0; i < 3; i++) w[i] = e->R0[3 * i] * e->W0[0] + e->R0[3 * i + 1] * e->W0[1] + e->R0[3 * i + 2] * e->W0[2];
@@ -224,6 +244,8 @@ void mbs_elem_pose(mbs_formulation f, const mbs_elem *e, const double *qb, doubl
   if (!R) return;
   if (e->kind == MBS_PARTICLE)
     memcpy(R, I, sizeof I);
+  else if (MBS_VEC(f))
+    mbs_vec_pose_rot(f, e, qb, R);
   else if (f == MBS_DIRECTORS) {
     double d[3][3];
     mbs_directors(e, qb, d);

@@ -24,7 +24,7 @@ struct lv_mbs {
 
 static const double O3[3] = {0, 0, 0};
 
-static const char *const form_names[] = {"directors", "r3so3", "se3", NULL};
+static const char *const form_names[] = {"directors", "r3so3", "se3", "euler-parameters", "cardan", NULL};
 
 const char *const *lv_mbs_formulations(void) { return form_names; }
 
@@ -71,6 +71,19 @@ static void r_mul(const double R[9], const double x[3], double y[3]) {
 
 /* ------------------------------------------------------------- creation */
 
+/* "cardan" (the sequence xyz, seed 002's CTB) or "cardan-abc": 1 and the
+ * axes in seq, else 0. */
+static int cardan_sequence(const char *name, int seq[3]) {
+  if (strcmp(name, "cardan") == 0) name = "cardan-xyz";
+  if (strncmp(name, "cardan-", 7) != 0 || strlen(name) != 10) return 0;
+  for (int k = 0; k < 3; k++) {
+    char c = name[7 + k];
+    if (c < 'x' || c > 'z' || (k > 0 && c == name[6 + k])) return 0;
+    seq[k] = c - 'x';
+  }
+  return 1;
+}
+
 int lv_mbs_new(lv_mbs **out, const char *formulation) {
   if (!out) return LV_EINPUT;
   *out = NULL;
@@ -91,9 +104,16 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
     s->sys.form = MBS_R3SO3;
   } else if (strcmp(formulation, "se3") == 0) {
     s->sys.form = MBS_SE3;
+  } else if (strcmp(formulation, "euler-parameters") == 0) {
+    s->sys.form = MBS_EP;
+  } else if (cardan_sequence(formulation, s->sys.seq)) {
+    s->sys.form = MBS_CARDAN;
   } else {
-    return fail(s, LV_EUNKNOWN, "unknown formulation (accepted: directors, r3so3, se3)");
+    return fail(s, LV_EUNKNOWN,
+                "unknown formulation (accepted: directors, r3so3, se3, euler-parameters, cardan, cardan-SEQ with "
+                "SEQ three of x, y, z, consecutive ones distinct, e.g. cardan-zxz)");
   }
+  snprintf(s->sys.fname, sizeof s->sys.fname, "%s", formulation ? formulation : "directors");
   return 0;
 }
 
@@ -267,6 +287,15 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
       rt_mul(R, w0, e->W0);
     else
       memcpy(e->W0, w0, sizeof e->W0);
+  }
+  memcpy(e->seq, S->seq, sizeof e->seq);
+  if (S->form == MBS_CARDAN) { /* the angles must describe R0 and W0 */
+    double qb[6], vb[6];
+    if (mbs_vec_initial(S->form, e, qb, vb))
+      return fail(s, LV_EINPUT,
+                  "body %d: initial orientation is on the singular set of the cardan angles %c%c%c (middle angle "
+                  "%s): choose another sequence",
+                  n, 'x' + S->seq[0], 'x' + S->seq[1], 'x' + S->seq[2], S->seq[0] == S->seq[2] ? "0 or pi" : "+-pi/2");
   }
   S->nel++;
   if (S->form == MBS_DIRECTORS) { /* orthonormality rows on the body's axes */
@@ -774,7 +803,6 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
 
 static int cb_mass(const double *q, lv_sink *M, void *u) {
   const mbs_sys *S = u;
-  (void)q;
   for (int k = 1; k < S->nel; k++) {
     const mbs_elem *e = &S->el[k];
     int o = e->voff;
@@ -788,6 +816,8 @@ static int cb_mass(const double *q, lv_sink *M, void *u) {
           if (E != 0.0)
             for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(M, o + 3 + 3 * a + i, o + 3 + 3 * b + i, E));
         }
+    } else if (MBS_VEC(S->form)) {
+      LV_CHECK(mbs_vec_mass(S->form, e, q + e->qoff, M));
     } else {
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
@@ -846,6 +876,10 @@ static int cb_force(double t, const double *q, const double *v, double *f, void 
   for (int k = 1; k < S->nel; k++) {
     const mbs_elem *e = &S->el[k];
     if (e->kind != MBS_BODY) continue;
+    if (MBS_VEC(S->form)) { /* quadratic-velocity force (form_vec.c) */
+      mbs_vec_force(S->form, e, q + e->qoff, v + e->voff, f + e->voff);
+      continue;
+    }
     const double *W = v + e->voff + 3;
     double L[3], c[3];
     r_mul(e->J, W, L);
@@ -860,7 +894,12 @@ static int cb_force(double t, const double *q, const double *v, double *f, void 
 }
 
 static int cb_force_dq(double t, const double *q, const double *v, lv_sink *K, void *u) {
-  (void)t, (void)q, (void)v, (void)K, (void)u;
+  const mbs_sys *S = u;
+  (void)t;
+  if (MBS_VEC(S->form)) /* the quadratic-velocity force depends on q */
+    for (int k = 1; k < S->nel; k++)
+      if (S->el[k].kind == MBS_BODY)
+        LV_CHECK(mbs_vec_force_jac(S->form, &S->el[k], q + S->el[k].qoff, v + S->el[k].voff, 1, K));
   return 0;
 }
 
@@ -871,6 +910,10 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
   for (int k = 1; k < S->nel; k++) {
     const mbs_elem *e = &S->el[k];
     if (e->kind != MBS_BODY) continue;
+    if (MBS_VEC(S->form)) {
+      LV_CHECK(mbs_vec_force_jac(S->form, e, q + e->qoff, v + e->voff, 0, C));
+      continue;
+    }
     const double *W = v + e->voff + 3;
     double L[3], A[9], B[9];
     r_mul(e->J, W, L);
@@ -1132,6 +1175,7 @@ static int cb_g(const double *q, double *g, void *u) {
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, NULL, NULL, NULL);
   }
+  if (S->form == MBS_EP) mbs_vec_norm_g(S, q, g);
   return 0;
 }
 
@@ -1145,6 +1189,7 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
     joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
     for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gl[e[0]]));
   }
+  if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_G(S, q, G));
   return 0;
 }
 
@@ -1158,6 +1203,7 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
     joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
     for (const int *e = J->sH; e < J->sH + 3 * J->nH; e += 3) LV_CHECK(lv_sink_add(H, e[1], e[2], Hl[e[0]]));
   }
+  if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_H(S, gam, H));
   return 0;
 }
 
@@ -1171,6 +1217,7 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
     joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
     for (const int *e = J->sZ; e < J->sZ + 3 * J->nZ; e += 3) LV_CHECK(lv_sink_add(Z, e[1], e[2], Zl[e[0]]));
   }
+  if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_Z(S, w, Z));
   return 0;
 }
 
@@ -1202,6 +1249,8 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
       if (e->kind != MBS_BODY) continue;
       if (S->form == MBS_DIRECTORS)
         for (int d = 0; d < (e->planar ? 2 : 3); d++) cross3(y->axis, qb + 3 + 3 * d, o + 3 + 3 * d);
+      else if (MBS_VEC(S->form))
+        mbs_vec_rate(S->form, e, qb, y->axis, 1, o + 3);
       else
         rt_mul(qb + 3, y->axis, o + 3);
     } else if (b == y->body) {
@@ -1218,6 +1267,11 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
           cross3(y->axis, ed, a); /* d' = sum_j a_j d_j */
           for (int i = 0; i < 3; i++) o[3 + 3 * k + i] = a[0] * D[0][i] + a[1] * D[1][i] + a[2] * D[2][i];
         }
+      } else if (MBS_VEC(S->form)) {
+        double R[9];
+        mbs_vec_rot(S->form, e, qb, R);
+        r_mul(R, c, o);
+        mbs_vec_rate(S->form, e, qb, y->axis, 0, o + 3);
       } else {
         if (body_frame)
           memcpy(o, c, sizeof c);
@@ -1306,7 +1360,7 @@ static int find_patterns(mbs_sys *S) {
   for (int pass = 0; pass < 2 && !rc; pass++) {
     for (int i = 0; i < S->nq; i++) q[i] = rnd(&st);
     for (int i = 0; i < S->nv; i++) w[i] = rnd(&st);
-    if (S->form != MBS_DIRECTORS)
+    if (S->form == MBS_R3SO3 || S->form == MBS_SE3)
       for (int b = 1; b < S->nel; b++)
         if (S->el[b].kind == MBS_BODY) {
           double psi[3] = {3 * rnd(&st), 3 * rnd(&st), 3 * rnd(&st)};
@@ -1390,6 +1444,9 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     S->j[k].row0 = nc;
     nc += S->j[k].nrows;
   }
+  if (S->form == MBS_EP) /* the norm rows, after the joints' */
+    for (int k = 1; k < S->nel; k++)
+      if (S->el[k].kind == MBS_BODY) S->el[k].nrow = nc++;
   S->nq = nq, S->nv = nv, S->nc = nc;
   /* invariants for EM when every spring is quadratic in q (directors, no
    * point off a planar body's plane) */
@@ -1409,7 +1466,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
   lv_space *sp = NULL;
   if (!rc) {
-    if (S->form == MBS_DIRECTORS) {
+    if (S->form == MBS_DIRECTORS || MBS_VEC(S->form)) {
       rc = lv_space_new_rn(&sp, nv);
     } else {
       rc = lv_space_new(&sp);
@@ -1429,7 +1486,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   double *q0 = lv_calloc((size_t)nq, sizeof(double)), *v0 = lv_calloc((size_t)nv, sizeof(double));
   if (!q0 || !v0) rc = LV_ENOMEM;
   for (int k = 1; k < S->nel && !rc; k++) mbs_elem_initial(S->form, &S->el[k], q0 + S->el[k].qoff, v0 + S->el[k].voff);
-  if (!rc) rc = lv_model_set_mass(m, cb_mass, 1);
+  if (!rc) rc = lv_model_set_mass(m, cb_mass, !MBS_VEC(S->form));
   if (!rc && S->nsp == 0) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
   if (!rc && S->nsp > 0) rc = lv_model_set_potential(m, cb_V_springs, cb_dV_springs, cb_d2V_springs);
   if (!rc && d->sys.ninv > 0) rc = lv_model_set_invariants(m, d->sys.ninv, cb_pi, cb_dpi, cb_vt);
@@ -1457,7 +1514,7 @@ static const mbs_sys *model_sys(const lv_model *m) {
 
 const char *lv_mbs_model_formulation(const lv_model *m) {
   const mbs_sys *S = model_sys(m);
-  return S ? form_names[S->form] : NULL;
+  return S ? S->fname : NULL;
 }
 
 int lv_mbs_model_pose(const lv_model *m, int id, const double *q, double x[3], double R[9]) {

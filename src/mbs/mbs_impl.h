@@ -11,7 +11,10 @@
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
 
-typedef enum { MBS_DIRECTORS = 0, MBS_R3SO3 = 1, MBS_SE3 = 2 } mbs_formulation;
+typedef enum { MBS_DIRECTORS = 0, MBS_R3SO3 = 1, MBS_SE3 = 2, MBS_EP = 3, MBS_CARDAN = 4 } mbs_formulation;
+/* The formulations on R^n with a configuration-dependent mass matrix
+ * (form_vec.c): euler-parameters and cardan. */
+#define MBS_VEC(f) ((f) == MBS_EP || (f) == MBS_CARDAN)
 typedef enum { MBS_GROUND = 0, MBS_PARTICLE = 1, MBS_BODY = 2 } mbs_kind;
 
 /* Largest tangent dimension of one element (a director body). */
@@ -30,6 +33,8 @@ typedef struct {
    * d_ax[2] = d_ax[0] x d_ax[1]; otherwise planar = 0, ax = (0, 1, 2). */
   int planar, ax[3];
   int qoff, voff, nq, nv;
+  int seq[3]; /* cardan: axes (0 = x) of the three angles */
+  int nrow;   /* euler-parameters: the body's norm row (set at build) */
 } mbs_elem;
 
 /* One map term: the position of body point X (axis = 0) or the direction
@@ -95,6 +100,8 @@ typedef struct {
   int ninv; /* invariants handed to EM (0: none): springs, then gravity per element */
   double grav[3];
   int nq, nv, nc;
+  char fname[24]; /* formulation name as given ("cardan-zxz", ...) */
+  int seq[3];     /* cardan axis sequence */
 } mbs_sys;
 
 /* ---- formulation maps (form.c) ----
@@ -123,6 +130,42 @@ void mbs_directors(const mbs_elem *e, const double *qb, double d[3][3]);
 void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb);
 /* Centre of mass and rotation (row-major) of element e at qb. */
 void mbs_elem_pose(mbs_formulation f, const mbs_elem *e, const double *qb, double x[3], double R[9]);
+
+/* ---- euler-parameters and cardan (form_vec.c; doc/mbs.md) ----
+ * Bodies only (particles and the ground as in every formulation); qb, vb
+ * the body's coordinates and velocity, (x, p) in R^7 or (x, phi) in R^6. */
+void mbs_vec_dims(mbs_formulation f, int *nq, int *nv);
+/* the maps of form.c: y and D = dy/dq (3 x nv), Hb += s D_q(D^T l),
+ * C += D_q(D w) */
+void mbs_vec_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
+                 double *D);
+void mbs_vec_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                      const double l[3], double s, double *Hb, int ld);
+void mbs_vec_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                      const double *w, double *C, int ld);
+/* R(q) of the maps (for euler-parameters |p|^2 times a rotation), and the
+ * rotation of the pose (normalised) */
+void mbs_vec_rot(mbs_formulation f, const mbs_elem *e, const double *qb, double R[9]);
+void mbs_vec_pose_rot(mbs_formulation f, const mbs_elem *e, const double *qb, double R[9]);
+/* rates of the rotation coordinates for the angular velocity w (space
+ * frame if spatial, else body frame); 1 where Gm is singular (out = 0) */
+int mbs_vec_rate(mbs_formulation f, const mbs_elem *e, const double *qb, const double w[3], int spatial,
+                 double *out);
+/* qb, vb from the body's initial data; 1 if the orientation is on the
+ * singular set of the cardan sequence */
+int mbs_vec_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb);
+/* the body's rotation block of M(q), of the quadratic-velocity force and
+ * of its Jacobians (dq = 1: df/dq, 0: df/dv), global indices */
+int mbs_vec_mass(mbs_formulation f, const mbs_elem *e, const double *qb, lv_sink *M);
+void mbs_vec_force(mbs_formulation f, const mbs_elem *e, const double *qb, const double *vb, double *fb);
+int mbs_vec_force_jac(mbs_formulation f, const mbs_elem *e, const double *qb, const double *vb, int dq,
+                      lv_sink *K);
+/* euler-parameters: the rows 1/2 (|p|^2 - 1) = 0 of every body (row
+ * e->nrow), their G, H(gam) and Z(w) */
+void mbs_vec_norm_g(const mbs_sys *S, const double *q, double *g);
+int mbs_vec_norm_G(const mbs_sys *S, const double *q, lv_sink *G);
+int mbs_vec_norm_H(const mbs_sys *S, const double *gam, lv_sink *H);
+int mbs_vec_norm_Z(const mbs_sys *S, const double *w, lv_sink *Z);
 
 /* System files (sysfile.c, issue 15): lv_mbs_load on the @p len bytes at
  * @p text, @p name standing for the file in the sentences (the fuzz
