@@ -283,6 +283,102 @@ START_TEST(test_new_step_refactorises) {
 END_TEST
 
 /* BLieDF keeps a multistep history: halving is refused, not half done. */
+/* A scheme written outside the library (lv_scheme.h) runs through
+ * lv_integrator_new_with_type: Stormer-Verlet on a harmonic oscillator
+ * q'' = -w^2 q, using only the public model API.  It must reach order 2
+ * against cos(w t) and keep the energy bounded (symplectic), and the
+ * integrator must refuse an incomplete table. */
+typedef struct { double a; } verlet_priv; /* the acceleration at the current node */
+
+static int vo_mass(const double *q, lv_sink *M, void *u) { (void)q, (void)u; return lv_sink_add(M, 0, 0, 2.0); }
+static int vo_V(const double *q, double *V, void *u) { (void)u; *V = 0.5 * 8.0 * q[0] * q[0]; return 0; }
+static int vo_dV(const double *q, double *g, void *u) { (void)u; g[0] = 8.0 * q[0]; return 0; }
+static int vo_d2V(const double *q, lv_sink *H, void *u) { (void)q, (void)u; return lv_sink_add(H, 0, 0, 8.0); }
+
+static int verlet_accel(const lv_stepper *st, double *a) {
+  double g, m;
+  lv_sink ms = lv_sink_dense(&m, 1, 1, 1);
+  m = 0.0;
+  int rc = lv_model_mass(st->model, st->state->q, &ms);
+  if (!rc) rc = lv_model_grad_potential(st->model, st->state->q, &g);
+  if (rc) return rc;
+  *a = -g / m;
+  return 0;
+}
+static int verlet_create(lv_stepper *st) {
+  st->priv = calloc(1, sizeof(verlet_priv));
+  return st->priv ? 0 : LV_ENOMEM;
+}
+static int verlet_init(lv_stepper *st) { return verlet_accel(st, &((verlet_priv *)st->priv)->a); }
+static int verlet_step(lv_stepper *st, double h, lv_newton_stats *ns) {
+  verlet_priv *P = st->priv;
+  lv_state *s = st->state;
+  (void)ns;
+  double vh = s->v[0] + 0.5 * h * P->a;
+  s->q[0] += h * vh;
+  int rc = verlet_accel(st, &P->a);
+  if (rc) return rc;
+  s->v[0] = vh + 0.5 * h * P->a;
+  s->p[0] = 2.0 * s->v[0];
+  return 0;
+}
+static void verlet_destroy(lv_stepper *st) { free(st->priv), st->priv = NULL; }
+
+static const lv_scheme_type verlet = {
+    .name = "verlet-test", .description = "Stormer-Verlet, written outside the library", .conserves = "symplectic",
+    .order = 2, .flags = LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_UNCONSTRAINED,
+    .options = NULL, .create = verlet_create, .init = verlet_init, .step = verlet_step, .destroy = verlet_destroy};
+
+START_TEST(test_scheme_from_outside) {
+  lv_space *sp = NULL;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 1), 0);
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_new(&m, "oscillator", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, vo_mass, 1), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, vo_V, vo_dV, vo_d2V), 0);
+  const double q0 = 1.0, v0 = 0.0, w = 2.0; /* w^2 = k / m = 8 / 2 */
+  ck_assert_int_eq(lv_model_set_initial(m, &q0, &v0), 0);
+  double hs[3] = {0.02, 0.01, 0.005}, err[3];
+  for (int k = 0; k < 3; k++) {
+    lv_integrator *it = NULL;
+    ck_assert_int_eq(lv_integrator_new_with_type(&it, m, &verlet, hs[k]), 0);
+    ck_assert_ptr_eq(lv_integrator_scheme(it), &verlet);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    lv_diag *d = NULL;
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+    double emax = 0.0, E0 = 0.0;
+    int n = (int)lround(5.0 / hs[k]);
+    for (int i = 0; i < n; i++) {
+      ck_assert_int_eq(lv_integrator_step(it), 0);
+      lv_diag_point pt;
+      ck_assert_int_eq(lv_diag_eval(d, lv_integrator_state(it), &pt), 0);
+      if (i == 0) E0 = 4.0; /* V(q0) = 1/2 8 1^2, at rest */
+      emax = fmax(emax, fabs(pt.energy - E0) / E0);
+    }
+    const lv_state *s = lv_integrator_state(it);
+    ck_assert_double_eq_tol(s->t, 5.0, 1e-12);
+    err[k] = fabs(s->q[0] - cos(w * s->t));
+    /* Verlet's modified energy: |dE|/E = O((w h)^2), no drift */
+    ck_assert_msg(emax < (w * hs[k]) * (w * hs[k]), "h = %g: energy error %g", hs[k], emax);
+    lv_diag_free(d);
+    lv_integrator_free(it);
+  }
+  double p = tu_fit_order(3, hs, err);
+  ck_assert_msg(fabs(p - 2.0) < 0.05, "fitted order %g (errors %g %g %g)", p, err[0], err[1], err[2]);
+  /* an incomplete table, and a model the scheme's flags exclude */
+  lv_scheme_type broken = verlet;
+  broken.step = NULL;
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new_with_type(&it, m, &broken, 0.01), LV_EINPUT);
+  ck_assert_ptr_null(it);
+  ck_assert_int_eq(lv_integrator_new_with_type(&it, m, NULL, 0.01), LV_EINPUT);
+  lv_model *pend = builtin("pendulum3d");
+  ck_assert_int_eq(lv_integrator_new_with_type(&it, pend, &verlet, 0.01), LV_ENOTIMPL);
+  lv_model_free(pend);
+  lv_model_free(m);
+}
+END_TEST
+
 START_TEST(test_bliedf_refuses_halving) {
   lv_model *m = builtin("pendulum3d");
   lv_integrator *it;
@@ -296,6 +392,7 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("integrator");
   TCase *tc = tu_tcase(s, "core", 0.02);
+  tcase_add_test(tc, test_scheme_from_outside);
   tcase_add_test(tc, test_gyro_top_genalpha_diverges);
   tcase_add_test(tc, test_four_particle_rattle_halving_diverges);
   tcase_add_test(tc, test_guard_settable);

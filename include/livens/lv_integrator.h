@@ -61,12 +61,20 @@ typedef struct {
 } lv_integrator_stats;
 
 /** Create an integrator for @p model (not owned; must outlive the
- *  integrator) with scheme @p scheme and step size @p h.
+ *  integrator) with the registered scheme named @p scheme and step size @p h.
  *  Status: LV_EUNKNOWN (scheme name), LV_EINPUT (h not positive and finite,
- *  NULL model, model lacks a required callback, scheme needs a constant mass
- *  matrix or a linear space the model does not have), LV_ENOMEM. */
+ *  NULL model, model lacks a required callback), LV_ENOTIMPL (the scheme
+ *  needs a constant mass matrix, a linear space, no constraints or no
+ *  applied forces, and the model has them), LV_ENOMEM. */
 LV_API int lv_integrator_new(lv_integrator **out, const lv_model *model,
                              const char *scheme, double h);
+/** The same with a scheme given by its table (lv_scheme.h): a scheme written
+ *  outside the library runs under the integrator's loop, halving, guard,
+ *  diagnostics and checkpoints like a registered one.  @p type (not owned,
+ *  must outlive the integrator) needs at least name, create and step.
+ *  Status: as lv_integrator_new, LV_EINPUT for an incomplete table. */
+LV_API int lv_integrator_new_with_type(lv_integrator **out, const lv_model *model,
+                                       const lv_scheme_type *type, double h);
 /** Free the integrator, its scheme data and state (NULL: no-op); the model
  *  is not freed. */
 LV_API void lv_integrator_free(lv_integrator *it);

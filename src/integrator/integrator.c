@@ -49,6 +49,13 @@ int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *sc
   if (!model || !scheme) return LV_EINPUT;
   const lv_scheme_type *type = lv_scheme_find(scheme);
   if (!type) return LV_EUNKNOWN;
+  return lv_integrator_new_with_type(out, model, type, h);
+}
+
+int lv_integrator_new_with_type(lv_integrator **out, const lv_model *model, const lv_scheme_type *type, double h) {
+  if (!out) return LV_EINPUT;
+  *out = NULL;
+  if (!model || !type || !type->name || !type->create || !type->step) return LV_EINPUT;
   if (!(h > 0.0) || !isfinite(h)) return LV_EINPUT;
   if (lv_model_validate(model)) return LV_EINPUT;
   int nq = lv_model_nq(model), nv = lv_model_nv(model), nc = lv_model_nc(model);
