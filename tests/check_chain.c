@@ -683,6 +683,29 @@ START_TEST(test_auto_choice) {
 }
 END_TEST
 
+/* EM on a chain of 3e4 particles (d = 9e4) takes a step: its creation
+ * used to allocate two d x d arrays (65 GB) for pieces only a Gonzalez
+ * potential or non-quadratic constraints use, and ended in LV_ENOMEM. */
+START_TEST(test_em_large_chain_memory) {
+  lv_model *m = make("chain", 30000, "angle", "60");
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "em", 0.01), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  lv_diag *d;
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  lv_diag_point pt;
+  ck_assert_int_eq(lv_diag_record(d, lv_integrator_state(it), &pt), 0);
+  ck_assert_int_eq(lv_integrator_step(it), 0);
+  ck_assert_int_eq(lv_diag_record(d, lv_integrator_state(it), &pt), 0);
+  lv_diag_summary sum;
+  lv_diag_get_summary(d, &sum);
+  ck_assert_msg(sum.max_rel_energy_error < 1e-12, "relative energy error %g", sum.max_rel_energy_error);
+  lv_diag_free(d);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("chain");
   TCase *tc = tu_tcase(s, "chain", 1.5);
@@ -699,6 +722,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_large_chain);
   tcase_add_test(tc, test_auto_choice);
   tcase_add_test(tc, test_far_chain_residual_scale);
+  tc = tu_tcase(s, "large", 4.0);
+  tcase_add_test(tc, test_em_large_chain_memory);
   return s;
 }
 

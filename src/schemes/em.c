@@ -282,6 +282,14 @@ static void outer(int d, int c, double f, const double *wo, const double *x, dou
 }
 
 /* The Newton matrix, each term written once into the solver's assembly. */
+/* E->B on first use: d x max(d, k) doubles. */
+static int ensure_B(em *E) {
+  if (E->B) return 0;
+  size_t big = (size_t)E->d * (size_t)(E->d > E->k ? E->d : E->k);
+  E->B = lv_calloc(big, sizeof(double));
+  return E->B ? 0 : LV_ENOMEM;
+}
+
 static int em_jacobian(void *ctx, lv_linsol *ls) {
   em *E = ctx;
   LV_CHECK(em_eval(E));
@@ -291,10 +299,12 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   const double *a = E->x + d, *b = E->x + d + k;
   int nonquad = k > 0 && !lv_dgrad_constraints_quadratic(E->dg);
   lv_assembly *S = lv_linsol_assembly(ls);
+  if (nonquad) LV_CHECK(ensure_B(E));
 
   /* dF1/dDelta = D^-1 [ M + h^2/2 J_V + 1/2 H(z;a) - 1/4 H(z;b) M^-1 H(z;b) (+ s P) ] */
   LV_CHECK(lv_spm_put(S, 0, 0, &E->mass.sM, 1.0, E->mass.rs, 0));
   if (E->dg->pot == LV_DGRAD_GONZALEZ) { /* J_V has a dense orbit-projected rank-one part */
+    LV_CHECK(ensure_B(E));
     LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, E->B));
     LV_CHECK(capture_dense(&E->sJV, d, d, E->B));
   } else {
@@ -434,14 +444,17 @@ static int em_create(lv_stepper *st, em_kind kind) {
   lv_spm_init(&E->sWb, d, k);
   LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, LV_MASS_SPARSE));
   LV_CHECK(lv_spm_identity(&E->sI, d));
-  size_t kk = (size_t)(k > 0 ? k : 1), big = (size_t)d * (size_t)(d > k ? d : k);
-  if (big < 3 * kk) big = 3 * kk;
+  /* tmp2 holds three k-vectors; B (d x max(d, k), dense) only the dense
+   * pieces of a Gonzalez potential or non-quadratic constraints, so it is
+   * allocated when first needed (ensure_B): a d^2 array at creation made EM
+   * fail with LV_ENOMEM from chain N = 3e4 on. */
+  size_t kk = (size_t)(k > 0 ? k : 1);
   struct {
     double **p;
     size_t len;
   } al[] = {{&E->x, n},     {&E->xsave, n},  {&E->rsave, n}, {&E->v0, d},      {&E->gx, kk},
             {&E->gvx, kk},  {&E->y, d},     {&E->z, d},      {&E->u, d},     {&E->DGV, d},     {&E->tmp, d},
-            {&E->tmp2, big}, {&E->w, d},    {&E->beta, kk},  {&E->betav, kk}, {&E->B, big},    {&E->wo, d}};
+            {&E->tmp2, 3 * kk}, {&E->w, d},    {&E->beta, kk},  {&E->betav, kk}, {&E->wo, d}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
