@@ -93,7 +93,8 @@ if command -v gnuplot >/dev/null 2>&1; then
   "$L" run pendulum3d --scheme rattle --step 0.01 --t-end 0.4 --every 5 --out ev5_run.csv >/dev/null 2>&1 &&
     LIVENS_PLOT_KEEP_SCRIPT=ev5.gp "$L" plot ev5_run.csv --out ev5.png >/dev/null 2>&1 && grep -qx '# every = 5' ev5_run.csv &&
     [ "$(data ev5_run.csv | sed 1d | wc -l)" -eq 9 ] && grep -q "title '.*every n-th step, n = 5'" ev5.gp &&
-    ok "--every 5: 9 rows, '# every = 5' and 'every n-th step, n = 5' in the title" || bad "--every in metadata/title"
+    grep -q "title 'rattle'" ev5.gp && ! grep -q "title 'run 1'" ev5.gp &&
+    ok "--every 5: 9 rows, '# every = 5' and 'every n-th step, n = 5' in the title; a lone run's legend is its scheme" || bad "--every in metadata/title"
   if command -v pdflatex >/dev/null 2>&1 && kpsewhich gnuplot-lua-tikz.sty >/dev/null 2>&1; then
     printf '\\documentclass{article}\\usepackage{gnuplot-lua-tikz}\\begin{document}\\input{g.tex}\\end{document}\n' >doc.tex
     pdflatex -interaction=nonstopmode -no-shell-escape doc.tex >latex.log 2>&1 && [ -s doc.pdf ] &&

@@ -428,8 +428,9 @@ static int other_value(const field *f, int n, const field *g) {
 }
 
 /* Title (fields shared by every file) and one legend per file (the fields
- * that differ; "run k" when none do or there is no metadata).  Returns
- * malloc'ed strings; NULL entries when out of memory. */
+ * that differ; a lone file: its scheme; "run k" when nothing tells the
+ * files apart or there is no metadata).  Returns malloc'ed strings; NULL
+ * entries when out of memory. */
 static void make_labels(const csv_file *c, int n, char **title, char **legend) {
   static field f[MAXFILES][128];
   int nf[MAXFILES];
@@ -460,6 +461,8 @@ static void make_labels(const csv_file *c, int n, char **title, char **legend) {
         if (k != i) common = f[i][j].dflt ? !other_value(f[k], nf[k], &f[i][j]) : same_field(f[k], nf[k], &f[i][j]);
       if (!common) put_field(s, &f[i][j], &first);
     }
+    for (int j = 0; first && n == 1 && j < nf[i]; j++)
+      if (!strcmp(f[i][j].key, "scheme")) put_field(s, &f[i][j], &first);
     if (first) fprintf(s, "run %d", i + 1);
     fclose(s);
   }
