@@ -264,6 +264,10 @@ def test_what_the_layer_refuses_raises_with_its_sentence(add, cls, sentence):
     else:
         assert str(e.value) == sentence
     assert e.value.detail == str(e.value)
+    # the refused element left nothing behind: the system is still one body
+    # (12 director coordinates, 6 constraints) and one particle
+    m = s.build()
+    assert (m.nq, m.nc, m.nsym) == (15, 6, 0) and np.allclose(m.constraints(), 0, atol=1e-15)
 
 
 @needs_yaml
