@@ -220,9 +220,10 @@ def test_a_system_keeps_growing_after_build():
 def test_unknown_formulation():
     with pytest.raises(livens.UnknownNameError) as e:
         livens.System(formulation="quaternions")
-    assert str(e.value) == "unknown formulation (accepted: directors, r3so3, se3)."
+    # the layer's sentence (the list may grow with new formulations)
+    assert re.fullmatch(r"unknown formulation \(accepted: directors, r3so3, se3[^)]*\)\.", str(e.value))
     assert e.value.name == "LV_EUNKNOWN"
-    assert livens.formulations() == ["directors", "r3so3", "se3"]
+    assert livens.formulations()[:3] == ["directors", "r3so3", "se3"]
 
 
 @pytest.mark.parametrize("add,cls,sentence", [
