@@ -338,3 +338,20 @@ def test_every_public_callable_has_a_docstring():
         for name, f in vars(cls).items():
             if not name.startswith("_") and callable(getattr(f, "__func__", f)):
                 assert getattr(f, "__doc__", None), f"{cls.__name__}.{name}"
+
+
+def test_doc_example_runs():
+    """The System example of doc/python.md, executed as printed: EM keeps
+    the energy and the momentum about the vertical, and the tip (body point
+    (0, -1, 0)) stays at the origin in the pose of the last step."""
+    doc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "doc", "python.md")
+    text = open(doc, encoding="utf-8").read()
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    env = {}
+    exec(compile(code, "doc/python.md", "exec"), env)
+    r, x, R = env["r"], env["x"], env["R"]
+    assert r.status == "ok" and len(r) == 1001
+    assert r.summary["max_rel_energy_error"] < 1e-12
+    assert np.max(np.abs(r.momenta[:, 0] - r.momenta[0, 0])) < 1e-12
+    assert np.linalg.norm(x + R @ [0, -1, 0]) < 1e-12 and np.allclose(R.T @ R, np.eye(3), atol=1e-12)
+    assert np.linalg.norm(x - [0, 1, 0]) > 0.1      # it moved
