@@ -439,8 +439,9 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
     """Run ``scheme`` on ``model`` with fixed step ``step`` from t = 0 to the
     multiple of ``step`` nearest ``t_end``, as ``livens run`` does.
 
-    ``model`` is a :class:`Model` or a built-in model's name (then ``params``
-    are its parameter overrides); ``opts`` are scheme options
+    ``model`` is a :class:`Model`, a :class:`livens.System` (built as it
+    stands) or a built-in model's name (then ``params`` are its parameter
+    overrides); ``opts`` are scheme options
     (``{"theta": 0.5}``); ``every`` records every n-th step (and the final
     state); ``halving`` allows that many step halvings after a failed Newton
     solve; ``linsol`` is ``"auto"``, ``"dense"``, ``"umfpack"`` or ``"klu"``;
@@ -463,7 +464,11 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
         raise InputError("params apply to a model given by name; this Model is already built.",
                          status=lib.LV_EINPUT)
     if not isinstance(model, Model):
-        raise InputError("model must be a livens.Model or a built-in model's name.", status=lib.LV_EINPUT)
+        from ._mbs import System
+        if not isinstance(model, System):
+            raise InputError("model must be a livens.Model, a livens.System or a built-in model's name.",
+                             status=lib.LV_EINPUT)
+        model = model.build()
     try:
         step = float(step)
         t_end = float(t_end)

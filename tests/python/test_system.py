@@ -355,3 +355,12 @@ def test_doc_example_runs():
     assert np.max(np.abs(r.momenta[:, 0] - r.momenta[0, 0])) < 1e-12
     assert np.linalg.norm(x + R @ [0, -1, 0]) < 1e-12 and np.allclose(R.T @ R, np.eye(3), atol=1e-12)
     assert np.linalg.norm(x - [0, 1, 0]) > 0.1      # it moved
+
+
+def test_simulate_and_studies_take_a_system():
+    """simulate and compare take a System as it stands (built on the spot)."""
+    s = double_spherical_pendulum()
+    r = livens.simulate(s, "rattle", 1e-3, 0.05)
+    assert np.array_equal(r.q, livens.simulate(s.build(), "rattle", 1e-3, 0.05).q)
+    d = livens.compare(s, ["em", "rattle"], step=1e-3, t_end=0.05)
+    assert d["em"]["status"] == "ok" and d["em"]["max_rel_energy_error"] < 1e-12
