@@ -17,9 +17,11 @@ raises the LivensError subclass of its status with lv_mbs_error's sentence.
 Adding an element type of the C layer takes one cdef line in
 python/livens_build.py and one method here that converts its arguments with
 ``_ref`` (an element), ``_vec`` (3 numbers) and ``float`` and hands them to
-``self._add(lib.lv_mbs_add_..., ...)``; see :meth:`System.spring`.
+``self._add(lib.lv_mbs_add_..., ..., record=(SECTION, {file keys}))`` (the
+entry :meth:`System.to_yaml` writes); see :meth:`System.spring`.
 """
 
+import json
 import os
 
 import numpy as np
@@ -184,6 +186,7 @@ class System:
         self.formulation = "directors" if formulation is None else formulation
         self._elements = [GROUND]
         self._names = {"ground": GROUND}
+        self._file = {}      # the system file's sections, for to_yaml
 
     def __repr__(self):
         kinds = [e.kind for e in self._elements[1:]]
@@ -200,12 +203,32 @@ class System:
         return self._names[name]
 
     # ---------------------------------------------------------------- helpers
-    def _add(self, fn, *args):
+    def _add(self, fn, *args, record=None):
         """Call the C layer's ``fn(system, *args)``; raise the LivensError of
-        a failure with lv_mbs_error's sentence."""
+        a failure with lv_mbs_error's sentence.  On success ``record``, a
+        pair (section of the system file, dict of its keys), is kept for
+        :meth:`to_yaml`."""
         rc = fn(self._ptr, *args)
         if rc:
             raise make_error(rc, f"{_s(lib.lv_mbs_error(self._ptr))}.")
+        if record is not None:
+            self._record(*record)
+
+    def _record(self, section, entry):
+        """Keep an element added for :meth:`to_yaml`: numbers as floats,
+        vectors as lists, NULL (not given) as None."""
+        def plain(v):
+            if isinstance(v, ffi.CData):
+                return None if v == ffi.NULL else [float(x) for x in v]
+            if isinstance(v, np.ndarray):
+                return [float(x) for x in v]
+            if isinstance(v, dict):
+                return {k: plain(x) for k, x in v.items()}
+            return v
+        if section == "gravity":
+            self._file["gravity"] = plain(entry)
+        else:
+            self._file.setdefault(section, []).append({k: plain(v) for k, v in entry.items()})
 
     def _ref(self, ref):
         """The Element of ``ref``: an Element of this system, the ground, a
@@ -238,7 +261,11 @@ class System:
         return ffi.new("double[3]", [float(v) for v in _array(x, (3,), what)])
 
     def _new_element(self, kind, name, pid, position, rotation):
-        e = Element(pid[0], kind, name if name is not None else f"{kind}{pid[0]}", position, rotation, self)
+        if name is None:
+            name = f"{kind}{pid[0]}"
+            while name in self._names:
+                name += "_"
+        e = Element(pid[0], kind, name, position, rotation, self)
         self._elements.append(e)
         self._names[e.name] = e
         return e
@@ -261,9 +288,11 @@ class System:
         self._check_name(name)
         x = _array(position, (3,), "position")
         pid = ffi.new("int *")
-        self._add(lib.lv_mbs_add_particle, _num(mass, "mass"), ffi.from_buffer("double[]", x),
-                  self._vec(velocity, "velocity"), pid)
-        return self._new_element("particle", name, pid, x.copy(), np.eye(3))
+        m, v = _num(mass, "mass"), self._vec(velocity, "velocity")
+        self._add(lib.lv_mbs_add_particle, m, ffi.from_buffer("double[]", x), v, pid)
+        e = self._new_element("particle", name, pid, x.copy(), np.eye(3))
+        self._record("particles", {"name": e.name, "mass": m, "position": x, "velocity": v})
+        return e
 
     def body(self, mass, inertia, position=(0.0, 0.0, 0.0), orientation=None, velocity=None,
              angular_velocity=None, frame="body", name=None):
@@ -292,14 +321,19 @@ class System:
         if frame not in _FRAMES:
             raise InputError(f"frame '{frame}' is neither body nor space.", status=lib.LV_EINPUT)
         pid = ffi.new("int *")
-        self._add(lib.lv_mbs_add_body, _num(mass, "mass"),
+        m, v, w = _num(mass, "mass"), self._vec(velocity, "velocity"), self._vec(angular_velocity, "angular_velocity")
+        self._add(lib.lv_mbs_add_body, m,
                   ffi.NULL if Jf is None else ffi.from_buffer("double[]", Jf),
                   ffi.NULL if Jd is None else ffi.from_buffer("double[]", Jd),
                   ffi.from_buffer("double[]", x),
                   ffi.NULL if R is None else ffi.from_buffer("double[]", R),
-                  self._vec(velocity, "velocity"), self._vec(angular_velocity, "angular_velocity"),
-                  _FRAMES[frame], pid)
-        return self._new_element("body", name, pid, x.copy(), np.eye(3) if R is None else R.reshape(3, 3).copy())
+                  v, w, _FRAMES[frame], pid)
+        e = self._new_element("body", name, pid, x.copy(), np.eye(3) if R is None else R.reshape(3, 3).copy())
+        self._record("bodies", {
+            "name": e.name, "mass": m, "inertia": Jd if Jf is None else Jf, "position": x,
+            "orientation": None if R is None else {"matrix": R}, "velocity": v, "angular_velocity": w,
+            "frame": frame})
+        return e
 
     @staticmethod
     def _orientation(o):
@@ -322,7 +356,8 @@ class System:
     def gravity(self, g):
         """Uniform gravitational acceleration ``g`` (e.g. [0, 0, -9.81]) on
         every particle and body: V = -sum m g . x_cm."""
-        self._add(lib.lv_mbs_set_gravity, self._vec(g, "gravity"))
+        gv = self._vec(g, "gravity")
+        self._add(lib.lv_mbs_set_gravity, gv, record=("gravity", gv))
 
     def spring(self, a, b, stiffness, rest_length=0.0, point_a=None, point_b=None):
         """Linear spring V = 1/2 k (|x_a - x_b| - L0)^2 of stiffness
@@ -330,17 +365,24 @@ class System:
         ``point_a`` of ``a`` and ``point_b`` of ``b`` (body frames, default
         the centres of mass; :meth:`Element.local` converts a spatial
         point)."""
-        self._add(lib.lv_mbs_add_spring, self._ref(a).id, self._vec(point_a, "point_a", (0, 0, 0)),
-                  self._ref(b).id, self._vec(point_b, "point_b", (0, 0, 0)), _num(stiffness, "stiffness"),
-                  _num(rest_length, "rest_length"))
+        ea, eb = self._ref(a), self._ref(b)
+        Xa, Xb = self._vec(point_a, "point_a", (0, 0, 0)), self._vec(point_b, "point_b", (0, 0, 0))
+        k, L0 = _num(stiffness, "stiffness"), _num(rest_length, "rest_length")
+        self._add(lib.lv_mbs_add_spring, ea.id, Xa, eb.id, Xb, k, L0,
+                  record=("springs", {"a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb,
+                                      "stiffness": k, "rest_length": L0}))
 
     def damper(self, a, b, coefficient, point_a=None, point_b=None):
         """Linear damper of coefficient ``coefficient`` >= 0 between point
         ``point_a`` of ``a`` and ``point_b`` of ``b``: the force -c (e . r') e
         along r = x_a - x_b.  Non-conservative: RATTLE, VI and EM refuse a
         model with one; genalpha and BLieDF run it."""
-        self._add(lib.lv_mbs_add_damper, self._ref(a).id, self._vec(point_a, "point_a", (0, 0, 0)),
-                  self._ref(b).id, self._vec(point_b, "point_b", (0, 0, 0)), _num(coefficient, "coefficient"))
+        ea, eb = self._ref(a), self._ref(b)
+        Xa, Xb = self._vec(point_a, "point_a", (0, 0, 0)), self._vec(point_b, "point_b", (0, 0, 0))
+        c = _num(coefficient, "coefficient")
+        self._add(lib.lv_mbs_add_damper, ea.id, Xa, eb.id, Xb, c,
+                  record=("dampers", {"a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb,
+                                      "coefficient": c}))
 
     # ---------------------------------------------------------------- joints
     def _points(self, ea, eb, point_a, point_b, at):
@@ -362,11 +404,13 @@ class System:
                              "(body frames).", status=lib.LV_EINPUT)
         return self._vec(axis_a, "axis_a"), self._vec(axis_b, "axis_b")
 
-    def _axis_joint(self, fn, a, b, axis, point_a, point_b, axis_a, axis_b, at):
+    def _axis_joint(self, fn, kind, a, b, axis, point_a, point_b, axis_a, axis_b, at):
         ea, eb = self._ref(a), self._ref(b)
         Xa, Xb = self._points(ea, eb, point_a, point_b, at)
         Aa, Ab = self._axes(ea, eb, axis_a, axis_b, axis)
-        self._add(fn, ea.id, Xa, Aa, eb.id, Xb, Ab)
+        self._add(fn, ea.id, Xa, Aa, eb.id, Xb, Ab,
+                  record=("joints", {"type": kind, "a": ea.name, "point_a": Xa, "axis_a": Aa,
+                                     "b": eb.name, "point_b": Xb, "axis_b": Ab}))
 
     def spherical(self, a, b, point_a=None, point_b=None, at=None):
         """Spherical joint: point ``point_a`` of ``a`` coincides with
@@ -375,32 +419,33 @@ class System:
         constraints)."""
         ea, eb = self._ref(a), self._ref(b)
         Xa, Xb = self._points(ea, eb, point_a, point_b, at)
-        self._add(lib.lv_mbs_add_spherical, ea.id, Xa, eb.id, Xb)
+        self._add(lib.lv_mbs_add_spherical, ea.id, Xa, eb.id, Xb,
+                  record=("joints", {"type": "spherical", "a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb}))
 
     def revolute(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None):
         """Revolute joint: spherical at (point_a, point_b) or ``at``, and
         ``axis_a`` of ``a`` parallel to ``axis_b`` of ``b`` (body frames), or
         both the spatial ``axis`` in the initial pose (5 constraints)."""
-        self._axis_joint(lib.lv_mbs_add_revolute, a, b, axis, point_a, point_b, axis_a, axis_b, at)
+        self._axis_joint(lib.lv_mbs_add_revolute, "revolute", a, b, axis, point_a, point_b, axis_a, axis_b, at)
 
     def universal(self, a, b, axis_a, axis_b, point_a=None, point_b=None, at=None):
         """Universal (Cardan) joint: spherical at (point_a, point_b) or
         ``at``, and the cross axes ``axis_a`` of ``a`` and ``axis_b`` of ``b``
         (body frames; :meth:`Element.local_axis` converts a spatial one) kept
         perpendicular (4 constraints)."""
-        self._axis_joint(lib.lv_mbs_add_universal, a, b, None, point_a, point_b, axis_a, axis_b, at)
+        self._axis_joint(lib.lv_mbs_add_universal, "universal", a, b, None, point_a, point_b, axis_a, axis_b, at)
 
     def cylindrical(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None):
         """Cylindrical joint: point ``point_a`` of ``a`` stays on the line
         through ``point_b`` along ``axis_b`` of ``b``, and ``axis_a`` stays
         parallel to it (4 constraints); ``at`` and ``axis`` give point and
         axis in space instead."""
-        self._axis_joint(lib.lv_mbs_add_cylindrical, a, b, axis, point_a, point_b, axis_a, axis_b, at)
+        self._axis_joint(lib.lv_mbs_add_cylindrical, "cylindrical", a, b, axis, point_a, point_b, axis_a, axis_b, at)
 
     def prismatic(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None):
         """Prismatic joint: cylindrical, and the rotation about the axis
         locked at its initial value (5 constraints)."""
-        self._axis_joint(lib.lv_mbs_add_prismatic, a, b, axis, point_a, point_b, axis_a, axis_b, at)
+        self._axis_joint(lib.lv_mbs_add_prismatic, "prismatic", a, b, axis, point_a, point_b, axis_a, axis_b, at)
 
     def fixed(self, a, b, point_a=None, point_b=None, at=None):
         """Fixed joint: spherical at (point_a, point_b) or ``at``, and the
@@ -408,7 +453,8 @@ class System:
         rigid bodies only)."""
         ea, eb = self._ref(a), self._ref(b)
         Xa, Xb = self._points(ea, eb, point_a, point_b, at)
-        self._add(lib.lv_mbs_add_fixed, ea.id, Xa, eb.id, Xb)
+        self._add(lib.lv_mbs_add_fixed, ea.id, Xa, eb.id, Xb,
+                  record=("joints", {"type": "fixed", "a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb}))
 
     def distance(self, a, b, length=None, point_a=None, point_b=None):
         """Rigid distance (massless rod) |x_a(point_a) - x_b(point_b)| =
@@ -419,26 +465,34 @@ class System:
             xa = ea.position + ea.rotation @ np.array(list(Xa))
             xb = eb.position + eb.rotation @ np.array(list(Xb))
             length = float(np.linalg.norm(xa - xb))
-        self._add(lib.lv_mbs_add_distance, ea.id, Xa, eb.id, Xb, _num(length, "length"))
+        L = _num(length, "length")
+        self._add(lib.lv_mbs_add_distance, ea.id, Xa, eb.id, Xb, L,
+                  record=("joints", {"type": "distance", "a": ea.name, "point_a": Xa, "b": eb.name,
+                                     "point_b": Xb, "length": L}))
 
     # ---------------------------------------------------------------- symmetries
     def rotation_symmetry(self, axis, point=None):
         """Declare the rotation of the whole system about the spatial
         ``axis`` through ``point`` (default the origin) a symmetry: its
         momentum map (the angular momentum about that axis) is reported."""
-        self._add(lib.lv_mbs_add_rotation_symmetry, self._vec(axis, "axis"), self._vec(point, "point", (0, 0, 0)))
+        ax, pt = self._vec(axis, "axis"), self._vec(point, "point", (0, 0, 0))
+        self._add(lib.lv_mbs_add_rotation_symmetry, ax, pt,
+                  record=("symmetries", {"type": "rotation", "axis": ax, "point": pt}))
 
     def translation_symmetry(self, direction):
         """Declare the translation of the whole system along ``direction`` a
         symmetry (the linear momentum along it)."""
-        self._add(lib.lv_mbs_add_translation_symmetry, self._vec(direction, "direction"))
+        d = self._vec(direction, "direction")
+        self._add(lib.lv_mbs_add_translation_symmetry, d,
+                  record=("symmetries", {"type": "translation", "direction": d}))
 
     def body_symmetry(self, body, axis, point=None):
         """Declare the rotation of ``body`` alone about its body-fixed
         ``axis`` through its body point ``point`` (default the centre of
         mass) a symmetry, e.g. the spin of a symmetric top."""
-        self._add(lib.lv_mbs_add_body_symmetry, self._ref(body).id, self._vec(axis, "axis"),
-                  self._vec(point, "point", (0, 0, 0)))
+        e, ax, pt = self._ref(body), self._vec(axis, "axis"), self._vec(point, "point", (0, 0, 0))
+        self._add(lib.lv_mbs_add_body_symmetry, e.id, ax, pt,
+                  record=("symmetries", {"type": "body", "body": e.name, "axis": ax, "point": pt}))
 
     # ---------------------------------------------------------------- build
     def build(self, name="system"):
@@ -453,6 +507,34 @@ class System:
         m._init_from_ptr(p[0])
         m.params = {"formulation": self.formulation}
         return m
+
+    def to_yaml(self, path=None, name=None):
+        """The system as a YAML system file (doc/mbs.md) that
+        :meth:`from_file` and the livens program read back into the same
+        model: returned as text, and written to ``path`` if given.  Numbers
+        are written as Python's repr (the shortest text that reads back to the
+        same double);
+        orientations as matrices, points and axes in body frames.  The file
+        lists bodies before particles: a system that added a particle before
+        a body is read back with the coordinates in that order (the same
+        motion)."""
+        lines = [f"# written by livens.System.to_yaml (livens {_s(lib.lv_version())})"]
+        if name is not None:
+            lines.append(f"name: {_yaml_value(str(name))}")
+        lines.append(f"formulation: {_yaml_value(self.formulation)}")
+        if "gravity" in self._file:
+            lines.append(f"gravity: {_yaml_value(self._file['gravity'])}")
+        for section in ("bodies", "particles", "joints", "springs", "dampers", "symmetries"):
+            if section in self._file:
+                lines.append(f"{section}:")
+                for entry in self._file[section]:
+                    items = ", ".join(f"{k}: {_yaml_value(v)}" for k, v in entry.items() if v is not None)
+                    lines.append(f"  - {{{items}}}")
+        text = "\n".join(lines) + "\n"
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
 
     @staticmethod
     def from_file(path, formulation=None):
@@ -476,3 +558,14 @@ class System:
         m.params = {} if formulation is None else {"formulation": formulation}
         return m
 
+
+def _yaml_value(v):
+    """A YAML flow value: a double-quoted string (JSON escapes), a number
+    (repr: reads back exactly), a list of numbers, or a flow mapping."""
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_yaml_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (float, int)):
+        return repr(float(v))
+    return "[" + ", ".join(repr(float(x)) for x in v) + "]"

@@ -364,3 +364,36 @@ def test_simulate_and_studies_take_a_system():
     assert np.array_equal(r.q, livens.simulate(s.build(), "rattle", 1e-3, 0.05).q)
     d = livens.compare(s, ["em", "rattle"], step=1e-3, t_end=0.05)
     assert d["em"]["status"] == "ok" and d["em"]["max_rel_energy_error"] < 1e-12
+
+
+@needs_yaml
+@pytest.mark.parametrize("path,build,schemes", CASES, ids=[c[0] for c in CASES])
+def test_to_yaml_reads_back_the_same_model(tmp_path, path, build, schemes):
+    """System.to_yaml writes a system file that System.from_file reads back
+    into the same model: the trajectory bit for bit."""
+    s = build()
+    f = tmp_path / "saved.yaml"
+    s.to_yaml(f)
+    back = livens.System.from_file(f)
+    m = s.build("saved")
+    assert back.name == "saved" and back.nq == m.nq and back.nc == m.nc and back.nsym == m.nsym
+    same_run(livens.simulate(back, schemes[0], 1e-3, 0.05), livens.simulate(m, schemes[0], 1e-3, 0.05))
+
+
+@needs_yaml
+def test_to_yaml_quotes_names_and_the_program_runs_it(tmp_path, program):
+    s = livens.System()
+    s.gravity([0, 0, -9.81])
+    odd = 'bob: "x"\n# - [y]'
+    p = s.particle(1, [1, 0, 0], velocity=[0, 1, 0], name=odd)
+    s.distance("ground", p)
+    s.damper(livens.GROUND, odd, 0.1)
+    f = tmp_path / "odd.yaml"
+    s.to_yaml(f, name="odd one")
+    back = livens.System.from_file(f)
+    assert back.name == "odd one" and (back.nq, back.nc) == (3, 1)
+    same_run(livens.simulate(back, "genalpha", 1e-2, 0.2), livens.simulate(s, "genalpha", 1e-2, 0.2))
+    from conftest import run_program
+    rc, out, err = run_program(program, "run", str(f), "--scheme", "genalpha", "--step", "0.01", "--t-end", "0.2")
+    assert rc == 0, err
+    assert out.splitlines()[-2].split()[0] == "genalpha" and "ok" in out.splitlines()[-2].split()
