@@ -273,8 +273,9 @@ class System:
     def _check_name(self, name):
         if name is None:
             return
-        if not isinstance(name, str) or not name:
-            raise InputError(f"an element's name must be a non-empty string, got {name!r}.", status=lib.LV_EINPUT)
+        if not isinstance(name, str) or not name or "\0" in name:
+            raise InputError(f"an element's name must be a non-empty string without NUL, got {name!r}.",
+                             status=lib.LV_EINPUT)
         if name == "ground":
             raise InputError("'ground' is the inertial frame's name.", status=lib.LV_EINPUT)
         if name in self._names:
@@ -318,7 +319,7 @@ class System:
         Jd, Jf = (J, None) if J.shape == (3,) else (None, np.ascontiguousarray(J.reshape(9)))
         x = _array(position, (3,), "position")
         R = self._orientation(orientation)
-        if frame not in _FRAMES:
+        if not isinstance(frame, str) or frame not in _FRAMES:
             raise InputError(f"frame '{frame}' is neither body nor space.", status=lib.LV_EINPUT)
         pid = ffi.new("int *")
         m, v, w = _num(mass, "mass"), self._vec(velocity, "velocity"), self._vec(angular_velocity, "angular_velocity")

@@ -309,6 +309,10 @@ def test_python_side_mistakes():
         s.body(1, [1, 1])
     with pytest.raises(livens.InputError, match="neither body nor space"):
         s.body(1, [1, 1, 1], frame="world")
+    with pytest.raises(livens.InputError, match="without NUL"):
+        s.particle(1, [0, 0, 0], name="a\0b")
+    with pytest.raises(livens.InputError, match="neither body nor space"):
+        s.body(1, [1, 1, 1], frame=["body"])
     with pytest.raises(livens.InputError, match="already the name"):
         s.particle(1, [0, 0, 0], name="b")
     with pytest.raises(livens.InputError, match="not three of x, y, z"):
