@@ -58,7 +58,7 @@ def builtin_overhead():
     print("1. built-in model: livens.simulate vs the livens program (CPU s, best of %d)" % REPEAT)
     print("   program: summary only / writing every row as CSV to /dev/null;")
     print("   python: every row into numpy arrays / every 100th row")
-    print("%-28s %10s %10s %10s %10s %8s %8s" % ("run", "program", "prog+CSV", "python", "py/100",
+    print("%-34s %10s %10s %10s %10s %8s %8s" % ("run", "program", "prog+CSV", "python", "py/100",
                                                  "py/prog", "py100/prog"))
     cases = [("four-particle", "vi-a", 0.01, 200.0), ("heavy-top", "genalpha", 1e-3, 100.0),
              ("pendulum3d", "rattle", 1e-3, 500.0),
@@ -78,8 +78,8 @@ def builtin_overhead():
         py100 = min(python_cpu(lambda: livens.simulate(pymodel, scheme, h, t_end, every=100))
                     for _ in range(REPEAT))
         steps = round(t_end / h)
-        print("%-28s %10.3f %10.3f %10.3f %10.3f %8.3f %8.3f" % (
-            f"{label} {scheme} {steps} st"[:28], prog, csv_, py, py100, py / prog, py100 / prog))
+        print("%-34s %10.3f %10.3f %10.3f %10.3f %8.3f %8.3f" % (
+            f"{label} {scheme} {steps} st", prog, csv_, py, py100, py / prog, py100 / prog))
         RECORDS.append({"part": "builtin_overhead", "model": label, "scheme": scheme, "step": h,
                         "steps": steps, "program_cpu_s": prog, "program_csv_cpu_s": csv_, "python_cpu_s": py,
                         "python_every100_cpu_s": py100, "ratio_python_program": py / prog,
