@@ -91,6 +91,39 @@ int lv_model_create(const char *name, const lv_kv *params, lv_model **out);
 int lv_kv_check(const lv_kv *kv, const lv_param_info *info, const char **bad);
 /* system files (issue 15, lv_mbs.h) */
 int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char *why, size_t whylen);
+/* the multibody layer element by element (lv_mbs.h; livens/_mbs.py) */
+#define LV_MBS_GROUND ...
+typedef struct lv_mbs lv_mbs;
+typedef enum { LV_MBS_BODY_FRAME, LV_MBS_SPACE_FRAME, ... } lv_mbs_frame;
+int lv_mbs_new(lv_mbs **out, const char *formulation);
+void lv_mbs_free(lv_mbs *s);
+const char *lv_mbs_error(const lv_mbs *s);
+const char *const *lv_mbs_formulations(void);
+int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0[3], int *id);
+int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3], const double x0[3],
+                    const double R0[9], const double v0[3], const double w0[3], lv_mbs_frame frame, int *id);
+int lv_mbs_rotation_axis_angle(const double axis[3], double angle, double R[9]);
+int lv_mbs_rotation_cardan(const char *seq, const double angles[3], double R[9]);
+int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
+int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k, double L0);
+int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double c);
+int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3]);
+int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                        const double Ab[3]);
+int lv_mbs_add_universal(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                         const double Ab[3]);
+int lv_mbs_add_cylindrical(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                           const double Ab[3]);
+int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
+                         const double Ab[3]);
+int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3]);
+int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L);
+int lv_mbs_add_rotation_symmetry(lv_mbs *s, const double axis[3], const double point[3]);
+int lv_mbs_add_translation_symmetry(lv_mbs *s, const double dir[3]);
+int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3], const double point[3]);
+int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out);
+const char *lv_mbs_model_formulation(const lv_model *m);
+int lv_mbs_model_pose(const lv_model *m, int id, const double *q, double x[3], double R[9]);
 
 /* lv_newton.h */
 typedef enum { LV_NEWTON_FULL, LV_NEWTON_SIMPLIFIED, LV_NEWTON_MODIFIED, ... } lv_newton_kind;

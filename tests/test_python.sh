@@ -24,5 +24,5 @@ mkdir "$stage/livens"
 for f in "$src"/python/livens/*.py; do ln -s "$f" "$stage/livens/"; done
 ln -s "$build/$so" "$stage/livens/_livens.so"
 PYTHONPATH="$stage" LIVENS_PROGRAM="$build/livens" MPLBACKEND=Agg PYTHONDONTWRITEBYTECODE=1 \
-  OPENBLAS_NUM_THREADS=1 "$LIVENS_PYTHON" -m pytest -q -p no:cacheprovider --rootdir="$stage" \
+  OPENBLAS_NUM_THREADS=1 "$LIVENS_PYTHON" -m pytest -q -rs -p no:cacheprovider --rootdir="$stage" \
   "$src/tests/python"

@@ -17,9 +17,10 @@ from ._errors import (LivensError, InputError, OutOfMemoryError, SingularError, 
                       UnknownNameError, NotSupportedError, LinearSolverError, StepTooSmallError,
                       LivensIOError, PatternError, StoppedError, DivergedError, Interrupted,
                       error_class)
-from ._core import (Model, System, Result, ModelInfo, SchemeInfo, Parameter, models, schemes, simulate,
+from ._core import (Model, Result, ModelInfo, SchemeInfo, Parameter, models, schemes, simulate,
                     format_table, end_time)
 from ._studies import compare, converge, check
+from ._mbs import System, Element, GROUND, rotation, cardan, formulations
 from ._plot import plot_convergence
 
 __version__ = _ffi.string(_lib.lv_version()).decode()
@@ -40,6 +41,7 @@ __all__ = [
     "NewtonDivergedError", "CallbackError", "NonFiniteError", "InconsistentError",
     "UnknownNameError", "NotSupportedError", "LinearSolverError", "StepTooSmallError",
     "LivensIOError", "PatternError", "StoppedError", "DivergedError", "Interrupted",
-    "Model", "Result", "ModelInfo", "SchemeInfo", "Parameter", "models", "schemes", "simulate",
+    "Model", "System", "Element", "GROUND", "rotation", "cardan", "formulations", "Result",
+    "ModelInfo", "SchemeInfo", "Parameter", "models", "schemes", "simulate",
     "format_table", "end_time", "compare", "converge", "check", "plot_convergence", "set_blas_threads",
 ]

@@ -1,7 +1,6 @@
 """Built-in models, schemes, and simulate(): the C library through cffi."""
 
 import math
-import os
 import signal
 import threading
 from dataclasses import dataclass, field
@@ -267,6 +266,25 @@ class Model:
                                                          ffi.from_buffer("double[]", out.ravel(order="K"))))
         return np.ascontiguousarray(out)
 
+    def pose(self, element, q=None):
+        """Centre of mass ``x`` (3) and rotation matrix ``R`` (3 x 3, space =
+        R body; the identity for a particle and the ground) of ``element``
+        (a :class:`livens.Element` or its id) of a multibody model
+        (:class:`livens.System`, a system file, or a built-in model on the
+        multibody layer) at configuration ``q`` (default the initial one),
+        whatever the formulation.  Returns (x, R).  Raises InputError for
+        another model or an id out of range."""
+        q = self._q(q)
+        x = np.zeros(3)
+        R = np.zeros(9)
+        i = int(getattr(element, "id", element))
+        if not -2**31 <= i < 2**31 or lib.lv_mbs_model_pose(self._ptr, i, ffi.from_buffer("double[]", q),
+                                                            ffi.from_buffer("double[]", x),
+                                                            ffi.from_buffer("double[]", R)):
+            raise InputError(f"model '{self.name}' is not a multibody model or has no element {i}.",
+                             status=lib.LV_EINPUT)
+        return x, R.reshape(3, 3)
+
     def _begin_run(self):
         """Forget a Python callback's exception of an earlier run."""
 
@@ -282,31 +300,6 @@ class Model:
         Jacobian, optional Hessians, forces, symmetries, initial state)."""
         from ._pymodel import from_functions
         return from_functions(cls, *args, **kwargs)
-
-
-class System:
-    """Multibody systems described in files (issue 15; the format is in
-    doc/mbs.md)."""
-
-    @staticmethod
-    def from_file(path, formulation=None):
-        """Read the YAML system file ``path`` and build its model: a
-        :class:`Model` for :func:`simulate`.  ``formulation`` ("directors",
-        "r3so3", "se3") overrides the file's.  Raises the LivensError
-        subclass of the status with the reader's sentence (file:line: key:
-        reason): InputError for anything wrong in the file, LivensIOError
-        when it cannot be opened, UnknownNameError for a formulation."""
-        why = ffi.new("char[]", 1024)
-        p = ffi.new("lv_model **")
-        fpath = os.fsencode(_cstr(os.fsdecode(path), "path"))
-        form = ffi.NULL if formulation is None else _cstr(formulation, "formulation").encode()
-        rc = lib.lv_mbs_load(fpath, form, p, why, 1024)
-        if rc:
-            raise make_error(rc, ffi.string(why).decode(errors="replace") + ".")
-        m = Model.__new__(Model)
-        m._init_from_ptr(p[0])
-        m.params = {} if formulation is None else {"formulation": formulation}
-        return m
 
 
 def _array(ptr, n):
@@ -447,8 +440,9 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
     """Run ``scheme`` on ``model`` with fixed step ``step`` from t = 0 to the
     multiple of ``step`` nearest ``t_end``, as ``livens run`` does.
 
-    ``model`` is a :class:`Model` or a built-in model's name (then ``params``
-    are its parameter overrides); ``opts`` are scheme options
+    ``model`` is a :class:`Model`, a :class:`livens.System` (built as it
+    stands) or a built-in model's name (then ``params`` are its parameter
+    overrides); ``opts`` are scheme options
     (``{"theta": 0.5}``); ``every`` records every n-th step (and the final
     state); ``halving`` allows that many step halvings after a failed Newton
     solve; ``linsol`` is ``"auto"``, ``"dense"``, ``"umfpack"`` or ``"klu"``;
@@ -471,7 +465,11 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
         raise InputError("params apply to a model given by name; this Model is already built.",
                          status=lib.LV_EINPUT)
     if not isinstance(model, Model):
-        raise InputError("model must be a livens.Model or a built-in model's name.", status=lib.LV_EINPUT)
+        from ._mbs import System
+        if not isinstance(model, System):
+            raise InputError("model must be a livens.Model, a livens.System or a built-in model's name.",
+                             status=lib.LV_EINPUT)
+        model = model.build()
     try:
         step = float(step)
         t_end = float(t_end)

@@ -16,6 +16,9 @@ def _model(model, params):
     if params:
         raise InputError("params apply to a model given by name; this Model is already built.",
                          status=lib.LV_EINPUT)
+    from ._mbs import System
+    if isinstance(model, System):
+        return model.build()
     return model
 
 
