@@ -59,7 +59,8 @@ nf=$(ls "$sys"/*.yaml | wc -l)
 for s in em rattle; do
   $T "$L" run heavy-top --param formulation=directors --scheme $s --step 1e-3 --t-end 0.1 --out a.csv >/dev/null 2>&1
   $T "$L" run "$sys/heavy_top.yaml" --scheme $s --step 1e-3 --t-end 0.1 --out b.csv >/dev/null 2>&1
-  data a.csv >a.dat; data b.csv >b.dat
+  # the body is 'top' in the file, body1 (the default name) built in: its pose columns
+  data a.csv >a.dat; data b.csv | sed '1s/,top\./,body1./g' >b.dat
   [ -s a.dat ] && cmp -s a.dat b.dat && ok "heavy_top.yaml = heavy-top formulation=directors under $s, bit for bit (100 steps)" ||
     bad "heavy_top.yaml differs from heavy-top formulation=directors under $s"
 done

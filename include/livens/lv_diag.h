@@ -92,7 +92,9 @@ LV_API void lv_diag_reset(lv_diag *d);
 
 /** Write the CSV header for @p it's model and scheme:
  *  t, q1.., v1.., [p1..], lambda1.., [gamma1..], energy, momentum1..,
- *  g_norm, gv_norm, [gp_norm], newton_iters. */
+ *  g_norm, gv_norm, [gp_norm], newton_iters, and for a model built by the
+ *  multibody layer every element's pose (lv_mbs_model_pose):
+ *  NAME.x1..NAME.x3 and, for a rigid body, NAME.R11..NAME.R33. */
 LV_API int lv_diag_csv_header(FILE *f, const lv_integrator *it);
 /** Write one CSV row of the current state with its diagnostics @p pt. */
 LV_API int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt);

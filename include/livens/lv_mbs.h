@@ -68,6 +68,8 @@ extern "C" {
 
 /** Id of the ground. */
 #define LV_MBS_GROUND 0
+/** Room for an element's name, its terminating NUL included. */
+#define LV_MBS_NAME_MAX 48
 
 /** A multibody system being described (opaque): created by lv_mbs_new,
  *  filled by the lv_mbs_add_* calls, turned into an ordinary lv_model by
@@ -94,6 +96,12 @@ LV_API const char *lv_mbs_error(const lv_mbs *s);
 /** Names of the formulations, NULL-terminated ("cardan" stands also for
  *  its "cardan-SEQ" forms). */
 LV_API const char *const *lv_mbs_formulations(void);
+
+/** Name element @p id (a body or particle; default "body<id>" or
+ *  "particle<id>"): 1 to LV_MBS_NAME_MAX - 1 letters, digits, '_' or '-',
+ *  unique, not "ground" nor another element's default name.  The name heads
+ *  the element's columns in a run's CSV (doc/mbs.md).  Status: LV_EINPUT. */
+LV_API int lv_mbs_set_name(lv_mbs *s, int id, const char *name);
 
 /** Add a particle of mass @p m > 0 at @p x0 with velocity @p v0 (NULL:
  *  zero).  *id (may be NULL) receives its id. */
@@ -202,6 +210,15 @@ LV_API int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out);
  *  lv_mbs_new ("directors", "cardan-zxz", ...); NULL for any other model
  *  (or NULL). */
 LV_API const char *lv_mbs_model_formulation(const lv_model *m);
+/** Number of elements of a model built by lv_mbs_build, the ground
+ *  included (ids 0 .. n-1); 0 for any other model (or NULL). */
+LV_API int lv_mbs_model_elements(const lv_model *m);
+/** Name (lv_mbs_set_name's, else "body<id>" or "particle<id>"; "ground"
+ *  for id 0) and kind (*rigid = 1 for a rigid body, 0 for a particle or
+ *  the ground) of element @p id of a model built by lv_mbs_build; either
+ *  pointer may be NULL.  The name lives as long as the model.  Status:
+ *  LV_EINPUT (not an mbs model, id out of range). */
+LV_API int lv_mbs_model_element(const lv_model *m, int id, const char **name, int *rigid);
 /** Centre of mass @p x and rotation @p R (row-major; identity for a
  *  particle and the ground; either may be NULL) of element @p id of a
  *  model built by lv_mbs_build, at configuration @p q, whatever the

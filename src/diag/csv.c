@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <unistd.h>
 #include "lv_internal.h"
+#include "livens/lv_mbs.h"
 
 typedef struct {
   char *s;
@@ -82,6 +83,33 @@ static void cols(line *b, const char *name, int n) {
   for (int i = 1; i <= n; i++) add(b, ",%s%d", name, i);
 }
 
+/* Body-level columns of a model built by the multibody layer (issue 15):
+ * per element, its centre of mass <name>.x1..x3 and, for a rigid body, its
+ * rotation matrix <name>.R11..R33 (row-major), whatever the formulation,
+ * so runs in different formulations line up column by column. */
+static void body_cols(line *b, const lv_model *m) {
+  int n = lv_mbs_model_elements(m);
+  for (int id = 1; id < n; id++) {
+    const char *name = NULL;
+    int rigid = 0;
+    if (lv_mbs_model_element(m, id, &name, &rigid)) continue;
+    for (int i = 1; i <= 3; i++) add(b, ",%s.x%d", name, i);
+    for (int i = 1; rigid && i <= 3; i++)
+      for (int k = 1; k <= 3; k++) add(b, ",%s.R%d%d", name, i, k);
+  }
+}
+
+static void body_vals(line *b, const lv_model *m, const double *q) {
+  int n = lv_mbs_model_elements(m);
+  for (int id = 1; id < n; id++) {
+    int rigid = 0;
+    double x[3], R[9];
+    if (lv_mbs_model_element(m, id, NULL, &rigid) || lv_mbs_model_pose(m, id, q, x, R)) continue;
+    for (int i = 0; i < 3; i++) add(b, ",%.17g", x[i]);
+    for (int i = 0; rigid && i < 9; i++) add(b, ",%.17g", R[i]);
+  }
+}
+
 int lv_diag_csv_header(FILE *f, const lv_integrator *it) {
   const lv_model *m = lv_integrator_model(it);
   int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
@@ -96,7 +124,9 @@ int lv_diag_csv_header(FILE *f, const lv_integrator *it) {
   cols(&b, "momentum", lv_model_nsym(m));
   add(&b, ",g_norm,gv_norm");
   if (has_p(it)) add(&b, ",gp_norm");
-  add(&b, ",newton_iters\n");
+  add(&b, ",newton_iters");
+  body_cols(&b, m);
+  add(&b, "\n");
   return flush_line(f, &b);
 }
 
@@ -119,7 +149,9 @@ int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
   vals(&b, pt->momentum, lv_model_nsym(m));
   add(&b, ",%.17g,%.17g", pt->g_norm, pt->gv_norm);
   if (has_p(it)) add(&b, ",%.17g", pt->gp_norm);
-  add(&b, ",%d\n", lv_integrator_last_newton(it)->iterations);
+  add(&b, ",%d", lv_integrator_last_newton(it)->iterations);
+  body_vals(&b, m, s->q);
+  add(&b, "\n");
   return flush_line(f, &b);
 }
 

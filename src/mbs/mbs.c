@@ -38,6 +38,44 @@ static int fail(lv_mbs *s, int rc, const char *fmt, ...) {
 
 const char *lv_mbs_error(const lv_mbs *s) { return s ? s->err : "no system (NULL)"; }
 
+/* "body<id>" / "particle<id>" of an element other than @p id: the defaults
+ * of elements added later must stay free. */
+static int default_name_of_other(const char *name, int id) {
+  const char *p = strncmp(name, "body", 4) == 0 ? name + 4 : strncmp(name, "particle", 8) == 0 ? name + 8 : NULL;
+  if (!p || !*p || *p == '0') return 0;
+  long k = 0;
+  for (; *p; p++) {
+    if (*p < '0' || *p > '9' || k > 100000000) return 0;
+    k = 10 * k + (*p - '0');
+  }
+  return k != id;
+}
+
+int lv_mbs_set_name(lv_mbs *s, int id, const char *name) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  if (id <= 0 || id >= S->nel) return fail(s, LV_EINPUT, "element %d: no such body or particle to name", id);
+  if (!name || !*name) return fail(s, LV_EINPUT, "element %d: empty name", id);
+  size_t n = strlen(name);
+  if (n >= LV_MBS_NAME_MAX)
+    return fail(s, LV_EINPUT, "element %d: name longer than %d characters", id, LV_MBS_NAME_MAX - 1);
+  for (size_t i = 0; i < n; i++) {
+    char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      return fail(s, LV_EINPUT,
+                  "element %d: a name is made of letters, digits, _ and - only (it heads CSV columns), not '%.60s'",
+                  id, name);
+  }
+  if (strcmp(name, "ground") == 0) return fail(s, LV_EINPUT, "element %d: 'ground' is the inertial frame's name", id);
+  if (default_name_of_other(name, id))
+    return fail(s, LV_EINPUT, "element %d: '%s' is the default name of another element", id, name);
+  for (int k = 1; k < S->nel; k++)
+    if (k != id && strcmp(S->el[k].name, name) == 0)
+      return fail(s, LV_EINPUT, "element %d: '%s' is already the name of element %d", id, name, k);
+  memcpy(S->el[id].name, name, n + 1);
+  return 0;
+}
+
 /* ------------------------------------------------------------ small math */
 
 static void cross3(const double a[3], const double b[3], double c[3]) {
@@ -200,6 +238,7 @@ int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0
   memcpy(e->x0, x0, sizeof e->x0);
   if (v0) memcpy(e->v0, v0, sizeof e->v0);
   e->R0[0] = e->R0[4] = e->R0[8] = 1.0;
+  snprintf(e->name, sizeof e->name, "particle%d", n);
   S->nel++;
   if (id) *id = n;
   return 0;
@@ -297,6 +336,7 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
                   "%s): choose another sequence",
                   n, 'x' + S->seq[0], 'x' + S->seq[1], 'x' + S->seq[2], S->seq[0] == S->seq[2] ? "0 or pi" : "+-pi/2");
   }
+  snprintf(e->name, sizeof e->name, "body%d", n);
   S->nel++;
   if (S->form == MBS_DIRECTORS) { /* orthonormality rows on the body's axes */
     int nd = e->planar ? 2 : 3, no = e->planar ? 1 : 3;
@@ -1515,6 +1555,19 @@ static const mbs_sys *model_sys(const lv_model *m) {
 const char *lv_mbs_model_formulation(const lv_model *m) {
   const mbs_sys *S = model_sys(m);
   return S ? S->fname : NULL;
+}
+
+int lv_mbs_model_elements(const lv_model *m) {
+  const mbs_sys *S = model_sys(m);
+  return S ? S->nel : 0;
+}
+
+int lv_mbs_model_element(const lv_model *m, int id, const char **name, int *rigid) {
+  const mbs_sys *S = model_sys(m);
+  if (!S || id < 0 || id >= S->nel) return LV_EINPUT;
+  if (name) *name = id == LV_MBS_GROUND ? "ground" : S->el[id].name;
+  if (rigid) *rigid = S->el[id].kind == MBS_BODY;
+  return 0;
 }
 
 int lv_mbs_model_pose(const lv_model *m, int id, const double *q, double x[3], double R[9]) {

@@ -35,6 +35,9 @@ typedef struct {
   int qoff, voff, nq, nv;
   int seq[3]; /* cardan: axes (0 = x) of the three angles */
   int nrow;   /* euler-parameters: the body's norm row (set at build) */
+  /* name (lv_mbs_set_name; default body<id> or particle<id>): the prefix
+   * of the element's CSV columns <name>.x1, ... */
+  char name[LV_MBS_NAME_MAX];
 } mbs_elem;
 
 /* One map term: the position of body point X (axis = 0) or the direction

@@ -260,9 +260,11 @@ static int body(rd *r, const yaml_node_t *el) {
   if (strcmp(frame, "body") && strcmp(frame, "space"))
     return fail(r, find(r, el, "frame"), "frame", "'%.80s' is neither body nor space", frame);
   LV_CHECK(orientation(r, el, R, &hasR));
-  return lib(r, el, name,
-             lv_mbs_add_body(r->s, m, nJ == 9 ? J : NULL, nJ == 3 ? J : NULL, x, hasR ? R : NULL, v, w,
-                             frame[0] == 's' ? LV_MBS_SPACE_FRAME : LV_MBS_BODY_FRAME, NULL));
+  int id = 0;
+  LV_CHECK(lib(r, el, name,
+               lv_mbs_add_body(r->s, m, nJ == 9 ? J : NULL, nJ == 3 ? J : NULL, x, hasR ? R : NULL, v, w,
+                               frame[0] == 's' ? LV_MBS_SPACE_FRAME : LV_MBS_BODY_FRAME, &id)));
+  return lib(r, find(r, el, "name"), "name", lv_mbs_set_name(r->s, id, name)); /* the CSV columns' prefix */
 }
 
 static int particle(rd *r, const yaml_node_t *el) {
@@ -276,7 +278,9 @@ static int particle(rd *r, const yaml_node_t *el) {
   if (!(m > 0)) return fail(r, find(r, el, "mass"), "mass", "must be positive");
   LV_CHECK(get_vec(r, el, "position", 3, 3, 1, x, NULL));
   LV_CHECK(get_vec(r, el, "velocity", 3, 3, 0, v, NULL));
-  return lib(r, el, name, lv_mbs_add_particle(r->s, m, x, v, NULL));
+  int id = 0;
+  LV_CHECK(lib(r, el, name, lv_mbs_add_particle(r->s, m, x, v, &id)));
+  return lib(r, find(r, el, "name"), "name", lv_mbs_set_name(r->s, id, name)); /* the CSV columns' prefix */
 }
 
 static int joint(rd *r, const yaml_node_t *el) {
