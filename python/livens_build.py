@@ -98,6 +98,8 @@ typedef enum { LV_MBS_BODY_FRAME, LV_MBS_SPACE_FRAME, ... } lv_mbs_frame;
 int lv_mbs_new(lv_mbs **out, const char *formulation);
 void lv_mbs_free(lv_mbs *s);
 const char *lv_mbs_error(const lv_mbs *s);
+#define LV_MBS_NAME_MAX ...
+int lv_mbs_set_name(lv_mbs *s, int id, const char *name);
 const char *const *lv_mbs_formulations(void);
 int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0[3], int *id);
 int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3], const double x0[3],

@@ -21,6 +21,7 @@ python/livens_build.py and one method here that converts its arguments with
 entry :meth:`System.to_yaml` writes); see :meth:`System.spring`.
 """
 
+import re
 import json
 import os
 
@@ -262,9 +263,9 @@ class System:
 
     def _new_element(self, kind, name, pid, position, rotation):
         if name is None:
-            name = f"{kind}{pid[0]}"
-            while name in self._names:
-                name += "_"
+            name = f"{kind}{pid[0]}"  # the C layer's default name of this id
+        else:  # the model carries it too: it heads the element's CSV columns
+            self._add(lib.lv_mbs_set_name, pid[0], name.encode())
         e = Element(pid[0], kind, name, position, rotation, self)
         self._elements.append(e)
         self._names[e.name] = e
@@ -278,6 +279,13 @@ class System:
                              status=lib.LV_EINPUT)
         if name == "ground":
             raise InputError("'ground' is the inertial frame's name.", status=lib.LV_EINPUT)
+        # lv_mbs_set_name's rule, checked before the element is added so a
+        # refused name leaves the system unchanged
+        if len(name) >= lib.LV_MBS_NAME_MAX or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+            raise InputError(f"an element's name is 1 to {lib.LV_MBS_NAME_MAX - 1} letters, digits, _ and - "
+                             f"(it heads CSV columns), got {name!r}.", status=lib.LV_EINPUT)
+        if re.fullmatch(r"(body|particle)[1-9][0-9]*", name):
+            raise InputError(f"'{name}' has the form of a default name (bodyN, particleN).", status=lib.LV_EINPUT)
         if name in self._names:
             raise InputError(f"'{name}' is already the name of an element.", status=lib.LV_EINPUT)
 

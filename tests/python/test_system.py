@@ -388,14 +388,20 @@ def test_to_yaml_reads_back_the_same_model(tmp_path, path, build, schemes):
 def test_to_yaml_quotes_names_and_the_program_runs_it(tmp_path, program):
     s = livens.System()
     s.gravity([0, 0, -9.81])
-    odd = 'bob: "x"\n# - [y]'
+    # legal names (letters, digits, _ and -) that YAML would read as
+    # something else unless quoted
+    odd = "null"
+    with pytest.raises(livens.InputError, match="letters, digits"):
+        s.particle(1, [1, 0, 0], name='bob: "x"\n# - [y]')
+    s.particle(2, [0, 1, 0], name="1e3")
+    s.distance("ground", "1e3")
     p = s.particle(1, [1, 0, 0], velocity=[0, 1, 0], name=odd)
     s.distance("ground", p)
     s.damper(livens.GROUND, odd, 0.1)
     f = tmp_path / "odd.yaml"
     s.to_yaml(f, name="odd one")
     back = livens.System.from_file(f)
-    assert back.name == "odd one" and (back.nq, back.nc) == (3, 1)
+    assert back.name == "odd one" and (back.nq, back.nc) == (6, 2)
     same_run(livens.simulate(back, "genalpha", 1e-2, 0.2), livens.simulate(s, "genalpha", 1e-2, 0.2))
     from conftest import run_program
     rc, out, err = run_program(program, "run", str(f), "--scheme", "genalpha", "--step", "0.01", "--t-end", "0.2")
