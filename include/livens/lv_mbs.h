@@ -172,11 +172,12 @@ typedef enum {
 
 /** A load vector given by a built-in time function. */
 typedef struct {
-  lv_mbs_profile_kind kind;
+  lv_mbs_profile_kind kind; /**< which time function */
   double value[3];  /**< the vector (amplitude for a sine, final value otherwise) */
   double frequency; /**< sine: cycles per unit time */
   double phase;     /**< sine: rad */
-  double t0, t1;    /**< step at t0; ramp from t0 to t1 > t0 */
+  double t0;        /**< step: the time it switches on; ramp: its start */
+  double t1;        /**< ramp: its end, t1 > t0 */
 } lv_mbs_profile;
 
 /** The vector of profile @p p at time @p t into @p out.  Status:
@@ -263,7 +264,8 @@ LV_API int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
                              double x[3], double R[9]);
 
 /** Read the system file @p path (YAML, format in doc/mbs.md: formulation,
- *  gravity, bodies, particles, joints, springs, dampers, symmetries) and
+ *  gravity, bodies, particles, joints, springs, dampers, torsional springs
+ *  and dampers, forces, torques, symmetries) and
  *  build its model into *out.  @p formulation (NULL: the file's, else
  *  "directors") overrides the file's.  On failure *out is NULL and @p why
  *  (@p whylen bytes, may be NULL) holds one sentence "FILE:LINE: KEY:
