@@ -6,10 +6,23 @@
  * conservative model) and then lv_integrator_init (the checks a scheme
  * makes when it starts, e.g. RATTLie's on the model's force) at the
  * model's default initial state. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "cli.h"
+
+/* The marks start schemes, and OpenBLAS, on its first call, maps a work
+ * buffer of about 129 MB and retries forever when an address-space limit
+ * refuses it (main.c's blas_buffer_fits): probe the mapping first. */
+static int blas_room(void) {
+  const size_t need = (size_t)135266304;
+  void *p = mmap(NULL, need, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return 0;
+  munmap(p, need);
+  return 1;
+}
 
 /* The mark of one (model, scheme) pair. */
 static char mark(const lv_model *m, const lv_scheme_type *st) {
@@ -106,6 +119,16 @@ static void legend(FILE *out) {
 }
 
 int cli_list_table(FILE *out, const char *path) {
+  if (!blas_room()) {
+    if (path) {
+      cli_error("out of memory: the address-space limit (ulimit -v) leaves no room for the work buffer that OpenBLAS "
+                "maps, which the table's scheme starts need.");
+      return CLI_FAILED;
+    }
+    fprintf(out, "\n(The table of which scheme runs which model is left out: the address-space limit (ulimit -v) "
+                 "leaves no room for OpenBLAS's work buffer.)\n");
+    return CLI_OK;
+  }
   if (path) { /* the file's own formulation first: a bad file is one sentence, no table */
     lv_model *m = NULL;
     char why[512];
