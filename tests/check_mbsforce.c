@@ -350,6 +350,34 @@ START_TEST(test_refusals) {
 }
 END_TEST
 
+/* RATTLie holds only the inertial force: it refuses a load, also one that
+ * vanishes at t0 (a ramp from 0, a sine of phase 0), which it used to take
+ * for the inertial term and drop. */
+START_TEST(test_rattlie_refuses_loads) {
+  lv_mbs_profile ps[2] = {{LV_MBS_RAMP, {0, 0, 1}, 0, 0, 0.0, 1.0}, {LV_MBS_SINE, {0, 0, 1}, 1.0, 0.0, 0, 0}};
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, "r3so3"), 0);
+  double Jd[3] = {1, 2, 3};
+  int b;
+  ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd, O3, NULL, NULL, NULL, LV_MBS_BODY_FRAME, &b), 0);
+  if (_i == 0)
+    ck_assert_int_eq(lv_mbs_add_torque_profile(s, b, &ps[0]), 0);
+  else
+    ck_assert_int_eq(lv_mbs_add_force_profile(s, b, O3, &ps[1]), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_mbs_build(s, "load", &m), 0);
+  lv_mbs_free(s);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattlie", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), LV_ENOTIMPL);
+  lv_integrator_free(it);
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0); /* which runs it */
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 /* ===================================== heavy top: the spin momentum */
 
 static lv_model *heavy_top_04(void) {
@@ -416,6 +444,7 @@ static Suite *mbsforce_suite(void) {
   tcase_add_loop_test(tc, test_torsional_pendulum, 0, 2);
   tcase_add_loop_test(tc, test_spin_up, 0, 2);
   tcase_add_test(tc, test_heavy_top_spin);
+  tcase_add_loop_test(tc, test_rattlie_refuses_loads, 0, 2);
   suite_add_tcase(s, tc);
   return s;
 }
