@@ -285,11 +285,13 @@ static int glob(const mbs_sys *S, const int el[2], int c) {
 static int torsion_eval(const mbs_sys *S, const mbs_torsion *T, const double *q, double *phi, double *dphi,
                         double *Hp, int *n) {
   mbs_joint J;
+  mbs_row rows[2]; /* a copy: indexing writes the rows, and the model may be shared between threads */
+  memcpy(rows, T->rows, sizeof rows);
   memset(&J, 0, sizeof J);
   J.kind = "torsion";
   J.el[0] = T->el[0], J.el[1] = T->el[1];
   J.nrows = 2;
-  J.rows = (mbs_row *)T->rows;
+  J.rows = rows;
   mbs_joint_index(&J);
   double cs[2], G[2 * NL];
   int nl;
