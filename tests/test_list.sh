@@ -26,15 +26,15 @@ mark() {
   awk -v lab="$1" -v s="$2" -v hdr="$hdr" '
     BEGIN { n = split(hdr, h, " "); for (i = 3; i <= n; i++) if (h[i] == s) col = i - 2 }
     /^Which scheme runs which model/ { on = 1; next }
-    on && /^  [MLFU?]: / { on = 0 }
-    on { line = $0; sub(/^  /, "", line)
+    on && /^    [MLFU?]: / { on = 0 }
+    on { line = $0; sub(/^    /, "", line)
          w = (lab ~ / /) ? 2 : 1; split(line, f, " ")
          l = (w == 2) ? f[1] " " f[2] : f[1]
          if (l == lab && f[w + 1] != "" ) print f[w + col] }' list.txt
 }
 # every model of the registry has a row
 for m in $(sed -n '/^Models/,/^Schemes/p' list.txt | awk '/^  [a-z]/ { print $1 }'); do
-  grep -q "^  $m\( \|$\)" list.txt && ok "row for $m" || bad "no row for $m"
+  sed -n '/^Which scheme runs which model/,$p' list.txt | grep -q "^    $m\( \|$\)" && ok "row for $m" || bad "no row for $m"
 done
 want() { # label scheme expected
   got=$(mark "$1" "$2")
@@ -66,9 +66,9 @@ ok "$n marks checked against livens run"
 
 # a system file: one row per formulation, marks as livens run
 $T "$L" list "$sys/driven_rotor.yaml" >file.txt 2>err.txt || bad "list FILE exit $?"
-grep -q '^  formulation=directors ' file.txt && grep -q '^  formulation=r3so3 ' file.txt && ok "file rows" ||
+grep -q '^    formulation=directors ' file.txt && grep -q '^    formulation=r3so3 ' file.txt && ok "file rows" ||
   bad "file rows: $(cat file.txt err.txt)"
-row=$(grep '^  formulation=directors ' file.txt)
+row=$(grep '^    formulation=directors ' file.txt)
 i=1; k=0
 for s in $schemes; do
   i=$((i + 1)); m=$(echo "$row" | awk -v i=$i '{ print $i }')

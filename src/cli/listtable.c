@@ -1,5 +1,6 @@
 /* `livens list`: which scheme runs which model in which formulation
- * (issue 15).  One row per registered model, and per value of its
+ * (issue 15).  Indented by four, so the list's two-space model and scheme
+ * lines above stay the only ones scripts read as names.  One row per registered model, and per value of its
  * `formulation` parameter where it has one; one column per scheme.  Each
  * cell is what the library itself answers: lv_integrator_new (the scheme's
  * declared needs: constant mass matrix, linear space, no constraints,
@@ -76,7 +77,7 @@ static int formulations(const lv_model_info *mi, const lv_param_info *p, char va
 }
 
 static void row(FILE *out, const char *label, const lv_model *m) {
-  fprintf(out, "  %-40s", label);
+  fprintf(out, "    %-40s", label);
   for (const lv_scheme_type *const *s = lv_scheme_registry(); *s; s++)
     fprintf(out, " %*c", (int)strlen((*s)->name), m ? mark(m, *s) : '?');
   fputc('\n', out);
@@ -103,7 +104,7 @@ static int file_rows(FILE *out, const char *path) {
 }
 
 static void header(FILE *out, const char *what) {
-  fprintf(out, "\nWhich scheme runs %s (x: runs; otherwise why not):\n  %-40s", what,
+  fprintf(out, "\nWhich scheme runs %s (x: runs; otherwise why not):\n    %-40s", what,
           strcmp(what, "which model") == 0 ? "model [formulation]" : "");
   for (const lv_scheme_type *const *s = lv_scheme_registry(); *s; s++) fprintf(out, " %s", (*s)->name);
   fputc('\n', out);
@@ -111,11 +112,11 @@ static void header(FILE *out, const char *what) {
 
 static void legend(FILE *out) {
   fprintf(out,
-          "  M: needs a constant mass matrix (use formulation=directors where the model offers it)\n"
-          "  L: needs a linear configuration space R^n (use formulation=directors where offered)\n"
-          "  F: needs a conservative model (no applied, damping or gyroscopic force)\n"
-          "  U: unconstrained models only    S: refused when the scheme starts (livens run says why)\n"
-          "  ?: the model could not be built or initialised with its defaults\n");
+          "    M: needs a constant mass matrix (use formulation=directors where the model offers it)\n"
+          "    L: needs a linear configuration space R^n (use formulation=directors where offered)\n"
+          "    F: needs a conservative model (no applied, damping or gyroscopic force)\n"
+          "    U: unconstrained models only    S: refused when the scheme starts (livens run says why)\n"
+          "    ?: the model could not be built or initialised with its defaults\n");
 }
 
 int cli_list_table(FILE *out, const char *path) {
@@ -168,6 +169,6 @@ int cli_list_table(FILE *out, const char *path) {
     }
   }
   legend(out);
-  fprintf(out, "  (a system file: livens list FILE.yaml)\n");
+  fprintf(out, "    (a system file: livens list FILE.yaml)\n");
   return CLI_OK;
 }
