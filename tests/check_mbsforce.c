@@ -12,7 +12,9 @@
  * - a torsional pendulum (a body on a revolute joint at its centre of
  *   mass, torsional spring k, no gravity) oscillates with the period
  *   2 pi sqrt(J/k) to 1e-4 relative, under EM in directors (energy
- *   conserved to 1e-12 relative) and under genalpha in r3so3;
+ *   conserved to 1e-12 relative) and under genalpha in r3so3; with a
+ *   torsional damper it follows the damped oscillator's closed form to
+ *   1e-5 (genalpha, directors and r3so3);
  * - a constant torque tau spins up a free rotor with angular acceleration
  *   tau/J (angular velocity and angle at t = 1), under genalpha in
  *   directors (to 1e-6 relative) and r3so3 (1e-12), and a constant force
@@ -235,6 +237,41 @@ START_TEST(test_torsional_pendulum) {
 }
 END_TEST
 
+/* The torsional pendulum with a torsional damper c as well: J u'' + c u' +
+ * k u = 0, u = theta - theta0, u(0) = -theta0, u'(0) = 0, so
+ * u(t) = -theta0 exp(-s t) (cos(wd t) + s/wd sin(wd t)), s = c/(2J),
+ * wd = sqrt(k/J - s^2); genalpha at h = 1e-3 against it at t = 2, in
+ * directors and r3so3. */
+START_TEST(test_damped_torsional_pendulum) {
+  const char *form = _i == 0 ? "directors" : "r3so3";
+  double J3 = 3.0, k = 4.0, c = 0.9, theta0 = 0.8, T = 2.0;
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, form), 0);
+  double Jd[3] = {2.0, 2.5, J3}, ez[3] = {0, 0, 1};
+  int b;
+  ck_assert_int_eq(lv_mbs_add_body(s, 1.5, NULL, Jd, O3, NULL, NULL, NULL, LV_MBS_BODY_FRAME, &b), 0);
+  ck_assert_int_eq(lv_mbs_add_revolute(s, LV_MBS_GROUND, O3, ez, b, O3, ez), 0);
+  ck_assert_int_eq(lv_mbs_add_torsional_spring(s, LV_MBS_GROUND, ez, b, ez, k, theta0), 0);
+  ck_assert_int_eq(lv_mbs_add_torsional_damper(s, LV_MBS_GROUND, ez, b, ez, c), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_mbs_build(s, "damped", &m), 0);
+  lv_mbs_free(s);
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, T), 0);
+  double R[9];
+  ck_assert_int_eq(lv_mbs_model_pose(m, b, lv_integrator_state(it)->q, NULL, R), 0);
+  double sg = c / (2.0 * J3), wd = sqrt(k / J3 - sg * sg);
+  double exact = theta0 - theta0 * exp(-sg * T) * (cos(wd * T) + sg / wd * sin(wd * T)), th = atan2(R[3], R[0]);
+  fprintf(stderr, "damped torsional pendulum %s genalpha h=1e-3, t=2: theta %.10f, exact %.10f (diff %.2e)\n", form, th,
+          exact, fabs(th - exact));
+  ck_assert_msg(fabs(th - exact) <= 1e-5, "theta %.10f, exact %.10f", th, exact);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 /* ====================================================== spin-up rotor */
 
 static int const_torque(double t, void *user, double out[3]) {
@@ -443,6 +480,7 @@ static Suite *mbsforce_suite(void) {
   tcase_set_timeout(tc, 600);
   tcase_add_loop_test(tc, test_torsional_pendulum, 0, 2);
   tcase_add_loop_test(tc, test_spin_up, 0, 2);
+  tcase_add_loop_test(tc, test_damped_torsional_pendulum, 0, 2);
   tcase_add_test(tc, test_heavy_top_spin);
   tcase_add_loop_test(tc, test_rattlie_refuses_loads, 0, 2);
   suite_add_tcase(s, tc);
