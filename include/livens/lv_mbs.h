@@ -154,6 +154,77 @@ LV_API int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b,
 LV_API int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b,
                              const double Xb[3], double c);
 
+/* ---- Torsional springs and dampers, applied forces and torques (issue 15;
+ * src/mbs/forces.c, doc/mbs.md "Forces") ---- */
+
+/** Torsional spring about a revolute axis: axis @p Aa of @p a (in a's
+ *  frame; space for the ground) and axis @p Ab of @p b, meant to stay
+ *  parallel (a revolute or cylindrical joint between a and b).  The angle
+ *  theta of b relative to a about Aa is counted from the initial state
+ *  (theta = 0 at the orientations given to lv_mbs_add_body; right-handed
+ *  about Aa), and V = 1/2 @p k (theta - @p theta0)^2, a conservative
+ *  potential with exact gradient and Hessian in every formulation.
+ *  theta - theta0 is atan2(p2 . m, p1 . m) of two dot products of
+ *  body-fixed axis maps (p1, p2 unit normals of Aa on a turned by theta0,
+ *  m the b-fixed vector that was a's first normal initially): smooth, and
+ *  quadratic dot products in directors.  Range: |theta - theta0| < pi; at
+ *  pi the angle wraps (the potential jumps there), so the spring holds
+ *  less than half a turn either side of its rest angle.  The axes must be
+ *  parallel (to 1e-6) at the initial orientations.  With a torsional
+ *  spring EM uses Gonzalez' discrete gradient for V (energy exact; the
+ *  momentum maps of symmetries that leave V invariant too). */
+LV_API int lv_mbs_add_torsional_spring(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3],
+                                       double k, double theta0);
+/** Torsional damper about the same kind of axis pair: the torque
+ *  -@p c theta' about the axis (generalized force -c (dtheta . v)
+ *  dtheta, non-conservative, exact Jacobians; the conserving schemes
+ *  refuse a model that has one). */
+LV_API int lv_mbs_add_torsional_damper(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3],
+                                       double c);
+
+/** An applied load as a function of time: write the vector at time @p t
+ *  (a force or a torque, space components) into @p out; return 0, or
+ *  non-zero to fail the evaluation (LV_ECALLBACK). */
+typedef int (*lv_mbs_load_fn)(double t, void *user, double out[3]);
+
+/** Built-in time functions of a load (system files use them). */
+typedef enum {
+  LV_MBS_CONSTANT = 0, /**< value */
+  LV_MBS_SINE = 1,     /**< value sin(2 pi frequency t + phase) */
+  LV_MBS_STEP = 2,     /**< 0 for t < t0, value from t0 on */
+  LV_MBS_RAMP = 3      /**< 0 up to t0, linear to value at t1, then value */
+} lv_mbs_profile_kind;
+
+/** A load vector given by a built-in time function. */
+typedef struct {
+  lv_mbs_profile_kind kind; /**< which time function */
+  double value[3];  /**< the vector (amplitude for a sine, final value otherwise) */
+  double frequency; /**< sine: cycles per unit time */
+  double phase;     /**< sine: rad */
+  double t0;        /**< step: the time it switches on; ramp: its start */
+  double t1;        /**< ramp: its end, t1 > t0 */
+} lv_mbs_profile;
+
+/** The vector of profile @p p at time @p t into @p out.  Status:
+ *  LV_EINPUT (NULL, unknown kind, non-finite data, ramp with t1 <= t0). */
+LV_API int lv_mbs_profile_eval(const lv_mbs_profile *p, double t, double out[3]);
+
+/** Applied force @p fn(t) (space frame) at body point @p X of particle or
+ *  body @p body (X = 0 for a particle): generalized force D^T f, D the
+ *  point's map; non-conservative, with its exact derivative df/dq (the
+ *  point's map turns with q) for the Newton matrices of genalpha and
+ *  BLieDF.  @p user is handed to @p fn and must outlive the models built. */
+LV_API int lv_mbs_add_force(lv_mbs *s, int body, const double X[3], lv_mbs_load_fn fn, void *user);
+/** Applied torque @p fn(t) (space frame) on rigid body @p body:
+ *  generalized force sum_k D_k^T (1/2 tau x d_k) over the maps d_k of the
+ *  body axes (on the constraint manifold exactly the virtual work
+ *  tau . dtheta), with exact df/dq. */
+LV_API int lv_mbs_add_torque(lv_mbs *s, int body, lv_mbs_load_fn fn, void *user);
+/** lv_mbs_add_force with a built-in time function (copied). */
+LV_API int lv_mbs_add_force_profile(lv_mbs *s, int body, const double X[3], const lv_mbs_profile *p);
+/** lv_mbs_add_torque with a built-in time function (copied). */
+LV_API int lv_mbs_add_torque_profile(lv_mbs *s, int body, const lv_mbs_profile *p);
+
 /** Spherical joint: point @p Xa of @p a coincides with point @p Xb of
  *  @p b (3 constraints, linear in directors). */
 LV_API int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b,
@@ -229,7 +300,8 @@ LV_API int lv_mbs_model_pose(const lv_model *m, int id, const double *q,
                              double x[3], double R[9]);
 
 /** Read the system file @p path (YAML, format in doc/mbs.md: formulation,
- *  gravity, bodies, particles, joints, springs, dampers, symmetries) and
+ *  gravity, bodies, particles, joints, springs, dampers, torsional springs
+ *  and dampers, forces, torques, symmetries) and
  *  build its model into *out.  @p formulation (NULL: the file's, else
  *  "directors") overrides the file's.  On failure *out is NULL and @p why
  *  (@p whylen bytes, may be NULL) holds one sentence "FILE:LINE: KEY:

@@ -68,6 +68,11 @@ void cli_run_defaults(cli_run *r);
 int cli_make_model(const cli_run *r, lv_model **out);
 /* MODEL names a system file (ends in .yaml or .yml; issue 15). */
 int cli_is_system_file(const char *model);
+/* `livens list`'s table (listtable.c, issue 15): which scheme runs which
+ * registered model in which formulation, or (path not NULL) the system
+ * file in each formulation of the layer.  CLI_OK or CLI_USAGE (a bad file,
+ * the sentence printed). */
+int cli_list_table(FILE *out, const char *path);
 /* Run one simulation; csv may be NULL.  Returns CLI_OK, CLI_FAILED (status
  * in res) or CLI_USAGE (message printed). */
 int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res);

@@ -25,7 +25,7 @@
 
 static const char usage_text[] =
     "usage: livens [demo]\n"
-    "       livens list\n"
+    "       livens list [FILE.yaml]\n"
     "       livens run MODEL [--scheme S] [--step H] [--t-end T] [--param K=V]... [--opt K=V]...\n"
     "                        [--out FILE.csv] [--every N] [--halving N] [--linsol auto|dense|umfpack|klu|sparse]\n"
     "                        [--newton-tol TOL] [--newton default|full|simplified|modified]\n"
@@ -77,7 +77,7 @@ static int cmd_list(void) {
   /* the works cited above, in full (issue 17) */
   printf("\nEquation, section and table numbers are those of the work named with them; the full references are in\n"
          "doc/references.md (installed with the documentation) and in man livens, REFERENCES.\n");
-  return CLI_OK;
+  return cli_list_table(stdout, NULL); /* which scheme runs which model in which formulation */
 }
 
 static int open_out(const char *path, FILE **f) {
@@ -1101,10 +1101,11 @@ int main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "demo") == 0) return blas_buffer_fits() ? finish(cmd_demo()) : CLI_FAILED;
   const char *cmd = argv[1];
   if (strcmp(cmd, "list") == 0) {
-    if (argc > 2) {
-      cli_error("'list' takes no arguments (got '%s').", argv[2]);
+    if (argc > 3 || (argc == 3 && !cli_is_system_file(argv[2]))) {
+      cli_error("'list' takes no arguments but a system file FILE.yaml (got '%s').", argv[argc - 1]);
       return CLI_USAGE;
     }
+    if (argc == 3) return finish(cli_list_table(stdout, argv[2])); /* issue 15 */
     return finish(cmd_list());
   }
   int computes = strcmp(cmd, "run") == 0 || strcmp(cmd, "compare") == 0 || strcmp(cmd, "converge") == 0 ||

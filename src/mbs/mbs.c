@@ -170,6 +170,7 @@ static void sys_clear(mbs_sys *S) {
   free(S->sym);
   free(S->sp);
   free(S->dp);
+  mbs_forces_clear(S);
   memset(S, 0, sizeof *S);
 }
 
@@ -1017,7 +1018,7 @@ static int cb_V_springs(const double *q, double *V, void *u) {
     double r[3];
     *V += spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, NULL), NULL, NULL);
   }
-  return 0;
+  return mbs_torsion_V(S, q, V);
 }
 
 static int cb_dV_springs(const double *q, double *dV, void *u) {
@@ -1031,7 +1032,7 @@ static int cb_dV_springs(const double *q, double *dV, void *u) {
     for (int c = 0; c < L.n; c++)
       dV[jloc_global(&L, c)] += 2.0 * d1 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c]);
   }
-  return 0;
+  return mbs_torsion_dV(S, q, dV);
 }
 
 /* D_q dV: Dr^T (2 Vt' I + 4 Vt'' r r^T) Dr + D_q(D_a^T f) - D_q(D_b^T f), f = 2 Vt' r */
@@ -1062,7 +1063,7 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(H, jloc_global(&L, a), jloc_global(&L, b), Hl[a * n + b]));
   }
-  return 0;
+  return mbs_torsion_d2V(S, q, H);
 }
 
 /* Invariants for EM (directors, linear spring maps): pi = |r|^2 per spring,
@@ -1149,7 +1150,7 @@ static int cb_force_all(double t, const double *q, const double *v, double *f, v
     for (int a = 0; a < L.n; a++)
       f[jloc_global(&L, a)] -= c * mu * (r[0] * Dr[a] + r[1] * Dr[L.n + a] + r[2] * Dr[2 * L.n + a]);
   }
-  return 0;
+  return mbs_forces_f(S, t, q, v, f);
 }
 
 /* df/dv = -c/(r . r) (Dr^T r)(Dr^T r)^T */
@@ -1167,7 +1168,7 @@ static int cb_force_dv_all(double t, const double *q, const double *v, lv_sink *
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(C, jloc_global(&L, a), jloc_global(&L, b), s * Rt[a] * Rt[b]));
   }
-  return 0;
+  return mbs_forces_dv(S, t, q, v, C);
 }
 
 /* df/dq = -c [ (Dr^T r) dmu/dq + mu (Dr^T Dr + D_q(D_a^T r) - D_q(D_b^T r)) ],
@@ -1204,7 +1205,7 @@ static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *
       for (int b = 0; b < n; b++)
         LV_CHECK(lv_sink_add(K, jloc_global(&L, a), jloc_global(&L, b), -c * (Rt[a] * dmu[b] + Hl[a * n + b])));
   }
-  return 0;
+  return mbs_forces_dq(S, t, q, v, K);
 }
 
 static int cb_g(const double *q, double *g, void *u) {
@@ -1343,6 +1344,7 @@ static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   *T = *S;
   T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL;
   T->nj = 0;
+  if (mbs_forces_clone(S, T)) return LV_ENOMEM;
   T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
   T->sym = lv_calloc((size_t)(S->nsym > 0 ? S->nsym : 1), sizeof(mbs_sym));
   T->j = lv_calloc((size_t)(S->nj > 0 ? S->nj : 1), sizeof(mbs_joint));
@@ -1498,6 +1500,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     }
   int hasg = S->grav[0] != 0.0 || S->grav[1] != 0.0 || S->grav[2] != 0.0;
   S->ninv = quad ? S->nsp + (hasg ? S->nel - 1 : 0) : 0;
+  if (mbs_has_torsion_springs(S)) S->ninv = 0; /* V is no longer a sum over the invariants: Gonzalez' form */
   mbs_model_data *d = lv_calloc(1, sizeof *d);
   if (!d) return fail(s, LV_ENOMEM, "out of memory");
   int rc = sys_clone(S, &d->sys);
@@ -1527,10 +1530,11 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!q0 || !v0) rc = LV_ENOMEM;
   for (int k = 1; k < S->nel && !rc; k++) mbs_elem_initial(S->form, &S->el[k], q0 + S->el[k].qoff, v0 + S->el[k].voff);
   if (!rc) rc = lv_model_set_mass(m, cb_mass, !MBS_VEC(S->form));
-  if (!rc && S->nsp == 0) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
-  if (!rc && S->nsp > 0) rc = lv_model_set_potential(m, cb_V_springs, cb_dV_springs, cb_d2V_springs);
+  int tsp = mbs_has_torsion_springs(S);
+  if (!rc && S->nsp == 0 && !tsp) rc = lv_model_set_potential(m, cb_V, cb_dV, cb_d2V);
+  if (!rc && (S->nsp > 0 || tsp)) rc = lv_model_set_potential(m, cb_V_springs, cb_dV_springs, cb_d2V_springs);
   if (!rc && d->sys.ninv > 0) rc = lv_model_set_invariants(m, d->sys.ninv, cb_pi, cb_dpi, cb_vt);
-  if (!rc && (S->form != MBS_DIRECTORS || S->ndp > 0))
+  if (!rc && (S->form != MBS_DIRECTORS || S->ndp > 0 || mbs_has_forces(S)))
     rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
@@ -1576,4 +1580,26 @@ int lv_mbs_model_pose(const lv_model *m, int id, const double *q, double x[3], d
   const mbs_elem *e = &S->el[id];
   mbs_elem_pose(S->form, e, q + e->qoff, x, R);
   return 0;
+}
+
+/* ------------------------------------- services for forces.c (issue 15) */
+
+mbs_sys *mbs_sys_of(lv_mbs *s) { return &s->sys; }
+
+int mbs_fail(lv_mbs *s, int rc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->err, sizeof s->err, fmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+void mbs_joint_index(mbs_joint *J) { joint_index_terms(J); }
+
+void mbs_joint_eval(const mbs_sys *S, const mbs_joint *J, const double *q, const double *gam, double *c,
+                    double *G, double *H, int *n) {
+  jloc L;
+  jloc_init(S, J, &L);
+  if (n) *n = L.n;
+  joint_eval(S->form, J, &L, q, gam, NULL, c, G, H, NULL);
 }

@@ -105,6 +105,10 @@ typedef struct {
   int nq, nv, nc;
   char fname[24]; /* formulation name as given ("cardan-zxz", ...) */
   int seq[3];     /* cardan axis sequence */
+  /* torsional springs and dampers, applied loads (forces.c) */
+  int nts, cap_ts, nld, cap_ld;
+  struct mbs_torsion *ts;
+  struct mbs_load *ld;
 } mbs_sys;
 
 /* ---- formulation maps (form.c) ----
@@ -175,5 +179,45 @@ int mbs_vec_norm_Z(const mbs_sys *S, const double *w, lv_sink *Z);
  * harness). */
 int lv_mbs_load_buffer(const unsigned char *text, size_t len, const char *name, const char *formulation,
                        lv_model **out, char *why, size_t whylen);
+
+/* ---- Torsional springs and dampers, applied loads (forces.c, issue 15) ---- */
+
+/* Torsion about an axis pair: rows[0] = c = p1(a) . m(b), rows[1] =
+ * s = p2(a) . m(b), the angle phi = atan2(s, c) (theta - theta0). */
+typedef struct mbs_torsion {
+  int el[2];
+  int damper; /* 0: spring V = 1/2 k phi^2; 1: damper f = -k phi' dphi */
+  double k;
+  mbs_row rows[2];
+} mbs_torsion;
+
+typedef struct mbs_load {
+  int body, torque;
+  double X[3];
+  lv_mbs_load_fn fn; /* NULL: prof */
+  void *user;
+  lv_mbs_profile prof;
+} mbs_load;
+
+/* Hooks into mbs.c's callbacks and build. */
+int mbs_forces_clone(const mbs_sys *S, mbs_sys *T); /* T's ts, ld: copies of S's (NULL on failure) */
+void mbs_forces_clear(mbs_sys *S);
+int mbs_has_torsion_springs(const mbs_sys *S);
+int mbs_has_forces(const mbs_sys *S); /* torsional dampers or loads */
+int mbs_torsion_V(const mbs_sys *S, const double *q, double *V);      /* V += */
+int mbs_torsion_dV(const mbs_sys *S, const double *q, double *dV);    /* dV += */
+int mbs_torsion_d2V(const mbs_sys *S, const double *q, lv_sink *H);
+int mbs_forces_f(const mbs_sys *S, double t, const double *q, const double *v, double *f); /* f += */
+int mbs_forces_dq(const mbs_sys *S, double t, const double *q, const double *v, lv_sink *K);
+int mbs_forces_dv(const mbs_sys *S, double t, const double *q, const double *v, lv_sink *C);
+
+/* mbs.c services for forces.c (new functions at the end of mbs.c) */
+mbs_sys *mbs_sys_of(lv_mbs *s);
+int mbs_fail(lv_mbs *s, int rc, const char *fmt, ...);
+/* joint_eval of mbs.c on joint J (its terms indexed by mbs_joint_index):
+ * c, G (nrows x n), H(gam) (n x n), local to the joint's two elements */
+void mbs_joint_index(mbs_joint *J);
+void mbs_joint_eval(const mbs_sys *S, const mbs_joint *J, const double *q, const double *gam, double *c,
+                    double *G, double *H, int *n);
 
 #endif

@@ -387,6 +387,75 @@ static int symmetry(rd *r, const yaml_node_t *el) {
   return fail(r, find(r, el, "type"), "type", "unknown symmetry '%.80s' (rotation, translation, body)", type);
 }
 
+/* Torsional springs and dampers (issue 15, forces.c):
+ *   {a: NAME, axis_a: [3], b: NAME, axis_b: [3], stiffness: K, rest_angle: RAD}
+ *   {a: NAME, axis_a: [3], b: NAME, axis_b: [3], coefficient: C} */
+static int torsion(rd *r, const yaml_node_t *el, int damper) {
+  static const char *const ks[] = {"a", "axis_a", "b", "axis_b", "stiffness", "rest_angle", NULL};
+  static const char *const kd[] = {"a", "axis_a", "b", "axis_b", "coefficient", NULL};
+  const char *what = damper ? "torsional_dampers" : "torsional_springs", *par = damper ? "coefficient" : "stiffness";
+  LV_CHECK(check_keys(r, el, what, damper ? kd : ks));
+  int a, b;
+  double Aa[3], Ab[3], k = 0, th = 0;
+  LV_CHECK(get_ref(r, el, "a", &a));
+  LV_CHECK(get_ref(r, el, "b", &b));
+  LV_CHECK(get_vec(r, el, "axis_a", 3, 3, 1, Aa, NULL));
+  LV_CHECK(get_vec(r, el, "axis_b", 3, 3, 1, Ab, NULL));
+  LV_CHECK(get_num(r, el, par, 1, &k));
+  if (!(k >= 0)) return fail(r, find(r, el, par), par, "must be >= 0");
+  if (!damper) LV_CHECK(get_num(r, el, "rest_angle", 0, &th));
+  return lib(r, el, damper ? "torsional damper" : "torsional spring",
+             damper ? lv_mbs_add_torsional_damper(r->s, a, Aa, b, Ab, k)
+                    : lv_mbs_add_torsional_spring(r->s, a, Aa, b, Ab, k, th));
+}
+static int torsional_spring(rd *r, const yaml_node_t *el) { return torsion(r, el, 0); }
+static int torsional_damper(rd *r, const yaml_node_t *el) { return torsion(r, el, 1); }
+
+/* Applied loads (issue 15, forces.c): {body: NAME, [point: [3],] value: [3],
+ * function: constant | sine | step | ramp, frequency, phase (sine), start
+ * (step, ramp), end (ramp)}; only the keys of the function given. */
+static int load_el(rd *r, const yaml_node_t *el, int torque) {
+  static const char *const funcs[] = {"constant", "sine", "step", "ramp", NULL};
+  static const char *const kf[4][8] = {{"body", "point", "value", "function", NULL},
+                                       {"body", "point", "value", "function", "frequency", "phase", NULL},
+                                       {"body", "point", "value", "function", "start", NULL},
+                                       {"body", "point", "value", "function", "start", "end", NULL}};
+  static const char *const kt[4][8] = {{"body", "value", "function", NULL},
+                                       {"body", "value", "function", "frequency", "phase", NULL},
+                                       {"body", "value", "function", "start", NULL},
+                                       {"body", "value", "function", "start", "end", NULL}};
+  const char *what = torque ? "torques" : "forces", *fn = "constant";
+  if (!el || el->type != YAML_MAPPING_NODE) return fail(r, el, what, "expected a mapping of KEY: VALUE");
+  LV_CHECK(get_str(r, el, "function", 0, &fn));
+  int k = 0;
+  while (funcs[k] && strcmp(funcs[k], fn)) k++;
+  if (!funcs[k])
+    return fail(r, find(r, el, "function"), "function", "unknown time function '%.80s' (constant, sine, step, ramp)",
+                fn);
+  LV_CHECK(check_keys(r, el, what, torque ? kt[k] : kf[k]));
+  int id;
+  lv_mbs_profile p;
+  memset(&p, 0, sizeof p);
+  p.kind = (lv_mbs_profile_kind)k;
+  double X[3] = {0, 0, 0};
+  LV_CHECK(get_ref(r, el, "body", &id));
+  if (!torque) LV_CHECK(get_vec(r, el, "point", 3, 3, 0, X, NULL));
+  LV_CHECK(get_vec(r, el, "value", 3, 3, 1, p.value, NULL));
+  if (k == LV_MBS_SINE) {
+    LV_CHECK(get_num(r, el, "frequency", 1, &p.frequency));
+    LV_CHECK(get_num(r, el, "phase", 0, &p.phase));
+  }
+  if (k == LV_MBS_STEP || k == LV_MBS_RAMP) LV_CHECK(get_num(r, el, "start", 1, &p.t0));
+  if (k == LV_MBS_RAMP) {
+    LV_CHECK(get_num(r, el, "end", 1, &p.t1));
+    if (!(p.t1 > p.t0)) return fail(r, find(r, el, "end"), "end", "must be later than start");
+  }
+  return lib(r, el, torque ? "torque" : "force",
+             torque ? lv_mbs_add_torque_profile(r->s, id, &p) : lv_mbs_add_force_profile(r->s, id, X, &p));
+}
+static int force(rd *r, const yaml_node_t *el) { return load_el(r, el, 0); }
+static int torque(rd *r, const yaml_node_t *el) { return load_el(r, el, 1); }
+
 /* run: {step: H, t_end: T}, both optional, positive. */
 static int read_run(rd *r, const yaml_node_t *top) {
   static const char *const keys[] = {"step", "t_end", NULL};
@@ -405,7 +474,9 @@ static int read_doc(rd *r, const char *formulation, lv_model **out) {
   yaml_node_t *top = yaml_document_get_root_node(r->doc);
   if (!top) return fail(r, NULL, NULL, "the file holds no system (empty)");
   static const char *const keys[] = {"name",    "formulation", "gravity", "bodies",     "particles",
-                                     "joints",  "springs",     "dampers", "symmetries", "run", NULL};
+                                     "joints",  "springs",     "dampers", "symmetries", "run",
+                                     /* issue 15, forces.c */
+                                     "torsional_springs", "torsional_dampers", "forces", "torques", NULL};
   LV_CHECK(check_keys(r, top, "top level", keys));
   LV_CHECK(read_run(r, top));
   if (!out) return 0;
@@ -430,6 +501,10 @@ static int read_doc(rd *r, const char *formulation, lv_model **out) {
   LV_CHECK(for_list(r, top, "joints", joint));
   LV_CHECK(for_list(r, top, "springs", spring));
   LV_CHECK(for_list(r, top, "dampers", damper));
+  LV_CHECK(for_list(r, top, "torsional_springs", torsional_spring));
+  LV_CHECK(for_list(r, top, "torsional_dampers", torsional_damper));
+  LV_CHECK(for_list(r, top, "forces", force));
+  LV_CHECK(for_list(r, top, "torques", torque));
   LV_CHECK(for_list(r, top, "symmetries", symmetry));
   if (r->nnames == 0) return fail(r, top, NULL, "the system has no body and no particle");
   /* model name: the file's name: key, else the file name without directory and extension */

@@ -32,6 +32,8 @@ done
 cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c $top/src/cli/meta.c $top/src/cli/json.c $top/src/cli/plugin.c $top/src/cli/theory.c $top/src/cli/reference.c"
 # main.c dispatches to the sweep (issue 21; sweep_mpi.c without MPI: one rank)
 cli="$cli $top/src/cli/sweep.c $top/src/cli/sweep_out.c $top/src/cli/sweep_mpi.c $top/src/cli/sweep_pool.c $top/src/cli/sweep_plot.c"
+# ... and to livens list's table (issue 15)
+cli="$cli $top/src/cli/listtable.c"
 for h in runfile options plot main sysfile; do
   extra=$cli
   # main.c's main() becomes livens_main() for the whole-program harness

@@ -1,0 +1,474 @@
+/* Torsional springs and dampers, applied forces and torques of the
+ * multibody layer (issue 15; doc/mbs.md "Forces").  Written, like the
+ * joints, on the formulation maps of body-fixed points and axes (form.c),
+ * so every formulation gets them with exact derivatives.
+ *
+ * Torsion about an axis pair (Aa of a, Ab of b, kept parallel by a
+ * revolute or cylindrical joint).  With (ua, n1, n2) orthonormal on a,
+ * p1 = cos theta0 n1 + sin theta0 n2, p2 = ua x p1, and m the b-fixed
+ * vector that was n1 at the initial orientations (projected off Ab), the
+ * two rows
+ *     c = p1(a) . m(b),   s = p2(a) . m(b)
+ * are dot products of axis maps (bilinear in directors) and
+ *     phi = atan2(s, c) = theta - theta0   in (-pi, pi].
+ * Their values, gradients G_c, G_s and Hessians H_c, H_s come from the
+ * joints' row machinery (mbs_joint_eval), so, with rho = c^2 + s^2,
+ *     dphi   = (c G_s - s G_c) / rho
+ *     Hphi   = (c H_s - s H_c) / rho + (G_s G_c^T - G_c G_s^T) / rho
+ *              - dphi (2 c G_c + 2 s G_s)^T / rho
+ * (Hphi[a][b] = d_b dphi_a, the layout of H(q; gamma) = D_q(G^T gamma):
+ * on the Lie groups the left-trivialised derivative, not symmetric).
+ *   spring  V = 1/2 k phi^2,  dV = k phi dphi,
+ *           d2V = k (dphi dphi^T + phi Hphi)
+ *   damper  f = -c w dphi, w = dphi . v (= theta'),
+ *           df/dv = -c dphi dphi^T,  df/dq = -c (dphi (v^T Hphi) + w Hphi).
+ * Off the constraint manifold (rho != 1, EM's midpoints) phi is still the
+ * smooth function above; its only singularity is rho = 0 (m along ua).
+ *
+ * Loads.  A force F(t) (space frame) at body point X: f = D^T F, D the
+ * point's map; df/dq = D_q(D^T l)|_{l = F} (mbs_map_hess), df/dv = 0.
+ * A torque tau(t) on a body: f = sum_k D_k^T l_k, l_k = 1/2 tau x y_k, y_k
+ * the maps of the three body axes e_k (for a planar director body the
+ * third is d_a x d_b).  On the manifold sum_k l_k . dy_k =
+ * 1/2 sum_k tau . (d_k x (dtheta x d_k)) = tau . dtheta: the virtual work
+ * of the torque, in every formulation; and
+ *     df/dq = sum_k [ D_q(D_k^T l)|_{l = l_k} + 1/2 D_k^T tau~ D_k ]. */
+#include "mbs/mbs_impl.h"
+
+static void cross3(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static int finite3(const double *a) { return a && isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]); }
+
+/* Largest local dimension: two elements */
+#define NL (2 * MBS_NV_MAX)
+
+static const double PI = 3.14159265358979323846;
+
+/* --------------------------------------------------------- description */
+
+static int grow(void **p, int *cap, int n, size_t size) {
+  if (n < *cap) return 0;
+  int nc = *cap ? 2 * *cap : 4;
+  void *q = realloc(*p, (size_t)nc * size);
+  if (!q) return LV_ENOMEM;
+  memset((char *)q + (size_t)*cap * size, 0, (size_t)(nc - *cap) * size);
+  *p = q;
+  *cap = nc;
+  return 0;
+}
+
+int mbs_forces_clone(const mbs_sys *S, mbs_sys *T) {
+  T->ts = NULL, T->ld = NULL;
+  T->nts = T->nld = T->cap_ts = T->cap_ld = 0;
+  if (S->nts) {
+    T->ts = malloc((size_t)S->nts * sizeof *T->ts);
+    if (!T->ts) return LV_ENOMEM;
+    memcpy(T->ts, S->ts, (size_t)S->nts * sizeof *T->ts);
+    T->nts = T->cap_ts = S->nts;
+  }
+  if (S->nld) {
+    T->ld = malloc((size_t)S->nld * sizeof *T->ld);
+    if (!T->ld) return LV_ENOMEM;
+    memcpy(T->ld, S->ld, (size_t)S->nld * sizeof *T->ld);
+    T->nld = T->cap_ld = S->nld;
+  }
+  return 0;
+}
+
+void mbs_forces_clear(mbs_sys *S) {
+  free(S->ts);
+  free(S->ld);
+  S->ts = NULL, S->ld = NULL;
+  S->nts = S->nld = S->cap_ts = S->cap_ld = 0;
+}
+
+int mbs_has_torsion_springs(const mbs_sys *S) {
+  for (int k = 0; k < S->nts; k++)
+    if (!S->ts[k].damper) return 1;
+  return 0;
+}
+
+int mbs_has_forces(const mbs_sys *S) {
+  for (int k = 0; k < S->nts; k++)
+    if (S->ts[k].damper) return 1;
+  return S->nld > 0;
+}
+
+/* unit n1, n2 with (A, n1, n2) orthonormal and right-handed, A unit (the
+ * construction of mbs.c's joints) */
+static void normals(const double A[3], double n1[3], double n2[3]) {
+  int k = 0;
+  for (int i = 1; i < 3; i++)
+    if (fabs(A[i]) < fabs(A[k])) k = i;
+  double e[3] = {0, 0, 0};
+  e[k] = 1.0;
+  cross3(A, e, n1);
+  double r = sqrt(dot3(n1, n1));
+  for (int i = 0; i < 3; i++) n1[i] /= r;
+  cross3(A, n1, n2);
+}
+
+static void r_mul(const double R[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
+}
+static void rt_mul(const double R[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
+}
+
+static void row_dot(mbs_row *r, int axis0, const double X0[3], const double X1[3]) {
+  memset(r, 0, sizeof *r);
+  r->nt = 2;
+  r->t[0].slot = 0, r->t[0].axis = axis0;
+  r->t[1].slot = 1, r->t[1].axis = 1;
+  memcpy(r->t[0].X, X0, 3 * sizeof(double));
+  memcpy(r->t[1].X, X1, 3 * sizeof(double));
+  r->P[0][1] = r->P[1][0] = 1.0;
+}
+
+static int add_torsion(lv_mbs *s, int damper, int a, const double Aa[3], int b, const double Ab[3], double k,
+                       double theta0) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = mbs_sys_of(s);
+  const char *what = damper ? "torsional damper" : "torsional spring";
+  int n = S->nts;
+  if (a < 0 || a >= S->nel || b < 0 || b >= S->nel)
+    return mbs_fail(s, LV_EINPUT, "%s %d: element id %d is not a body or the ground", what, n,
+                    (a < 0 || a >= S->nel) ? a : b);
+  if (a == b) return mbs_fail(s, LV_EINPUT, "%s %d: joins element %d to itself", what, n, a);
+  int el[2] = {a, b};
+  for (int i = 0; i < 2; i++)
+    if (S->el[el[i]].kind == MBS_PARTICLE)
+      return mbs_fail(s, LV_EINPUT, "%s %d: particle %d has no axes: a %s needs a rigid body or the ground", what,
+                      n, el[i], what);
+  if (!finite3(Aa) || !finite3(Ab) || !(dot3(Aa, Aa) > 0) || !(dot3(Ab, Ab) > 0))
+    return mbs_fail(s, LV_EINPUT, "%s %d: axis missing, zero or not finite", what, n);
+  if (!(k >= 0) || !isfinite(k))
+    return mbs_fail(s, LV_EINPUT, "%s %d: %s %g must be finite and not negative", what, n,
+                    damper ? "coefficient" : "stiffness", k);
+  if (!isfinite(theta0) || !(fabs(theta0) < PI))
+    return mbs_fail(s, LV_EINPUT, "%s %d: rest angle %g must be finite and within (-pi, pi)", what, n, theta0);
+  double ua[3], ub[3], la = sqrt(dot3(Aa, Aa)), lb = sqrt(dot3(Ab, Ab));
+  for (int i = 0; i < 3; i++) ua[i] = Aa[i] / la, ub[i] = Ab[i] / lb;
+  /* the axes in space at the initial orientations must agree */
+  double sa[3], sb[3], x[3];
+  r_mul(S->el[a].R0, ua, sa);
+  r_mul(S->el[b].R0, ub, sb);
+  cross3(sa, sb, x);
+  if (!(sqrt(dot3(x, x)) <= 1e-6) || !(dot3(sa, sb) > 0))
+    return mbs_fail(s, LV_EINPUT,
+                    "%s %d: axis_a and axis_b do not point the same way at the initial orientations (they must, "
+                    "as a revolute joint keeps them)",
+                    what, n);
+  double n1[3], n2[3], p1[3], p2[3], m[3], w[3];
+  normals(ua, n1, n2);
+  for (int i = 0; i < 3; i++) p1[i] = cos(theta0) * n1[i] + sin(theta0) * n2[i];
+  cross3(ua, p1, p2);
+  /* m: a's n1 at the initial orientations, in b's frame, off b's axis */
+  r_mul(S->el[a].R0, n1, w);
+  rt_mul(S->el[b].R0, w, m);
+  double mu = dot3(m, ub), mm;
+  for (int i = 0; i < 3; i++) m[i] -= mu * ub[i];
+  mm = sqrt(dot3(m, m));
+  for (int i = 0; i < 3; i++) m[i] /= mm;
+  if (grow((void **)&S->ts, &S->cap_ts, S->nts, sizeof *S->ts)) return mbs_fail(s, LV_ENOMEM, "out of memory");
+  mbs_torsion *T = &S->ts[S->nts++];
+  memset(T, 0, sizeof *T);
+  T->el[0] = a, T->el[1] = b;
+  T->damper = damper;
+  T->k = k;
+  row_dot(&T->rows[0], 1, p1, m);
+  row_dot(&T->rows[1], 1, p2, m);
+  return 0;
+}
+
+int lv_mbs_add_torsional_spring(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3], double k,
+                                double theta0) {
+  return add_torsion(s, 0, a, Aa, b, Ab, k, theta0);
+}
+
+int lv_mbs_add_torsional_damper(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3], double c) {
+  return add_torsion(s, 1, a, Aa, b, Ab, c, 0.0);
+}
+
+static int profile_ok(const lv_mbs_profile *p) {
+  if (!p || !finite3(p->value)) return 0;
+  switch (p->kind) {
+    case LV_MBS_CONSTANT: return 1;
+    case LV_MBS_SINE: return isfinite(p->frequency) && isfinite(p->phase);
+    case LV_MBS_STEP: return isfinite(p->t0);
+    case LV_MBS_RAMP: return isfinite(p->t0) && isfinite(p->t1) && p->t1 > p->t0;
+  }
+  return 0;
+}
+
+int lv_mbs_profile_eval(const lv_mbs_profile *p, double t, double out[3]) {
+  if (!out || !profile_ok(p)) return LV_EINPUT;
+  double f = 1.0;
+  switch (p->kind) {
+    case LV_MBS_CONSTANT: break;
+    case LV_MBS_SINE: f = sin(2.0 * PI * p->frequency * t + p->phase); break;
+    case LV_MBS_STEP: f = t < p->t0 ? 0.0 : 1.0; break;
+    case LV_MBS_RAMP: f = t <= p->t0 ? 0.0 : t >= p->t1 ? 1.0 : (t - p->t0) / (p->t1 - p->t0); break;
+  }
+  for (int i = 0; i < 3; i++) out[i] = f * p->value[i];
+  return 0;
+}
+
+static int add_load(lv_mbs *s, int torque, int body, const double *X, lv_mbs_load_fn fn, void *user,
+                    const lv_mbs_profile *p) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = mbs_sys_of(s);
+  const char *what = torque ? "torque" : "force";
+  int n = S->nld;
+  if (body <= 0 || body >= S->nel)
+    return mbs_fail(s, LV_EINPUT, "%s %d: element id %d is not a particle or body (loads on the ground do nothing)",
+                    what, n, body);
+  const mbs_elem *e = &S->el[body];
+  if (torque && e->kind != MBS_BODY)
+    return mbs_fail(s, LV_EINPUT, "%s %d: element %d is a particle: a torque needs a rigid body", what, n, body);
+  if (!torque) {
+    if (!finite3(X)) return mbs_fail(s, LV_EINPUT, "%s %d: point of application missing or not finite", what, n);
+    if (e->kind == MBS_PARTICLE && (X[0] != 0.0 || X[1] != 0.0 || X[2] != 0.0))
+      return mbs_fail(s, LV_EINPUT, "%s %d: particle %d has no extent: apply the force at X = (0, 0, 0)", what, n,
+                      body);
+  }
+  if (!fn && !profile_ok(p))
+    return mbs_fail(s, LV_EINPUT,
+                    "%s %d: %s", what, n,
+                    p ? "time function not valid (finite value, frequency and phase; a ramp needs t1 > t0)"
+                      : "no time function (NULL callback)");
+  if (grow((void **)&S->ld, &S->cap_ld, S->nld, sizeof *S->ld)) return mbs_fail(s, LV_ENOMEM, "out of memory");
+  mbs_load *L = &S->ld[S->nld++];
+  memset(L, 0, sizeof *L);
+  L->body = body;
+  L->torque = torque;
+  if (!torque) memcpy(L->X, X, sizeof L->X);
+  L->fn = fn;
+  L->user = user;
+  if (!fn) L->prof = *p;
+  return 0;
+}
+
+int lv_mbs_add_force(lv_mbs *s, int body, const double X[3], lv_mbs_load_fn fn, void *user) {
+  if (s && !fn) return mbs_fail(s, LV_EINPUT, "force %d: no time function (NULL callback)", mbs_sys_of(s)->nld);
+  return add_load(s, 0, body, X, fn, user, NULL);
+}
+
+int lv_mbs_add_torque(lv_mbs *s, int body, lv_mbs_load_fn fn, void *user) {
+  if (s && !fn) return mbs_fail(s, LV_EINPUT, "torque %d: no time function (NULL callback)", mbs_sys_of(s)->nld);
+  return add_load(s, 1, body, NULL, fn, user, NULL);
+}
+
+int lv_mbs_add_force_profile(lv_mbs *s, int body, const double X[3], const lv_mbs_profile *p) {
+  if (s && !p) return mbs_fail(s, LV_EINPUT, "force %d: no time function (NULL profile)", mbs_sys_of(s)->nld);
+  return add_load(s, 0, body, X, NULL, NULL, p);
+}
+
+int lv_mbs_add_torque_profile(lv_mbs *s, int body, const lv_mbs_profile *p) {
+  if (s && !p) return mbs_fail(s, LV_EINPUT, "torque %d: no time function (NULL profile)", mbs_sys_of(s)->nld);
+  return add_load(s, 1, body, NULL, NULL, NULL, p);
+}
+
+/* ----------------------------------------------------------- torsion */
+
+/* Global column of local column c of a two-element block. */
+static int glob(const mbs_sys *S, const int el[2], int c) {
+  const mbs_elem *a = &S->el[el[0]], *b = &S->el[el[1]];
+  return c < a->nv ? a->voff + c : b->voff + c - a->nv;
+}
+
+/* phi, dphi (n) and, if Hp, Hphi (n x n, row-major) of torsion T at q. */
+static int torsion_eval(const mbs_sys *S, const mbs_torsion *T, const double *q, double *phi, double *dphi,
+                        double *Hp, int *n) {
+  mbs_joint J;
+  mbs_row rows[2]; /* a copy: indexing writes the rows, and the model may be shared between threads */
+  memcpy(rows, T->rows, sizeof rows);
+  memset(&J, 0, sizeof J);
+  J.kind = "torsion";
+  J.el[0] = T->el[0], J.el[1] = T->el[1];
+  J.nrows = 2;
+  J.rows = rows;
+  mbs_joint_index(&J);
+  double cs[2], G[2 * NL];
+  int nl;
+  mbs_joint_eval(S, &J, q, NULL, cs, G, NULL, &nl);
+  double c = cs[0], s = cs[1], rho = c * c + s * s;
+  if (!(rho > 0)) return LV_ENONFINITE; /* m along the axis: no angle */
+  *n = nl;
+  *phi = atan2(s, c);
+  const double *Gc = G, *Gs = G + nl;
+  for (int a = 0; a < nl; a++) dphi[a] = (c * Gs[a] - s * Gc[a]) / rho;
+  if (Hp) {
+    double gam[2] = {-s / rho, c / rho};
+    mbs_joint_eval(S, &J, q, gam, NULL, NULL, Hp, NULL);
+    for (int a = 0; a < nl; a++)
+      for (int b = 0; b < nl; b++)
+        Hp[a * nl + b] += (Gs[a] * Gc[b] - Gc[a] * Gs[b]) / rho - dphi[a] * 2.0 * (c * Gc[b] + s * Gs[b]) / rho;
+  }
+  return 0;
+}
+
+int mbs_torsion_V(const mbs_sys *S, const double *q, double *V) {
+  double dphi[NL], phi;
+  int n;
+  for (int k = 0; k < S->nts; k++) {
+    if (S->ts[k].damper) continue;
+    LV_CHECK(torsion_eval(S, &S->ts[k], q, &phi, dphi, NULL, &n));
+    *V += 0.5 * S->ts[k].k * phi * phi;
+  }
+  return 0;
+}
+
+int mbs_torsion_dV(const mbs_sys *S, const double *q, double *dV) {
+  double dphi[NL], phi;
+  int n;
+  for (int k = 0; k < S->nts; k++) {
+    const mbs_torsion *T = &S->ts[k];
+    if (T->damper) continue;
+    LV_CHECK(torsion_eval(S, T, q, &phi, dphi, NULL, &n));
+    for (int a = 0; a < n; a++) dV[glob(S, T->el, a)] += T->k * phi * dphi[a];
+  }
+  return 0;
+}
+
+int mbs_torsion_d2V(const mbs_sys *S, const double *q, lv_sink *H) {
+  double dphi[NL], Hp[NL * NL], phi;
+  int n;
+  for (int k = 0; k < S->nts; k++) {
+    const mbs_torsion *T = &S->ts[k];
+    if (T->damper) continue;
+    LV_CHECK(torsion_eval(S, T, q, &phi, dphi, Hp, &n));
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        LV_CHECK(lv_sink_add(H, glob(S, T->el, a), glob(S, T->el, b), T->k * (dphi[a] * dphi[b] + phi * Hp[a * n + b])));
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------- loads */
+
+static int load_value(const mbs_load *L, double t, double out[3]) {
+  if (L->fn) {
+    if (L->fn(t, L->user, out)) return LV_ECALLBACK;
+    return 0;
+  }
+  return lv_mbs_profile_eval(&L->prof, t, out);
+}
+
+/* The map of the point (torque: axis k) of load L: y and D (3 x nv). */
+static void load_map(const mbs_sys *S, const mbs_load *L, int k, const double *q, double y[3], double *D) {
+  const mbs_elem *e = &S->el[L->body];
+  mbs_term t;
+  memset(&t, 0, sizeof t);
+  t.slot = 0;
+  t.axis = L->torque;
+  if (L->torque)
+    t.X[k] = 1.0;
+  else
+    memcpy(t.X, L->X, sizeof t.X);
+  mbs_map(S->form, e, q + e->qoff, &t, y, D);
+}
+
+int mbs_forces_f(const mbs_sys *S, double t, const double *q, const double *v, double *f) {
+  double dphi[NL], phi, D[3 * MBS_NV_MAX], y[3], F[3], l[3];
+  int n;
+  for (int k = 0; k < S->nts; k++) {
+    const mbs_torsion *T = &S->ts[k];
+    if (!T->damper) continue;
+    LV_CHECK(torsion_eval(S, T, q, &phi, dphi, NULL, &n));
+    double w = 0.0;
+    for (int a = 0; a < n; a++) w += dphi[a] * v[glob(S, T->el, a)];
+    for (int a = 0; a < n; a++) f[glob(S, T->el, a)] -= T->k * w * dphi[a];
+  }
+  for (int k = 0; k < S->nld; k++) {
+    const mbs_load *L = &S->ld[k];
+    const mbs_elem *e = &S->el[L->body];
+    LV_CHECK(load_value(L, t, F));
+    for (int ax = 0; ax < (L->torque ? 3 : 1); ax++) {
+      load_map(S, L, ax, q, y, D);
+      if (L->torque) {
+        cross3(F, y, l);
+        for (int i = 0; i < 3; i++) l[i] *= 0.5;
+      } else {
+        memcpy(l, F, sizeof l);
+      }
+      for (int c = 0; c < e->nv; c++) f[e->voff + c] += l[0] * D[c] + l[1] * D[e->nv + c] + l[2] * D[2 * e->nv + c];
+    }
+  }
+  return 0;
+}
+
+int mbs_forces_dv(const mbs_sys *S, double t, const double *q, const double *v, lv_sink *C) {
+  (void)t, (void)v;
+  double dphi[NL], phi;
+  int n;
+  for (int k = 0; k < S->nts; k++) {
+    const mbs_torsion *T = &S->ts[k];
+    if (!T->damper) continue;
+    LV_CHECK(torsion_eval(S, T, q, &phi, dphi, NULL, &n));
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        LV_CHECK(lv_sink_add(C, glob(S, T->el, a), glob(S, T->el, b), -T->k * dphi[a] * dphi[b]));
+  }
+  return 0;
+}
+
+int mbs_forces_dq(const mbs_sys *S, double t, const double *q, const double *v, lv_sink *K) {
+  double dphi[NL], Hp[NL * NL], phi, vHp[NL];
+  int n;
+  for (int k = 0; k < S->nts; k++) {
+    const mbs_torsion *T = &S->ts[k];
+    if (!T->damper) continue;
+    LV_CHECK(torsion_eval(S, T, q, &phi, dphi, Hp, &n));
+    double w = 0.0;
+    for (int a = 0; a < n; a++) w += dphi[a] * v[glob(S, T->el, a)];
+    for (int b = 0; b < n; b++) {
+      vHp[b] = 0.0;
+      for (int a = 0; a < n; a++) vHp[b] += v[glob(S, T->el, a)] * Hp[a * n + b];
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        LV_CHECK(lv_sink_add(K, glob(S, T->el, a), glob(S, T->el, b), -T->k * (dphi[a] * vHp[b] + w * Hp[a * n + b])));
+  }
+  double D[3 * MBS_NV_MAX], y[3], F[3], l[3], Hb[MBS_NV_MAX * MBS_NV_MAX], Tx[9];
+  for (int k = 0; k < S->nld; k++) {
+    const mbs_load *L = &S->ld[k];
+    const mbs_elem *e = &S->el[L->body];
+    int nv = e->nv;
+    LV_CHECK(load_value(L, t, F));
+    memset(Hb, 0, sizeof Hb);
+    lv_hat3(F, Tx);
+    for (int ax = 0; ax < (L->torque ? 3 : 1); ax++) {
+      mbs_term tt;
+      memset(&tt, 0, sizeof tt);
+      tt.axis = L->torque;
+      if (L->torque)
+        tt.X[ax] = 1.0;
+      else
+        memcpy(tt.X, L->X, sizeof tt.X);
+      load_map(S, L, ax, q, y, D);
+      if (L->torque) {
+        cross3(F, y, l);
+        for (int i = 0; i < 3; i++) l[i] *= 0.5;
+        /* + 1/2 D^T tau~ D */
+        for (int a = 0; a < nv; a++)
+          for (int b = 0; b < nv; b++) {
+            double s = 0.0;
+            for (int i = 0; i < 3; i++)
+              for (int j = 0; j < 3; j++) s += D[i * nv + a] * Tx[3 * i + j] * D[j * nv + b];
+            Hb[a * nv + b] += 0.5 * s;
+          }
+      } else {
+        memcpy(l, F, sizeof l);
+      }
+      mbs_map_hess(S->form, e, q + e->qoff, &tt, l, 1.0, Hb, nv);
+    }
+    for (int a = 0; a < nv; a++)
+      for (int b = 0; b < nv; b++) LV_CHECK(lv_sink_add(K, e->voff + a, e->voff + b, Hb[a * nv + b]));
+  }
+  return 0;
+}
