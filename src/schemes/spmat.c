@@ -29,7 +29,15 @@ void lv_spm_free(lv_spm *A) {
 
 /* ------------------------------------------------------------ capture */
 
-static int spm_add(lv_sink *s, int i, int j, double v) {
+/* The capture sink's add; @p assign: the replay assigns the slot (a grouped
+ * pattern with no repeated position, lv_spm->nodup) instead of summing into
+ * it (specialised below, the branch stays out of the merged capture). */
+#if defined(__GNUC__)
+#define SPM_SPECIALISE static inline __attribute__((always_inline))
+#else
+#define SPM_SPECIALISE static inline
+#endif
+SPM_SPECIALISE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
   lv_spm *A = (lv_spm *)s;
   if (s->transpose) {
     int t = i;
@@ -62,8 +70,8 @@ static int spm_add(lv_sink *s, int i, int j, double v) {
   if (A->match) {
     /* on the pattern's position sequence: straight into the slot */
     if (k < A->pcnt && A->pi[k] == i && A->pj[k] == j) {
-      if (A->nodup)
-        A->val[A->map[k]] = x; /* grouped, one add per slot: no zeroing */
+      if (assign)
+        A->val[A->map[k]] = x;
       else
         A->val[A->map[k]] += x;
       return 0;
@@ -80,8 +88,16 @@ static int spm_add(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
+static int spm_add(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 0);
+}
+
+static int spm_add_assign(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 1);
+}
+
 lv_sink *lv_spm_begin(lv_spm *A) {
-  A->sink.add = spm_add;
+  A->sink.add = A->nodup ? spm_add_assign : spm_add;
   A->sink.target = A;
   A->sink.row0 = A->sink.col0 = 0;
   A->sink.nrows = A->nrows;
