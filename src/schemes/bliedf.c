@@ -113,25 +113,6 @@ static const double EXTRAP[NPRED][NPRED] = {
 };
 
 /* ------------------------------------------------------------------ */
-/* Fills for the captured factors (schemes/spmat.h). */
-typedef struct {
-  const lv_space *sp;
-  const double *w;
-} tan_ctx;
-static int fill_tangent(void *ctx, lv_sink *s) {
-  const tan_ctx *c = ctx;
-  return lv_space_tangent(c->sp, c->w, s);
-}
-typedef struct {
-  const lv_model *m;
-  const double *q;
-} jac_ctx;
-static int fill_jac(void *ctx, lv_sink *s) {
-  const jac_ctx *c = ctx;
-  return lv_model_constraint_jac(c->m, c->q, s);
-}
-
-/* ------------------------------------------------------------------ */
 
 typedef struct {
   const lv_model *m;
@@ -504,11 +485,6 @@ static int bl_residual(void *ctx, double *r) {
   return 0;
 }
 
-static int fill_mass(void *ctx, lv_sink *s) {
-  const jac_ctx *c = ctx;
-  return lv_model_mass(c->m, c->q, s);
-}
-
 /* Every block straight into the solver's assembly (lv_blk sinks, as
  * genalpha's assemble); M (once when constant) and G(q1) are recorded once
  * and replayed into every block that uses them (issue 18: the generic view
@@ -519,14 +495,12 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   const lv_model *m = B->m;
   int d = B->nv, k = B->nc;
   double h = B->h, g1 = B->ga[0], a0 = B->al[0];
-  tan_ctx tc = {B->sp, B->hd};
-  LV_CHECK(lv_spm_fill(&B->T, d, d, fill_tangent, &tc));
-  jac_ctx jc = {m, B->q1};
+  LV_CHECK(lv_spm_tangent(B->sp, B->hd, &B->T));
   if (!B->mc_valid) {
-    LV_CHECK(lv_spm_fill(&B->Mc, d, d, fill_mass, &jc));
+    LV_CHECK(lv_spm_mass_matrix(m, B->q1, &B->Mc));
     B->mc_valid = B->mass_constant;
   }
-  if (k > 0) LV_CHECK(lv_spm_fill(&B->G1, k, d, fill_jac, &jc));
+  if (k > 0) LV_CHECK(lv_spm_constraint_jac(m, B->q1, &B->G1));
 
   lv_assembly *A = lv_linsol_assembly(ls);
   lv_blk_sink b;
@@ -645,8 +619,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     B->rv[i] = sv;
   }
   if (B->index == 2 && c > 0) {
-    jac_ctx jc = {m, s->q};
-    LV_CHECK(lv_spm_fill(&B->Bn, c, d, fill_jac, &jc));
+    LV_CHECK(lv_spm_constraint_jac(m, s->q, &B->Bn));
   }
   /* predictor: v_{n+1} and lambda_{n+1} extrapolated from the history */
   int np = B->extrapolate ? B->nhist : 1;

@@ -41,38 +41,14 @@
 #include "genalpha_impl.h"
 #include "schemes/history.h"
 
-/* ---- small fills for lv_spm ---- */
-typedef struct {
-  const lv_space *sp;
-  const double *w;
-} tan_ctx;
-static int fill_tangent(void *ctx, lv_sink *s) {
-  tan_ctx *c = ctx;
-  return lv_space_tangent(c->sp, c->w, s);
-}
-typedef struct {
-  const lv_model *m;
-  const double *q;
-} jac_ctx;
-static int fill_jac(void *ctx, lv_sink *s) {
-  jac_ctx *c = ctx;
-  return lv_model_constraint_jac(c->m, c->q, s);
-}
-static int fill_mass(void *ctx, lv_sink *s) {
-  jac_ctx *c = ctx;
-  return lv_model_mass(c->m, c->q, s);
-}
-
 /* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */
 static int iterate_matrices(genalpha *g) {
   if (!g->mc_valid) {
-    jac_ctx jc = {g->m, g->q1};
-    LV_CHECK(lv_spm_fill(&g->Mc, g->nv, g->nv, fill_mass, &jc));
+    LV_CHECK(lv_spm_mass_matrix(g->m, g->q1, &g->Mc));
     g->mc_valid = g->mass_constant;
   }
   if (!g->g1_valid && g->nc > 0) {
-    jac_ctx jc = {g->m, g->q1};
-    LV_CHECK(lv_spm_fill(&g->G1, g->nc, g->nv, fill_jac, &jc));
+    LV_CHECK(lv_spm_constraint_jac(g->m, g->q1, &g->G1));
     g->g1_valid = 1;
   }
   return 0;
@@ -144,8 +120,7 @@ static int ga_jacobian(void *ctx, lv_linsol *ls) {
   if (g->sigma != 0.0) { /* sigma-scheme: T -> F (exact) or P (paper) */
     LV_CHECK(ga_sigma_newton_tangent(g));
   } else {
-    tan_ctx tc = {g->sp, g->hdq};
-    LV_CHECK(lv_spm_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
+    LV_CHECK(lv_spm_tangent(g->sp, g->hdq, &g->T));
   }
   LV_CHECK(iterate_matrices(g));
   return assemble(g, lv_linsol_assembly(ls));
@@ -228,8 +203,7 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   }
   memcpy(g->lam1, s->lambda, (size_t)k * sizeof(double));
   if (g->index == 2 && k > 0) {
-    jac_ctx jc = {m, s->q};
-    LV_CHECK(lv_spm_fill(&g->Bn, k, d, fill_jac, &jc));
+    LV_CHECK(lv_spm_constraint_jac(m, s->q, &g->Bn));
     memcpy(g->eta, s->gamma, (size_t)k * sizeof(double));
     memset(g->bnz, 0, (size_t)d * sizeof(double));
     ga_bn_t_apply(g, g->eta, g->bnz);

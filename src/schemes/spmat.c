@@ -115,29 +115,43 @@ lv_sink *lv_spm_begin(lv_spm *A) {
 /* New pattern from the captured position sequence: CSR with merged
  * duplicates, columns ascending, and the add -> slot map.  Two stable
  * counting sorts, O(adds + rows + cols). */
-static int build_groups(lv_spm *A);
-static int build_pattern(lv_spm *A) {
-  if (A->group) return build_groups(A);
-  size_t cnt = A->tcnt;
-  int nr = A->nrows, nc = A->ncols;
-  size_t c1 = cnt ? cnt : 1;
+/* The captured position sequence becomes the pattern's (pi, pj; map sized
+ * for it), for either layout.  Status LV_ENOMEM (then no pattern). */
+static int keep_sequence(lv_spm *A) {
+  size_t cnt = A->tcnt, c1 = cnt ? cnt : 1;
   int *pi = realloc(A->pi, c1 * sizeof *pi), *pj = NULL, *map = NULL;
   if (pi) A->pi = pi;
   if (pi) pj = realloc(A->pj, c1 * sizeof *pj);
   if (pj) A->pj = pj;
   if (pj) map = realloc(A->map, c1 * sizeof *map);
   if (map) A->map = map;
+  if (!map) {
+    A->version = 0;
+    A->pcnt = 0;
+    return LV_ENOMEM;
+  }
+  if (cnt > 0) { /* an empty capture (no constraints) has no triplet arrays */
+    memcpy(pi, A->ti, cnt * sizeof(int));
+    memcpy(pj, A->tj, cnt * sizeof(int));
+  }
+  A->pcnt = cnt;
+  return 0;
+}
+
+static int build_groups(lv_spm *A);
+static int build_pattern(lv_spm *A) {
+  LV_CHECK(keep_sequence(A));
+  if (A->group) return build_groups(A);
+  size_t cnt = A->tcnt;
+  int nr = A->nrows, nc = A->ncols;
+  size_t c1 = cnt ? cnt : 1;
+  int *pi = A->pi, *pj = A->pj, *map = A->map;
   int *cnt_c = lv_calloc((size_t)(nc > nr ? nc : nr) + 1, sizeof(int));
   int *o1 = lv_calloc(c1, sizeof(int)), *o2 = lv_calloc(c1, sizeof(int));
   int *rp = realloc(A->rp, ((size_t)nr + 1) * sizeof(int));
   if (rp) A->rp = rp;
-  int rc = (!pi || !pj || !map || !cnt_c || !o1 || !o2 || !rp) ? LV_ENOMEM : 0;
+  int rc = (!cnt_c || !o1 || !o2 || !rp) ? LV_ENOMEM : 0;
   if (!rc) {
-    if (cnt > 0) { /* an empty capture (no constraints) has no triplet arrays */
-      memcpy(pi, A->ti, cnt * sizeof(int));
-      memcpy(pj, A->tj, cnt * sizeof(int));
-    }
-    A->pcnt = cnt;
     /* by column, then stably by row: row-major with columns ascending */
     for (size_t k = 0; k < cnt; k++) cnt_c[pj[k] + 1]++;
     for (int j = 0; j < nc; j++) cnt_c[j + 1] += cnt_c[j];
@@ -188,13 +202,7 @@ static int build_groups(lv_spm *A) {
   size_t cnt = A->tcnt;
   int by_col = A->group == LV_SPM_BY_COL, nk = by_col ? A->ncols : A->nrows;
   size_t c1 = cnt ? cnt : 1;
-  int *pi = realloc(A->pi, c1 * sizeof *pi), *pj = NULL, *map = NULL, *ci = NULL;
-  if (pi) A->pi = pi;
-  if (pi) pj = realloc(A->pj, c1 * sizeof *pj);
-  if (pj) A->pj = pj;
-  if (pj) map = realloc(A->map, c1 * sizeof *map);
-  if (map) A->map = map;
-  if (map) ci = realloc(A->ci, c1 * sizeof *ci);
+  int *pi = A->pi, *pj = A->pj, *map = A->map, *ci = realloc(A->ci, c1 * sizeof *ci);
   if (ci) A->ci = ci;
   double *val = ci ? realloc(A->val, c1 * sizeof *val) : NULL;
   if (val) A->val = val;
@@ -205,11 +213,6 @@ static int build_groups(lv_spm *A) {
     A->pcnt = 0;
     return LV_ENOMEM;
   }
-  if (cnt > 0) {
-    memcpy(pi, A->ti, cnt * sizeof(int));
-    memcpy(pj, A->tj, cnt * sizeof(int));
-  }
-  A->pcnt = cnt;
   const int *key = by_col ? pj : pi, *oth = by_col ? pi : pj;
   memset(rp, 0, ((size_t)nk + 1) * sizeof(int));
   for (size_t k = 0; k < cnt; k++) rp[key[k] + 1]++;
@@ -268,8 +271,38 @@ int lv_spm_fill(lv_spm *A, int nrows, int ncols, lv_spm_fill_fn fn, void *ctx) {
   return lv_spm_end(A, fn(ctx, lv_spm_begin(A)));
 }
 
+/* the model and space callbacks every scheme captures */
+typedef struct {
+  const lv_model *m;
+  const lv_space *sp;
+  const double *x;
+} cap_ctx;
+static int cap_jac(void *ctx, lv_sink *s) {
+  const cap_ctx *c = ctx;
+  return lv_model_constraint_jac(c->m, c->x, s);
+}
+static int cap_mass(void *ctx, lv_sink *s) {
+  const cap_ctx *c = ctx;
+  return lv_model_mass(c->m, c->x, s);
+}
+static int cap_tangent(void *ctx, lv_sink *s) {
+  const cap_ctx *c = ctx;
+  return lv_space_tangent(c->sp, c->x, s);
+}
+
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
-  return lv_spm_end(G, lv_model_constraint_jac(m, q, lv_spm_begin(G)));
+  cap_ctx c = {m, NULL, q};
+  return lv_spm_fill(G, lv_model_nc(m), lv_model_nv(m), cap_jac, &c);
+}
+
+int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M) {
+  cap_ctx c = {m, NULL, q};
+  return lv_spm_fill(M, lv_model_nv(m), lv_model_nv(m), cap_mass, &c);
+}
+
+int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T) {
+  cap_ctx c = {NULL, sp, w};
+  return lv_spm_fill(T, lv_space_nv(sp), lv_space_nv(sp), cap_tangent, &c);
 }
 
 /* ------------------------------------------------------------ transpose */
@@ -534,7 +567,7 @@ int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_
   int d = lv_model_nv(m);
   lv_spm_init(M, d, d);
   lv_spm_init(Mi, d, d);
-  LV_CHECK(lv_spm_end(M, lv_model_mass(m, q, lv_spm_begin(M))));
+  LV_CHECK(lv_spm_mass_matrix(m, q, M));
   /* diag(M), positive */
   for (int i = 0; i < d; i++) {
     diag[i] = 0.0;

@@ -90,9 +90,13 @@ void lv_spm_init_grouped(lv_spm *A, int by_col);
 typedef int (*lv_spm_fill_fn)(void *ctx, lv_sink *s);
 int lv_spm_fill(lv_spm *A, int nrows, int ncols, lv_spm_fill_fn fn, void *ctx);
 
-/* G(q) of the model's constraints captured into G (k x d): the capture
- * every scheme on the sparse path repeats at its moving points. */
+/* The captures every scheme repeats at its moving points, each a
+ * lv_spm_fill of one callback: G(q) of the model's constraints (k x d),
+ * the mass matrix M(q) (d x d), the space's tangent operator T(w)
+ * (nv x nv). */
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G);
+int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M);
+int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 
 /* T = A^T, C = A B (pattern rebuilt only when an operand's changed). */
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
