@@ -77,7 +77,7 @@
  * All storage is allocated in create(); a step allocates nothing. */
 #include <float.h>
 #include "lv_internal.h"
-#include "product_sink.h"
+#include "schemes/spmat.h"
 #include "schemes/history.h"
 #include "integrator/integrator_impl.h" /* lv_integrator_set_start_history */
 #include "model/saddle.h"
@@ -111,25 +111,6 @@ static const double EXTRAP[NPRED][NPRED] = {
     {3, -3, 1, 0},
     {4, -6, 4, -1},
 };
-
-/* ------------------------------------------------------------------ */
-/* Fills for the recorded factors (product_sink.h). */
-typedef struct {
-  const lv_space *sp;
-  const double *w;
-} tan_ctx;
-static int fill_tangent(void *ctx, lv_sink *s) {
-  const tan_ctx *c = ctx;
-  return lv_space_tangent(c->sp, c->w, s);
-}
-typedef struct {
-  const lv_model *m;
-  const double *q;
-} jac_ctx;
-static int fill_jac(void *ctx, lv_sink *s) {
-  const jac_ctx *c = ctx;
-  return lv_model_constraint_jac(c->m, c->q, s);
-}
 
 /* ------------------------------------------------------------------ */
 
@@ -174,10 +155,10 @@ typedef struct {
   double h, t1;
   double *rq, *rv, *L, *d, *eta, *mu, *lam, *q1, *v1, *a1, *hd;
   double *tmp, *tmp2, *bnz;
-  lv_rfac T;                 /* T(h d), keyed by row */
-  lv_rfac Bn;                /* G(q_n), keyed by column (rows of G_n^T) */
-  lv_rfac G1;                /* G(q_{n+1}) of the iterate, for the Newton matrix */
-  lv_rfac Mc;                /* M(q_{n+1}); recorded once if the mass is constant */
+  lv_spm T;                  /* T(h d), keyed by row */
+  lv_spm Bn;                 /* G(q_n), keyed by column (rows of G_n^T) */
+  lv_spm G1;                 /* G(q_{n+1}) of the iterate, for the Newton matrix */
+  lv_spm Mc;                 /* M(q_{n+1}); recorded once if the mass is constant */
   int mc_valid;              /* Mc holds the constant mass matrix */
   lv_newton *nw;
   lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
@@ -457,10 +438,10 @@ static int ramp_project(bliedf *B) {
 
 /* out = G_n^T x from the recorded G(q_n) */
 static void gnt_apply(const bliedf *B, const double *x, double *out) {
-  const lv_rfac *F = &B->Bn;
-  for (int col = 0; col < F->nkey; col++) {
+  const lv_spm *F = &B->Bn;
+  for (int col = 0; col < F->ncols; col++) {
     double sum = 0.0;
-    for (int t = F->ptr[col]; t < F->ptr[col + 1]; t++) sum += F->val[t] * x[F->idx[t]];
+    for (int t = F->rp[col]; t < F->rp[col + 1]; t++) sum += F->val[t] * x[F->ci[t]];
     out[col] = sum;
   }
 }
@@ -504,11 +485,6 @@ static int bl_residual(void *ctx, double *r) {
   return 0;
 }
 
-static int fill_mass(void *ctx, lv_sink *s) {
-  const jac_ctx *c = ctx;
-  return lv_model_mass(c->m, c->q, s);
-}
-
 /* Every block straight into the solver's assembly (lv_blk sinks, as
  * genalpha's assemble); M (once when constant) and G(q1) are recorded once
  * and replayed into every block that uses them (issue 18: the generic view
@@ -519,19 +495,17 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   const lv_model *m = B->m;
   int d = B->nv, k = B->nc;
   double h = B->h, g1 = B->ga[0], a0 = B->al[0];
-  tan_ctx tc = {B->sp, B->hd};
-  LV_CHECK(lv_rfac_fill(&B->T, d, d, fill_tangent, &tc));
-  jac_ctx jc = {m, B->q1};
+  LV_CHECK(lv_spm_tangent(B->sp, B->hd, &B->T));
   if (!B->mc_valid) {
-    LV_CHECK(lv_rfac_fill(&B->Mc, d, d, fill_mass, &jc));
+    LV_CHECK(lv_spm_mass_matrix(m, B->q1, &B->Mc));
     B->mc_valid = B->mass_constant;
   }
-  if (k > 0) LV_CHECK(lv_rfac_fill(&B->G1, k, d, fill_jac, &jc));
+  if (k > 0) LV_CHECK(lv_spm_constraint_jac(m, B->q1, &B->G1));
 
   lv_assembly *A = lv_linsol_assembly(ls);
   lv_blk_sink b;
   /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
-  lv_blk_rfac(A, &B->Mc, 0, 0, a0 * g1, 0, NULL);
+  lv_blk_seq(A, &B->Mc, 0, 0, a0 * g1, 0, NULL);
   if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
   if (B->has_dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
   if (B->has_force)
@@ -541,18 +515,18 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (k == 0) return 0;
 
   int cmu = B->index == 2 ? d + k : d; /* first column of mu */
-  lv_blk_rfac(A, &B->G1, 0, cmu, 1.0, 1, NULL); /* G^T */
-  lv_blk_rfac(A, &B->G1, d, 0, 1.0, 0, &B->T);  /* G T */
+  lv_blk_seq(A, &B->G1, 0, cmu, 1.0, 1, NULL); /* G^T */
+  lv_blk_seq(A, &B->G1, d, 0, 1.0, 0, &B->T);  /* G T */
   if (B->index != 2) return 0;
 
   /* (1,eta): (alpha_0 M + h C_t) G_n^T */
-  lv_blk_rfac(A, &B->Mc, 0, d, a0, 0, &B->Bn);
+  lv_blk_seq(A, &B->Mc, 0, d, a0, 0, &B->Bn);
   if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, d, d, d, -h, 0, &B->Bn)));
   /* (3,1): gamma_1 G + h Z(q; v) T */
-  lv_blk_rfac(A, &B->G1, d + k, 0, g1, 0, NULL);
+  lv_blk_seq(A, &B->G1, d + k, 0, g1, 0, NULL);
   LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
   /* (3,eta): G G_n^T */
-  lv_blk_rfac(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
+  lv_blk_seq(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
   return 0;
 }
 
@@ -645,8 +619,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     B->rv[i] = sv;
   }
   if (B->index == 2 && c > 0) {
-    jac_ctx jc = {m, s->q};
-    LV_CHECK(lv_rfac_fill(&B->Bn, c, d, fill_jac, &jc));
+    LV_CHECK(lv_spm_constraint_jac(m, s->q, &B->Bn));
   }
   /* predictor: v_{n+1} and lambda_{n+1} extrapolated from the history */
   int np = B->extrapolate ? B->nhist : 1;
@@ -746,10 +719,10 @@ static void bl_destroy(lv_stepper *st) {
   if (!B) return;
   lv_newton_free(B->nw);
   lv_saddle_free(B->saddle);
-  lv_rfac_free(&B->T);
-  lv_rfac_free(&B->Bn);
-  lv_rfac_free(&B->G1);
-  lv_rfac_free(&B->Mc);
+  lv_spm_free(&B->T);
+  lv_spm_free(&B->Bn);
+  lv_spm_free(&B->G1);
+  lv_spm_free(&B->Mc);
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
@@ -805,10 +778,10 @@ static int bl_create_inner(lv_stepper *st, int k) {
     return LV_ENOMEM;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     if (!*vecs[i]) return LV_ENOMEM;
-  LV_CHECK(lv_rfac_init(&B->T, d, 0, 6 * d));
-  LV_CHECK(lv_rfac_init(&B->Bn, d, 1, 4 * d));
-  LV_CHECK(lv_rfac_init(&B->G1, d, 1, 4 * d));
-  LV_CHECK(lv_rfac_init(&B->Mc, d, 0, 4 * d));
+  lv_spm_init_grouped(&B->T, 0);
+  lv_spm_init_grouped(&B->Bn, 1);
+  lv_spm_init_grouped(&B->G1, 1);
+  lv_spm_init_grouped(&B->Mc, 0);
   LV_CHECK(lv_newton_new(&B->nw, B->N, st->linsol_kind));
   *lv_newton_opts(B->nw) = st->newton;
   LV_CHECK(lv_saddle_new(&B->saddle, m, st->linsol_kind, st->linsol_threshold));

@@ -41,38 +41,14 @@
 #include "genalpha_impl.h"
 #include "schemes/history.h"
 
-/* ---- small fills for lv_rfac ---- */
-typedef struct {
-  const lv_space *sp;
-  const double *w;
-} tan_ctx;
-static int fill_tangent(void *ctx, lv_sink *s) {
-  tan_ctx *c = ctx;
-  return lv_space_tangent(c->sp, c->w, s);
-}
-typedef struct {
-  const lv_model *m;
-  const double *q;
-} jac_ctx;
-static int fill_jac(void *ctx, lv_sink *s) {
-  jac_ctx *c = ctx;
-  return lv_model_constraint_jac(c->m, c->q, s);
-}
-static int fill_mass(void *ctx, lv_sink *s) {
-  jac_ctx *c = ctx;
-  return lv_model_mass(c->m, c->q, s);
-}
-
 /* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */
 static int iterate_matrices(genalpha *g) {
   if (!g->mc_valid) {
-    jac_ctx jc = {g->m, g->q1};
-    LV_CHECK(lv_rfac_fill(&g->Mc, g->nv, g->nv, fill_mass, &jc));
+    LV_CHECK(lv_spm_mass_matrix(g->m, g->q1, &g->Mc));
     g->mc_valid = g->mass_constant;
   }
   if (!g->g1_valid && g->nc > 0) {
-    jac_ctx jc = {g->m, g->q1};
-    LV_CHECK(lv_rfac_fill(&g->G1, g->nc, g->nv, fill_jac, &jc));
+    LV_CHECK(lv_spm_constraint_jac(g->m, g->q1, &g->G1));
     g->g1_valid = 1;
   }
   return 0;
@@ -86,7 +62,7 @@ static int ga_residual(void *ctx, double *r) {
   int d = g->nv, k = g->nc;
   LV_CHECK(iterate_matrices(g));
   memset(r, 0, (size_t)d * sizeof(double));
-  lv_rfac_matvec(&g->Mc, g->vd1, r, 0);
+  lv_spm_seq_matvec(&g->Mc, g->vd1, r, 0);
   if (g->has_dV) {
     LV_CHECK(lv_model_grad_potential(m, g->q1, g->tmp));
     for (int i = 0; i < d; i++) r[i] += g->tmp[i];
@@ -95,14 +71,14 @@ static int ga_residual(void *ctx, double *r) {
     LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
     for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
   }
-  if (k > 0) lv_rfac_matvec(&g->G1, g->lam1, r, 1);
+  if (k > 0) lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
   double sb = 1.0 / g->bp;
   for (int i = 0; i < d; i++) r[i] *= sb;
   if (k > 0) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
   if (g->index == 2 && k > 0) {
     double *rv = r + d + k;
     memset(rv, 0, (size_t)k * sizeof(double));
-    lv_rfac_matvec(&g->G1, g->v1, rv, 0);
+    lv_spm_seq_matvec(&g->G1, g->v1, rv, 0);
     for (int i = 0; i < k; i++) rv[i] *= g->s3;
   }
   return 0;
@@ -116,7 +92,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
   lv_blk_sink b;
   /* (1,1): M + (gamma'/beta') C_t + (1/beta') K_t T,  C_t = -df/dv,
    * K_t = D_q(M vd) + d2V - df/dq + D_q(G^T lambda). */
-  lv_blk_rfac(A, &g->Mc, 0, 0, 1.0, 0, NULL);
+  lv_blk_seq(A, &g->Mc, 0, 0, 1.0, 0, NULL);
   if (g->has_force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
   if (g->has_dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
   if (g->has_force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
@@ -124,17 +100,17 @@ static int assemble(genalpha *g, lv_assembly *A) {
   if (!g->mass_constant) LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
   if (k == 0) return 0;
   int cl = g->index == 2 ? d + k : d; /* column of the lambda block */
-  lv_blk_rfac(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
-  lv_blk_rfac(A, &g->G1, d, 0, 1.0, 0, &g->T); /* G T */
+  lv_blk_seq(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
+  lv_blk_seq(A, &g->G1, d, 0, 1.0, 0, &g->T); /* G T */
   if (g->index != 2) return 0;
   /* (1,zeta): (M + (gamma'/beta') C_t) B_n^T */
-  lv_blk_rfac(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
+  lv_blk_seq(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
   if (g->has_force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, d, d, d, -cg, 0, &g->Bn)));
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
-  lv_blk_rfac(A, &g->G1, d + k, 0, sgp, 0, NULL);
+  lv_blk_seq(A, &g->G1, d + k, 0, sgp, 0, NULL);
   LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
-  lv_blk_rfac(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
+  lv_blk_seq(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
   return 0;
 }
 
@@ -144,8 +120,7 @@ static int ga_jacobian(void *ctx, lv_linsol *ls) {
   if (g->sigma != 0.0) { /* sigma-scheme: T -> F (exact) or P (paper) */
     LV_CHECK(ga_sigma_newton_tangent(g));
   } else {
-    tan_ctx tc = {g->sp, g->hdq};
-    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_tangent, &tc));
+    LV_CHECK(lv_spm_tangent(g->sp, g->hdq, &g->T));
   }
   LV_CHECK(iterate_matrices(g));
   return assemble(g, lv_linsol_assembly(ls));
@@ -228,8 +203,7 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   }
   memcpy(g->lam1, s->lambda, (size_t)k * sizeof(double));
   if (g->index == 2 && k > 0) {
-    jac_ctx jc = {m, s->q};
-    LV_CHECK(lv_rfac_fill(&g->Bn, k, d, fill_jac, &jc));
+    LV_CHECK(lv_spm_constraint_jac(m, s->q, &g->Bn));
     memcpy(g->eta, s->gamma, (size_t)k * sizeof(double));
     memset(g->bnz, 0, (size_t)d * sizeof(double));
     ga_bn_t_apply(g, g->eta, g->bnz);

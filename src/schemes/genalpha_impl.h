@@ -12,7 +12,7 @@
 #define LIVENS_GENALPHA_IMPL_H
 
 #include "lv_internal.h"
-#include "product_sink.h"
+#include "schemes/spmat.h"
 #include "space/group.h"
 #include "model/saddle.h"
 
@@ -46,10 +46,10 @@ typedef struct {
   double *hdq, *tmp, *tmp2;   /* scratch, nv */
   double *bnz;                /* B_n^T zeta, nv */
   double *vstart, *astart;    /* perturbed starting values */
-  lv_rfac T;                     /* tangent operator T(h Dq) */
-  lv_rfac Bn;                    /* G(q_n), keyed by column: rows of B_n^T */
-  lv_rfac G1;                    /* G(q_{n+1}) at the current iterate */
-  lv_rfac Mc;                    /* M (recorded once if constant, else per iterate) */
+  lv_spm T;                      /* tangent operator T(h Dq) */
+  lv_spm Bn;                     /* G(q_n), keyed by column: rows of B_n^T */
+  lv_spm G1;                     /* G(q_{n+1}) at the current iterate */
+  lv_spm Mc;                     /* M (recorded once if constant, else per iterate) */
   int g1_valid, mc_valid;
   lv_newton *nw;
   lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
@@ -79,9 +79,9 @@ typedef struct {
 
 /* y += B_n^T z from the recorded G(q_n). */
 static inline void ga_bn_t_apply(const genalpha *g, const double *z, double *y) {
-  const lv_rfac *F = &g->Bn;
-  for (int c = 0; c < F->nkey; c++)
-    for (int t = F->ptr[c]; t < F->ptr[c + 1]; t++) y[c] += F->val[t] * z[F->idx[t]];
+  const lv_spm *F = &g->Bn;
+  for (int c = 0; c < F->ncols; c++)
+    for (int t = F->rp[c]; t < F->rp[c + 1]; t++) y[c] += F->val[t] * z[F->ci[t]];
 }
 
 /* ---- genalpha_sigma.c: the sigma-modification (sigma != 0 or corrector=paper) ---- */

@@ -161,10 +161,10 @@ void ga_destroy(lv_stepper *st) {
   lv_newton_free(g->nw);
   free(g->saved);
   lv_saddle_free(g->saddle);
-  lv_rfac_free(&g->T);
-  lv_rfac_free(&g->Bn);
-  lv_rfac_free(&g->G1);
-  lv_rfac_free(&g->Mc);
+  lv_spm_free(&g->T);
+  lv_spm_free(&g->Bn);
+  lv_spm_free(&g->G1);
+  lv_spm_free(&g->Mc);
   free(g->vfac);
   free(g->rb);
   free(g->rk);
@@ -243,10 +243,10 @@ static int create_body(lv_stepper *st, genalpha *g) {
   if (!g->a || !g->vd || !g->q1 || !g->v1 || !g->vd1 || !g->a1 || !g->lam1 || !g->eta || !g->dq ||
       !g->hdq || !g->tmp || !g->tmp2 || !g->bnz || !g->vstart || !g->astart)
     return LV_ENOMEM;
-  LV_CHECK(lv_rfac_init(&g->T, d, 0, 6 * d));
-  LV_CHECK(lv_rfac_init(&g->Bn, d, 1, 4 * d));
-  LV_CHECK(lv_rfac_init(&g->G1, k, 0, 4 * d));
-  LV_CHECK(lv_rfac_init(&g->Mc, d, 0, 4 * d));
+  lv_spm_init_grouped(&g->T, 0);
+  lv_spm_init_grouped(&g->Bn, 1);
+  lv_spm_init_grouped(&g->G1, 0);
+  lv_spm_init_grouped(&g->Mc, 0);
   LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
   *lv_newton_opts(g->nw) = st->newton;
   LV_CHECK(lv_saddle_new(&g->saddle, m, st->linsol_kind, st->linsol_threshold));

@@ -104,7 +104,7 @@ static int sigma_state(genalpha *g) {
   return isfinite(chk) ? 0 : LV_ENONFINITE;
 }
 
-/* P = sigma I + (1 - sigma) T(w) into an lv_rfac. */
+/* P = sigma I + (1 - sigma) T(w) into an lv_spm. */
 typedef struct {
   const lv_space *sp;
   const double *w;
@@ -143,13 +143,13 @@ typedef struct {
  * by the pattern of B_n, so the factor keeps its pattern and has no
  * repeated positions. */
 static int fill_zeta_cols(genalpha *g, lv_sink *s, int o, int k, const double *E) {
-  const lv_rfac *B = &g->Bn;
+  const lv_spm *B = &g->Bn;
   for (int a = 0; a < k; a++) {
     int nl = 0;
     for (int b = 0; b < k; b++) {
       double e = E[a * k + b];
-      for (int t = B->ptr[o + b]; t < B->ptr[o + b + 1]; t++) {
-        int r = B->idx[t];
+      for (int t = B->rp[o + b]; t < B->rp[o + b + 1]; t++) {
+        int r = B->ci[t];
         if (!g->wmark[r]) {
           g->wmark[r] = 1;
           g->wlist[nl++] = r;
@@ -275,10 +275,10 @@ int ga_sigma_newton_tangent(genalpha *g) {
   if (!g->corr_paper) { /* exact sigma-scheme: T -> F */
     fmat_ctx fc = {g, g->hdq};
     int nz = g->index == 2 ? g->nc : 0; /* index 2: F has the zeta columns too */
-    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv + nz, fill_fmat, &fc));
+    LV_CHECK(lv_spm_fill(&g->T, g->nv, g->nv + nz, fill_fmat, &fc));
   } else { /* paper: T -> P, the "full Jacobian" (67) */
     pmat_ctx pc = {g->sp, g->hdq, g->sigma};
-    LV_CHECK(lv_rfac_fill(&g->T, g->nv, g->nv, fill_pmat, &pc));
+    LV_CHECK(lv_spm_fill(&g->T, g->nv, g->nv, fill_pmat, &pc));
   }
   return 0;
 }

@@ -22,13 +22,22 @@ void lv_spm_free(lv_spm *A) {
   free(A->perm);
   free(A->acc);
   free(A->mark);
-  int r = A->nrows, c = A->ncols;
+  int r = A->nrows, c = A->ncols, g = A->group;
   lv_spm_init(A, r, c);
+  A->group = g;
 }
 
 /* ------------------------------------------------------------ capture */
 
-static int spm_add(lv_sink *s, int i, int j, double v) {
+/* The capture sink's add; @p assign: the replay assigns the slot (a grouped
+ * pattern with no repeated position, lv_spm->nodup) instead of summing into
+ * it (specialised below, the branch stays out of the merged capture). */
+#if defined(__GNUC__)
+#define SPM_SPECIALISE static inline __attribute__((always_inline))
+#else
+#define SPM_SPECIALISE static inline
+#endif
+SPM_SPECIALISE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
   lv_spm *A = (lv_spm *)s;
   if (s->transpose) {
     int t = i;
@@ -61,7 +70,10 @@ static int spm_add(lv_sink *s, int i, int j, double v) {
   if (A->match) {
     /* on the pattern's position sequence: straight into the slot */
     if (k < A->pcnt && A->pi[k] == i && A->pj[k] == j) {
-      A->val[A->map[k]] += x;
+      if (assign)
+        A->val[A->map[k]] = x;
+      else
+        A->val[A->map[k]] += x;
       return 0;
     }
     /* off it: the positions so far were the pattern's */
@@ -76,8 +88,16 @@ static int spm_add(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
+static int spm_add(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 0);
+}
+
+static int spm_add_assign(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 1);
+}
+
 lv_sink *lv_spm_begin(lv_spm *A) {
-  A->sink.add = spm_add;
+  A->sink.add = A->nodup ? spm_add_assign : spm_add;
   A->sink.target = A;
   A->sink.row0 = A->sink.col0 = 0;
   A->sink.nrows = A->nrows;
@@ -88,34 +108,50 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->tcnt = 0;
   A->match = A->version != 0;
   A->bad = 0;
-  if (A->match && A->nnz) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
+  if (A->match && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   return &A->sink;
 }
 
 /* New pattern from the captured position sequence: CSR with merged
  * duplicates, columns ascending, and the add -> slot map.  Two stable
  * counting sorts, O(adds + rows + cols). */
-static int build_pattern(lv_spm *A) {
-  size_t cnt = A->tcnt;
-  int nr = A->nrows, nc = A->ncols;
-  size_t c1 = cnt ? cnt : 1;
+/* The captured position sequence becomes the pattern's (pi, pj; map sized
+ * for it), for either layout.  Status LV_ENOMEM (then no pattern). */
+static int keep_sequence(lv_spm *A) {
+  size_t cnt = A->tcnt, c1 = cnt ? cnt : 1;
   int *pi = realloc(A->pi, c1 * sizeof *pi), *pj = NULL, *map = NULL;
   if (pi) A->pi = pi;
   if (pi) pj = realloc(A->pj, c1 * sizeof *pj);
   if (pj) A->pj = pj;
   if (pj) map = realloc(A->map, c1 * sizeof *map);
   if (map) A->map = map;
+  if (!map) {
+    A->version = 0;
+    A->pcnt = 0;
+    return LV_ENOMEM;
+  }
+  if (cnt > 0) { /* an empty capture (no constraints) has no triplet arrays */
+    memcpy(pi, A->ti, cnt * sizeof(int));
+    memcpy(pj, A->tj, cnt * sizeof(int));
+  }
+  A->pcnt = cnt;
+  return 0;
+}
+
+static int build_groups(lv_spm *A);
+static int build_pattern(lv_spm *A) {
+  LV_CHECK(keep_sequence(A));
+  if (A->group) return build_groups(A);
+  size_t cnt = A->tcnt;
+  int nr = A->nrows, nc = A->ncols;
+  size_t c1 = cnt ? cnt : 1;
+  int *pi = A->pi, *pj = A->pj, *map = A->map;
   int *cnt_c = lv_calloc((size_t)(nc > nr ? nc : nr) + 1, sizeof(int));
   int *o1 = lv_calloc(c1, sizeof(int)), *o2 = lv_calloc(c1, sizeof(int));
   int *rp = realloc(A->rp, ((size_t)nr + 1) * sizeof(int));
   if (rp) A->rp = rp;
-  int rc = (!pi || !pj || !map || !cnt_c || !o1 || !o2 || !rp) ? LV_ENOMEM : 0;
+  int rc = (!cnt_c || !o1 || !o2 || !rp) ? LV_ENOMEM : 0;
   if (!rc) {
-    if (cnt > 0) { /* an empty capture (no constraints) has no triplet arrays */
-      memcpy(pi, A->ti, cnt * sizeof(int));
-      memcpy(pj, A->tj, cnt * sizeof(int));
-    }
-    A->pcnt = cnt;
     /* by column, then stably by row: row-major with columns ascending */
     for (size_t k = 0; k < cnt; k++) cnt_c[pj[k] + 1]++;
     for (int j = 0; j < nc; j++) cnt_c[j + 1] += cnt_c[j];
@@ -159,6 +195,49 @@ static int build_pattern(lv_spm *A) {
   return rc;
 }
 
+/* Grouped layout (LV_SPM_BY_ROW / LV_SPM_BY_COL): one slot per add, the
+ * adds grouped by their key (row, or column) in call order -- one stable
+ * counting sort, O(adds + keys); nothing merged. */
+static int build_groups(lv_spm *A) {
+  size_t cnt = A->tcnt;
+  int by_col = A->group == LV_SPM_BY_COL, nk = by_col ? A->ncols : A->nrows;
+  size_t c1 = cnt ? cnt : 1;
+  int *pi = A->pi, *pj = A->pj, *map = A->map, *ci = realloc(A->ci, c1 * sizeof *ci);
+  if (ci) A->ci = ci;
+  double *val = ci ? realloc(A->val, c1 * sizeof *val) : NULL;
+  if (val) A->val = val;
+  int *rp = val ? realloc(A->rp, ((size_t)nk + 1) * sizeof(int)) : NULL;
+  if (rp) A->rp = rp;
+  if (!rp) {
+    A->version = 0; /* no usable pattern */
+    A->pcnt = 0;
+    return LV_ENOMEM;
+  }
+  const int *key = by_col ? pj : pi, *oth = by_col ? pi : pj;
+  memset(rp, 0, ((size_t)nk + 1) * sizeof(int));
+  for (size_t k = 0; k < cnt; k++) rp[key[k] + 1]++;
+  for (int g = 0; g < nk; g++) rp[g + 1] += rp[g];
+  /* rp[g] is the cursor of group g while filling, then the end of g */
+  for (size_t k = 0; k < cnt; k++) {
+    int slot = rp[key[k]]++;
+    map[k] = slot;
+    ci[slot] = oth[k];
+  }
+  for (int g = nk; g > 0; g--) rp[g] = rp[g - 1];
+  rp[0] = 0;
+  A->nnz = (int)cnt;
+  A->nodup = 1;
+  for (int g = 0; g < nk && A->nodup; g++)
+    for (int a = rp[g]; a < rp[g + 1] && A->nodup; a++)
+      for (int b = a + 1; b < rp[g + 1]; b++)
+        if (ci[a] == ci[b]) {
+          A->nodup = 0;
+          break;
+        }
+  A->version++;
+  return 0;
+}
+
 int lv_spm_end(lv_spm *A, int callback_status) {
   if (A->bad) return A->bad;
   if (callback_status) return callback_status;
@@ -168,19 +247,68 @@ int lv_spm_end(lv_spm *A, int callback_status) {
     memcpy(A->tj, A->pj, A->tcnt * sizeof(int));
   }
   A->match = 0;
+  A->nodup = 0;
   LV_CHECK(build_pattern(A));
   if (A->nnz) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   for (size_t k = 0; k < A->tcnt; k++) A->val[A->map[k]] += A->tv[k];
   return 0;
 }
 
+void lv_spm_init_grouped(lv_spm *A, int by_col) {
+  lv_spm_init(A, 0, 0);
+  A->group = by_col ? LV_SPM_BY_COL : LV_SPM_BY_ROW;
+}
+
+int lv_spm_fill(lv_spm *A, int nrows, int ncols, lv_spm_fill_fn fn, void *ctx) {
+  if (nrows != A->nrows || ncols != A->ncols) {
+    if (!A->group) return LV_EINPUT; /* a merged matrix keeps its shape */
+    /* a grouped matrix is indexed by its key only: a new key count needs a
+     * new pattern (no product or transpose depends on its version) */
+    if ((A->group == LV_SPM_BY_COL ? ncols != A->ncols : nrows != A->nrows)) A->version = 0;
+    A->nrows = nrows;
+    A->ncols = ncols;
+  }
+  return lv_spm_end(A, fn(ctx, lv_spm_begin(A)));
+}
+
+/* the model and space callbacks every scheme captures */
+typedef struct {
+  const lv_model *m;
+  const lv_space *sp;
+  const double *x;
+} cap_ctx;
+static int cap_jac(void *ctx, lv_sink *s) {
+  const cap_ctx *c = ctx;
+  return lv_model_constraint_jac(c->m, c->x, s);
+}
+static int cap_mass(void *ctx, lv_sink *s) {
+  const cap_ctx *c = ctx;
+  return lv_model_mass(c->m, c->x, s);
+}
+static int cap_tangent(void *ctx, lv_sink *s) {
+  const cap_ctx *c = ctx;
+  return lv_space_tangent(c->sp, c->x, s);
+}
+
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
-  return lv_spm_end(G, lv_model_constraint_jac(m, q, lv_spm_begin(G)));
+  cap_ctx c = {m, NULL, q};
+  return lv_spm_fill(G, lv_model_nc(m), lv_model_nv(m), cap_jac, &c);
+}
+
+int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M) {
+  cap_ctx c = {m, NULL, q};
+  return lv_spm_fill(M, lv_model_nv(m), lv_model_nv(m), cap_mass, &c);
+}
+
+int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T) {
+  cap_ctx c = {NULL, sp, w};
+  return lv_spm_fill(T, lv_space_nv(sp), lv_space_nv(sp), cap_tangent, &c);
 }
 
 /* ------------------------------------------------------------ transpose */
 
 int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
+  if (A->group) return LV_EINPUT;
   if (T->opA != A || T->verA != A->version || T->version == 0) {
     int nr = A->ncols, nc = A->nrows, nnz = A->nnz;
     size_t z = nnz ? (size_t)nnz : 1;
@@ -283,7 +411,7 @@ static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
 }
 
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
-  if (A->ncols != B->nrows) return LV_EINPUT;
+  if (A->ncols != B->nrows || A->group || B->group) return LV_EINPUT;
   if (C->version == 0 || C->opA != A || C->opB != B || C->verA != A->version || C->verB != B->version) {
     long v = C->version;
     LV_CHECK(product_pattern(C, A, B));
@@ -332,7 +460,7 @@ void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y) {
 int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
                int transpose) {
   int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
-  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n) return LV_EINPUT;
+  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n || A->group) return LV_EINPUT;
   const int *rp = A->rp, *ci = A->ci;
   const double *val = A->val;
   if (S->dense) {
@@ -439,7 +567,7 @@ int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_
   int d = lv_model_nv(m);
   lv_spm_init(M, d, d);
   lv_spm_init(Mi, d, d);
-  LV_CHECK(lv_spm_end(M, lv_model_mass(m, q, lv_spm_begin(M))));
+  LV_CHECK(lv_spm_mass_matrix(m, q, M));
   /* diag(M), positive */
   for (int i = 0; i < d; i++) {
     diag[i] = 0.0;
@@ -521,4 +649,13 @@ int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_
   free(B);
   free(W);
   return rc;
+}
+
+/* ------------------------------------------------------------ block sinks */
+
+int lv_blk_add(lv_sink *s, int i, int j, double v) {
+  lv_blk_sink *b = (lv_blk_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  lv_blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
+  return 0;
 }

@@ -19,20 +19,38 @@
  * sequence), and a product or transpose rebuilds its own pattern when an
  * operand's version moved.  A pattern change reaches the linear solver as a
  * new position sequence, i.e. one more symbolic analysis, never a wrong
- * matrix. */
+ * matrix.
+ *
+ * The same capture serves the generalized-alpha (genalpha*.c) and BLieDF
+ * (bliedf.c) schemes, which form products such as K_t T, G T or M B_n^T
+ * entry by entry from the model's callbacks: there a matrix is captured in
+ * a grouped layout (lv_spm_init_grouped) -- one slot per add, nothing
+ * merged, the adds grouped by row (LV_SPM_BY_ROW: CSR) or by column
+ * (LV_SPM_BY_COL: CSR of the transpose) in call order -- so that an entry
+ * A(r, key) expands into A(r, key) F(key, o) for every o with the same
+ * sums as the callback's own sequence (lv_blk below).  The call-order
+ * sequence (pi, pj, tv) is kept too (lv_spm_seq_matvec, lv_blk_seq). */
 #ifndef LIVENS_SPMAT_H
 #define LIVENS_SPMAT_H
 
+#include <string.h>
 #include "lv_internal.h"
 #include "linsol/assembly.h"
+
+/* Layouts: merged CSR (the default), or grouped (see above). */
+enum { LV_SPM_MERGED = 0, LV_SPM_BY_ROW = 1, LV_SPM_BY_COL = 2 };
 
 typedef struct lv_spm lv_spm;
 struct lv_spm {
   lv_sink sink; /* capture sink (first member: the add callback casts back) */
   int nrows, ncols;
-  int nnz;          /* merged positions */
-  int *rp, *ci;     /* CSR: row i holds slots rp[i] .. rp[i+1]-1, columns ascending */
+  int nnz;          /* merged positions (grouped: adds) */
+  int *rp, *ci;     /* CSR: row i holds slots rp[i] .. rp[i+1]-1, columns ascending;
+                     * grouped: key g holds slots rp[g] .. rp[g+1]-1 in call order,
+                     * ci the other index (BY_COL: the row) */
   double *val;
+  int group;        /* LV_SPM_MERGED, LV_SPM_BY_ROW, LV_SPM_BY_COL */
+  int nodup;        /* grouped, no (key, other) position twice: replay assigns the slots */
   long version;     /* changes whenever the pattern does; 0: no pattern yet */
   /* capture: the add sequence of the running capture, and of the pattern */
   int *ti, *tj;
@@ -59,9 +77,26 @@ void lv_spm_free(lv_spm *A);
 lv_sink *lv_spm_begin(lv_spm *A);
 int lv_spm_end(lv_spm *A, int callback_status);
 
-/* G(q) of the model's constraints captured into G (k x d): the capture
- * every scheme on the sparse path repeats at its moving points. */
+/* An empty matrix in a grouped layout (@p by_col: LV_SPM_BY_COL, else
+ * LV_SPM_BY_ROW); its shape is set by lv_spm_fill.  Grouped matrices are
+ * for the lv_blk sinks, lv_spm_seq_matvec and their group arrays, not for
+ * lv_spm_transpose / lv_spm_product / lv_spm_put (LV_EINPUT). */
+void lv_spm_init_grouped(lv_spm *A, int by_col);
+
+/* Capture @p fn's entries into @p A, nrows x ncols as the callback sees
+ * them: lv_spm_end(A, fn(ctx, lv_spm_begin(A))).  A merged matrix must keep
+ * its shape (LV_EINPUT); a grouped one takes the new shape (a new key count:
+ * a new pattern). */
+typedef int (*lv_spm_fill_fn)(void *ctx, lv_sink *s);
+int lv_spm_fill(lv_spm *A, int nrows, int ncols, lv_spm_fill_fn fn, void *ctx);
+
+/* The captures every scheme repeats at its moving points, each a
+ * lv_spm_fill of one callback: G(q) of the model's constraints (k x d),
+ * the mass matrix M(q) (d x d), the space's tangent operator T(w)
+ * (nv x nv). */
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G);
+int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M);
+int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 
 /* T = A^T, C = A B (pattern rebuilt only when an operand's changed). */
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
@@ -94,5 +129,67 @@ int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, co
  * (a singular block), LV_ENOTIMPL (a block larger than @p maxblock: M^-1
  * is not sparse, the caller should assemble densely), LV_ENOMEM. */
 int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_spm *Mi, double *diag);
+
+/* y += A x (transposed: y += A^T x) over the last capture's adds in call
+ * order (the callback's own summation order; any layout). */
+static inline void lv_spm_seq_matvec(const lv_spm *A, const double *x, double *y, int transposed) {
+  const int *pi = A->pi, *pj = A->pj;
+  const double *tv = A->tv;
+  size_t n = A->pcnt;
+  if (transposed)
+    for (size_t c = 0; c < n; c++) y[pj[c]] += tv[c] * x[pi[c]];
+  else
+    for (size_t c = 0; c < n; c++) y[pi[c]] += tv[c] * x[pj[c]];
+}
+
+/* Sink for one block of the Newton matrix: entry (i, j, v) of the block
+ * becomes scale * v at (r0 + i, c0 + j) (transposed: (r0 + j, c0 + i)), or,
+ * with a right factor F (grouped by row), the entries scale * v * F(j, l)
+ * at (r0 + i, c0 + l): the product of the block with F (the tangent
+ * operator, or B_n^T). */
+typedef struct {
+  lv_sink sink;
+  lv_assembly *A;
+  int r0, c0, transpose;
+  double scale;
+  const lv_spm *F;
+} lv_blk_sink;
+
+static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,
+                              int i, int j, double v) {
+  v *= scale;
+  if (F) {
+    for (int t = F->rp[j]; t < F->rp[j + 1]; t++) lv_assembly_add(A, r0 + i, c0 + F->ci[t], v * F->val[t]);
+  } else if (transpose) {
+    lv_assembly_add(A, r0 + j, c0 + i, v);
+  } else {
+    lv_assembly_add(A, r0 + i, c0 + j, v);
+  }
+}
+
+int lv_blk_add(lv_sink *s, int i, int j, double v); /* the sink's add */
+
+static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols, double scale,
+                              int transpose, const lv_spm *F) {
+  memset(b, 0, sizeof *b);
+  b->sink.add = lv_blk_add;
+  b->sink.nrows = nrows;
+  b->sink.ncols = ncols;
+  b->sink.scale = 1.0;
+  b->A = A;
+  b->r0 = r0;
+  b->c0 = c0;
+  b->scale = scale;
+  b->transpose = transpose;
+  b->F = F;
+  return &b->sink;
+}
+
+/* The same for a matrix already captured (no callback): its last capture's
+ * adds in call order. */
+static inline void lv_blk_seq(lv_assembly *A, const lv_spm *M, int r0, int c0, double scale, int transpose,
+                              const lv_spm *F) {
+  for (size_t c = 0; c < M->pcnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, M->pi[c], M->pj[c], M->tv[c]);
+}
 
 #endif

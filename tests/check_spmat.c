@@ -1,0 +1,242 @@
+/* The schemes' capture kit (schemes/spmat.h): a callback's entries captured
+ * into a merged CSR matrix or a grouped one (by row / by column, one slot
+ * per add, call order), the pattern learnt once and replayed, a changed
+ * position sequence recorded again, and the block sinks that write a
+ * captured matrix (times a grouped factor) into the solver's assembly. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "schemes/spmat.h"
+#include "testutil.h"
+
+/* A callback writing a fixed list of triplets. */
+typedef struct {
+  int n;
+  int i[32], j[32];
+  double v[32];
+} trip;
+
+static int fill_trip(void *ctx, lv_sink *s) {
+  trip *t = ctx;
+  for (int k = 0; k < t->n; k++) LV_CHECK(lv_sink_add(s, t->i[k], t->j[k], t->v[k]));
+  return 0;
+}
+
+static void set_trip(trip *t, int n, const int *i, const int *j, const double *v) {
+  t->n = n;
+  for (int k = 0; k < n; k++) {
+    t->i[k] = i[k];
+    t->j[k] = j[k];
+    t->v[k] = v[k];
+  }
+}
+
+/* entry (i, j) of a merged CSR matrix (0 if not in the pattern) */
+static double csr_at(const lv_spm *A, int i, int j) {
+  for (int p = A->rp[i]; p < A->rp[i + 1]; p++)
+    if (A->ci[p] == j) return A->val[p];
+  return 0.0;
+}
+
+START_TEST(test_merged_capture) {
+  lv_spm A;
+  lv_spm_init(&A, 3, 4);
+  trip t;
+  int i1[] = {2, 0, 2, 0}, j1[] = {1, 3, 1, 0};
+  double v1[] = {0.1, 2.0, 0.7, -3.0};
+  set_trip(&t, 4, i1, j1, v1);
+  ck_assert_int_eq(lv_spm_fill(&A, 3, 4, fill_trip, &t), 0);
+  ck_assert_int_eq(A.nnz, 3); /* (2, 1) merged */
+  ck_assert_int_eq(A.rp[1] - A.rp[0], 2);
+  ck_assert_int_eq(A.ci[A.rp[0]], 0); /* columns ascending */
+  ck_assert(csr_at(&A, 2, 1) == (0.0 + 0.1) + 0.7);
+  long ver = A.version;
+  /* same sequence, new values: values only */
+  double v2[] = {1e-17, 5.0, 1.0, 4.0};
+  set_trip(&t, 4, i1, j1, v2);
+  ck_assert_int_eq(lv_spm_fill(&A, 3, 4, fill_trip, &t), 0);
+  ck_assert_int_eq(A.version, ver);
+  ck_assert(csr_at(&A, 2, 1) == (0.0 + 1e-17) + 1.0);
+  ck_assert(csr_at(&A, 0, 3) == 5.0 && csr_at(&A, 0, 0) == 4.0);
+  /* a prefix of the sequence, then a different one: new patterns */
+  set_trip(&t, 2, i1, j1, v2);
+  ck_assert_int_eq(lv_spm_fill(&A, 3, 4, fill_trip, &t), 0);
+  ck_assert_int_gt(A.version, ver);
+  ck_assert_int_eq(A.nnz, 2);
+  ck_assert(csr_at(&A, 2, 1) == 1e-17 && csr_at(&A, 0, 0) == 0.0);
+  int i3[] = {1, 2}, j3[] = {2, 1};
+  double v3[] = {6.0, 7.0};
+  set_trip(&t, 2, i3, j3, v3);
+  ver = A.version;
+  ck_assert_int_eq(lv_spm_fill(&A, 3, 4, fill_trip, &t), 0);
+  ck_assert_int_gt(A.version, ver);
+  ck_assert(csr_at(&A, 1, 2) == 6.0 && csr_at(&A, 2, 1) == 7.0 && csr_at(&A, 0, 3) == 0.0);
+  /* out of bounds, and a merged matrix keeps its shape */
+  int i4[] = {3}, j4[] = {0};
+  set_trip(&t, 1, i4, j4, v3);
+  ck_assert_int_eq(lv_spm_fill(&A, 3, 4, fill_trip, &t), LV_EINPUT);
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip, &t), LV_EINPUT);
+  lv_spm_free(&A);
+}
+END_TEST
+
+/* Grouped layouts: the groups hold the adds in call order, nothing merged,
+ * and their values are exactly the adds' (replays too, -0 included). */
+START_TEST(test_grouped) {
+  int i1[] = {1, 0, 1, 2, 0, 1}, j1[] = {2, 1, 0, 2, 1, 2};
+  double v1[] = {1.5, -2.0, 3.0, 0.25, 8.0, -0.0};
+  for (int by_col = 0; by_col < 2; by_col++) {
+    lv_spm A;
+    lv_spm_init_grouped(&A, by_col);
+    trip t;
+    for (int dup = 1; dup >= 0; dup--) {
+      /* with dup: (1, 2) and (0, 1) twice; without: the first four adds */
+      int n = dup ? 6 : 4;
+      set_trip(&t, n, i1, j1, v1);
+      for (int rep = 0; rep < 3; rep++) {
+        if (rep == 2)
+          for (int k = 0; k < n; k++) t.v[k] = k % 2 ? -0.0 : (double)(k + rep);
+        ck_assert_int_eq(lv_spm_fill(&A, 3, 3, fill_trip, &t), 0);
+        ck_assert_int_eq(A.nnz, n);
+        ck_assert_int_eq(A.nodup, !dup);
+        /* the slots of each key in call order */
+        int slot = 0;
+        for (int g = 0; g < 3; g++) {
+          ck_assert_int_eq(A.rp[g], slot);
+          for (int k = 0; k < n; k++) {
+            if ((by_col ? t.j[k] : t.i[k]) != g) continue;
+            ck_assert_int_eq(A.ci[slot], by_col ? t.i[k] : t.j[k]);
+            if (rep > 0 && !dup) /* a replay assigns: the bits of the add */
+              ck_assert(memcmp(&A.val[slot], &t.v[k], sizeof(double)) == 0);
+            else
+              ck_assert(A.val[slot] == t.v[k]);
+            slot++;
+          }
+        }
+        ck_assert_int_eq(A.rp[3], n);
+        /* y += A x, A^T x in call order */
+        double x[3] = {0.3, -1.1, 2.7}, y[3] = {1, 1, 1}, yt[3] = {0, 0, 0}, r[3] = {1, 1, 1}, rt[3] = {0, 0, 0};
+        for (int k = 0; k < n; k++) {
+          r[t.i[k]] += t.v[k] * x[t.j[k]];
+          rt[t.j[k]] += t.v[k] * x[t.i[k]];
+        }
+        lv_spm_seq_matvec(&A, x, y, 0);
+        lv_spm_seq_matvec(&A, x, yt, 1);
+        for (int a = 0; a < 3; a++) ck_assert(y[a] == r[a] && yt[a] == rt[a]);
+      }
+    }
+    /* grouped matrices are not operands of the merged kit */
+    lv_spm T, P;
+    lv_spm_init(&T, 3, 3);
+    lv_spm_init(&P, 3, 3);
+    ck_assert_int_eq(lv_spm_transpose(&T, &A), LV_EINPUT);
+    ck_assert_int_eq(lv_spm_product(&P, &A, &A), LV_EINPUT);
+    lv_assembly S;
+    ck_assert_int_eq(lv_assembly_init(&S, 3, 1), 0);
+    ck_assert_int_eq(lv_spm_put(&S, 0, 0, &A, 1.0, NULL, 0), LV_EINPUT);
+    lv_assembly_free(&S);
+    /* a new key count: a new pattern of the right size */
+    long ver = A.version;
+    int i2[] = {4, 0}, j2[] = {4, 0};
+    set_trip(&t, 2, i2, j2, v1);
+    ck_assert_int_eq(lv_spm_fill(&A, 5, 5, fill_trip, &t), 0);
+    ck_assert_int_ne(A.version, ver);
+    ck_assert_int_eq(A.rp[5], 2);
+    ck_assert_int_eq(A.rp[1], 1);
+    lv_spm_free(&A);
+    lv_spm_free(&T);
+    lv_spm_free(&P);
+  }
+}
+END_TEST
+
+/* lv_blk: a callback's block times a grouped factor F into dense and sparse
+ * assemblies: the product, and the same bits in both back-ends. */
+START_TEST(test_blk_product) {
+  unsigned long long seed = tu_seed(19);
+  /* A: 4 x 5 with a repeated position; F: 5 x 3 grouped by row, repeated too */
+  trip ta, tf;
+  ta.n = 0;
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 5; j++)
+      if ((i + j) % 2 == 0) {
+        ta.i[ta.n] = i;
+        ta.j[ta.n] = j;
+        ta.v[ta.n++] = tu_rand(&seed) - 0.5;
+      }
+  ta.i[ta.n] = 1;
+  ta.j[ta.n] = 3;
+  ta.v[ta.n++] = 0.125;
+  tf.n = 0;
+  for (int k = 0; k < 5; k++)
+    for (int o = 0; o < 3; o++)
+      if ((k + o) % 3 != 1) {
+        tf.i[tf.n] = k;
+        tf.j[tf.n] = o;
+        tf.v[tf.n++] = tu_rand(&seed) - 0.5;
+      }
+  tf.i[tf.n] = 2;
+  tf.j[tf.n] = 0;
+  tf.v[tf.n++] = 1.0 / 3.0;
+  lv_spm F, Ag;
+  lv_spm_init_grouped(&F, 0);
+  lv_spm_init_grouped(&Ag, 0);
+  ck_assert_int_eq(lv_spm_fill(&F, 5, 3, fill_trip, &tf), 0);
+  ck_assert_int_eq(lv_spm_fill(&Ag, 4, 5, fill_trip, &ta), 0);
+  double Ad[4 * 5] = {0}, Fd[5 * 3] = {0}, R[4 * 3] = {0};
+  for (int k = 0; k < ta.n; k++) Ad[ta.i[k] * 5 + ta.j[k]] += ta.v[k];
+  for (int k = 0; k < tf.n; k++) Fd[tf.i[k] * 3 + tf.j[k]] += tf.v[k];
+  for (int i = 0; i < 4; i++)
+    for (int o = 0; o < 3; o++)
+      for (int k = 0; k < 5; k++) R[i * 3 + o] += 2.0 * Ad[i * 5 + k] * Fd[k * 3 + o];
+  const int n = 6, r0 = 1, c0 = 2;
+  lv_assembly S[3];
+  for (int b = 0; b < 3; b++) {
+    ck_assert_int_eq(lv_assembly_init(&S[b], n, b != 1), 0);
+    for (int pass = 0; pass < 2; pass++) { /* record, then replay the pattern */
+      lv_assembly_begin(&S[b]);
+      lv_blk_sink bs;
+      if (b < 2)
+        ck_assert_int_eq(fill_trip(&ta, lv_blk(&bs, &S[b], r0, c0, 4, 5, 2.0, 0, &F)), 0);
+      else
+        lv_blk_seq(&S[b], &Ag, r0, c0, 2.0, 0, &F); /* the captured block, no callback */
+      ck_assert_int_eq(lv_assembly_finish(&S[b]), 0);
+    }
+  }
+  /* dense: the product; the captured block gives the callback's bits */
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      double d = S[0].D[i + j * n];
+      int in = i >= r0 && i < r0 + 4 && j >= c0 && j < c0 + 3;
+      ck_assert(fabs(d - (in ? R[(i - r0) * 3 + j - c0] : 0.0)) < 1e-14);
+      ck_assert(memcmp(&d, &S[2].D[i + j * n], sizeof d) == 0);
+    }
+  /* sparse: the same bits in every slot */
+  for (int j = 0; j < n; j++)
+    for (int p = S[1].Ap[j]; p < S[1].Ap[j + 1]; p++) {
+      double d = S[0].D[S[1].Ai[p] + j * n];
+      ck_assert(memcmp(&d, &S[1].Ax[p], sizeof d) == 0);
+    }
+  /* transposed block without a factor */
+  lv_assembly_begin(&S[0]);
+  lv_blk_sink bs;
+  ck_assert_int_eq(fill_trip(&ta, lv_blk(&bs, &S[0], 0, 0, 4, 5, -1.0, 1, NULL)), 0);
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 5; j++) ck_assert(S[0].D[j + i * n] == -Ad[i * 5 + j]);
+  /* and the sink checks its bounds */
+  ck_assert_int_eq(lv_sink_add(lv_blk(&bs, &S[0], 0, 0, 4, 5, 1.0, 0, NULL), 4, 0, 1.0), LV_EINPUT);
+  for (int b = 0; b < 3; b++) lv_assembly_free(&S[b]);
+  lv_spm_free(&F);
+  lv_spm_free(&Ag);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("spmat");
+  TCase *tc = tu_tcase(s, "spmat", 0.1);
+  tcase_add_test(tc, test_merged_capture);
+  tcase_add_test(tc, test_grouped);
+  tcase_add_test(tc, test_blk_product);
+  return tu_run_suite(s);
+}
