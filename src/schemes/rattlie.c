@@ -342,15 +342,8 @@ static int rattlie_create(lv_stepper *st) {
   R->m = m;
   R->sp = lv_model_space(m);
   R->s = st->state;
-  const char *mu = lv_kv_string(st->options, "multipliers", "node");
-  if (strcmp(mu, "rattle") == 0)
-    R->rattle_mult = 1;
-  else if (strcmp(mu, "node") != 0) {
-    snprintf(st->detail, sizeof st->detail,
-             "rattlie: multipliers = %.60s is not accepted: 'node' (index-1 multiplier at the node) or "
-             "'rattle' (the scheme's own lambda_n)", mu);
-    return LV_EINPUT;
-  }
+  static const char *const multipliers[] = {"node", "rattle", NULL};
+  LV_CHECK(lv_opt_choice(st, "rattlie", "multipliers", multipliers, 0, &R->rattle_mult));
   int d = R->d = lv_model_nv(m), k = R->k = lv_model_nc(m), n = d + k;
   R->nq = lv_model_nq(m);
   R->fo = lv_calloc((size_t)d, sizeof(int));
