@@ -8,7 +8,7 @@ int main(void) {
   lv_integrator *it = NULL;
   lv_diag *diag = NULL;
   const char *keys[] = {"l"}, *values[] = {"1.0"};
-  lv_kv params = {1, keys, values};
+  lv_kv params = LV_KV_INIT(1, keys, values);
   int rc = lv_model_create("pendulum3d", &params, &model);
   if (!rc) rc = lv_integrator_new(&it, model, "rattle", 0.01);
   if (!rc) rc = lv_diag_new_for(&diag, it);

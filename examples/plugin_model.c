@@ -56,11 +56,11 @@ static int xi(int k, const double *q, double *out, void *u) {
 }
 
 static const lv_param_info params[] = {
-    {"g", "9.81", "gravity (m/s^2), >= 0"},
-    {"x0", "1", "initial x (m); z0 = x0^2/2 on the paraboloid"},
-    {"vy0", "2", "initial y velocity (m/s)"},
-    {"label", "", "free text, e.g. the experiment's name: carried into the CSV metadata and figure legends"},
-    {NULL, NULL, NULL}};
+    LV_PARAM_INFO("g", "9.81", "gravity (m/s^2), >= 0"),
+    LV_PARAM_INFO("x0", "1", "initial x (m); z0 = x0^2/2 on the paraboloid"),
+    LV_PARAM_INFO("vy0", "2", "initial y velocity (m/s)"),
+    LV_PARAM_INFO("label", "", "free text, e.g. the experiment's name: carried into the CSV metadata and figure legends"),
+    LV_PARAM_INFO_END};
 
 static int create(const lv_kv *kv, lv_model **out) {
   double gr, x0, vy0;
@@ -96,8 +96,9 @@ static int create(const lv_kv *kv, lv_model **out) {
   return 0;
 }
 
-static const lv_model_info info = {"paraboloid", "particle on the paraboloid z = (x^2 + y^2)/2 under gravity (plugin)",
-                                   params, create};
+static const lv_model_info info =
+    LV_MODEL_INFO_INIT("paraboloid", "particle on the paraboloid z = (x^2 + y^2)/2 under gravity (plugin)", params,
+                       create);
 
 const lv_model_info *livens_model_plugin(void);
 const lv_model_info *livens_model_plugin(void) { return &info; }

@@ -118,10 +118,6 @@ int lv_fd_mass_dq(const lv_model *m, const double *q, const double *a, lv_sink *
 /* Step along tangent direction j of sp, scaled by the coordinate it moves. */
 double lv_fd_step_dir(const lv_space *sp, const double *q, int j);
 
-/* White-box count of the group logarithms evaluated by a BLieDF stepper
- * (tests: spec 004 T18; bliedf.c; -1 if none). */
-long lv_bliedf_log_calls(const lv_stepper *st);
-
 /* Scheme options (src/schemes/options.c).  Each refusal writes one
  * sentence to st->detail, "<scheme>: KEY = VALUE is not accepted:
  * ACCEPTED", and returns LV_EINPUT; an absent option takes its default. */

@@ -15,7 +15,8 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "bliedf_top.h"
-#include "integrator/integrator_impl.h" /* white-box: the log count (T18) */
+#include "integrator/integrator_impl.h" /* white-box: the stepper of an integrator */
+#include "whitebox.h"                     /* the log count (T18) */
 
 static double dist2(int n, const double *x, const double *y) {
   double s = 0.0;

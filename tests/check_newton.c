@@ -423,6 +423,36 @@ START_TEST(test_options_init) {
 }
 END_TEST
 
+/* The problem's initialiser and lv_newton_problem_init set each field by
+ * name (weights NULL), and a problem built so solves: F = 0 at the root of
+ * x0^2 + x1^2 = 4, exp(x0) + x1 = 1 near (1, -1), checked independently. */
+START_TEST(test_problem_init) {
+  prob p;
+  prob_init(&p, 1.0, -1.0);
+  lv_newton_problem a = LV_NEWTON_PROBLEM_INIT(res, jac, upd, &p, 2), b;
+  memset(&b, 0xff, sizeof b);
+  lv_newton_problem_init(&b, res, jac, upd, &p, 2);
+  lv_newton_problem_init(NULL, res, jac, upd, &p, 2); /* no-op */
+  const lv_newton_problem *o[2] = {&a, &b};
+  for (int k = 0; k < 2; k++) {
+    ck_assert_ptr_eq((void *)o[k]->residual, (void *)res);
+    ck_assert_ptr_eq((void *)o[k]->jacobian, (void *)jac);
+    ck_assert_ptr_eq((void *)o[k]->update, (void *)upd);
+    ck_assert_ptr_null((void *)o[k]->weights);
+    ck_assert_ptr_eq(o[k]->ctx, &p);
+    ck_assert_int_eq(o[k]->n, 2);
+  }
+  lv_newton *nw;
+  ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
+  lv_newton_opts(nw)->res_tol = 1e-14;
+  lv_newton_stats st;
+  ck_assert_int_eq(lv_newton_solve(nw, &b, 0, &st), 0);
+  ck_assert_double_le(fabs(p.x[0] * p.x[0] + p.x[1] * p.x[1] - 4.0), 1e-13);
+  ck_assert_double_le(fabs(exp(p.x[0]) + p.x[1] - 1.0), 1e-13);
+  lv_newton_free(nw);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("newton");
   TCase *tc = tu_tcase(s, "core", 0.01);
@@ -435,5 +465,6 @@ int main(void) {
   tcase_add_test(tc, test_relative_residual);
   tcase_add_test(tc, test_relative_small);
   tcase_add_test(tc, test_options_init);
+  tcase_add_test(tc, test_problem_init);
   return tu_run_suite(s);
 }

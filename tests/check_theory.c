@@ -14,6 +14,7 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "theory/genalpha_theory.h"
+#include "whitebox.h" /* lv_ga_rotvec_compose */
 
 static int verbose(void) { return getenv("GA_VERBOSE") != NULL; }
 

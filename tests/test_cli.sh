@@ -124,6 +124,13 @@ expect_option "bliedf3 index" "bliedf3: index = 5 is not accepted: 3 .* or 2" ru
 expect_option "bliedf2 start-tol" "bliedf2: start-tol = 2 is not accepted: a number in \\(0, 1\\)" run heavy-top --scheme bliedf2 --opt start-tol=2
 expect_option "bliedf4 predictor" "bliedf4: predictor = x is not accepted: 'last' or 'extrapolate'" run heavy-top --scheme bliedf4 --opt predictor=x
 expect_option "bliedf1 lambda-fix" "bliedf1: lambda-fix = 1 is not accepted: 'off' or 'on'" run heavy-top --scheme bliedf1 --opt lambda-fix=1
+# range refusals and the last schemes with their own parsers, in the same sentence (issue 19)
+expect_option "vi-a theta out of range" "vi-a: theta = 7 is not accepted: a number in \\(0, 1\\)" run four-particle --scheme vi-a --opt theta=7
+expect_option "vi-b vartheta out of range" "vi-b: vartheta = 1 is not accepted: a number in \\(0, 1\\)" run four-particle --scheme vi-b --opt vartheta=1
+expect_option "genalpha projection" "genalpha: projection = maybe is not accepted: 'off' or 'on'" run heavy-top --scheme genalpha --opt projection=maybe
+expect_option "genalpha rho-inf out of range" "genalpha: rho-inf = 2 is not accepted: a number in \\[0, 1\\]" run heavy-top --scheme genalpha --opt rho-inf=2
+expect_option "genalpha beta out of range" "genalpha: beta = 0 is not accepted: a number > 0" run heavy-top --scheme genalpha --opt beta=0
+expect_option "rattlie multipliers" "rattlie: multipliers = x is not accepted: 'node' or 'rattle'" run heavy-top --scheme rattlie --opt multipliers=x
 expect_usage "param without =" run pendulum3d --param l
 expect_usage "converge without steps" converge pendulum3d
 expect_usage "compare with unknown scheme" compare pendulum3d --schemes rattle,nope

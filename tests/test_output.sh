@@ -108,7 +108,8 @@ grep -q "refuses N = 2.5 (N: number of particles (1 .. 100000))" err.txt && ok "
 expect_usage "pendulum3d l=-1 with m=2" run pendulum3d --param m=2 --param l=-1 --t-end 0.01
 grep -q "refuses l = -1" err.txt && ok "the refused one of two parameters is named" || bad "two parameters: $(cat err.txt)"
 # every genalpha option refused names itself and what it accepts
-for o in sigma=nan index=5 start=bogus projection=maybe projection-times=1,x corrector=z predictor-factor=x; do
+for o in sigma=nan index=5 start=bogus projection=maybe projection-times=1,x corrector=z predictor-factor=x \
+  rho-inf=2 alpha-m=1 alpha-f=x beta=0 gamma=-1; do
   expect_usage "genalpha --opt $o" run pendulum3d --scheme genalpha --opt "$o" --t-end 0.01
   grep -q "genalpha: ${o%%=*} = ${o#*=} is not accepted: " err.txt || bad "genalpha --opt $o: the sentence does not name it"
 done

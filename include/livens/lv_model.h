@@ -279,6 +279,12 @@ typedef struct {
   /** one-line description */
   const char *doc;
 } lv_param_info;
+/** One row of an lv_param_info table, by field name (a constant expression,
+ *  for static tables): `static const lv_param_info params[] =
+ *  {LV_PARAM_INFO("m", "1", "mass"), LV_PARAM_INFO_END};` */
+#define LV_PARAM_INFO(name_, default_, doc_) {.name = (name_), .default_value = (default_), .doc = (doc_)}
+/** The row that ends an lv_param_info table. */
+#define LV_PARAM_INFO_END {.name = NULL, .default_value = NULL, .doc = NULL}
 
 /** Key/value list of textual parameters or options ("N" -> "1000"). */
 typedef struct {
@@ -289,6 +295,11 @@ typedef struct {
   /** the n values, as text */
   const char **values;
 } lv_kv;
+/** An lv_kv of @p n_ pairs by field name:
+ *  `lv_kv params = LV_KV_INIT(1, keys, values);` */
+#define LV_KV_INIT(n_, keys_, values_) {.n = (n_), .keys = (keys_), .values = (values_)}
+/** Set @p kv to LV_KV_INIT(n, keys, values) (NULL @p kv: no-op). */
+LV_API void lv_kv_init(lv_kv *kv, int n, const char **keys, const char **values);
 
 /** A model of the registry (lv_model_registry()): its name, description,
  *  parameters and constructor. */
@@ -299,6 +310,10 @@ typedef struct {
   /** Build the model from parameter overrides.  Unknown keys give LV_EUNKNOWN. */
   int (*create)(const lv_kv *params, lv_model **out);
 } lv_model_info;
+/** An lv_model_info by field name (a constant expression, for the static
+ *  description a plugin returns; see examples/plugin_model.c). */
+#define LV_MODEL_INFO_INIT(name_, description_, params_, create_) \
+  {.name = (name_), .description = (description_), .params = (params_), .create = (create_)}
 
 /** Registered models, terminated by a NULL entry. */
 LV_API const lv_model_info *const *lv_model_registry(void);

@@ -69,6 +69,17 @@ typedef struct {
   /** number of unknowns (and of residual components) */
   int n;
 } lv_newton_problem;
+/** A problem by field name, without increment weights (set .weights after,
+ *  if wanted): `lv_newton_problem pb = LV_NEWTON_PROBLEM_INIT(res, jac,
+ *  upd, ctx, n);` */
+#define LV_NEWTON_PROBLEM_INIT(residual_, jacobian_, update_, ctx_, n_)                      \
+  {.residual = (residual_), .jacobian = (jacobian_), .update = (update_), .weights = NULL, \
+   .ctx = (ctx_), .n = (n_)}
+/** Set @p pb to LV_NEWTON_PROBLEM_INIT(residual, jacobian, update, ctx, n)
+ *  (NULL @p pb: no-op). */
+LV_API void lv_newton_problem_init(lv_newton_problem *pb, int (*residual)(void *, double *),
+                                   int (*jacobian)(void *, lv_linsol *), int (*update)(void *, const double *),
+                                   void *ctx, int n);
 
 /** Residual scale callback (see lv_newton_set_scale): s_i >= 0, the
  *  magnitude of the terms summed into r_i at the current iterate. */

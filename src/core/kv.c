@@ -53,3 +53,7 @@ int lv_kv_check(const lv_kv *kv, const lv_param_info *info, const char **bad) {
   }
   return 0;
 }
+
+void lv_kv_init(lv_kv *kv, int n, const char **keys, const char **values) {
+  if (kv) *kv = (lv_kv)LV_KV_INIT(n, keys, values);
+}

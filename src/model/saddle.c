@@ -1,7 +1,8 @@
 /* The saddle-point operations of a constrained model (saddle.h): one
  * factorisation of [M G^T; G 0] at a configuration and the solves the
  * integrator (consistent initial values) and the schemes (generalized-alpha,
- * BLieDF: starts, projections) make with it. */
+ * BLieDF: starts, projections; RATTLie: its stage 2 and node values) make
+ * with it. */
 #include "model/saddle.h"
 
 struct lv_saddle {
@@ -66,8 +67,13 @@ int lv_saddle_factor(lv_saddle *S, const double *q) {
 
 int lv_saddle_accelerations(lv_saddle *S, double t, const double *q, const double *v, double *vd,
                             double *lam) {
-  int d = S->nv, k = S->nc;
   LV_CHECK(lv_saddle_factor(S, q));
+  return lv_saddle_accelerations_factored(S, t, q, v, vd, lam);
+}
+
+int lv_saddle_accelerations_factored(lv_saddle *S, double t, const double *q, const double *v, double *vd,
+                                     double *lam) {
+  int d = S->nv, k = S->nc;
   LV_CHECK(lv_model_consistent_accelerations(S->m, S->ls, t, q, v, S->b, S->tmp));
   if (vd) memcpy(vd, S->b, (size_t)d * sizeof(double));
   if (lam && k > 0) memcpy(lam, S->b + d, (size_t)k * sizeof(double));

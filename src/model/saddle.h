@@ -6,7 +6,7 @@
  *   velocity shift            [M G^T; G 0] [dv; .] = [0; G w],
  *   position projection       q <- q o exp(delta), the M-closest point on g = 0.
  * One object per user (an integrator's initial projection, a generalized-
- * alpha or BLieDF stepper); all storage is allocated by lv_saddle_new, so
+ * alpha, BLieDF or RATTLie stepper); all storage is allocated by lv_saddle_new, so
  * the operations allocate nothing.  Uses only the model's public interface
  * and lv_model_saddle / lv_model_consistent_accelerations.  Not installed. */
 #ifndef LIVENS_SADDLE_H
@@ -30,6 +30,11 @@ int lv_saddle_factor(lv_saddle *S, const double *q);
  * vd or lam may be NULL (not wanted). */
 int lv_saddle_accelerations(lv_saddle *S, double t, const double *q, const double *v, double *vd,
                             double *lam);
+
+/* The same with the factorisation in place (lv_saddle_factor at the same
+ * q), for a scheme that has just solved with it (RATTLie's stage 2). */
+int lv_saddle_accelerations_factored(lv_saddle *S, double t, const double *q, const double *v, double *vd,
+                                     double *lam);
 
 /* Factorise at q, then replace v by its M-orthogonal projection onto
  * ker G(q).  Nothing (no factorisation) when the model has no constraints. */

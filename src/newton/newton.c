@@ -46,6 +46,12 @@ struct lv_newton {
  * the rounding of the sum. */
 void lv_newton_options_default(lv_newton_options *o) { *o = (lv_newton_options)LV_NEWTON_OPTIONS_INIT; }
 
+void lv_newton_problem_init(lv_newton_problem *pb, int (*residual)(void *, double *),
+                            int (*jacobian)(void *, lv_linsol *), int (*update)(void *, const double *),
+                            void *ctx, int n) {
+  if (pb) *pb = (lv_newton_problem)LV_NEWTON_PROBLEM_INIT(residual, jacobian, update, ctx, n);
+}
+
 int lv_newton_new(lv_newton **out, int n, lv_linsol_kind kind) {
   if (!out) return LV_EINPUT;
   *out = NULL;

@@ -917,7 +917,7 @@ int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, c
 }
 
 /* White-box count of the group logarithms a BLieDF stepper has evaluated
- * (tests: spec 004 T18). */
+ * (tests/whitebox.h; spec 004 T18). */
 long lv_bliedf_log_calls(const lv_stepper *st) {
   const bliedf *B = st ? st->priv : NULL;
   return B ? B->nlog : -1;

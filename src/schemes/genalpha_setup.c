@@ -74,83 +74,57 @@ static int parse_times(const char *s, double **out, int *n) {
  * defined but unstable values (Chung-Hulbert: alpha_m <= alpha_f <= 1/2,
  * beta >= 1/4 + (alpha_f - alpha_m)/2) are allowed, because users study them
  * on purpose. */
-static int parse_options(genalpha *g, const lv_kv *kv, char *detail, size_t n) {
+static int parse_options(genalpha *g, lv_stepper *st) {
+  const lv_kv *kv = st->options;
+  const char *me = "genalpha";
   LV_CHECK(lv_kv_check(kv, ga_options, NULL));
-/* one sentence naming the option, the value given and what is accepted */
-#define REFUSE(key, accepted)                                                                  \
-  do {                                                                                         \
-    snprintf(detail, n, "genalpha: %s = %s is not accepted: %s", key, lv_kv_string(kv, key, ""), \
-             accepted);                                                                        \
-    return LV_EINPUT;                                                                          \
-  } while (0)
   if (lv_kv_int(kv, "index", 3, &g->index) || (g->index != 3 && g->index != 2))
-    REFUSE("index", "3 (index-3 formulation) or 2 (stabilised index 2)");
-  const char *sig = lv_kv_string(kv, "sigma", "0");
-  int sig_opt = strcmp(sig, "optimal") == 0;
-  if (!sig_opt && (lv_kv_double(kv, "sigma", 0.0, &g->sigma) || !isfinite(g->sigma)))
-    REFUSE("sigma", "a finite number or 'optimal'");
-  const char *co = lv_kv_string(kv, "corrector", "exact");
-  if (strcmp(co, "paper") == 0)
-    g->corr_paper = 1;
-  else if (strcmp(co, "paper-previous-acceleration") == 0)
-    g->corr_paper = 2;
-  else if (strcmp(co, "exact") != 0)
-    REFUSE("corrector", "'exact', 'paper' or 'paper-previous-acceleration' (an ablation)");
-  if (lv_kv_double(kv, "predictor-factor", 1.0, &g->pfac) || !isfinite(g->pfac))
-    REFUSE("predictor-factor", "a finite number");
+    return lv_opt_refuse(st, me, "index", "3 (index-3 formulation) or 2 (stabilised index 2)");
+  int sig_opt = strcmp(lv_kv_string(kv, "sigma", "0"), "optimal") == 0;
+  if (!sig_opt) LV_CHECK(lv_opt_double(st, me, "sigma", 0.0, &g->sigma, "a finite number or 'optimal'"));
+  /* index = corr_paper: 2 is the ablation predicting v'_{n+1} = v'_n */
+  static const char *const correctors[] = {"exact", "paper", "paper-previous-acceleration", NULL};
+  LV_CHECK(lv_opt_choice(st, me, "corrector", correctors, 0, &g->corr_paper));
+  LV_CHECK(lv_opt_double(st, me, "predictor-factor", 1.0, &g->pfac, "a finite number"));
 
   double rho;
-  if (lv_kv_double(kv, "rho-inf", 0.9, &rho)) REFUSE("rho-inf", "a number in [0, 1]");
-  if (!(rho >= 0.0 && rho <= 1.0)) {
-    snprintf(detail, n, "genalpha: rho-inf = %g is outside its range [0, 1]", rho);
-    return LV_EINPUT;
-  }
+  LV_CHECK(lv_opt_double(st, me, "rho-inf", 0.9, &rho, "a number in [0, 1]"));
+  if (!(rho >= 0.0 && rho <= 1.0)) return lv_opt_refuse(st, me, "rho-inf", "a number in [0, 1]");
   /* Chung-Hulbert (52) */
   g->am = (2.0 * rho - 1.0) / (rho + 1.0);
   g->af = rho / (rho + 1.0);
   g->gam = 0.5 + g->af - g->am;
   g->beta = 0.25 * (g->gam + 0.5) * (g->gam + 0.5);
-  LV_CHECK(lv_kv_double(kv, "alpha-m", g->am, &g->am));
-  LV_CHECK(lv_kv_double(kv, "alpha-f", g->af, &g->af));
-  LV_CHECK(lv_kv_double(kv, "beta", g->beta, &g->beta));
-  LV_CHECK(lv_kv_double(kv, "gamma", g->gam, &g->gam));
-  /* the step equations divide by these */
-  if (!(g->beta > 0.0)) {
-    snprintf(detail, n, "genalpha: beta = %g is outside its range beta > 0 (stable for beta >= 1/4 + (alpha-f - alpha-m)/2)", g->beta);
-    return LV_EINPUT;
-  }
-  if (!(g->gam > 0.0)) {
-    snprintf(detail, n, "genalpha: gamma = %g is outside its range gamma > 0 (second order for gamma = 1/2 + alpha-f - alpha-m)", g->gam);
-    return LV_EINPUT;
-  }
-  if (!(g->am < 1.0) || !(g->af < 1.0)) {
-    snprintf(detail, n, "genalpha: alpha-m = %g, alpha-f = %g are outside their range alpha < 1 (stable for alpha-m <= alpha-f <= 1/2)", g->am, g->af);
-    return LV_EINPUT;
-  }
+  /* the defaults from rho-inf lie inside these ranges, so a refusal names
+   * a value the user gave; the step equations divide by beta, gamma,
+   * 1 - alpha-m and 1 - alpha-f */
+  static const char alpha_ok[] = "a number < 1 (stable for alpha-m <= alpha-f <= 1/2)";
+  static const char beta_ok[] = "a number > 0 (stable for beta >= 1/4 + (alpha-f - alpha-m)/2)";
+  static const char galpha_ok[] = "a number > 0 (second order for gamma = 1/2 + alpha-f - alpha-m)";
+  LV_CHECK(lv_opt_double(st, me, "alpha-m", g->am, &g->am, alpha_ok));
+  LV_CHECK(lv_opt_double(st, me, "alpha-f", g->af, &g->af, alpha_ok));
+  LV_CHECK(lv_opt_double(st, me, "beta", g->beta, &g->beta, beta_ok));
+  LV_CHECK(lv_opt_double(st, me, "gamma", g->gam, &g->gam, galpha_ok));
+  if (!(g->beta > 0.0)) return lv_opt_refuse(st, me, "beta", beta_ok);
+  if (!(g->gam > 0.0)) return lv_opt_refuse(st, me, "gamma", galpha_ok);
+  if (!(g->am < 1.0)) return lv_opt_refuse(st, me, "alpha-m", alpha_ok);
+  if (!(g->af < 1.0)) return lv_opt_refuse(st, me, "alpha-f", alpha_ok);
   if (sig_opt) g->sigma = g->gam / (3.0 * g->beta); /* removes the Lie term of (40) */
 
-  const char *st = lv_kv_string(kv, "start", "perturbed");
-  if (strcmp(st, "standard") == 0)
-    g->start = START_STANDARD;
-  else if (strcmp(st, "perturbed") == 0)
-    g->start = START_PERTURBED;
-  else if (strcmp(st, "a0") == 0)
-    g->start = START_A0;
-  else if (strcmp(st, "perturbed-no-commutator") == 0)
-    g->start = START_NO_COMMUTATOR;
-  else
-    REFUSE("start", "'perturbed', 'standard', 'a0' or 'perturbed-no-commutator' (an ablation)");
+  /* choice index = start_kind */
+  static const char *const starts[] = {"standard", "perturbed", "a0", "perturbed-no-commutator", NULL};
+  int start;
+  LV_CHECK(lv_opt_choice(st, me, "start", starts, START_PERTURBED, &start));
+  g->start = (start_kind)start;
 
-  const char *pr = lv_kv_string(kv, "projection", NULL);
-  if (pr && strcmp(pr, "on") != 0 && strcmp(pr, "off") != 0) REFUSE("projection", "'on' or 'off'");
-  g->project_every = pr && strcmp(pr, "on") == 0;
+  LV_CHECK(lv_opt_onoff(st, me, "projection", 0, &g->project_every));
   int rc = parse_times(lv_kv_string(kv, "projection-times", NULL), &g->proj_t, &g->nproj);
-  if (rc == LV_EINPUT) REFUSE("projection-times", "a comma-separated list of finite times");
+  if (rc == LV_EINPUT) return lv_opt_refuse(st, me, "projection-times", "a comma-separated list of finite times");
   if (rc) return rc;
   /* an explicit "projection" contradicts a list of times */
-  if (pr && g->nproj > 0) REFUSE("projection", "not together with projection-times (they contradict)");
+  if (lv_kv_string(kv, "projection", NULL) && g->nproj > 0)
+    return lv_opt_refuse(st, me, "projection", "not together with projection-times (they contradict)");
   return 0;
-#undef REFUSE
 }
 
 /* ---- scheme table functions ---- */
@@ -191,7 +165,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->mass_constant = lv_model_mass_constant(m);
   g->has_force = lv_model_has_force(m);
   g->has_dV = lv_model_has_potential(m);
-  LV_CHECK(parse_options(g, st->options, st->detail, sizeof st->detail));
+  LV_CHECK(parse_options(g, st));
   int d = g->nv, k = g->nc;
   g->N = d + (g->index == 2 ? 2 * k : k);
   size_t sd = (size_t)d, sk = (size_t)k;

@@ -391,21 +391,14 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   /* Refused only where the scheme is undefined; the README's unstable
    * values (VI-A away from theta = 1/2, VI-B for vartheta > 1/2) stay
    * allowed, since users study them on purpose. */
-  if (kind == VI_A && !(theta > 0.0 && theta < 1.0)) {
-    snprintf(st->detail, sizeof st->detail, "vi-a: theta = %g is outside its range (0, 1) (stable only at theta = 1/2)", theta);
-    return LV_EINPUT;
-  }
-  if (kind == VI_B && !(theta >= 0.0 && theta <= 1.0)) {
-    snprintf(st->detail, sizeof st->detail, "vi-b: theta = %g is outside its range [0, 1]", theta);
-    return LV_EINPUT;
-  }
-  if (kind == VI_B && !(vtheta > 0.0 && vtheta < 1.0)) {
-    snprintf(st->detail, sizeof st->detail, "vi-b: vartheta = %g is outside its range (0, 1) (stable only for vartheta <= 1/2)", vtheta);
-    return LV_EINPUT;
-  }
+  if (kind == VI_A && !(theta > 0.0 && theta < 1.0))
+    return lv_opt_refuse(st, name, "theta", "a number in (0, 1) (stable only at theta = 1/2)");
+  if (kind == VI_B && !(theta >= 0.0 && theta <= 1.0)) return lv_opt_refuse(st, name, "theta", "a number in [0, 1]");
+  if (kind == VI_B && !(vtheta > 0.0 && vtheta < 1.0))
+    return lv_opt_refuse(st, name, "vartheta", "a number in (0, 1) (stable only for vartheta <= 1/2)");
   static const char *const guesses[] = {"simple", "advanced", NULL};
   int advanced;
-  LV_CHECK(lv_opt_choice(st, kind == VI_S ? "vi-s" : kind == VI_A ? "vi-a" : "vi-b", "guess", guesses, 0, &advanced));
+  LV_CHECK(lv_opt_choice(st, name, "guess", guesses, 0, &advanced));
   /* The discrete action has no non-conservative forces (that would be a
    * discrete Lagrange-d'Alembert principle): refuse rather than drop them. */
   if (lv_model_has_force(m)) return LV_ENOTIMPL;

@@ -52,6 +52,7 @@
  * factorisation each, full Newton), one factorisation of [M G^T; G 0] and
  * two solves with it. */
 #include "lv_internal.h"
+#include "model/saddle.h"
 #include "schemes/history.h"
 
 typedef struct {
@@ -62,7 +63,7 @@ typedef struct {
   double h;
   int rattle_mult;    /* multipliers=rattle */
   lv_newton *nw;
-  lv_linsol *vel;     /* stage-2 saddle-point solver */
+  lv_saddle *vel;     /* stage 2 and node values: [M G^T; G 0] */
   /* Per tangent index k: start and size of the block of T that holds row k
    * (its factor; size 1 for R^k, where T = I), and the permutation P. */
   int *fo, *fn, *perm;
@@ -263,7 +264,7 @@ static void rattlie_destroy(lv_stepper *st) {
   rattlie *R = st->priv;
   if (!R) return;
   lv_newton_free(R->nw);
-  lv_linsol_free(R->vel);
+  lv_saddle_free(R->vel);
   free(R->fo);
   free(R->fn);
   free(R->perm);
@@ -345,15 +346,8 @@ static int rattlie_create(lv_stepper *st) {
   R->m = m;
   R->sp = lv_model_space(m);
   R->s = st->state;
-  const char *mu = lv_kv_string(st->options, "multipliers", "node");
-  if (strcmp(mu, "rattle") == 0)
-    R->rattle_mult = 1;
-  else if (strcmp(mu, "node") != 0) {
-    snprintf(st->detail, sizeof st->detail,
-             "rattlie: multipliers = %.60s is not accepted: 'node' (index-1 multiplier at the node) or "
-             "'rattle' (the scheme's own lambda_n)", mu);
-    return LV_EINPUT;
-  }
+  static const char *const multipliers[] = {"node", "rattle", NULL};
+  LV_CHECK(lv_opt_choice(st, "rattlie", "multipliers", multipliers, 0, &R->rattle_mult));
   int d = R->d = lv_model_nv(m), k = R->k = lv_model_nc(m), n = d + k;
   R->nq = lv_model_nq(m);
   R->fo = lv_calloc((size_t)d, sizeof(int));
@@ -396,24 +390,17 @@ static int rattlie_create(lv_stepper *st) {
   lv_newton_set_scale(R->nw, stage1_scale);
   lv_newton_set_units(R->nw, stage1_units);
   *lv_newton_opts(R->nw) = st->newton;
-  LV_CHECK(lv_linsol_new(&R->vel, st->linsol_kind, n, st->linsol_threshold));
+  LV_CHECK(lv_saddle_new(&R->vel, m, st->linsol_kind, st->linsol_threshold));
   st->linsol = lv_newton_linsol(R->nw);
   return 0;
 }
 
-static int saddle(const lv_model *m, const double *q, lv_linsol *ls) {
-  LV_CHECK(lv_linsol_begin(ls));
-  lv_sink A = lv_linsol_sink(ls);
-  LV_CHECK(lv_model_saddle(m, q, q, q, &A));
-  return lv_linsol_factor(ls);
-}
-
 /* v' and lambda at (t, q, v) from the index-1 equations, with [M G^T; G 0]
- * at q factorised in R->vel: acc and lambda (NULL: not stored). */
+ * at q factorised in R->vel: acc and lambda (NULL: not stored), neither
+ * written unless both are finite. */
 static int node_values(rattlie *R, double t, const double *q, const double *v, double *lambda) {
-  const lv_model *m = R->m;
   int d = R->d, k = R->k;
-  LV_CHECK(lv_model_consistent_accelerations(m, R->vel, t, q, v, R->b, R->tmp));
+  LV_CHECK(lv_saddle_accelerations_factored(R->vel, t, q, v, R->b, R->b + d));
   if (!lv_all_finite(d + k, R->b)) return LV_ENONFINITE;
   memcpy(R->acc, R->b, (size_t)d * sizeof(double));
   if (lambda && k) memcpy(lambda, R->b + d, (size_t)k * sizeof(double));
@@ -423,7 +410,7 @@ static int node_values(rattlie *R, double t, const double *q, const double *v, d
 static int rattlie_init(lv_stepper *st) {
   rattlie *R = st->priv;
   lv_state *s = st->state;
-  LV_CHECK(saddle(R->m, s->q, R->vel));
+  LV_CHECK(lv_saddle_factor(R->vel, s->q));
   LV_CHECK(node_values(R, s->t, s->q, s->v, s->lambda));
   if (R->k) memcpy(s->gamma, s->lambda, (size_t)R->k * sizeof(double));
   return 0;
@@ -457,9 +444,9 @@ static int rattlie_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   LV_CHECK(lv_model_grad_potential(m, R->q1, R->tmp));
   for (int i = 0; i < d; i++) rhs[i] -= 0.5 * h * R->tmp[i];
   for (int i = 0; i < k; i++) rhs[d + i] = 0.0;
-  LV_CHECK(saddle(m, R->q1, R->vel));
+  LV_CHECK(lv_saddle_factor(R->vel, R->q1));
   ns->factorizations++;
-  LV_CHECK(lv_linsol_solve(R->vel, rhs));
+  LV_CHECK(lv_saddle_solve(R->vel, rhs));
   if (!lv_all_finite(d + k, rhs)) return LV_ENONFINITE;
   for (int i = 0; i < k; i++) R->gam[i] = 2.0 * rhs[d + i] / h;
   memcpy(R->v1, rhs, (size_t)d * sizeof(double));

@@ -228,6 +228,7 @@ int lv_ga_pinv_exact(double sigma, const double theta[3], double Pi[9]) {
 /* sin(x)/x, 1 at x = 0 (Taylor below 1e-4: the error is x^4/120 < 1e-18) */
 static double sinc(double x) { return fabs(x) < 1e-4 ? 1.0 - x * x / 6.0 : sin(x) / x; }
 
+/* declared in tests/whitebox.h: only the tests call it */
 void lv_ga_rotvec_compose(const double a[3], const double b[3], double psi[3]) {
   double na = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]), nb = sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2]);
   double c0 = cos(0.5 * na), c1 = cos(0.5 * nb), s0 = sinc(0.5 * na), s1 = sinc(0.5 * nb);

@@ -100,14 +100,4 @@ double lv_ga_pinv_k3(double sigma);
  * by LAPACK dgesv.  LV_ESINGULAR if P is singular. */
 int lv_ga_pinv_exact(double sigma, const double theta[3], double Pi[9]);
 
-/** Seed 002's composition of rotation vectors psi = psi0 <> theta (the
- * rotational local-global transition map (A.7), spec 002 §1.4): the
- * rotation vector of R(psi0) exp(theta~), through the product of the unit
- * quaternions of psi0 and theta.  |psi| lies in [0, 2 pi] and is not wrapped
- * to <= pi, except within 1e-7 of 2 pi, where the same rotation is written
- * as (w - 2 pi) n (a total rotation of 2 pi, the identity, gives ~0).  livens'
- * schemes never need it (they compose on the group); it is here so that the
- * paper's unit tests (spec 002 claim 2) can be run. */
-void lv_ga_rotvec_compose(const double psi0[3], const double theta[3], double psi[3]);
-
 #endif

@@ -168,7 +168,7 @@ def test_run_failures_carry_the_program_sentence(program):
     (lambda: livens.simulate("pendulum3d", "rattle", 0.01, 1, opts={"theta": 1}), livens.UnknownNameError,
      "scheme 'rattle' has no option 'theta'"),
     (lambda: livens.simulate("pendulum3d", "genalpha", 0.01, 1, opts={"rho-inf": 2}), livens.InputError,
-     "invalid option value for scheme 'genalpha': genalpha: rho-inf = 2 is outside its range [0, 1]."),
+     "invalid option value for scheme 'genalpha': genalpha: rho-inf = 2 is not accepted: a number in [0, 1]."),
     (lambda: livens.simulate("pendulum3d", "rattle", -0.01, 1), livens.InputError,
      "step and t_end must be finite positive numbers"),
     (lambda: livens.simulate("pendulum3d", "rattle", 0.01, 1, every=0), livens.InputError, "every must be"),
