@@ -1240,15 +1240,13 @@ END_TEST
 
 static Suite *mbs_suite(void) {
   Suite *s = suite_create("mbs");
-  TCase *tc = tcase_create("derivatives");
+  TCase *tc = tu_tcase(s, "derivatives", 0.1);
   tcase_add_loop_test(tc, test_derivatives_every_joint, 0, N_FORMS * J_COUNT);
   tcase_add_loop_test(tc, test_derivatives_particles, 0, N_FORMS);
   tcase_add_test(tc, test_vec_initial_every_sequence);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("dynamics");
-  tcase_set_timeout(tc, 600);
+  tc = tu_tcase(s, "dynamics", 0.9);
   tcase_add_test(tc, test_gyro_top_equals_hand_written);
   tcase_add_loop_test(tc, test_heavy_top_directors_em, 0, 2);
   tcase_add_loop_test(tc, test_heavy_top_directors_symplectic, 0, 2);
@@ -1262,22 +1260,13 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_chain_sparse);
   tcase_add_test(tc, test_springs_em);
   tcase_add_test(tc, test_damper_oscillator);
-  suite_add_tcase(s, tc);
   /* the euler-parameters and cardan formulations (M(q) on R^n) */
-  tc = tcase_create("vec");
-  tcase_set_timeout(tc, 600);
+  tc = tu_tcase(s, "vec", 2.4);
   tcase_add_loop_test(tc, test_heavy_top_vec_equals_hand_written, 0, 2);
   tcase_add_loop_test(tc, test_heavy_top_formulations_converge, 0, 5);
   tcase_add_loop_test(tc, test_slider_crank_vec_vs_lie_group, 0, 2);
   tcase_add_loop_test(tc, test_vec_momentum_maps, 0, 3);
-  suite_add_tcase(s, tc);
   return s;
 }
 
-int main(void) {
-  SRunner *sr = srunner_create(mbs_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+int main(void) { return tu_run_suite(mbs_suite()); }

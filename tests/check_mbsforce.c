@@ -470,20 +470,17 @@ static Suite *mbsforce_suite(void) {
   Suite *s = suite_create("mbsforce");
   int nf = 0;
   while (lv_mbs_formulations()[nf]) nf++;
-  TCase *tc = tcase_create("derivatives");
+  TCase *tc = tu_tcase(s, "derivatives", 0.1);
   tcase_add_loop_test(tc, test_derivatives, 0, nf);
   tcase_add_loop_test(tc, test_derivatives_single, 0, 3 * nf);
   tcase_add_test(tc, test_profiles);
   tcase_add_test(tc, test_refusals);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("dynamics");
-  tcase_set_timeout(tc, 600);
+  tc = tu_tcase(s, "dynamics", 1.0);
   tcase_add_loop_test(tc, test_torsional_pendulum, 0, 2);
   tcase_add_loop_test(tc, test_spin_up, 0, 2);
   tcase_add_loop_test(tc, test_damped_torsional_pendulum, 0, 2);
   tcase_add_test(tc, test_heavy_top_spin);
   tcase_add_loop_test(tc, test_rattlie_refuses_loads, 0, 2);
-  suite_add_tcase(s, tc);
   return s;
 }
 
