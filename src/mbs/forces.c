@@ -35,12 +35,6 @@
  *     df/dq = sum_k [ D_q(D_k^T l)|_{l = l_k} + 1/2 D_k^T tau~ D_k ]. */
 #include "mbs/mbs_impl.h"
 
-static void cross3(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
-static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 static int finite3(const double *a) { return a && isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]); }
 
 /* Largest local dimension: two elements */
@@ -98,26 +92,7 @@ int mbs_has_forces(const mbs_sys *S) {
   return S->nld > 0;
 }
 
-/* unit n1, n2 with (A, n1, n2) orthonormal and right-handed, A unit (the
- * construction of mbs.c's joints) */
-static void normals(const double A[3], double n1[3], double n2[3]) {
-  int k = 0;
-  for (int i = 1; i < 3; i++)
-    if (fabs(A[i]) < fabs(A[k])) k = i;
-  double e[3] = {0, 0, 0};
-  e[k] = 1.0;
-  cross3(A, e, n1);
-  double r = sqrt(dot3(n1, n1));
-  for (int i = 0; i < 3; i++) n1[i] /= r;
-  cross3(A, n1, n2);
-}
 
-static void r_mul(const double R[9], const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-}
-static void rt_mul(const double R[9], const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
-}
 
 static void row_dot(mbs_row *r, int axis0, const double X0[3], const double X1[3]) {
   memset(r, 0, sizeof *r);
@@ -144,35 +119,35 @@ static int add_torsion(lv_mbs *s, int damper, int a, const double Aa[3], int b, 
     if (S->el[el[i]].kind == MBS_PARTICLE)
       return mbs_fail(s, LV_EINPUT, "%s %d: particle %d has no axes: a %s needs a rigid body or the ground", what,
                       n, el[i], what);
-  if (!finite3(Aa) || !finite3(Ab) || !(dot3(Aa, Aa) > 0) || !(dot3(Ab, Ab) > 0))
+  if (!finite3(Aa) || !finite3(Ab) || !(mbs_dot3(Aa, Aa) > 0) || !(mbs_dot3(Ab, Ab) > 0))
     return mbs_fail(s, LV_EINPUT, "%s %d: axis missing, zero or not finite", what, n);
   if (!(k >= 0) || !isfinite(k))
     return mbs_fail(s, LV_EINPUT, "%s %d: %s %g must be finite and not negative", what, n,
                     damper ? "coefficient" : "stiffness", k);
   if (!isfinite(theta0) || !(fabs(theta0) < PI))
     return mbs_fail(s, LV_EINPUT, "%s %d: rest angle %g must be finite and within (-pi, pi)", what, n, theta0);
-  double ua[3], ub[3], la = sqrt(dot3(Aa, Aa)), lb = sqrt(dot3(Ab, Ab));
+  double ua[3], ub[3], la = sqrt(mbs_dot3(Aa, Aa)), lb = sqrt(mbs_dot3(Ab, Ab));
   for (int i = 0; i < 3; i++) ua[i] = Aa[i] / la, ub[i] = Ab[i] / lb;
   /* the axes in space at the initial orientations must agree */
   double sa[3], sb[3], x[3];
-  r_mul(S->el[a].R0, ua, sa);
-  r_mul(S->el[b].R0, ub, sb);
-  cross3(sa, sb, x);
-  if (!(sqrt(dot3(x, x)) <= 1e-6) || !(dot3(sa, sb) > 0))
+  mbs_r_mul(S->el[a].R0, ua, sa);
+  mbs_r_mul(S->el[b].R0, ub, sb);
+  mbs_cross3(sa, sb, x);
+  if (!(sqrt(mbs_dot3(x, x)) <= 1e-6) || !(mbs_dot3(sa, sb) > 0))
     return mbs_fail(s, LV_EINPUT,
                     "%s %d: axis_a and axis_b do not point the same way at the initial orientations (they must, "
                     "as a revolute joint keeps them)",
                     what, n);
   double n1[3], n2[3], p1[3], p2[3], m[3], w[3];
-  normals(ua, n1, n2);
+  mbs_normals(ua, n1, n2);
   for (int i = 0; i < 3; i++) p1[i] = cos(theta0) * n1[i] + sin(theta0) * n2[i];
-  cross3(ua, p1, p2);
+  mbs_cross3(ua, p1, p2);
   /* m: a's n1 at the initial orientations, in b's frame, off b's axis */
-  r_mul(S->el[a].R0, n1, w);
-  rt_mul(S->el[b].R0, w, m);
-  double mu = dot3(m, ub), mm;
+  mbs_r_mul(S->el[a].R0, n1, w);
+  mbs_rt_mul(S->el[b].R0, w, m);
+  double mu = mbs_dot3(m, ub), mm;
   for (int i = 0; i < 3; i++) m[i] -= mu * ub[i];
-  mm = sqrt(dot3(m, m));
+  mm = sqrt(mbs_dot3(m, m));
   for (int i = 0; i < 3; i++) m[i] /= mm;
   if (grow((void **)&S->ts, &S->cap_ts, S->nts, sizeof *S->ts)) return mbs_fail(s, LV_ENOMEM, "out of memory");
   mbs_torsion *T = &S->ts[S->nts++];
@@ -391,7 +366,7 @@ int mbs_forces_f(const mbs_sys *S, double t, const double *q, const double *v, d
     for (int ax = 0; ax < (L->torque ? 3 : 1); ax++) {
       load_map(S, L, ax, q, y, D);
       if (L->torque) {
-        cross3(F, y, l);
+        mbs_cross3(F, y, l);
         for (int i = 0; i < 3; i++) l[i] *= 0.5;
       } else {
         memcpy(l, F, sizeof l);
@@ -452,7 +427,7 @@ int mbs_forces_dq(const mbs_sys *S, double t, const double *q, const double *v, 
         memcpy(tt.X, L->X, sizeof tt.X);
       load_map(S, L, ax, q, y, D);
       if (L->torque) {
-        cross3(F, y, l);
+        mbs_cross3(F, y, l);
         for (int i = 0; i < 3; i++) l[i] *= 0.5;
         /* + 1/2 D^T tau~ D */
         for (int a = 0; a < nv; a++)

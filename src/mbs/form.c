@@ -31,11 +31,6 @@
  *               v = q': form_vec.c. */
 #include "mbs/mbs_impl.h"
 
-static void cross3(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
 
 void mbs_elem_dims(mbs_formulation f, const mbs_elem *e, int *nq, int *nv) {
   mbs_kind k = e->kind;
@@ -88,7 +83,7 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
     if (xc != 0.0) {
       const double *da = qb + 3, *db = qb + 6;
       double c[3], A[9], B[9];
-      cross3(da, db, c);
+      mbs_cross3(da, db, c);
       lv_hat3(db, A);
       lv_hat3(da, B);
       for (int i = 0; i < 3; i++) {
@@ -111,7 +106,7 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
     for (int j = 0; j < 3; j++) {
       double e[3] = {0, 0, 0}, c[3];
       e[j] = 1.0;
-      cross3(e, X, c);
+      mbs_cross3(e, X, c);
       for (int i = 0; i < 3; i++) D[i * nv + 3 + j] = R[3 * i] * c[0] + R[3 * i + 1] * c[1] + R[3 * i + 2] * c[2];
     }
   }
@@ -189,7 +184,7 @@ void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const 
   }
   const double *R = qb + 3;
   double c[3], A[9];
-  cross3(t->X, w + 3, c); /* -c of the file comment for r3so3 */
+  mbs_cross3(t->X, w + 3, c); /* -c of the file comment for r3so3 */
   if (f == MBS_SE3 && !t->axis)
     for (int i = 0; i < 3; i++) c[i] -= w[i];
   lv_hat3(c, A);
@@ -205,7 +200,7 @@ void mbs_directors(const mbs_elem *e, const double *qb, double d[3][3]) {
   }
   memcpy(d[e->ax[0]], qb + 3, 3 * sizeof(double));
   memcpy(d[e->ax[1]], qb + 6, 3 * sizeof(double));
-  cross3(qb + 3, qb + 6, d[e->ax[2]]);
+  mbs_cross3(qb + 3, qb + 6, d[e->ax[2]]);
 }
 
 void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb) {
@@ -223,7 +218,7 @@ void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *
     for (int k = 0; k < (e->planar ? 2 : 3); k++) {
       for (int i = 0; i < 3; i++) d[i] = e->R0[3 * i + e->ax[k]];
       memcpy(qb + 3 + 3 * k, d, sizeof d);
-      cross3(w, d, vb + 3 + 3 * k);
+      mbs_cross3(w, d, vb + 3 + 3 * k);
     }
   } else {
     memcpy(qb + 3, e->R0, 9 * sizeof(double));

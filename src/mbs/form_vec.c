@@ -43,19 +43,7 @@
  *       (Tait-Bryan: cos phi2 = 0; proper Euler: sin phi2 = 0). */
 #include "mbs/mbs_impl.h"
 
-static void cross3(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
-static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 /* y = R x, y = R^T x (row-major) */
-static void r_mul(const double R[9], const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-}
-static void rt_mul(const double R[9], const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
-}
 static void mul3(const double A[9], const double B[9], double C[9]) {
   double t[9];
   for (int i = 0; i < 3; i++)
@@ -86,8 +74,8 @@ static void ep_gbar(const double *p, double Gb[12]) {
 /* D (3 x 4 at column offset o, leading dimension ld) += d(R(p) X)/dp */
 static void ep_dq(const double *p, const double X[3], double *D, int ld, int o) {
   const double p0 = p[0], *e = p + 1;
-  double c[3], ex = dot3(e, X), Xh[9];
-  cross3(e, X, c);
+  double c[3], ex = mbs_dot3(e, X), Xh[9];
+  mbs_cross3(e, X, c);
   lv_hat3(X, Xh);
   for (int i = 0; i < 3; i++) {
     D[i * ld + o] += 2.0 * (p0 * X[i] + c[i]);
@@ -99,8 +87,8 @@ static void ep_dq(const double *p, const double X[3], double *D, int ld, int o) 
 /* quaternion product a (x) b */
 static void qmul(const double a[4], const double b[4], double c[4]) {
   double t[3];
-  cross3(a + 1, b + 1, t);
-  c[0] = a[0] * b[0] - dot3(a + 1, b + 1);
+  mbs_cross3(a + 1, b + 1, t);
+  c[0] = a[0] * b[0] - mbs_dot3(a + 1, b + 1);
   for (int i = 0; i < 3; i++) c[1 + i] = a[0] * b[1 + i] + b[0] * a[1 + i] + t[i];
 }
 
@@ -152,26 +140,26 @@ static void ck_eval(const int ax[3], const double *phi, ckin *k, int second) {
   mul3(Ra, Rb, k->R);
   mul3(k->R, Rc, k->R);
   memset(k->dg, 0, sizeof k->dg);
-  rt_mul(Rb, ea, u); /* R_b^T e_a */
-  rt_mul(Rc, u, k->g[0]);
-  rt_mul(Rc, eb, k->g[1]);
+  mbs_rt_mul(Rb, ea, u); /* R_b^T e_a */
+  mbs_rt_mul(Rc, u, k->g[0]);
+  mbs_rt_mul(Rc, eb, k->g[1]);
   memcpy(k->g[2], ec, sizeof ec);
-  cross3(eb, u, w); /* d_2 u = -e_b x u */
-  rt_mul(Rc, w, t);
+  mbs_cross3(eb, u, w); /* d_2 u = -e_b x u */
+  mbs_rt_mul(Rc, w, t);
   for (int i = 0; i < 3; i++) k->dg[1][0][i] = -t[i];
-  cross3(ec, k->g[0], t);
+  mbs_cross3(ec, k->g[0], t);
   for (int i = 0; i < 3; i++) k->dg[2][0][i] = -t[i];
-  cross3(ec, k->g[1], t);
+  mbs_cross3(ec, k->g[1], t);
   for (int i = 0; i < 3; i++) k->dg[2][1][i] = -t[i];
   if (!second) return;
   memset(k->ddg, 0, sizeof k->ddg);
-  cross3(eb, w, t); /* d_2 d_2 g1 = R_c^T (e_b x (e_b x u)) */
-  rt_mul(Rc, t, k->ddg[1][1][0]);
-  cross3(ec, k->dg[1][0], t); /* d_3 d_2 g1 = -e_c x d_2 g1 */
+  mbs_cross3(eb, w, t); /* d_2 d_2 g1 = R_c^T (e_b x (e_b x u)) */
+  mbs_rt_mul(Rc, t, k->ddg[1][1][0]);
+  mbs_cross3(ec, k->dg[1][0], t); /* d_3 d_2 g1 = -e_c x d_2 g1 */
   for (int i = 0; i < 3; i++) k->ddg[2][1][0][i] = k->ddg[1][2][0][i] = -t[i];
-  cross3(ec, k->dg[2][0], t);
+  mbs_cross3(ec, k->dg[2][0], t);
   for (int i = 0; i < 3; i++) k->ddg[2][2][0][i] = -t[i];
-  cross3(ec, k->dg[2][1], t);
+  mbs_cross3(ec, k->dg[2][1], t);
   for (int i = 0; i < 3; i++) k->ddg[2][2][1][i] = -t[i];
 }
 
@@ -180,11 +168,11 @@ static void ck_second(const ckin *k, const double X[3], double S[3][3][3]) {
   for (int j = 0; j < 3; j++)
     for (int l = j; l < 3; l++) {
       double a[3], b[3], c[3];
-      cross3(k->g[l], X, a);
-      cross3(k->g[j], a, b);
-      cross3(k->dg[j][l], X, c);
+      mbs_cross3(k->g[l], X, a);
+      mbs_cross3(k->g[j], a, b);
+      mbs_cross3(k->dg[j][l], X, c);
       for (int i = 0; i < 3; i++) b[i] += c[i];
-      r_mul(k->R, b, S[j][l]);
+      mbs_r_mul(k->R, b, S[j][l]);
       memcpy(S[l][j], S[j][l], sizeof S[j][l]);
     }
 }
@@ -276,12 +264,12 @@ void mbs_vec_map(mbs_formulation f, const mbs_elem *e, const double *qb, const m
     memcpy(R, k.R, sizeof R);
     for (int j = 0; j < 3; j++) {
       double c[3], d[3];
-      cross3(k.g[j], t->X, c);
-      r_mul(R, c, d);
+      mbs_cross3(k.g[j], t->X, c);
+      mbs_r_mul(R, c, d);
       for (int i = 0; i < 3; i++) D[i * nv + 3 + j] = d[i];
     }
   }
-  r_mul(R, t->X, y);
+  mbs_r_mul(R, t->X, y);
   if (pt)
     for (int i = 0; i < 3; i++) {
       y[i] += qb[i];
@@ -293,8 +281,8 @@ void mbs_vec_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, co
                       const double l[3], double s, double *Hb, int ld) {
   const double *X = t->X;
   if (f == MBS_EP) {
-    double c[3], lx = dot3(l, X);
-    cross3(X, l, c);
+    double c[3], lx = mbs_dot3(l, X);
+    mbs_cross3(X, l, c);
     Hb[3 * ld + 3] += s * 2.0 * lx;
     for (int i = 0; i < 3; i++) {
       Hb[3 * ld + 4 + i] += s * 2.0 * c[i];
@@ -309,7 +297,7 @@ void mbs_vec_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, co
   ck_eval(e->seq, qb + 3, &k, 0);
   ck_second(&k, X, S);
   for (int j = 0; j < 3; j++)
-    for (int m = 0; m < 3; m++) Hb[(3 + j) * ld + 3 + m] += s * dot3(l, S[j][m]);
+    for (int m = 0; m < 3; m++) Hb[(3 + j) * ld + 3 + m] += s * mbs_dot3(l, S[j][m]);
 }
 
 void mbs_vec_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
@@ -343,7 +331,7 @@ int mbs_vec_rate(mbs_formulation f, const mbs_elem *e, const double *qb, const d
   double W[3], G[9];
   ck_eval(e->seq, qb + 3, &k, 0);
   if (spatial)
-    rt_mul(k.R, w, W);
+    mbs_rt_mul(k.R, w, W);
   else
     memcpy(W, w, sizeof W);
   for (int i = 0; i < 3; i++)
@@ -416,9 +404,9 @@ static void ck_terms(const ckin *k, const double J[9], const double *dp, double 
     for (int j = 0; j < 3; j++)
       for (int m = 0; m < 3; m++) b[i] += dp[j] * dp[m] * k->dg[m][j][i];
   }
-  r_mul(J, W, L);
-  cross3(W, L, t);
-  r_mul(J, b, c);
+  mbs_r_mul(J, W, L);
+  mbs_cross3(W, L, t);
+  mbs_r_mul(J, b, c);
   for (int i = 0; i < 3; i++) c[i] += t[i];
 }
 
@@ -429,7 +417,7 @@ void mbs_vec_force(mbs_formulation f, const mbs_elem *e, const double *qb, const
     ep_gbar(qb + 3, Gp);
     ep_gbar(vb + 3, Gv);
     for (int i = 0; i < 3; i++) a[i] = Gp[4 * i] * vb[3] + Gp[4 * i + 1] * vb[4] + Gp[4 * i + 2] * vb[5] + Gp[4 * i + 3] * vb[6];
-    r_mul(e->J, a, w);
+    mbs_r_mul(e->J, a, w);
     for (int j = 0; j < 4; j++) fb[3 + j] = -8.0 * (Gv[j] * w[0] + Gv[4 + j] * w[1] + Gv[8 + j] * w[2]);
     return;
   }
@@ -437,7 +425,7 @@ void mbs_vec_force(mbs_formulation f, const mbs_elem *e, const double *qb, const
   double W[3], L[3], b[3], c[3];
   ck_eval(e->seq, qb + 3, &k, 0);
   ck_terms(&k, e->J, vb + 3, W, L, b, c);
-  for (int j = 0; j < 3; j++) fb[3 + j] = -dot3(k.g[j], c);
+  for (int j = 0; j < 3; j++) fb[3 + j] = -mbs_dot3(k.g[j], c);
 }
 
 /* K (n x n, the body's rotation block) of df/dq (dq = 1) or df/dv */
@@ -457,7 +445,7 @@ static void vec_force_jac(mbs_formulation f, const mbs_elem *e, const double *qb
       for (int j = 0; j < 4; j++) K[4 * i + j] = s * (Gv[i] * A[j] + Gv[4 + i] * A[4 + j] + Gv[8 + i] * A[8 + j]);
     if (!dq) { /* - 8 B(w), w = J Gb(p) p' */
       for (int i = 0; i < 3; i++) a[i] = Gp[4 * i] * vb[3] + Gp[4 * i + 1] * vb[4] + Gp[4 * i + 2] * vb[5] + Gp[4 * i + 3] * vb[6];
-      r_mul(J, a, w);
+      mbs_r_mul(J, a, w);
       double B[16] = {0, -w[0], -w[1], -w[2], w[0], 0, w[2], -w[1], w[1], -w[2], 0, w[0], w[2], w[1], -w[0], 0};
       for (int i = 0; i < 16; i++) K[i] -= 8.0 * B[i];
     }
@@ -487,10 +475,10 @@ static void vec_force_jac(mbs_formulation f, const mbs_elem *e, const double *qb
         for (int l = 0; l < 3; l++) db[i] += dp[l] * (k.dg[l][m][i] + k.dg[m][l][i]);
       }
     }
-    r_mul(J, db, t);
-    r_mul(P, dW, u);
+    mbs_r_mul(J, db, t);
+    mbs_r_mul(P, dW, u);
     for (int i = 0; i < 3; i++) t[i] += u[i];
-    for (int j = 0; j < 3; j++) K[3 * j + m] = -dot3(k.g[j], t) - (dq ? dot3(k.dg[m][j], c) : 0.0);
+    for (int j = 0; j < 3; j++) K[3 * j + m] = -mbs_dot3(k.g[j], t) - (dq ? mbs_dot3(k.dg[m][j], c) : 0.0);
   }
 }
 

@@ -78,34 +78,7 @@ int lv_mbs_set_name(lv_mbs *s, int id, const char *name) {
 
 /* ------------------------------------------------------------ small math */
 
-static void cross3(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
-static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 static int finite3(const double *a) { return a && isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]); }
-
-/* unit n1, n2 with (A, n1, n2) orthonormal, A unit */
-static void normals(const double A[3], double n1[3], double n2[3]) {
-  int k = 0;
-  for (int i = 1; i < 3; i++)
-    if (fabs(A[i]) < fabs(A[k])) k = i;
-  double e[3] = {0, 0, 0};
-  e[k] = 1.0;
-  cross3(A, e, n1);
-  double r = sqrt(dot3(n1, n1));
-  for (int i = 0; i < 3; i++) n1[i] /= r;
-  cross3(A, n1, n2);
-}
-
-/* y = R^T x, y = R x (row-major) */
-static void rt_mul(const double R[9], const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
-}
-static void r_mul(const double R[9], const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-}
 
 /* ------------------------------------------------------------- creation */
 
@@ -324,7 +297,7 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
   if (v0) memcpy(e->v0, v0, sizeof e->v0);
   if (w0) {
     if (frame == LV_MBS_SPACE_FRAME)
-      rt_mul(R, w0, e->W0);
+      mbs_rt_mul(R, w0, e->W0);
     else
       memcpy(e->W0, w0, sizeof e->W0);
   }
@@ -393,14 +366,14 @@ static int check_joint(lv_mbs *s, const char *kind, int a, const double *Xa, con
     if (e->kind == MBS_PARTICLE)
       return fail(s, LV_EINPUT, "%s joint %d: particle %d has no axes: a %s joint needs a rigid body or the ground",
                   kind, S->nj, el[k], kind);
-    if (!finite3(A[k]) || !(dot3(A[k], A[k]) > 0))
+    if (!finite3(A[k]) || !(mbs_dot3(A[k], A[k]) > 0))
       return fail(s, LV_EINPUT, "%s joint %d: axis missing, zero or not finite", kind, S->nj);
   }
   return 0;
 }
 
 static void unit(const double *A, double u[3]) {
-  double r = sqrt(dot3(A, A));
+  double r = sqrt(mbs_dot3(A, A));
   for (int i = 0; i < 3; i++) u[i] = A[i] / r;
 }
 
@@ -500,7 +473,7 @@ int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3], const double Aa[3]
   double ua[3], ub[3], n1[3], n2[3];
   unit(Aa, ua);
   unit(Ab, ub);
-  normals(ub, n1, n2);
+  mbs_normals(ub, n1, n2);
   spherical_rows(J->rows, Xa, Xb);
   row_dot(&J->rows[3], term(0, 1, ua), term(1, 1, n1), 0.0);
   row_dot(&J->rows[4], term(0, 1, ua), term(1, 1, n2), 0.0);
@@ -525,7 +498,7 @@ int lv_mbs_add_universal(lv_mbs *s, int a, const double Xa[3], const double Aa[3
 static void cylindrical_rows(mbs_row *r, const double Xa[3], const double ua[3], const double Xb[3],
                              const double ub[3], double n1[3]) {
   double n2[3];
-  normals(ub, n1, n2);
+  mbs_normals(ub, n1, n2);
   line_row(&r[0], Xa, Xb, n1);
   line_row(&r[1], Xa, Xb, n2);
   row_dot(&r[2], term(0, 1, ua), term(1, 1, n1), 0.0);
@@ -549,8 +522,8 @@ int lv_mbs_add_cylindrical(lv_mbs *s, int a, const double Xa[3], const double Aa
  * R_b0^T R_a0 u */
 static void initial_in_b(const mbs_sys *S, int a, int b, const double u[3], double out[3]) {
   double w[3];
-  r_mul(S->el[a].R0, u, w);
-  rt_mul(S->el[b].R0, w, out);
+  mbs_r_mul(S->el[a].R0, u, w);
+  mbs_rt_mul(S->el[b].R0, w, out);
 }
 
 int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
@@ -564,7 +537,7 @@ int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3], const double Aa[3
   unit(Ab, ub);
   cylindrical_rows(J->rows, Xa, ua, Xb, ub, n1);
   /* lock: a's normal t1 stays perpendicular to the b vector that was a's t2 */
-  normals(ua, t1, t2);
+  mbs_normals(ua, t1, t2);
   initial_in_b(&s->sys, a, b, t2, m);
   row_dot(&J->rows[4], term(0, 1, t1), term(1, 1, m), 0.0);
   return 0;
@@ -635,7 +608,7 @@ int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b, const double 
 
 static int add_sym(lv_mbs *s, mbs_symkind kind, int body, const double *axis, const double *point) {
   mbs_sys *S = &s->sys;
-  if (!finite3(axis) || !(dot3(axis, axis) > 0))
+  if (!finite3(axis) || !(mbs_dot3(axis, axis) > 0))
     return fail(s, LV_EINPUT, "symmetry %d: axis missing, zero or not finite", S->nsym);
   if (point && !finite3(point)) return fail(s, LV_EINPUT, "symmetry %d: point not finite", S->nsym);
   if (grow((void **)&S->sym, &s->cap_sym, S->nsym, sizeof(mbs_sym))) return fail(s, LV_ENOMEM, "out of memory");
@@ -751,9 +724,9 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
       for (int j = 0; j < R->nt; j++)
         if (R->P[i][j] != 0.0)
           for (int k = 0; k < 3; k++) f[i][k] += R->P[i][j] * y[j][k];
-      cv += dot3(R->g[i], y[i]);
+      cv += mbs_dot3(R->g[i], y[i]);
       for (int j = 0; j < R->nt; j++)
-        if (R->P[i][j] != 0.0) cv += 0.5 * R->P[i][j] * dot3(y[i], y[j]);
+        if (R->P[i][j] != 0.0) cv += 0.5 * R->P[i][j] * mbs_dot3(y[i], y[j]);
     }
     if (c) c[r] = cv;
     if (G)
@@ -871,7 +844,7 @@ static int cb_mass(const double *q, lv_sink *M, void *u) {
 static int cb_V(const double *q, double *V, void *u) {
   const mbs_sys *S = u;
   double s = 0.0;
-  for (int k = 1; k < S->nel; k++) s -= S->el[k].m * dot3(S->grav, q + S->el[k].qoff);
+  for (int k = 1; k < S->nel; k++) s -= S->el[k].m * mbs_dot3(S->grav, q + S->el[k].qoff);
   *V = s;
   return 0;
 }
@@ -883,7 +856,7 @@ static int cb_dV(const double *q, double *dV, void *u) {
     const mbs_elem *e = &S->el[k];
     if (S->form == MBS_SE3 && e->kind == MBS_BODY) { /* along U: -m R^T g */
       double r[3];
-      rt_mul(q + e->qoff + 3, S->grav, r);
+      mbs_rt_mul(q + e->qoff + 3, S->grav, r);
       for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * r[i];
     } else {
       for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * S->grav[i];
@@ -900,7 +873,7 @@ static int cb_d2V(const double *q, lv_sink *H, void *u) {
       const mbs_elem *e = &S->el[k];
       if (e->kind != MBS_BODY) continue;
       double r[3], A[9];
-      rt_mul(q + e->qoff + 3, S->grav, r);
+      mbs_rt_mul(q + e->qoff + 3, S->grav, r);
       lv_hat3(r, A);
       for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(H, e->voff + i, e->voff + 3 + j, -e->m * A[3 * i + j]));
@@ -923,11 +896,11 @@ static int cb_force(double t, const double *q, const double *v, double *f, void 
     }
     const double *W = v + e->voff + 3;
     double L[3], c[3];
-    r_mul(e->J, W, L);
-    cross3(W, L, c);
+    mbs_r_mul(e->J, W, L);
+    mbs_cross3(W, L, c);
     for (int i = 0; i < 3; i++) f[e->voff + 3 + i] = -c[i];
     if (S->form == MBS_SE3) { /* body-frame translation: -m Omega x U */
-      cross3(W, v + e->voff, c);
+      mbs_cross3(W, v + e->voff, c);
       for (int i = 0; i < 3; i++) f[e->voff + i] = -e->m * c[i];
     }
   }
@@ -957,7 +930,7 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
     }
     const double *W = v + e->voff + 3;
     double L[3], A[9], B[9];
-    r_mul(e->J, W, L);
+    mbs_r_mul(e->J, W, L);
     lv_hat3(W, A);
     lv_hat3(L, B);
     int o = e->voff + 3;
@@ -999,7 +972,7 @@ static double spring_eval(const mbs_sys *S, const mbs_spring *p, const double *q
         for (int c = 0; c < e->nv; c++) Dr[i * L->n + L->off[k] + c] = (k ? -1.0 : 1.0) * D[i * e->nv + c];
   }
   for (int i = 0; i < 3; i++) r[i] = y[0][i] - y[1][i];
-  return dot3(r, r);
+  return mbs_dot3(r, r);
 }
 
 /* Vt(pi) = 1/2 k (sqrt(pi) - L0)^2 and its first two derivatives */
@@ -1075,7 +1048,7 @@ static int cb_pi(const double *q, double *pi, void *u) {
     double r[3];
     pi[k] = spring_eval(S, &S->sp[k], q, &L, r, NULL);
   }
-  for (int k = S->nsp; k < S->ninv; k++) pi[k] = dot3(S->grav, q + S->el[1 + k - S->nsp].qoff);
+  for (int k = S->nsp; k < S->ninv; k++) pi[k] = mbs_dot3(S->grav, q + S->el[1 + k - S->nsp].qoff);
   return 0;
 }
 
@@ -1133,7 +1106,7 @@ static double damper_eval(const mbs_sys *S, const mbs_spring *p, const double *q
         for (int c = 0; c < e->nv; c++) Cr[i * n + L->off[sl] + c] = (sl ? -1.0 : 1.0) * C[i * e->nv + c];
     }
   }
-  return dot3(r, rd) / rr;
+  return mbs_dot3(r, rd) / rr;
 }
 
 static int cb_force_all(double t, const double *q, const double *v, double *f, void *u) {
@@ -1162,7 +1135,7 @@ static int cb_force_dv_all(double t, const double *q, const double *v, lv_sink *
     jloc L;
     double r[3], rd[3];
     damper_eval(S, &S->dp[k], q, v, &L, r, Dr, NULL, rd);
-    double s = -S->dp[k].k / dot3(r, r);
+    double s = -S->dp[k].k / mbs_dot3(r, r);
     int n = L.n;
     for (int a = 0; a < n; a++) Rt[a] = r[0] * Dr[a] + r[1] * Dr[n + a] + r[2] * Dr[2 * n + a];
     for (int a = 0; a < n; a++)
@@ -1182,7 +1155,7 @@ static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *
     jloc L;
     double r[3], rd[3];
     const mbs_spring *p = &S->dp[k];
-    double mu = damper_eval(S, p, q, v, &L, r, Dr, Cr, rd), rr = dot3(r, r), c = p->k;
+    double mu = damper_eval(S, p, q, v, &L, r, Dr, Cr, rd), rr = mbs_dot3(r, r), c = p->k;
     int n = L.n;
     for (int a = 0; a < n; a++) {
       Rt[a] = r[0] * Dr[a] + r[1] * Dr[n + a] + r[2] * Dr[2 * n + a];
@@ -1276,28 +1249,28 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
     int body_frame = S->form == MBS_SE3 && e->kind == MBS_BODY;
     if (y->kind == SYM_TRANSLATION) {
       if (body_frame)
-        rt_mul(qb + 3, y->axis, o);
+        mbs_rt_mul(qb + 3, y->axis, o);
       else
         memcpy(o, y->axis, 3 * sizeof(double));
     } else if (y->kind == SYM_ROTATION) {
       double c[3];
       for (int i = 0; i < 3; i++) r[i] = qb[i] - y->point[i];
-      cross3(y->axis, r, c);
+      mbs_cross3(y->axis, r, c);
       if (body_frame)
-        rt_mul(qb + 3, c, o);
+        mbs_rt_mul(qb + 3, c, o);
       else
         memcpy(o, c, sizeof c);
       if (e->kind != MBS_BODY) continue;
       if (S->form == MBS_DIRECTORS)
-        for (int d = 0; d < (e->planar ? 2 : 3); d++) cross3(y->axis, qb + 3 + 3 * d, o + 3 + 3 * d);
+        for (int d = 0; d < (e->planar ? 2 : 3); d++) mbs_cross3(y->axis, qb + 3 + 3 * d, o + 3 + 3 * d);
       else if (MBS_VEC(S->form))
         mbs_vec_rate(S->form, e, qb, y->axis, 1, o + 3);
       else
-        rt_mul(qb + 3, y->axis, o + 3);
+        mbs_rt_mul(qb + 3, y->axis, o + 3);
     } else if (b == y->body) {
       /* body frame: centre of mass moves by R (A x (-P)), R by R A~ */
       double mp[3] = {-y->point[0], -y->point[1], -y->point[2]}, c[3];
-      cross3(y->axis, mp, c);
+      mbs_cross3(y->axis, mp, c);
       if (S->form == MBS_DIRECTORS) {
         double D[3][3];
         mbs_directors(e, qb, D);
@@ -1305,19 +1278,19 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
         for (int k = 0; k < (e->planar ? 2 : 3); k++) {
           double ed[3] = {0, 0, 0}, a[3];
           ed[e->ax[k]] = 1.0;
-          cross3(y->axis, ed, a); /* d' = sum_j a_j d_j */
+          mbs_cross3(y->axis, ed, a); /* d' = sum_j a_j d_j */
           for (int i = 0; i < 3; i++) o[3 + 3 * k + i] = a[0] * D[0][i] + a[1] * D[1][i] + a[2] * D[2][i];
         }
       } else if (MBS_VEC(S->form)) {
         double R[9];
         mbs_vec_rot(S->form, e, qb, R);
-        r_mul(R, c, o);
+        mbs_r_mul(R, c, o);
         mbs_vec_rate(S->form, e, qb, y->axis, 0, o + 3);
       } else {
         if (body_frame)
           memcpy(o, c, sizeof c);
         else
-          r_mul(qb + 3, c, o);
+          mbs_r_mul(qb + 3, c, o);
         memcpy(o + 3, y->axis, 3 * sizeof(double));
       }
     }

@@ -8,8 +8,38 @@
 #ifndef LIVENS_MBS_IMPL_H
 #define LIVENS_MBS_IMPL_H
 
+#include <math.h>
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
+
+/* ---- small 3-vector helpers shared by the layer's files ---- */
+static inline void mbs_cross3(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static inline double mbs_dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+/* y = R x, y = R^T x (R row-major) */
+static inline void mbs_r_mul(const double R[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
+}
+static inline void mbs_rt_mul(const double R[9], const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
+}
+/* unit n1, n2 with (A, n1, n2) orthonormal and right-handed, A unit (the
+ * normals of a revolute, cylindrical or prismatic axis, and of a torsion
+ * axis) */
+static inline void mbs_normals(const double A[3], double n1[3], double n2[3]) {
+  int k = 0;
+  for (int i = 1; i < 3; i++)
+    if (fabs(A[i]) < fabs(A[k])) k = i;
+  double e[3] = {0, 0, 0};
+  e[k] = 1.0;
+  mbs_cross3(A, e, n1);
+  double r = sqrt(mbs_dot3(n1, n1));
+  for (int i = 0; i < 3; i++) n1[i] /= r;
+  mbs_cross3(A, n1, n2);
+}
 
 typedef enum { MBS_DIRECTORS = 0, MBS_R3SO3 = 1, MBS_SE3 = 2, MBS_EP = 3, MBS_CARDAN = 4 } mbs_formulation;
 /* The formulations on R^n with a configuration-dependent mass matrix
