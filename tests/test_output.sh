@@ -47,7 +47,9 @@ else bad "SIGINT in BLieDF's start-up: status $st after ${dt} s, $(cat err.txt)"
 killed_rows_whole() {
   sig=$1
   rm -f big.csv
-  $T "$L" run chain --param N=3000 --scheme rattle --step 0.01 --t-end 1000 --out big.csv >/dev/null 2>&1 &
+  # the program itself (not under $T: SIGKILL to timeout leaves its child
+  # writing while the file is read), with an end it reaches by itself
+  "$L" run chain --param N=3000 --scheme rattle --step 0.01 --t-end 30 --out big.csv >/dev/null 2>&1 &
   pid=$!
   i=0
   while [ "$i" -lt 300 ] && [ "$(data big.csv 2>/dev/null | wc -l)" -lt 3 ]; do sleep 0.1; i=$((i + 1)); done
