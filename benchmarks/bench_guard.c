@@ -36,20 +36,11 @@ static double run(const bcase *c, long steps, int guard) {
   double t = -1.0;
   if (lv_model_create(c->model, &kv, &m)) return -1.0;
   if (!lv_integrator_new(&it, m, c->scheme, c->h) && !lv_integrator_set_divergence_guard(it, guard, 0, 0) &&
-      !lv_integrator_init(it, 0.0, NULL, NULL)) {
-    double t0 = bu_cpu();
-    long n = 0;
-    while (n < steps && lv_integrator_step(it) == 0) n++;
-    if (n == steps) t = bu_cpu() - t0;
-  }
+      !lv_integrator_init(it, 0.0, NULL, NULL))
+    t = bu_time_steps(it, steps);
   lv_integrator_free(it);
   lv_model_free(m);
   return t;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -79,8 +70,8 @@ int main(int argc, char **argv) {
       off[r] = run(c, c->steps, 0);
       on[r] = run(c, c->steps, 1);
     }
-    qsort(on, (size_t)rounds, sizeof on[0], cmp);
-    qsort(off, (size_t)rounds, sizeof off[0], cmp);
+    qsort(on, (size_t)rounds, sizeof on[0], bu_cmp_double);
+    qsort(off, (size_t)rounds, sizeof off[0], bu_cmp_double);
     double a = off[rounds / 2] / (double)c->steps * 1e6, b = on[rounds / 2] / (double)c->steps * 1e6;
     printf("%-14s %-9s %8ld %14.3f %14.3f %8.3f\n", c->model, c->scheme, c->steps, a, b, b / a);
     if (fprintf(f, "%s,%s,%g,%ld,%.6g,%.6g,%.4f\n", c->model, c->scheme, c->h, c->steps, a, b, b / a) < 0) {

@@ -40,20 +40,11 @@ static double run(const scase *c, long steps) {
   double t = -1.0;
   if (lv_model_create(c->model, NULL, &m)) return -1.0;
   if (!lv_integrator_new(&it, m, c->scheme, 1e-3) && (!c->opt || !lv_integrator_set_option(it, c->opt, c->value)) &&
-      !lv_integrator_init(it, 0.0, NULL, NULL)) {
-    double t0 = bu_cpu();
-    long n = 0;
-    while (n < steps && lv_integrator_step(it) == 0) n++;
-    if (n == steps) t = bu_cpu() - t0;
-  }
+      !lv_integrator_init(it, 0.0, NULL, NULL))
+    t = bu_time_steps(it, steps);
   lv_integrator_free(it);
   lv_model_free(m);
   return t;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -89,7 +80,7 @@ int main(int argc, char **argv) {
       printf("%2d %-28s failed\n", i, c->label);
       continue;
     }
-    qsort(t, (size_t)rounds, sizeof t[0], cmp);
+    qsort(t, (size_t)rounds, sizeof t[0], bu_cmp_double);
     double us = t[rounds / 2] / (double)c->steps * 1e6, sps = us > 0 ? 1e6 / us : 0.0;
     printf("%2d %-28s %8ld %12.3f %14.4g\n", i, c->label, c->steps, us, sps);
     if (fprintf(f, "%s,%s,%s,%s%s%s,1e-3,%ld,%.6g,%.6g\n", c->label, c->model, c->scheme, c->opt ? c->opt : "",

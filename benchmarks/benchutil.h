@@ -28,6 +28,21 @@ static inline double bu_cpu(void) { return bu_clock(CLOCK_PROCESS_CPUTIME_ID); }
 /* CPU seconds of the calling thread (excludes BLAS helper threads). */
 static inline double bu_thread_cpu(void) { return bu_clock(CLOCK_THREAD_CPUTIME_ID); }
 
+/* CPU seconds of @p steps steps of an initialised integrator; -1 if a step
+ * fails before that. */
+static inline double bu_time_steps(lv_integrator *it, long steps) {
+  double t0 = bu_cpu();
+  long n = 0;
+  while (n < steps && lv_integrator_step(it) == 0) n++;
+  return n == steps ? bu_cpu() - t0 : -1.0;
+}
+
+/* qsort comparison of doubles (medians of repeated timings). */
+static inline int bu_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 /* Peak resident set size of this process, KiB (Linux). */
 static inline long bu_maxrss_kb(void) {
   struct rusage ru;

@@ -549,6 +549,22 @@ static int load(yaml_parser_t *parser, const char *path, const char *formulation
   return rc;
 }
 
+/* Open @p path for the YAML parser: 0, LV_EIO (with the sentence) or
+ * LV_ENOMEM; on success the caller deletes the parser and closes *f. */
+static int open_parser(const char *path, FILE **f, yaml_parser_t *parser, char *why, size_t whylen) {
+  *f = fopen(path, "rb");
+  if (!*f) {
+    put_why(why, whylen, "%s: cannot open the system file (%s)", path, strerror(errno));
+    return LV_EIO;
+  }
+  if (!yaml_parser_initialize(parser)) {
+    fclose(*f);
+    return LV_ENOMEM;
+  }
+  yaml_parser_set_input_file(parser, *f);
+  return 0;
+}
+
 int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char *why, size_t whylen) {
   if (why && whylen) why[0] = 0;
   if (!out || !path) {
@@ -556,17 +572,9 @@ int lv_mbs_load(const char *path, const char *formulation, lv_model **out, char 
     return LV_EINPUT;
   }
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    put_why(why, whylen, "%s: cannot open the system file (%s)", path, strerror(errno));
-    return LV_EIO;
-  }
+  FILE *f;
   yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser)) {
-    fclose(f);
-    return LV_ENOMEM;
-  }
-  yaml_parser_set_input_file(&parser, f);
+  LV_CHECK(open_parser(path, &f, &parser, why, whylen));
   int rc = load(&parser, path, formulation, out, why, whylen, NULL, NULL);
   yaml_parser_delete(&parser);
   fclose(f);
@@ -581,17 +589,9 @@ int lv_mbs_load_run(const char *path, double *step, double *t_end, char *why, si
     put_why(why, whylen, "lv_mbs_load_run: NULL path");
     return LV_EINPUT;
   }
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    put_why(why, whylen, "%s: cannot open the system file (%s)", path, strerror(errno));
-    return LV_EIO;
-  }
+  FILE *f;
   yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser)) {
-    fclose(f);
-    return LV_ENOMEM;
-  }
-  yaml_parser_set_input_file(&parser, f);
+  LV_CHECK(open_parser(path, &f, &parser, why, whylen));
   int rc = load(&parser, path, NULL, NULL, why, whylen, step, t_end);
   yaml_parser_delete(&parser);
   fclose(f);
