@@ -514,7 +514,7 @@ START_TEST(test_heavy_top_vec_equals_hand_written) {
   lv_model *w = _i == 0 ? ep_central_g(m) : NULL, *ms[3] = {d, w ? w : m, d};
   /* run 2: the layer's model with the initial rotation rates moved by one
    * ulp, the amplification of round-off by this motion */
-  memcpy(v1, lv_model_v0(d), sizeof v1);
+  memcpy(v1, lv_model_v0(d), (size_t)nq * sizeof v1[0]);
   for (int i = 3; i < nq; i++) v1[i] = nextafter(v1[i], INFINITY);
   for (int k = 0; k < 3; k++) {
     lv_integrator *it;
