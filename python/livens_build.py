@@ -109,6 +109,21 @@ int lv_mbs_rotation_cardan(const char *seq, const double angles[3], double R[9])
 int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
 int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k, double L0);
 int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double c);
+int lv_mbs_add_torsional_spring(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3], double k,
+                                double theta0);
+int lv_mbs_add_torsional_damper(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3], double c);
+typedef enum { LV_MBS_CONSTANT, LV_MBS_SINE, LV_MBS_STEP, LV_MBS_RAMP, ... } lv_mbs_profile_kind;
+typedef struct {
+  lv_mbs_profile_kind kind;
+  double value[3];
+  double frequency;
+  double phase;
+  double t0;
+  double t1;
+  ...;
+} lv_mbs_profile;
+int lv_mbs_add_force_profile(lv_mbs *s, int body, const double X[3], const lv_mbs_profile *p);
+int lv_mbs_add_torque_profile(lv_mbs *s, int body, const lv_mbs_profile *p);
 int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3]);
 int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
                         const double Ab[3]);

@@ -381,6 +381,82 @@ class System:
                   record=("springs", {"a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb,
                                       "stiffness": k, "rest_length": L0}))
 
+    def torsional_spring(self, a, b, stiffness, axis_a, axis_b, rest_angle=0.0):
+        """Torsional spring V = 1/2 k (theta - theta0)^2 about parallel axes
+        ``axis_a`` of ``a`` and ``axis_b`` of ``b`` (body frames), theta the
+        rotation of b relative to a about them counted from the initial
+        state, theta0 = ``rest_angle`` (rad).  Conservative (every scheme
+        runs it; EM keeps the energy); it holds less than half a turn either
+        side of its rest angle (doc/mbs.md, Forces)."""
+        ea, eb = self._ref(a), self._ref(b)
+        Aa, Ab = self._vec(axis_a, "axis_a"), self._vec(axis_b, "axis_b")
+        k, th = _num(stiffness, "stiffness"), _num(rest_angle, "rest_angle")
+        self._add(lib.lv_mbs_add_torsional_spring, ea.id, Aa, eb.id, Ab, k, th,
+                  record=("torsional_springs", {"a": ea.name, "axis_a": Aa, "b": eb.name, "axis_b": Ab,
+                                                "stiffness": k, "rest_angle": th}))
+
+    def torsional_damper(self, a, b, coefficient, axis_a, axis_b):
+        """Torsional damper: the torque -c theta' about parallel axes
+        ``axis_a`` of ``a`` and ``axis_b`` of ``b``.  Non-conservative:
+        RATTLE, VI and EM refuse a model with one; genalpha and BLieDF run
+        it."""
+        ea, eb = self._ref(a), self._ref(b)
+        Aa, Ab = self._vec(axis_a, "axis_a"), self._vec(axis_b, "axis_b")
+        c = _num(coefficient, "coefficient")
+        self._add(lib.lv_mbs_add_torsional_damper, ea.id, Aa, eb.id, Ab, c,
+                  record=("torsional_dampers", {"a": ea.name, "axis_a": Aa, "b": eb.name, "axis_b": Ab,
+                                                "coefficient": c}))
+
+    _FUNCTIONS = {"constant": ("LV_MBS_CONSTANT", ()), "sine": ("LV_MBS_SINE", ("frequency", "phase")),
+                  "step": ("LV_MBS_STEP", ("start",)), "ramp": ("LV_MBS_RAMP", ("start", "end"))}
+
+    def _profile(self, value, function, frequency, phase, start, end):
+        """An lv_mbs_profile and the file keys of its time function."""
+        if function not in self._FUNCTIONS:
+            raise InputError(f"unknown time function {function!r} (constant, sine, step, ramp).",
+                             status=lib.LV_EINPUT)
+        kind, keys = self._FUNCTIONS[function]
+        given = {"frequency": frequency, "phase": phase, "start": start, "end": end}
+        for k, x in given.items():
+            if x is not None and k not in keys:
+                raise InputError(f"{k} does not belong to the time function '{function}'.", status=lib.LV_EINPUT)
+        p = ffi.new("lv_mbs_profile *")
+        p.kind = getattr(lib, kind)
+        p.value = [float(v) for v in _array(value, (3,), "value")]
+        entry = {"value": [float(v) for v in p.value], "function": function}
+        if function == "sine":
+            p.frequency = _num(frequency, "frequency")
+            p.phase = _num(0.0 if phase is None else phase, "phase")
+            entry.update(frequency=p.frequency, phase=p.phase)
+        if function in ("step", "ramp"):
+            p.t0 = _num(start, "start")
+            entry["start"] = p.t0
+        if function == "ramp":
+            p.t1 = _num(end, "end")
+            entry["end"] = p.t1
+        return p, entry
+
+    def force(self, body, value, point=None, function="constant", frequency=None, phase=None, start=None,
+              end=None):
+        """Applied force (space frame) at body point ``point`` (body frame,
+        default the centre of mass; a particle: its position) as a time
+        function: ``value`` (constant), ``value`` sin(2 pi ``frequency`` t +
+        ``phase``) (sine), ``value`` from ``start`` on (step), or a ramp from
+        0 at ``start`` to ``value`` at ``end``.  Non-conservative: genalpha
+        and BLieDF run it, RATTLE, VI and EM refuse it."""
+        e = self._ref(body)
+        X = self._vec(point, "point", (0, 0, 0))
+        p, entry = self._profile(value, function, frequency, phase, start, end)
+        self._add(lib.lv_mbs_add_force_profile, e.id, X, p,
+                  record=("forces", dict({"body": e.name, "point": X}, **entry)))
+
+    def torque(self, body, value, function="constant", frequency=None, phase=None, start=None, end=None):
+        """Applied torque (space frame) on rigid body ``body`` with the time
+        functions of :meth:`force`."""
+        e = self._ref(body)
+        p, entry = self._profile(value, function, frequency, phase, start, end)
+        self._add(lib.lv_mbs_add_torque_profile, e.id, p, record=("torques", dict({"body": e.name}, **entry)))
+
     def damper(self, a, b, coefficient, point_a=None, point_b=None):
         """Linear damper of coefficient ``coefficient`` >= 0 between point
         ``point_a`` of ``a`` and ``point_b`` of ``b``: the force -c (e . r') e
@@ -533,7 +609,8 @@ class System:
         lines.append(f"formulation: {_yaml_value(self.formulation)}")
         if "gravity" in self._file:
             lines.append(f"gravity: {_yaml_value(self._file['gravity'])}")
-        for section in ("bodies", "particles", "joints", "springs", "dampers", "symmetries"):
+        for section in ("bodies", "particles", "joints", "springs", "dampers", "torsional_springs",
+                        "torsional_dampers", "forces", "torques", "symmetries"):
             if section in self._file:
                 lines.append(f"{section}:")
                 for entry in self._file[section]:

@@ -119,6 +119,29 @@ def double_spherical_pendulum(formulation="directors"):
     return s
 
 
+def torsional_oscillator(formulation="directors"):
+    s = livens.System(formulation)
+    d1 = s.body(2.0, [0.05, 0.05, 0.09], [0, 0, 0], name="disk1")
+    d2 = s.body(1.0, [0.02, 0.02, 0.03], [0, 0, 0.5], angular_velocity=[0, 0, 1.5], frame="space", name="disk2")
+    s.revolute(d1, livens.GROUND, point_a=[0, 0, 0], axis_a=[0, 0, 1], point_b=[0, 0, 0], axis_b=[0, 0, 1])
+    s.revolute(d2, d1, point_a=[0, 0, 0], axis_a=[0, 0, 1], point_b=[0, 0, 0.5], axis_b=[0, 0, 1])
+    s.torsional_spring(livens.GROUND, d1, 4.0, axis_a=[0, 0, 1], axis_b=[0, 0, 1], rest_angle=0.3)
+    s.torsional_spring(d1, d2, 1.5, axis_a=[0, 0, 1], axis_b=[0, 0, 1])
+    return s
+
+
+def driven_rotor(formulation="directors"):
+    s = livens.System(formulation)
+    s.gravity([0, 0, -9.81])
+    w = s.body(5.0, [0.4, 0.2, 0.2], [0, 0, 1], angular_velocity=[0.5, 0, 0], frame="space", name="flywheel")
+    s.revolute(w, livens.GROUND, point_a=[0, 0, 0], axis_a=[1, 0, 0], point_b=[0, 0, 1], axis_b=[1, 0, 0])
+    s.torsional_damper(livens.GROUND, w, 0.05, axis_a=[1, 0, 0], axis_b=[1, 0, 0])
+    s.force(w, [0, 0, -20], point=[0, 0.3, 0], function="ramp", start=-0.5, end=1.0)
+    s.torque(w, [0.8, 0, 0])
+    s.torque(w, [0.2, 0, 0], function="sine", frequency=3, phase=1.0)
+    return s
+
+
 CASES = [  # file, builder, schemes run in directors (and genalpha in r3so3 where it has bodies)
     ("heavy_top.yaml", heavy_top, ("em", "rattle", "vi-a")),
     ("four_bar.yaml", four_bar, ("em", "genalpha")),
@@ -126,6 +149,8 @@ CASES = [  # file, builder, schemes run in directors (and genalpha in r3so3 wher
     ("slider_crank.yaml", slider_crank, ("em", "bliedf2")),
     ("spring_chain.yaml", spring_chain, ("em", "vi-b")),
     ("double_spherical_pendulum.yaml", double_spherical_pendulum, ("em", "rattle")),
+    ("torsional_oscillator.yaml", torsional_oscillator, ("em", "rattle")),
+    ("driven_rotor.yaml", driven_rotor, ("genalpha", "bliedf2")),
 ]
 
 
@@ -287,6 +312,17 @@ def test_the_file_reader_reports_the_same_sentence(tmp_path):
     with pytest.raises(livens.InputError) as from_python:
         s.revolute("p", "ground", axis_a=[1, 0, 0], axis_b=[1, 0, 0])
     assert str(from_file.value).endswith(": revolute: " + str(from_python.value))
+
+
+def test_load_functions_are_checked():
+    s = livens.System()
+    w = s.body(1.0, [0.1, 0.1, 0.1], name="w")
+    with pytest.raises(livens.InputError, match="unknown time function"):
+        s.torque(w, [1, 0, 0], function="square")
+    with pytest.raises(livens.InputError, match="does not belong"):
+        s.torque(w, [1, 0, 0], frequency=2.0)
+    with pytest.raises(livens.InputError):  # a ramp that ends before it starts: the C layer's sentence
+        s.force(w, [1, 0, 0], function="ramp", start=1.0, end=0.5)
 
 
 def test_python_side_mistakes():
