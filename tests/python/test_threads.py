@@ -102,11 +102,13 @@ def test_two_threads_run_in_parallel():
     The run is sized to about 0.6 s; the machine may be shared, so up to 3
     attempts, each timing one run before and after the pair, and the test
     passes when one attempt meets the bound with the pair's CPU time above
-    1.1 times its wall time (both threads computing at once).  An attempt on a machine that
-    cannot give this process two cores (load average above cores + 0.5, or
-    the single run getting less than 0.9 of a core) proves nothing either
-    way: if every failed attempt was such, the test is skipped with the
-    figures, otherwise it fails."""
+    1.1 times its wall time (both threads computing at once).  It fails when
+    an attempt shows the threads serialised (the pair at most 1.05 cores
+    while a single run had a core to itself: the GIL held in C) or two busy
+    cores without the speed-up; an attempt whose pair ran above one core but
+    shared the cores with other work (make check runs tests side by side)
+    proves nothing about wall time, and if every attempt was such the test
+    is skipped with the figures."""
     cores = _cores()
     model, scheme, h = "four-particle", "vi-a", 0.01
     t_end = 20.0
@@ -146,20 +148,29 @@ def test_two_threads_run_in_parallel():
         same(out[1], ref)
         one = 0.5 * (before + after)
         load = os.getloadavg()[0]
-        conclusive = load < cores + 0.5 and min(share0, share1) >= 0.9
-        attempts.append((two / one, conclusive, load, min(share0, share1), cpu2 / two))
+        free = load < cores + 0.5 and min(share0, share1) >= 0.9
+        pair = cpu2 / two
+        attempts.append((two / one, free, load, min(share0, share1), pair))
         print(f"\none run {one:.3f} s (t_end {t_end:g}), two runs in two threads {two:.3f} s: "
-              f"{two / one:.2f}x; cores used by the pair {cpu2 / two:.2f}, load average {load:.2f}")
+              f"{two / one:.2f}x; cores used by the pair {pair:.2f}, load average {load:.2f}")
         # the pair's CPU time above its wall time: both threads ran at once
         # (with the GIL held it could not exceed 1.0); without that a ratio
         # below 1.5 is the noise of a loaded machine
-        if two / one < 1.5 and cpu2 / two > 1.1:
+        if two / one < 1.5 and pair > 1.1:
             return
     figures = "; ".join(f"{r:.2f}x (load {l:.2f}, single run {s:.2f} core, pair {p:.2f} cores)"
                         for r, _, l, s, p in attempts)
-    if not any(c for _, c, _, _, _ in attempts):
-        pytest.skip(f"this machine cannot give the test two cores now: {figures}")
-    pytest.fail(f"two threads did not run in parallel: {figures}")
+    # Failures that no load explains: the pair never above one core while a
+    # single run had a core to itself (the threads were serialised: the GIL
+    # held during the C run), or two full cores busy and still no speed-up.
+    if any(f and p <= 1.05 for _, f, _, _, p in attempts):
+        pytest.fail(f"two threads did not run in parallel: {figures}")
+    if any(p >= 1.8 and r >= 1.5 for r, _, _, _, p in attempts):
+        pytest.fail(f"two threads used two cores but took {figures}")
+    # Otherwise the pair ran in parallel (above one core) but shared the
+    # cores with other work (make check runs tests side by side): the wall
+    # time says nothing about livens then.
+    pytest.skip(f"this machine could not give the test two free cores: {figures}")
 
 
 def test_ctrl_c_raises_keyboard_interrupt_with_the_data_so_far():
