@@ -35,23 +35,6 @@ static const double O3[3] = {0, 0, 0};
 
 /* ============================================================ utilities */
 
-/* A generic configuration and velocity for a model: every coordinate
- * random, rotations (r3so3) random on SO(3). */
-static void generic_state(const lv_model *m, unsigned long long *st, double *q, double *v) {
-  const lv_space *sp = lv_model_space(m);
-  for (int i = 0; i < lv_model_nq(m); i++) q[i] = tu_rand(st);
-  for (int i = 0; i < lv_model_nv(m); i++) v[i] = tu_rand(st);
-  for (int f = 0; f < lv_space_nfactors(sp); f++) {
-    lv_factor_kind k;
-    int qo, nq, vo, nv;
-    ck_assert_int_eq(lv_space_factor(sp, f, &k, &qo, &nq, &vo, &nv), 0);
-    if (k == LV_FACTOR_R3SO3 || k == LV_FACTOR_SE3) {
-      double psi[3] = {2 * tu_rand(st), 2 * tu_rand(st), 2 * tu_rand(st)};
-      lv_so3_exp(psi, q + qo + 3);
-    }
-  }
-}
-
 /* A body with a full (non-diagonal) inertia tensor, or (ang < 0) a lamina
  * normal to its body axis 2 (J2 = J1 + J3: planar directors). */
 static int add_body(lv_mbs *s, double m, const double x0[3], double ang) {
@@ -121,7 +104,7 @@ START_TEST(test_derivatives_every_joint) {
   unsigned long long st = tu_seed(1234 + (unsigned long long)_i);
   double q[64], v[64];
   for (int rep = 0; rep < 3; rep++) {
-    generic_state(m, &st, q, v);
+    tu_generic_state(m, &st, q, v);
     lv_check_result res;
     int rc = lv_model_check_derivatives(m, q, v, 1e-6, NULL, &res);
     ck_assert_msg(rc == 0 && res.failed == 0,
@@ -157,7 +140,7 @@ START_TEST(test_derivatives_particles) {
   lv_mbs_free(s);
   unsigned long long st = tu_seed(77);
   double q[64], v[64];
-  generic_state(m, &st, q, v);
+  tu_generic_state(m, &st, q, v);
   lv_check_result res;
   ck_assert_int_eq(lv_model_check_derivatives(m, q, v, 1e-6, NULL, &res), 0);
   ck_assert_int_eq(res.failed, 0);
@@ -822,7 +805,7 @@ START_TEST(test_heavy_top_lie_equals_hand_written) {
   /* G = -G_hand, H(gam) = H_hand(-gam), Z = -Z_hand at a generic state */
   unsigned long long st = tu_seed(9);
   double q[12], v[6], gam[3], ngam[3], A[36], B[36], GA[18], GB[18], ZA[18], ZB[18];
-  generic_state(d, &st, q, v);
+  tu_generic_state(d, &st, q, v);
   for (int i = 0; i < 3; i++) gam[i] = tu_rand(&st), ngam[i] = -gam[i];
   ck_assert_int_eq(lv_model_constraint_jac_dense(d, q, GA), 0);
   ck_assert_int_eq(lv_model_constraint_jac_dense(h, q, GB), 0);

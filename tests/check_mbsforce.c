@@ -40,23 +40,6 @@
 static const double O3[3] = {0, 0, 0};
 static const double PI = 3.14159265358979323846;
 
-/* A generic configuration and velocity (as in check_mbs.c): every
- * coordinate random, rotations random on SO(3). */
-static void generic_state(const lv_model *m, unsigned long long *st, double *q, double *v) {
-  const lv_space *sp = lv_model_space(m);
-  for (int i = 0; i < lv_model_nq(m); i++) q[i] = tu_rand(st);
-  for (int i = 0; i < lv_model_nv(m); i++) v[i] = tu_rand(st);
-  for (int f = 0; f < lv_space_nfactors(sp); f++) {
-    lv_factor_kind k;
-    int qo, nq, vo, nv;
-    ck_assert_int_eq(lv_space_factor(sp, f, &k, &qo, &nq, &vo, &nv), 0);
-    if (k == LV_FACTOR_R3SO3 || k == LV_FACTOR_SE3) {
-      double psi[3] = {2 * tu_rand(st), 2 * tu_rand(st), 2 * tu_rand(st)};
-      lv_so3_exp(psi, q + qo + 3);
-    }
-  }
-}
-
 /* R b */
 static void rmul(const double R[9], const double b[3], double c[3]) {
   for (int i = 0; i < 3; i++) c[i] = R[3 * i] * b[0] + R[3 * i + 1] * b[1] + R[3 * i + 2] * b[2];
@@ -119,7 +102,7 @@ START_TEST(test_derivatives) {
   unsigned long long st = tu_seed(4321 + (unsigned long long)_i);
   double q[96], v[96];
   for (int rep = 0; rep < 3; rep++) {
-    generic_state(m, &st, q, v);
+    tu_generic_state(m, &st, q, v);
     lv_check_result res;
     int rc = lv_model_check_derivatives(m, q, v, 1e-6, NULL, &res);
     fprintf(stderr, "forces, %s: dV %.2e, d2V %.2e, df/dq %.2e, df/dv %.2e\n", form, res.err_dV, res.err_d2V,
@@ -158,7 +141,7 @@ START_TEST(test_derivatives_single) {
   lv_mbs_free(s);
   unsigned long long st = tu_seed(99 + (unsigned long long)_i);
   double q[32], v[32];
-  generic_state(m, &st, q, v);
+  tu_generic_state(m, &st, q, v);
   lv_check_result res;
   int rc = lv_model_check_derivatives(m, q, v, 1e-7, NULL, &res);
   ck_assert_msg(rc == 0 && res.failed == 0, "%s element %d: dV %.2e, d2V %.2e, df/dq %.2e, df/dv %.2e", form, what,

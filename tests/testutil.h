@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#include "livens/livens.h"
 
 /* xorshift64*: reproducible across platforms and libc versions, unlike
  * rand().  The state must be non-zero; tu_seed guarantees that. */
@@ -151,6 +152,24 @@ static inline int tu_run_suite_fork(Suite *s, enum fork_status fork) {
 /* Run every test of s (forking unless CK_FORK=no), free the runner and
  * return the exit status: the tail of every suite's main(). */
 static inline int tu_run_suite(Suite *s) { return tu_run_suite_fork(s, CK_FORK_GETENV); }
+
+/* A generic configuration and velocity for model @p m (derivative checks
+ * away from rest states): every coordinate uniform in [-1, 1], the
+ * rotation of every R^3 x SO(3) or SE(3) factor random on SO(3). */
+static inline void tu_generic_state(const lv_model *m, unsigned long long *st, double *q, double *v) {
+  const lv_space *sp = lv_model_space(m);
+  for (int i = 0; i < lv_model_nq(m); i++) q[i] = tu_rand(st);
+  for (int i = 0; i < lv_model_nv(m); i++) v[i] = tu_rand(st);
+  for (int f = 0; f < lv_space_nfactors(sp); f++) {
+    lv_factor_kind k;
+    int qo, nq, vo, nv;
+    ck_assert_int_eq(lv_space_factor(sp, f, &k, &qo, &nq, &vo, &nv), 0);
+    if (k == LV_FACTOR_R3SO3 || k == LV_FACTOR_SE3) {
+      double psi[3] = {2 * tu_rand(st), 2 * tu_rand(st), 2 * tu_rand(st)};
+      lv_so3_exp(psi, q + qo + 3);
+    }
+  }
+}
 
 /* ---- test cases with timeouts from their run time (issue 19) ----------
  * Every suite builds its test cases with tu_tcase and runs with
