@@ -155,11 +155,46 @@ START_TEST(test_writer_init) {
 }
 END_TEST
 
+/* A run that starts with E0 = 0 (pendulum3d at rest, horizontal, on the
+ * potential's zero level) has no relative energy error: the summary says
+ * NaN instead of |E - E0| / 1e-300 (once ~1e297 next to status ok), and
+ * the absolute error is the figure. */
+START_TEST(test_zero_initial_energy) {
+  const char *keys[] = {"vy0"}, *vals[] = {"0"};
+  lv_kv kv = {1, keys, vals};
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create("pendulum3d", &kv, &m), 0);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "rattle", 1e-2), 0);
+  lv_diag *d = NULL;
+  ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_diag_output(it, LV_OUTPUT_INIT, &w), 0);
+  for (int i = 0; i < 20; i++) {
+    ck_assert_int_eq(lv_integrator_step(it), 0);
+    ck_assert_int_eq(lv_diag_output(it, LV_OUTPUT_STEP, &w), 0);
+  }
+  lv_diag_summary sum;
+  lv_diag_get_summary(d, &sum);
+  ck_assert_double_eq(sum.energy0, 0.0);
+  ck_assert(isnan(sum.max_rel_energy_error));
+  ck_assert(isnan(sum.energy_drift_rate));
+  /* the pendulum falls: RATTLE's energy error is O(h^2), far above round-off */
+  ck_assert_double_gt(sum.max_abs_energy_error, 1e-8);
+  ck_assert_double_lt(sum.max_abs_energy_error, 1e-1);
+  lv_diag_free(d);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("diag");
   TCase *tc = tu_tcase(s, "core", 0.01);
   tcase_add_test(tc, test_null_getters);
   tcase_add_test(tc, test_live_summary);
+  tcase_add_test(tc, test_zero_initial_energy);
   tcase_add_test(tc, test_layout_from_integrator);
   tcase_add_test(tc, test_writer_init);
   return tu_run_suite(s);

@@ -50,11 +50,11 @@ typedef struct {
   long samples;
   /** energy of the first recorded state, E0 */
   double energy0;
-  double max_rel_energy_error;   /**< max |E - E0| / max(|E0|, 1e-300) */
+  double max_rel_energy_error;   /**< max |E - E0| / |E0|; NaN when E0 = 0 (undefined: read max_abs_energy_error) */
   /** max |E - E0| */
   double max_abs_energy_error;
   double max_energy_increment;   /**< max |E^{n+1} - E^n| */
-  double energy_drift_rate;      /**< least-squares slope of (E - E0)/|E0| vs t */
+  double energy_drift_rate;      /**< least-squares slope of (E - E0)/|E0| vs t; NaN when E0 = 0 */
   double max_momentum_error;     /**< max_k max_n |J_k - J_k(0)| */
   double max_g, max_gv, max_gp;
 } lv_diag_summary;

@@ -50,9 +50,16 @@ static void summary_header(FILE *o) {
 static void summary_row(FILE *o, const char *scheme, const cli_result *r) {
   double nps = r->st.steps ? (double)r->st.newton_iterations / (double)r->st.steps : 0.0;
   double sps = r->st.wall_time > 0 ? (double)r->st.steps / r->st.wall_time : 0.0;
-  fprintf(o, "%-12s %11.3e %11.3e %11.3e %11.3e %11.3e %11.3e %9.2f %10.4g %9s\n", scheme,
-          r->sum.max_rel_energy_error, r->sum.energy_drift_rate, r->sum.max_momentum_error, r->sum.max_g,
+  fprintf(o, "%-12s ", scheme);
+  if (isnan(r->sum.max_rel_energy_error)) /* E0 = 0: relative figures undefined */
+    fprintf(o, "%11s %11s", "n/a (E0=0)", "n/a");
+  else
+    fprintf(o, "%11.3e %11.3e", r->sum.max_rel_energy_error, r->sum.energy_drift_rate);
+  fprintf(o, " %11.3e %11.3e %11.3e %11.3e %9.2f %10.4g %9s\n", r->sum.max_momentum_error, r->sum.max_g,
           r->sum.max_gv, r->sum.max_gp, nps, sps, r->status ? lv_status_name(r->status) : "ok");
+  if (isnan(r->sum.max_rel_energy_error))
+    fprintf(o, "%-12s E0 = 0, so the energy error is given absolute: max|E - E0| = %.3e\n", "",
+            r->sum.max_abs_energy_error);
 }
 
 static int cmd_list(void) {

@@ -1,4 +1,5 @@
 /* Diagnostics: energy, momentum maps, constraint residuals; a run summary. */
+#include <float.h>
 #include "lv_internal.h"
 
 struct lv_diag {
@@ -136,10 +137,14 @@ int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
     if (inc > u->max_energy_increment) u->max_energy_increment = inc;
   }
   d->E_prev = pt->energy;
-  double scale = fabs(u->energy0) > 1e-300 ? fabs(u->energy0) : 1e-300;
+  /* Relative to E0 only where E0 is not zero: with E0 = 0 (a system at rest
+   * on its potential's zero level) any round-off would read as an enormous
+   * relative error, so the relative figures are NaN (undefined) and
+   * max_abs_energy_error is the one to read. */
+  double scale = fabs(u->energy0) >= DBL_MIN ? fabs(u->energy0) : NAN;
   double ea = fabs(pt->energy - u->energy0), er = ea / scale;
   if (ea > u->max_abs_energy_error) u->max_abs_energy_error = ea;
-  if (er > u->max_rel_energy_error) u->max_rel_energy_error = er;
+  if (er > u->max_rel_energy_error || isnan(er)) u->max_rel_energy_error = er;
   for (int k = 0; k < ns; k++) {
     double e = fabs(pt->momentum[k] - d->J0[k]);
     if (e > u->max_momentum_error) u->max_momentum_error = e;
@@ -157,7 +162,7 @@ int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   d->mean_e += (e - d->mean_e) / n;
   d->c_tt += dt * (pt->t - d->mean_t);
   d->c_te += dt * (e - d->mean_e);
-  u->energy_drift_rate = d->c_tt > 0 ? d->c_te / d->c_tt : 0.0;
+  u->energy_drift_rate = isnan(scale) ? NAN : d->c_tt > 0 ? d->c_te / d->c_tt : 0.0;
   return 0;
 }
 
