@@ -29,18 +29,6 @@ static int c_mass(const double *q, lv_sink *M, void *u) {
   for (int i = 0; i < 3; i++) lv_sink_add(M, i, i, 1.0 + i);
   return 0;
 }
-static int c_V(const double *q, double *V, void *u) {
-  (void)u;
-  double r2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
-  *V = 0.5 * r2 + 0.25 * r2 * r2;
-  return 0;
-}
-static int c_dV(const double *q, double *g, void *u) {
-  (void)u;
-  double r2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
-  for (int i = 0; i < 3; i++) g[i] = (1.0 + r2) * q[i];
-  return 0;
-}
 
 static lv_model *model(const char *name, const char *form) {
   lv_model *m = NULL;
@@ -49,7 +37,7 @@ static lv_model *model(const char *name, const char *form) {
     ck_assert_int_eq(lv_space_new_rn(&sp, 3), 0);
     ck_assert_int_eq(lv_model_new(&m, "central", sp, 0), 0);
     lv_model_set_mass(m, c_mass, 1);
-    lv_model_set_potential(m, c_V, c_dV, NULL);
+    lv_model_set_potential(m, tu_quartic_V, tu_quartic_dV, NULL);
     double q0[3] = {1.0, 0.2, -0.1}, v0[3] = {30.0, 90.0, 40.0};
     lv_model_set_initial(m, q0, v0);
     return m;

@@ -137,6 +137,23 @@ static inline void tu_pendulum3d_reference(double T, long n, double *y) {
   tu_rk4(tu_pendulum3d_rhs, 6, y, T / n, n);
 }
 
+/* The central quartic potential V = |q|^2/2 + |q|^4/4 on R^3 and its
+ * gradient, in lv_model's callback form: the unconstrained test model of the
+ * midpoint-rule suites (rotation-invariant, so angular momentum is a
+ * quadratic invariant; not quadratic, so energy is not kept exactly). */
+static inline int tu_quartic_V(const double *q, double *V, void *u) {
+  (void)u;
+  double r2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+  *V = 0.5 * r2 + 0.25 * r2 * r2;
+  return 0;
+}
+static inline int tu_quartic_dV(const double *q, double *g, void *u) {
+  (void)u;
+  double r2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2];
+  for (int i = 0; i < 3; i++) g[i] = (1.0 + r2) * q[i];
+  return 0;
+}
+
 /* Run every test of s with the given fork status (CK_NOFORK: suites whose
  * tests share state computed once), free the runner and return the exit
  * status. */
