@@ -13,6 +13,15 @@
  * the update, both N x N column-major; *n = N.  The state is not changed. */
 int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n);
 
+/* src/schemes/genalpha.c: the genalpha Newton matrix (N x N column-major,
+ * *n = N) of a step of size h from the current state, at the predictor (x
+ * NULL) or at the iterate x = (h Dq, v_{n+1}, v'_{n+1}, lambda_{n+1}) (3 nv
+ * + nc; sigma = 0 or corrector=paper only, else LV_EINPUT), with the
+ * scheme's tangent block (T, P = sigma I + (1 - sigma) T, or the exact
+ * corrector's F) or, if simplified, the identity in its place (spec 002
+ * claim 6).  The state is not changed. */
+int lv_genalpha_newton_matrix(lv_stepper *st, double h, const double *x, int simplified, double *J, int *n);
+
 /* src/schemes/bliedf.c: the number of group logarithms a BLieDF stepper has
  * evaluated (spec 004 T18); st must be a BLieDF stepper's (-1 if it has
  * no state yet). */
