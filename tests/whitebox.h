@@ -27,6 +27,11 @@ int lv_genalpha_newton_matrix(lv_stepper *st, double h, const double *x, int sim
  * no state yet). */
 long lv_bliedf_log_calls(const lv_stepper *st);
 
+/* src/schemes/bliedf.c: the BDF coefficients alpha_0..alpha_k and the
+ * increment coefficients gamma_1..gamma_k the BLieDF stepper of order k
+ * uses (its tables; spec 004 §1.1), k = 1..4 (LV_EINPUT otherwise). */
+int lv_bliedf_coefficients(int k, const double **alpha, const double **gamma);
+
 /* src/theory/genalpha_theory.c: seed 002's composition of rotation
  * vectors psi = psi0 <> theta (the rotational local-global transition map
  * (A.7), spec 002 §1.4): the rotation vector of R(psi0) exp(theta~), through the product of the unit
