@@ -81,6 +81,163 @@ static void run(const lv_model *m, int k, double h, double t_end, const char *co
 }
 
 /* ------------------------------------------------------------------ */
+/* ---- T1: the BDF coefficient tables, k = 1..6, in exact rationals ---- */
+typedef struct {
+  long long n, d; /* n / d, d > 0, lowest terms */
+} rat;
+
+static long long rat_gcd(long long a, long long b) {
+  if (a < 0) a = -a;
+  while (b) {
+    long long t = a % b;
+    a = b, b = t;
+  }
+  return a ? a : 1;
+}
+static rat rat_make(long long n, long long d) {
+  if (d < 0) n = -n, d = -d;
+  long long g = rat_gcd(n, d);
+  rat r = {n / g, d / g};
+  return r;
+}
+static rat rat_add(rat a, rat b) {
+  long long g = rat_gcd(a.d, b.d);
+  return rat_make(a.n * (b.d / g) + b.n * (a.d / g), a.d / g * b.d);
+}
+static rat rat_mul(rat a, rat b) {
+  long long g1 = rat_gcd(a.n, b.d), g2 = rat_gcd(b.n, a.d);
+  return rat_make((a.n / g1) * (b.n / g2), (a.d / g2) * (b.d / g1));
+}
+static int rat_eq(rat a, rat b) { return a.n == b.n && a.d == b.d; }
+static rat rat_int(long long n) { return rat_make(n, 1); }
+static long long ipow(long long b, int e) {
+  long long r = 1;
+  while (e-- > 0) r *= b;
+  return r;
+}
+
+/* The spec's tables (§1.1; k = 2..4 printed in the paper, 1, 5, 6 derived),
+ * numerator / denominator. */
+static const int T1_ALPHA[6][7][2] = {
+    {{1, 1}, {-1, 1}},
+    {{3, 2}, {-2, 1}, {1, 2}},
+    {{11, 6}, {-3, 1}, {3, 2}, {-1, 3}},
+    {{25, 12}, {-4, 1}, {3, 1}, {-4, 3}, {1, 4}},
+    {{137, 60}, {-5, 1}, {5, 1}, {-10, 3}, {5, 4}, {-1, 5}},
+    {{49, 20}, {-6, 1}, {15, 2}, {-20, 3}, {15, 4}, {-6, 5}, {1, 6}},
+};
+static const int T1_GAMMA[6][6][2] = {
+    {{1, 1}},
+    {{3, 2}, {-1, 2}},
+    {{11, 6}, {-7, 6}, {1, 3}},
+    {{25, 12}, {-23, 12}, {13, 12}, {-1, 4}},
+    {{137, 60}, {-163, 60}, {137, 60}, {-21, 20}, {1, 5}},
+    {{49, 20}, {-71, 20}, {79, 20}, {-163, 60}, {31, 30}, {-1, 6}},
+};
+/* C_{k+1} / alpha_0 (spec §1.1) */
+static const int T1_CNORM[6][2] = {{-1, 2}, {-2, 9}, {-3, 22}, {-12, 125}, {-10, 137}, {-20, 343}};
+
+/* Spec 004 T1.  alpha from the backward-difference form of BDF k,
+ * sum_i alpha_i x_{n+1-i} = sum_{j=1}^k (1/j) nabla^j x_{n+1}, i.e.
+ * alpha_0 = sum_{j<=k} 1/j, alpha_i = (-1)^i C(k, i) / i, and gamma_i =
+ * sum_{j<i} alpha_j (5), in exact rationals; they must equal the spec's
+ * tables and satisfy, exactly, (3), (7), sum gamma_i = 1, sum i gamma_i =
+ * 1/2 (k >= 2; 1 for k = 1) and the error constant C_{k+1} = -1/(k+1) of
+ * sum_i alpha_i x(t_{n+1-i}) - h x'(t_{n+1}) (Taylor coefficients
+ * sum_i alpha_i (-i)^l / l! = [l = 1] for l <= k).  The scheme's own double
+ * tables (k <= 4, src/schemes/bliedf.c) must equal the rationals rounded to
+ * double, bit for bit, and satisfy (3), (7) and the sums in double to 1e-14. */
+START_TEST(test_bdf_tables) {
+  for (int k = 1; k <= 6; k++) {
+    rat al[7], ga[6];
+    long long binom = 1;
+    al[0] = rat_int(0);
+    for (int j = 1; j <= k; j++) al[0] = rat_add(al[0], rat_make(1, j));
+    for (int i = 1; i <= k; i++) {
+      binom = binom * (k - i + 1) / i; /* C(k, i) */
+      al[i] = rat_make((i % 2 ? -1 : 1) * binom, i);
+    }
+    for (int i = 1; i <= k; i++) ga[i - 1] = i == 1 ? al[0] : rat_add(ga[i - 2], al[i - 1]);
+    for (int i = 0; i <= k; i++)
+      ck_assert_msg(rat_eq(al[i], rat_make(T1_ALPHA[k - 1][i][0], T1_ALPHA[k - 1][i][1])),
+                    "k = %d: alpha_%d = %lld/%lld, table %d/%d", k, i, al[i].n, al[i].d, T1_ALPHA[k - 1][i][0],
+                    T1_ALPHA[k - 1][i][1]);
+    for (int i = 1; i <= k; i++)
+      ck_assert_msg(rat_eq(ga[i - 1], rat_make(T1_GAMMA[k - 1][i - 1][0], T1_GAMMA[k - 1][i - 1][1])),
+                    "k = %d: gamma_%d = %lld/%lld", k, i, ga[i - 1].n, ga[i - 1].d);
+    /* (3): sum alpha_i = 0, sum alpha_i (k - i)^l / k^(l-1) = l */
+    rat s = rat_int(0);
+    for (int i = 0; i <= k; i++) s = rat_add(s, al[i]);
+    ck_assert(rat_eq(s, rat_int(0)));
+    for (int l = 1; l <= k; l++) {
+      rat t = rat_int(0), u = rat_int(0);
+      for (int i = 0; i <= k; i++) t = rat_add(t, rat_mul(al[i], rat_make(ipow(k - i, l), ipow(k, l - 1))));
+      ck_assert_msg(rat_eq(t, rat_int(l)), "k = %d: (3) l = %d gives %lld/%lld", k, l, t.n, t.d);
+      /* (7): sum gamma_i ((k+1-i)^l - (k-i)^l) / k^(l-1) = l */
+      for (int i = 1; i <= k; i++)
+        u = rat_add(u, rat_mul(ga[i - 1], rat_make(ipow(k + 1 - i, l) - ipow(k - i, l), ipow(k, l - 1))));
+      ck_assert_msg(rat_eq(u, rat_int(l)), "k = %d: (7) l = %d gives %lld/%lld", k, l, u.n, u.d);
+    }
+    /* beyond the order, (3) fails: the conditions are sharp */
+    rat t = rat_int(0);
+    for (int i = 0; i <= k; i++) t = rat_add(t, rat_mul(al[i], rat_make(ipow(k - i, k + 1), ipow(k, k))));
+    ck_assert(!rat_eq(t, rat_int(k + 1)));
+    rat sg = rat_int(0), sig = rat_int(0);
+    for (int i = 1; i <= k; i++) sg = rat_add(sg, ga[i - 1]), sig = rat_add(sig, rat_mul(rat_int(i), ga[i - 1]));
+    ck_assert(rat_eq(sg, rat_int(1)));
+    ck_assert(rat_eq(sig, k == 1 ? rat_int(1) : rat_make(1, 2)));
+    /* Taylor coefficients about t_{n+1}: [l = 1] for l <= k, C_{k+1} at k + 1 */
+    long long fact = 1;
+    for (int l = 0; l <= k + 1; l++) {
+      if (l) fact *= l;
+      rat c = rat_int(0);
+      for (int i = 0; i <= k; i++) c = rat_add(c, rat_mul(al[i], rat_make(ipow(-i, l), fact)));
+      rat want = l == k + 1 ? rat_make(-1, k + 1) : rat_int(l == 1);
+      ck_assert_msg(rat_eq(c, want), "k = %d: Taylor coefficient %d is %lld/%lld", k, l, c.n, c.d);
+      if (l == k + 1) {
+        rat cn = rat_mul(c, rat_make(al[0].d, al[0].n));
+        ck_assert(rat_eq(cn, rat_make(T1_CNORM[k - 1][0], T1_CNORM[k - 1][1])));
+      }
+    }
+    if (getenv("LV_TEST_VERBOSE")) {
+      printf("T1 k = %d: alpha", k);
+      for (int i = 0; i <= k; i++) printf(" %lld/%lld", al[i].n, al[i].d);
+      printf("; gamma");
+      for (int i = 0; i < k; i++) printf(" %lld/%lld", ga[i].n, ga[i].d);
+      printf("; C_%d = -1/%d\n", k + 1, k + 1);
+    }
+    if (k > 4) {
+      const double *a, *g;
+      ck_assert_int_eq(lv_bliedf_coefficients(k, &a, &g), LV_EINPUT); /* no BLieDF5/6 */
+      continue;
+    }
+    /* the scheme's tables: the rationals rounded, bit for bit; (3), (7) in double */
+    const double *a, *g;
+    ck_assert_int_eq(lv_bliedf_coefficients(k, &a, &g), 0);
+    double sa = 0.0, sgd = 0.0, sigd = 0.0;
+    for (int i = 0; i <= k; i++) {
+      ck_assert_msg(a[i] == (double)al[i].n / (double)al[i].d, "k = %d: scheme alpha_%d = %.17g", k, i, a[i]);
+      sa += a[i];
+    }
+    for (int i = 1; i <= k; i++) {
+      ck_assert_msg(g[i - 1] == (double)ga[i - 1].n / (double)ga[i - 1].d, "k = %d: scheme gamma_%d = %.17g", k, i,
+                    g[i - 1]);
+      sgd += g[i - 1], sigd += i * g[i - 1];
+    }
+    ck_assert_double_le(fabs(sa), 1e-14);
+    ck_assert_double_le(fabs(sgd - 1.0), 1e-14);
+    ck_assert_double_le(fabs(sigd - (k == 1 ? 1.0 : 0.5)), 1e-14);
+    for (int l = 1; l <= k; l++) {
+      double t3 = 0.0, t7 = 0.0;
+      for (int i = 0; i <= k; i++) t3 += a[i] * pow(k - i, l) / pow(k, l - 1);
+      for (int i = 1; i <= k; i++) t7 += g[i - 1] * (pow(k + 1 - i, l) - pow(k - i, l)) / pow(k, l - 1);
+      ck_assert_msg(fabs(t3 - l) <= 1e-14 && fabs(t7 - l) <= 1e-14, "k = %d, l = %d: (3) %.3e, (7) %.3e", k, l, t3 - l,
+                    t7 - l);
+    }
+  }
+}
+END_TEST
+
 /* Linear oscillator q'' = -w^2 q on R^1: the increment form with the
  * starting increments equals the classical BDF (2) for (q, v) (spec §1.2,
  * T2), which checks the alpha/gamma tables; L_k vanishes on R^d (T3). */
@@ -911,6 +1068,7 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tu_tcase(s, "bliedf", 4);
+  tcase_add_test(tc, test_bdf_tables);
   tcase_add_test(tc, test_linear_is_classical_bdf);
   tcase_add_test(tc, test_top_derivatives);
   tcase_add_test(tc, test_options);

@@ -205,6 +205,154 @@ START_TEST(test_index2) {
 }
 END_TEST
 
+/* Spec 002 claim 6, the paper's §3.5/§7.3: for sigma = 1 the iteration
+ * matrix S_t (67) of the paper's corrector has P = sigma I + (1 - sigma) T
+ * = I, so it depends on no theta and contains no tangent operator: it is,
+ * bit for bit, the "simplified" S_t of geom1 (sigma = 0 with T dropped) and
+ * of sigma != 1 (P^-1 dropped) at the same state.  Checked on the heavy top
+ * (R^3 x SO(3) and SE(3), index 3 and stabilised index 2) at a generic
+ * state (50 steps of sigma = 1) and a generic iterate (theta, v, v', lambda
+ * not the predictor's), through the white-box hook
+ * lv_genalpha_newton_matrix: every entry of the sigma = 1 matrix equals
+ * (==) the simplified matrices of the same stepper and of sigma = 0,
+ * sigma = 0.5 and sigma = optimal steppers at the same (q_n, iterate).
+ * The comparison can fail: the matrices with their own T (sigma = 0), P
+ * (sigma = 0.5, optimal) or F (exact corrector, sigma = 1) differ from the
+ * simplified one by ~|theta| relative.  Index 3: the sigma = 1 matrix also
+ * depends on (q_n, theta) only through q_{n+1} = q_n exp(theta): started at
+ * q_{n+1} with theta = 0 it is the same, bit for bit. */
+typedef struct {
+  lv_model *m;
+  lv_integrator *it;
+} ga_inst;
+
+static ga_inst ga_make(const char *form, const char *index, const char *sigma, const char *corr, const double *q,
+                       const double *v) {
+  ga_inst g = {NULL, NULL};
+  const char *k[1] = {"formulation"}, *vv[1] = {form};
+  lv_kv kv = {1, k, vv};
+  ck_assert_int_eq(lv_model_create("heavy-top", &kv, &g.m), 0);
+  ck_assert_int_eq(lv_integrator_new(&g.it, g.m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_option(g.it, "index", index), 0);
+  ck_assert_int_eq(lv_integrator_set_option(g.it, "rho-inf", "0.65"), 0);
+  ck_assert_int_eq(lv_integrator_set_option(g.it, "sigma", sigma), 0);
+  if (corr) ck_assert_int_eq(lv_integrator_set_option(g.it, "corrector", corr), 0);
+  /* q, v as given: no projection (a generic q_{n+1} is off g = 0) */
+  ck_assert_int_eq(lv_integrator_set_init_mode(g.it, LV_INIT_CHECK, 1e300), 0);
+  ck_assert_int_eq(lv_integrator_init(g.it, 0.0, q, v), 0);
+  return g;
+}
+
+static void ga_drop(ga_inst *g) {
+  lv_integrator_free(g->it);
+  lv_model_free(g->m);
+}
+
+/* number of entries that are not == (and that differ in their bits) */
+static int mat_differ(int n, const double *A, const double *B, int *bits, double *maxrel) {
+  int c = 0;
+  double amax = 0.0, dmax = 0.0;
+  *bits = 0;
+  for (int i = 0; i < n; i++) {
+    c += !(A[i] == B[i]);
+    *bits += memcmp(A + i, B + i, sizeof(double)) != 0;
+    amax = fmax(amax, fabs(A[i]));
+    dmax = fmax(dmax, fabs(A[i] - B[i]));
+  }
+  *maxrel = dmax / amax;
+  return c;
+}
+
+START_TEST(test_sigma1_jacobian_structure) {
+  const char *form[2] = {"r3so3", "se3"}, *index[2] = {"3", "2"};
+  const double h = 1e-3;
+  for (int c = 0; c < 4; c++) {
+    const char *fm = form[c / 2], *ix = index[c % 2];
+    /* a generic state: 50 steps of sigma = 1 from the model's data */
+    ga_inst a0 = ga_make(fm, ix, "1", "paper", NULL, NULL);
+    for (int n = 0; n < 50; n++) ck_assert_int_eq(lv_integrator_step(a0.it), 0);
+    const lv_state *s0 = lv_integrator_state(a0.it);
+    int nq = lv_model_nq(a0.m), d = lv_model_nv(a0.m), k = lv_model_nc(a0.m);
+    double q[16], v[8], x[40];
+    ck_assert_int_le(nq, 16);
+    ck_assert_int_le(3 * d + k, 40);
+    memcpy(q, s0->q, (size_t)nq * sizeof(double));
+    memcpy(v, s0->v, (size_t)d * sizeof(double));
+    /* a generic iterate: theta near h v, v, v', lambda away from the predictor */
+    for (int i = 0; i < d; i++) {
+      x[i] = h * v[i] * (1.0 + 0.1 * sin(i + 1.0)) + 1e-3 * cos(2.0 * i + 1.0);
+      x[d + i] = v[i] + 0.3 * sin(3.0 * i + 0.5);
+      x[2 * d + i] = 5.0 * cos(1.7 * i + 0.2);
+    }
+    for (int i = 0; i < k; i++) x[3 * d + i] = s0->lambda[i] * (1.0 + 0.05 * (i + 1)) + 0.5;
+    ga_inst a = ga_make(fm, ix, "1", "paper", q, v);
+    ga_inst other[3] = {ga_make(fm, ix, "0", NULL, q, v), ga_make(fm, ix, "0.5", "paper", q, v),
+                        ga_make(fm, ix, "optimal", "paper", q, v)};
+    const char *oname[3] = {"sigma=0 (geom1)", "sigma=0.5 paper", "sigma=optimal paper"};
+    int N = 0, Nx = 0, bits = 0;
+    ga_drop(&a0);
+    int M = d + (ix[0] == '2' ? 2 : 1) * k;
+    size_t sz = (size_t)M * (size_t)M;
+    double *J1 = malloc(sz * sizeof(double)), *Js = malloc(sz * sizeof(double)), *Jo = malloc(sz * sizeof(double));
+    ck_assert(J1 && Js && Jo);
+    double rel;
+    ck_assert_int_eq(lv_genalpha_newton_matrix(&a.it->stepper, h, x, 0, J1, &N), 0);
+    ck_assert_int_eq(N, M);
+    /* (a) P = I: the sigma = 1 matrix is its own simplified matrix */
+    ck_assert_int_eq(lv_genalpha_newton_matrix(&a.it->stepper, h, x, 1, Js, &Nx), 0);
+    int nd = mat_differ((int)sz, J1, Js, &bits, &rel);
+    if (verbose())
+      printf("claim 6 %s index %s, N = %d: sigma=1 vs its simplified matrix: %d entries differ (%d in their bits)\n", fm,
+             ix, N, nd, bits);
+    ck_assert_msg(nd == 0, "%s index %s: sigma = 1 matrix != simplified in %d entries", fm, ix, nd);
+    for (int o = 0; o < 3; o++) {
+      const lv_state *so = lv_integrator_state(other[o].it);
+      ck_assert(memcmp(so->q, lv_integrator_state(a.it)->q, (size_t)nq * sizeof(double)) == 0); /* the same q_n */
+      /* (b) the simplified matrix of geom1 / sigma != 1 at the same state */
+      ck_assert_int_eq(lv_genalpha_newton_matrix(&other[o].it->stepper, h, x, 1, Js, &Nx), 0);
+      ck_assert_int_eq(Nx, N);
+      nd = mat_differ((int)sz, J1, Js, &bits, &rel);
+      if (verbose()) printf("  vs %-20s simplified: %d entries differ (%d in their bits)", oname[o], nd, bits);
+      ck_assert_msg(nd == 0, "%s index %s: sigma = 1 matrix != simplified %s in %d entries", fm, ix, oname[o], nd);
+      /* ... and the same scheme's own (full) matrix differs */
+      ck_assert_int_eq(lv_genalpha_newton_matrix(&other[o].it->stepper, h, x, 0, Jo, &Nx), 0);
+      nd = mat_differ((int)sz, J1, Jo, &bits, &rel);
+      if (verbose()) printf("; full matrix: %d differ, max rel %.2e\n", nd, rel);
+      ck_assert_msg(nd > 0 && rel > 1e-6, "%s index %s: %s full matrix equals sigma = 1's (rel %.2e)", fm, ix,
+                    oname[o], rel);
+    }
+    /* the exact sigma = 1 corrector's F is not I (it has d(T^-1 v)/dtheta): at its predictor */
+    ga_inst ex = ga_make(fm, ix, "1", NULL, q, v);
+    ck_assert_int_eq(lv_genalpha_newton_matrix(&ex.it->stepper, h, x, 0, Jo, &Nx), LV_EINPUT);
+    ck_assert_int_eq(lv_genalpha_newton_matrix(&ex.it->stepper, h, NULL, 0, Jo, &Nx), 0);
+    ck_assert_int_eq(lv_genalpha_newton_matrix(&ex.it->stepper, h, NULL, 1, Js, &Nx), 0);
+    nd = mat_differ((int)sz, Jo, Js, &bits, &rel);
+    if (verbose()) printf("  exact sigma=1 corrector (F) vs simplified at its predictor: %d differ, max rel %.2e\n", nd, rel);
+    ck_assert_msg(nd > 0 && rel > 1e-8, "%s index %s: exact corrector's F = I? (rel %.2e)", fm, ix, rel);
+    ga_drop(&ex);
+    /* (c) index 3: theta enters only through q_{n+1} */
+    if (ix[0] == '3') {
+      double q1[16], x0[40];
+      for (int i = 0; i < d; i++) x[i] /= h; /* compose_exp takes Dq = theta / h */
+      ck_assert_int_eq(lv_space_compose_exp(lv_model_space(a.m), q, h, x, q1), 0);
+      memcpy(x0, x, sizeof x0);
+      memset(x0, 0, (size_t)d * sizeof(double));
+      ga_inst b = ga_make(fm, ix, "1", "paper", q1, v);
+      ck_assert_int_eq(lv_genalpha_newton_matrix(&b.it->stepper, h, x0, 0, Js, &Nx), 0);
+      nd = mat_differ((int)sz, J1, Js, &bits, &rel);
+      if (verbose()) printf("  started at q_{n+1} with theta = 0: %d entries differ (%d in their bits)\n", nd, bits);
+      ck_assert_msg(nd == 0, "%s: sigma = 1 matrix depends on theta beyond q_{n+1} (%d entries)", fm, nd);
+      ga_drop(&b);
+    }
+    for (int o = 0; o < 3; o++) ga_drop(&other[o]);
+    ga_drop(&a);
+    free(J1);
+    free(Js);
+    free(Jo);
+  }
+}
+END_TEST
+
 /* Index 2 with sigma (exact corrector): the Newton matrix against central
  * differences of the residual along the update, after 50 steps of the heavy
  * top (h = 1e-3; R^3 x SO(3) and SE(3)), and the Newton iterations per step (the same as sigma =
@@ -640,6 +788,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_order_paper);
   tcase_add_test(tc, test_index2);
   tcase_add_test(tc, test_index2_newton_matrix);
+  tcase_add_test(tc, test_sigma1_jacobian_structure);
   tcase_add_test(tc, test_se3_exact);
   tcase_add_test(tc, test_paper_half_factor);
   tcase_add_test(tc, test_euler_parameters);

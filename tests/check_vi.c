@@ -12,6 +12,7 @@
 #include "livens/livens.h"
 #include "lv_internal.h" /* white-box: the model's invariant callbacks */
 #include "testutil.h"
+#include "bs99_top.h" /* the Bobenko-Suris reference of Fig. 18 */
 
 static const char *const SCHEMES[3] = {"vi-s", "vi-a", "vi-b"};
 enum { S = 0, A = 1, B = 2 };
@@ -365,6 +366,55 @@ START_TEST(test_order_top) {
     ck_assert_msg(fabs(eq[0] / aq[k] - 1) < 0.05, "%s e_q(1e-4) = %.4e, spec %.4e", SCHEMES[k], eq[0], aq[k]);
     ck_assert_msg(fabs(ep[0] / ap[k] - 1) < 0.05, "%s e_p(1e-4) = %.4e, spec %.4e", SCHEMES[k], ep[0], ap[k]);
   }
+  lv_model_free(m);
+}
+END_TEST
+
+/* Fig. 18's third first-order scheme, Bobenko & Suris's Lagrange top
+ * (BS99, spec §2.6; tests/bs99_top.h, the same top and initial values read
+ * from the gyro-top model), e_q exactly as for the VIs above: orders in
+ * [0.9, 1.1] at h = 1e-4, 5e-5, 1e-5 (spec T6), anchor 8.656e-6 at 1e-4
+ * (+-5 %), J3 conserved (table 2.7; m_O,3 is never changed) and equal to
+ * the director top's e3 . sum q_i x p_i at t = 0 (0.0710696, spec §3.2);
+ * the spec's [proto] phi_3(2) = 0.037336 at h = 0.002. */
+START_TEST(test_order_top_bs99) {
+  lv_model *m = model("gyro-top");
+  const double hs[4] = {1e-4, 5e-5, 2.5e-5, 1e-5};
+  double eq[4], dj[4];
+  bs99_top b;
+  for (int j = 0; j < 4; j++) {
+    ck_assert_int_eq(bs99_run(&b, m, hs[j], (int)lround(0.001 / hs[j]), &dj[j]), 0);
+    eq[j] = fabs(bs99_phi3(&b) - 0.0375) / 0.0375;
+    ck_assert_double_le(dj[j], 0.0); /* J3 to the bit */
+    ck_assert_double_le(fabs(hypot(hypot(b.d3[0], b.d3[1]), b.d3[2]) - 1.0), 1e-15);
+  }
+  const int pr[2][2] = {{0, 1}, {1, 3}}; /* the spec's pairs (1e-4, 5e-5), (5e-5, 1e-5) */
+  for (int k = 0; k < 2; k++) {
+    int i0 = pr[k][0], i1 = pr[k][1];
+    double p = log(eq[i0] / eq[i1]) / log(hs[i0] / hs[i1]);
+    if (getenv("LV_TEST_VERBOSE")) printf("bs99 e_q %.4e -> %.4e: order %.3f\n", eq[i0], eq[i1], p);
+    ck_assert_msg(p >= 0.9 && p <= 1.1, "bs99 e_q order %.3f (h %g, %g)", p, hs[i0], hs[i1]);
+  }
+  check_order("top e_q(0.001)", "bs99", 4, hs, eq, 1.0);
+  ck_assert_msg(fabs(eq[0] / 8.656e-6 - 1) < 0.05, "bs99 e_q(1e-4) = %.4e, spec 8.656e-6", eq[0]);
+  /* J3 at t = 0 against the director formulation's momentum map */
+  const double *q0 = lv_model_q0(m), *v0 = lv_model_v0(m);
+  double M[144], j3 = 0.0;
+  ck_assert_int_eq(lv_model_mass_dense(m, q0, M), 0);
+  for (int i = 0; i < 12; i += 3) {
+    double p0 = M[i * 13] * v0[i], p1 = M[(i + 1) * 13] * v0[i + 1];
+    j3 += q0[i] * p1 - q0[i + 1] * p0;
+  }
+  ck_assert_int_eq(bs99_init(&b, m), 0);
+  if (getenv("LV_TEST_VERBOSE"))
+    printf("bs99 e_q(1e-4) %.4e; J3: bs99 %.10f, directors %.10f\n", eq[0], bs99_j3(&b), j3);
+  ck_assert_msg(fabs(bs99_j3(&b) - j3) <= 1e-15 && fabs(j3 - 0.0710696) < 1e-7, "J3^0 %.10f, directors %.10f",
+                bs99_j3(&b), j3);
+  /* Fig. 17's run: h = 0.002 to T = 2 */
+  ck_assert_int_eq(bs99_run(&b, m, 0.002, 1000, &dj[0]), 0);
+  if (getenv("LV_TEST_VERBOSE")) printf("bs99 h = 0.002: phi_3(2) = %.6f, max|J3 - J3^0| %.1e\n", bs99_phi3(&b), dj[0]);
+  ck_assert_msg(fabs(bs99_phi3(&b) - 0.037336) < 1e-6, "bs99 phi_3(2) = %.6f, proto 0.037336", bs99_phi3(&b));
+  ck_assert_double_le(dj[0], 0.0);
   lv_model_free(m);
 }
 END_TEST
@@ -988,6 +1038,7 @@ int main(void) {
   tcase_add_test(tc, test_models);
   tcase_add_test(tc, test_order_pendulum);
   tcase_add_test(tc, test_order_top);
+  tcase_add_test(tc, test_order_top_bs99);
   tcase_add_test(tc, test_order_fourp);
   tcase_add_test(tc, test_pendulum);
   tcase_add_test(tc, test_vi_a_node_violation);

@@ -13,10 +13,24 @@
  * the update, both N x N column-major; *n = N.  The state is not changed. */
 int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, double *Jfd, int *n);
 
+/* src/schemes/genalpha.c: the genalpha Newton matrix (N x N column-major,
+ * *n = N) of a step of size h from the current state, at the predictor (x
+ * NULL) or at the iterate x = (h Dq, v_{n+1}, v'_{n+1}, lambda_{n+1}) (3 nv
+ * + nc; sigma = 0 or corrector=paper only, else LV_EINPUT), with the
+ * scheme's tangent block (T, P = sigma I + (1 - sigma) T, or the exact
+ * corrector's F) or, if simplified, the identity in its place (spec 002
+ * claim 6).  The state is not changed. */
+int lv_genalpha_newton_matrix(lv_stepper *st, double h, const double *x, int simplified, double *J, int *n);
+
 /* src/schemes/bliedf.c: the number of group logarithms a BLieDF stepper has
  * evaluated (spec 004 T18); st must be a BLieDF stepper's (-1 if it has
  * no state yet). */
 long lv_bliedf_log_calls(const lv_stepper *st);
+
+/* src/schemes/bliedf.c: the BDF coefficients alpha_0..alpha_k and the
+ * increment coefficients gamma_1..gamma_k the BLieDF stepper of order k
+ * uses (its tables; spec 004 §1.1), k = 1..4 (LV_EINPUT otherwise). */
+int lv_bliedf_coefficients(int k, const double **alpha, const double **gamma);
 
 /* src/theory/genalpha_theory.c: seed 002's composition of rotation
  * vectors psi = psi0 <> theta (the rotational local-global transition map

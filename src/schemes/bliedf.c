@@ -922,3 +922,12 @@ long lv_bliedf_log_calls(const lv_stepper *st) {
   const bliedf *B = st ? st->priv : NULL;
   return B ? B->nlog : -1;
 }
+
+/* White-box access to the coefficient tables the scheme steps with
+ * (tests/whitebox.h; spec 004 T1): row k of ALPHA and GAMMA. */
+int lv_bliedf_coefficients(int k, const double **alpha, const double **gamma) {
+  if (k < 1 || k > KMAX) return LV_EINPUT;
+  *alpha = ALPHA[k - 1];
+  *gamma = GAMMA[k - 1];
+  return 0;
+}

@@ -295,6 +295,58 @@ int lv_genalpha_newton_fd(lv_stepper *st, double h, double eps, double *J, doubl
   return rc;
 }
 
+/* The identity into an lv_spm (the tangent block of the "simplified" matrix). */
+static int fill_identity(void *ctx, lv_sink *s) {
+  (void)ctx;
+  for (int i = 0; i < s->nrows; i++) LV_CHECK(lv_sink_add(s, i, i, 1.0));
+  return 0;
+}
+
+/* White-box check for the tests (tests/whitebox.h; spec 002 claim 6): the
+ * Newton matrix of a step of size h from the current state, N x N
+ * column-major, at the predictor or at the iterate x = (h Dq, v_{n+1},
+ * v'_{n+1}, lambda_{n+1}) (3 nv + nc; the paper corrector and sigma = 0
+ * only: the exact corrector's v is a function of theta), with the
+ * scheme's own tangent block (T, P or F) or, if simplified, the identity
+ * in its place (the paper's "simplified Jacobian").  The state is not
+ * changed. */
+int lv_genalpha_newton_matrix(lv_stepper *st, double h, const double *x, int simplified, double *J, int *n) {
+  genalpha *g = st->priv;
+  int N = g->N, d = g->nv, k = g->nc, rc = 0;
+  *n = N;
+  if (x && g->sigma != 0.0 && !g->corr_paper) return LV_EINPUT;
+  lv_linsol *ls = NULL;
+  double *e = lv_calloc((size_t)N, sizeof(double));
+  if (!e) rc = LV_ENOMEM;
+  if (!rc) rc = lv_linsol_new(&ls, LV_LINSOL_DENSE, N, 0);
+  if (!rc) rc = ga_predict(g, st, h);
+  if (!rc && x) {
+    for (int i = 0; i < d; i++) g->dq[i] = x[i] / h;
+    memcpy(g->v1, x + d, (size_t)d * sizeof(double));
+    memcpy(g->vd1, x + 2 * d, (size_t)d * sizeof(double));
+    memcpy(g->lam1, x + 3 * d, (size_t)k * sizeof(double));
+    g->g1_valid = 0;
+    g->mc_valid = g->mc_valid && g->mass_constant;
+    rc = lv_space_compose_exp(g->sp, st->state->q, h, g->dq, g->q1);
+  }
+  if (!rc) rc = lv_linsol_begin(ls);
+  if (!rc && !simplified) rc = ga_jacobian(g, ls);
+  if (!rc && simplified) {
+    for (int i = 0; i < d; i++) g->hdq[i] = g->h * g->dq[i];
+    rc = lv_spm_fill(&g->T, d, d, fill_identity, NULL);
+    if (!rc) rc = iterate_matrices(g);
+    if (!rc) rc = assemble(g, lv_linsol_assembly(ls));
+  }
+  for (int j = 0; j < N && !rc; j++) {
+    memset(e, 0, (size_t)N * sizeof(double));
+    e[j] = 1.0;
+    rc = lv_linsol_matvec(ls, e, J + (size_t)j * (size_t)N);
+  }
+  lv_linsol_free(ls);
+  free(e);
+  return rc;
+}
+
 /* What a step carries to the next besides the state: a, v', the sigma
  * corrector of the last step, the projection schedule, the pending start. */
 static int ga_save(lv_stepper *st) {
