@@ -114,6 +114,65 @@ static const double EXTRAP[NPRED][NPRED] = {
 
 /* ------------------------------------------------------------------ */
 
+/* The adds of one callback in call order (a sink that records them): G of
+ * the iterate, replayed as G^T mu, G v and into the Newton matrix's blocks
+ * with the callback's own sums (lighter than a lv_spm capture, which also
+ * keeps a pattern: G is never used through one). */
+typedef struct {
+  lv_sink sink;
+  int *ri, *rj;
+  double *rv;
+  size_t n, cap;
+  int bad;
+} rec_sink;
+
+static int rec_add(lv_sink *s, int i, int j, double v) {
+  rec_sink *r = (rec_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (r->n == r->cap) { /* the first recordings only: the count is the callback's, fixed */
+    size_t cap = r->cap ? 2 * r->cap : 64;
+    int *ri = realloc(r->ri, cap * sizeof *ri);
+    if (ri) r->ri = ri;
+    int *rj = ri ? realloc(r->rj, cap * sizeof *rj) : NULL;
+    if (rj) r->rj = rj;
+    double *rv = rj ? realloc(r->rv, cap * sizeof *rv) : NULL;
+    if (!rv) return r->bad = LV_ENOMEM;
+    r->rv = rv;
+    r->cap = cap;
+  }
+  r->ri[r->n] = i;
+  r->rj[r->n] = j;
+  r->rv[r->n++] = s->scale * v;
+  return 0;
+}
+
+static lv_sink *rec_begin(rec_sink *r, int nrows, int ncols) {
+  r->sink.add = rec_add;
+  r->sink.target = r;
+  r->sink.row0 = r->sink.col0 = r->sink.ld = r->sink.transpose = 0;
+  r->sink.nrows = nrows;
+  r->sink.ncols = ncols;
+  r->sink.scale = 1.0;
+  r->n = 0;
+  r->bad = 0;
+  return &r->sink;
+}
+
+/* y += R x (transposed: y += R^T x), the recorded adds in call order: the
+ * sums of lv_model_G_apply / lv_model_GT_apply bit for bit */
+static void rec_matvec(const rec_sink *r, const double *x, double *y, int transposed) {
+  if (transposed)
+    for (size_t c = 0; c < r->n; c++) y[r->rj[c]] += r->rv[c] * x[r->ri[c]];
+  else
+    for (size_t c = 0; c < r->n; c++) y[r->ri[c]] += r->rv[c] * x[r->rj[c]];
+}
+
+/* the recorded adds into a block of the Newton matrix, as lv_blk_seq */
+static void rec_blk(lv_assembly *A, const rec_sink *r, int r0, int c0, double scale, int transpose,
+                    const lv_spm *F) {
+  for (size_t c = 0; c < r->n; c++) lv_blk_put(A, r0, c0, scale, transpose, F, r->ri[c], r->rj[c], r->rv[c]);
+}
+
 typedef struct {
   const lv_model *m;
   lv_state *s;
@@ -157,17 +216,14 @@ typedef struct {
   double *tmp, *tmp2, *bnz;
   lv_spm T;                  /* T(h d), keyed by row */
   lv_spm Bn;                 /* G(q_n), keyed by column (rows of G_n^T) */
-  lv_spm G1;                 /* G(q_{n+1}) of the iterate, for the Newton matrix */
+  rec_sink G1;               /* G(q_{n+1}) of the iterate (residual and Newton matrix) */
   lv_spm Mc;                 /* M(q_{n+1}); recorded once if the mass is constant */
   int mc_valid;              /* Mc holds the constant mass matrix */
   lv_spm Cv;                 /* df/dv at the iterate (index 2: two blocks use it) */
   /* G(q_{n+1}) is recorded by the residual and reused by the Newton matrix
-   * and, index 2, as the next step's G(q_n) while the iterate is the same:
-   * it_id counts the iterates, g1_id is the one G1 belongs to (-1: none);
-   * bn_q is the configuration Bn belongs to (bn_has: Bn recorded) */
+   * while the iterate is the same: it_id counts the iterates, g1_id is the
+   * one G1 belongs to (-1: none) */
   long it_id, g1_id;
-  double *bn_q;
-  int bn_has;
   lv_newton *nw;
   lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
   int h_new;      /* the order changed since the last solve (ramp start): the factorisation is stale
@@ -484,7 +540,9 @@ static int mass_apply(const bliedf *B, const double *q, const double *x, double 
 static int g1_record(bliedf *B) {
   if (B->g1_id == B->it_id) return 0;
   B->g1_id = -1;
-  LV_CHECK(lv_spm_constraint_jac(B->m, B->q1, &B->G1));
+  int rc = lv_model_constraint_jac(B->m, B->q1, rec_begin(&B->G1, B->nc, B->nv));
+  if (B->G1.bad) return B->G1.bad;
+  LV_CHECK(rc);
   B->g1_id = B->it_id;
   return 0;
 }
@@ -509,13 +567,13 @@ static int bl_residual(void *ctx, double *r) {
    * lv_model_G_apply bit for bit), which the Newton matrix reuses */
   LV_CHECK(g1_record(B));
   memset(B->tmp, 0, (size_t)d * sizeof(double));
-  lv_spm_seq_matvec(&B->G1, B->mu, B->tmp, 1);
+  rec_matvec(&B->G1, B->mu, B->tmp, 1);
   for (int i = 0; i < d; i++) r[i] += B->tmp[i];
   LV_CHECK(lv_model_constraints(m, B->q1, r + d));
   for (int i = 0; i < k; i++) r[d + i] /= h;
   if (B->index == 2) {
     memset(r + d + k, 0, (size_t)k * sizeof(double));
-    lv_spm_seq_matvec(&B->G1, B->v1, r + d + k, 0);
+    rec_matvec(&B->G1, B->v1, r + d + k, 0);
   }
   return 0;
 }
@@ -561,18 +619,18 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (k == 0) return 0;
 
   int cmu = B->index == 2 ? d + k : d; /* first column of mu */
-  lv_blk_seq(A, &B->G1, 0, cmu, 1.0, 1, NULL); /* G^T */
-  lv_blk_seq(A, &B->G1, d, 0, 1.0, 0, &B->T);  /* G T */
+  rec_blk(A, &B->G1, 0, cmu, 1.0, 1, NULL); /* G^T */
+  rec_blk(A, &B->G1, d, 0, 1.0, 0, &B->T);  /* G T */
   if (B->index != 2) return 0;
 
   /* (1,eta): (alpha_0 M + h C_t) G_n^T */
   lv_blk_seq(A, &B->Mc, 0, d, a0, 0, &B->Bn);
   if (cv) lv_blk_seq(A, &B->Cv, 0, d, -h, 0, &B->Bn);
   /* (3,1): gamma_1 G + h Z(q; v) T */
-  lv_blk_seq(A, &B->G1, d + k, 0, g1, 0, NULL);
+  rec_blk(A, &B->G1, d + k, 0, g1, 0, NULL);
   LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
   /* (3,eta): G G_n^T */
-  lv_blk_seq(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
+  rec_blk(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
   return 0;
 }
 
@@ -664,11 +722,8 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     B->rq[i] = sq;
     B->rv[i] = sv;
   }
-  if (B->index == 2 && c > 0 && !(B->bn_has && !memcmp(B->bn_q, s->q, (size_t)B->nq * sizeof(double)))) {
-    B->bn_has = 0;
+  if (B->index == 2 && c > 0) {
     LV_CHECK(lv_spm_constraint_jac(m, s->q, &B->Bn));
-    memcpy(B->bn_q, s->q, (size_t)B->nq * sizeof(double));
-    B->bn_has = 1;
   }
   /* predictor: v_{n+1} and lambda_{n+1} extrapolated from the history */
   int np = B->extrapolate ? B->nhist : 1;
@@ -695,15 +750,6 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
   /* commit: p = M v first, the only evaluation that can still fail */
   LV_CHECK(mass_apply(B, B->q1, B->v1, B->tmp));
-  if (B->index == 2 && c > 0 && B->g1_id == B->it_id) {
-    /* G at the accepted iterate is the next step's G(q_n) */
-    lv_spm t = B->Bn;
-    B->Bn = B->G1;
-    B->G1 = t;
-    B->g1_id = -1;
-    memcpy(B->bn_q, B->q1, (size_t)B->nq * sizeof(double));
-    B->bn_has = 1;
-  }
   memcpy(s->p, B->tmp, (size_t)d * sizeof(double));
   memcpy(s->q, B->q1, (size_t)B->nq * sizeof(double));
   memcpy(s->v, B->v1, (size_t)d * sizeof(double));
@@ -779,13 +825,15 @@ static void bl_destroy(lv_stepper *st) {
   lv_saddle_free(B->saddle);
   lv_spm_free(&B->T);
   lv_spm_free(&B->Bn);
-  lv_spm_free(&B->G1);
+  free(B->G1.ri);
+  free(B->G1.rj);
+  free(B->G1.rv);
   lv_spm_free(&B->Mc);
   lv_spm_free(&B->Cv);
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
-                    B->tmp, B->tmp2, B->bnz, B->user_q, B->user_v, B->bn_q};
+                    B->tmp, B->tmp2, B->bnz, B->user_q, B->user_v};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(B);
   st->priv = NULL;
@@ -829,18 +877,16 @@ static int bl_create_inner(lv_stepper *st, int k) {
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) *vecs[i] = lv_calloc(sd, sizeof(double));
   B->qs = lv_calloc(sq, sizeof(double));
   B->q1 = lv_calloc(sq, sizeof(double));
-  B->bn_q = lv_calloc(sq, sizeof(double));
   B->eta = lv_calloc(sc, sizeof(double));
   B->mu = lv_calloc(sc, sizeof(double));
   B->lam = lv_calloc(sc, sizeof(double));
   if (!B->dqh || !B->vh || !B->lh || !B->etah || !B->nq_a || !B->nv_a || !B->nq_b || !B->nv_b ||
-      !B->nl || !B->qs || !B->q1 || !B->bn_q || !B->eta || !B->mu || !B->lam)
+      !B->nl || !B->qs || !B->q1 || !B->eta || !B->mu || !B->lam)
     return LV_ENOMEM;
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++)
     if (!*vecs[i]) return LV_ENOMEM;
   lv_spm_init_grouped(&B->T, 0);
   lv_spm_init_grouped(&B->Bn, 1);
-  lv_spm_init_grouped(&B->G1, 1);
   lv_spm_init_grouped(&B->Mc, 0);
   lv_spm_init_grouped(&B->Cv, 0);
   B->g1_id = -1;
