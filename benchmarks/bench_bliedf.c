@@ -1,7 +1,7 @@
 /* Reproduction of seed 004 §4 (spec/004_bliedf.md §7) for the BLieDF
  * schemes, and their cost next to generalized-alpha.
  *
- *   bench_bliedf [outdir] [--quick]
+ *   bench_bliedf [outdir] [--quick] [--start]
  *
  * Heavy top of the paper (tests/bliedf_top.h) in SO(3) (unconstrained) and
  * R^3 x SO(3) (index 3), t in [0, 2], h = 1e-3 2^-j:
@@ -11,7 +11,11 @@
  *   lambda.csv     max errors over [0, 2] and over the transient n < 2k, with
  *                  and without the starting-velocity shift (56) (Fig. 1);
  *   perf.csv       steps per second, BLieDF k = 2, 3 and genalpha, same run;
- *   workprec.csv   error at t = 2 against CPU time, every available scheme.
+ *   workprec.csv   error at t = 2 against CPU time, every available scheme;
+ *   start.csv      the RKMK4 start-up of bliedf2 on the chain against N: CPU
+ *                  time of the first step (start + step) and of a step after
+ *                  it, their ratio (the start in steps' worth) and per link
+ *                  (--start: this table only).
  * Each table is printed beside the spec's prototype numbers (§7).  Norms as
  * in spec §7: q-error ||R - R(t)||_F / sqrt 3 (SO(3)) or ||(x, R) - (x, R)(t)|| / 2;
  * v, lambda Euclidean, relative to their values at t = 2 (absolute in
@@ -601,12 +605,51 @@ static void work_precision(void) {
   lv_model_free(m);
 }
 
+/* ---------------------------------------------------------------- start */
+/* The start-up of bliedf2 (index 3, the lambda fix: RKMK4 nodes t0 + h and
+ * t0 + 2h with sub-steps doubled until two runs agree to start-tol) on the
+ * chain at h = 5e-3 against N: every RKMK4 stage factorises the saddle-point
+ * matrix [M G^T; G 0] (sparse, O(N) each), and the sub-steps the start
+ * needs grow with N (the tension of the top link, and with it the error of
+ * an RKMK4 sub-step, grows like N), so the start costs O(N^{5/4}). */
+static void start_cost(void) {
+  printf("\n== BLieDF2 start-up on the chain (h = 5e-3, CPU time; steps after the start: mean of 5) ==\n");
+  FILE *f = open_csv("start.csv", "N,first_step_s,step_s,start_in_steps,start_ms_per_link");
+  int Ns[] = {100, 1000, 10000};
+  int nN = quick ? 2 : 3;
+  printf("  %8s %14s %12s %16s %14s\n", "N", "first step s", "step s", "start / step", "ms per link");
+  for (int i = 0; i < nN; i++) {
+    lv_model *m;
+    if (bu_make_chain(Ns[i], NULL, &m)) continue;
+    lv_integrator *it;
+    if (lv_integrator_new(&it, m, "bliedf2", 5e-3) || lv_integrator_init(it, 0.0, NULL, NULL)) {
+      lv_model_free(m);
+      continue;
+    }
+    double t1 = bu_time_steps(it, 1);   /* the start, node 1 handed out */
+    (void)bu_time_steps(it, 1);          /* the first BDF step (short predictor history) */
+    double t5 = bu_time_steps(it, 5);
+    lv_integrator_free(it);
+    lv_model_free(m);
+    if (t1 < 0 || t5 <= 0) {
+      printf("  %8d   failed\n", Ns[i]);
+      continue;
+    }
+    double st = t5 / 5, ratio = (t1 - st) / st, per = 1e3 * (t1 - st) / Ns[i];
+    printf("  %8d %14.4f %12.5f %16.0f %14.3f\n", Ns[i], t1, st, ratio, per);
+    fprintf(f, "%d,%.6f,%.6f,%.1f,%.5f\n", Ns[i], t1, st, ratio, per);
+  }
+  fclose(f);
+}
+
 int main(int argc, char **argv) {
   bu_blas_single_thread();
+  int start_only = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--start") == 0) start_only = 1;
     else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: %s [outdir] [--quick]\n", argv[0]);
+      fprintf(stderr, "usage: %s [outdir] [--quick] [--start]\n", argv[0]);
       return 2;
     } else outdir = argv[i];
   }
@@ -615,6 +658,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   double c0 = bu_cpu();
+  if (start_only) {
+    start_cost();
+    printf("\nCSV file in %s/; total %.0f s CPU\n", outdir, bu_cpu() - c0);
+    return 0;
+  }
   build_reference();
   const double *y2 = ref_at(2.0);
   printf("reference: RK4 h = %.4g, %.1f s; at t = 2 it differs from the spec's DOP853 values by %.1e (R), %.1e "
@@ -625,6 +673,7 @@ int main(int argc, char **argv) {
   lambda_fix();
   performance();
   work_precision();
+  start_cost();
   printf("\nCSV files in %s/; total %.0f s CPU\n", outdir, bu_cpu() - c0);
   free(REF);
   return 0;

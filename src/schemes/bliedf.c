@@ -114,6 +114,65 @@ static const double EXTRAP[NPRED][NPRED] = {
 
 /* ------------------------------------------------------------------ */
 
+/* The adds of one callback in call order (a sink that records them): G of
+ * the iterate, replayed as G^T mu, G v and into the Newton matrix's blocks
+ * with the callback's own sums (lighter than a lv_spm capture, which also
+ * keeps a pattern: G is never used through one). */
+typedef struct {
+  lv_sink sink;
+  int *ri, *rj;
+  double *rv;
+  size_t n, cap;
+  int bad;
+} rec_sink;
+
+static int rec_add(lv_sink *s, int i, int j, double v) {
+  rec_sink *r = (rec_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (r->n == r->cap) { /* the first recordings only: the count is the callback's, fixed */
+    size_t cap = r->cap ? 2 * r->cap : 64;
+    int *ri = realloc(r->ri, cap * sizeof *ri);
+    if (ri) r->ri = ri;
+    int *rj = ri ? realloc(r->rj, cap * sizeof *rj) : NULL;
+    if (rj) r->rj = rj;
+    double *rv = rj ? realloc(r->rv, cap * sizeof *rv) : NULL;
+    if (!rv) return r->bad = LV_ENOMEM;
+    r->rv = rv;
+    r->cap = cap;
+  }
+  r->ri[r->n] = i;
+  r->rj[r->n] = j;
+  r->rv[r->n++] = s->scale * v;
+  return 0;
+}
+
+static lv_sink *rec_begin(rec_sink *r, int nrows, int ncols) {
+  r->sink.add = rec_add;
+  r->sink.target = r;
+  r->sink.row0 = r->sink.col0 = r->sink.ld = r->sink.transpose = 0;
+  r->sink.nrows = nrows;
+  r->sink.ncols = ncols;
+  r->sink.scale = 1.0;
+  r->n = 0;
+  r->bad = 0;
+  return &r->sink;
+}
+
+/* y += R x (transposed: y += R^T x), the recorded adds in call order: the
+ * sums of lv_model_G_apply / lv_model_GT_apply bit for bit */
+static void rec_matvec(const rec_sink *r, const double *x, double *y, int transposed) {
+  if (transposed)
+    for (size_t c = 0; c < r->n; c++) y[r->rj[c]] += r->rv[c] * x[r->ri[c]];
+  else
+    for (size_t c = 0; c < r->n; c++) y[r->ri[c]] += r->rv[c] * x[r->rj[c]];
+}
+
+/* the recorded adds into a block of the Newton matrix, as lv_blk_seq */
+static void rec_blk(lv_assembly *A, const rec_sink *r, int r0, int c0, double scale, int transpose,
+                    const lv_spm *F) {
+  for (size_t c = 0; c < r->n; c++) lv_blk_put(A, r0, c0, scale, transpose, F, r->ri[c], r->rj[c], r->rv[c]);
+}
+
 typedef struct {
   const lv_model *m;
   lv_state *s;
@@ -157,9 +216,14 @@ typedef struct {
   double *tmp, *tmp2, *bnz;
   lv_spm T;                  /* T(h d), keyed by row */
   lv_spm Bn;                 /* G(q_n), keyed by column (rows of G_n^T) */
-  lv_spm G1;                 /* G(q_{n+1}) of the iterate, for the Newton matrix */
+  rec_sink G1;               /* G(q_{n+1}) of the iterate (residual and Newton matrix) */
   lv_spm Mc;                 /* M(q_{n+1}); recorded once if the mass is constant */
   int mc_valid;              /* Mc holds the constant mass matrix */
+  lv_spm Cv;                 /* df/dv at the iterate (index 2: two blocks use it) */
+  /* G(q_{n+1}) is recorded by the residual and reused by the Newton matrix
+   * while the iterate is the same: it_id counts the iterates, g1_id is the
+   * one G1 belongs to (-1: none) */
+  long it_id, g1_id;
   lv_newton *nw;
   lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
   int h_new;      /* the order changed since the last solve (ramp start): the factorisation is stale
@@ -458,7 +522,29 @@ static int iterate_state(bliedf *B) {
   }
   for (int i = 0; i < d; i++) B->a1[i] = (a0 * B->v1[i] + B->rv[i]) / h;
   for (int i = 0; i < d; i++) B->hd[i] = h * B->d[i];
+  B->it_id++; /* a new iterate: G1 no longer belongs to it */
   return lv_space_compose_exp(B->sp, B->s->q, 1.0, B->hd, B->q1);
+}
+
+/* y = M(q) x: from the recorded matrix when the mass is constant (its adds
+ * in call order, the sums of lv_model_mass_apply bit for bit), else from
+ * the model. */
+static int mass_apply(const bliedf *B, const double *q, const double *x, double *y) {
+  if (!B->mc_valid) return lv_model_mass_apply(B->m, q, x, y);
+  memset(y, 0, (size_t)B->nv * sizeof(double));
+  lv_spm_seq_matvec(&B->Mc, x, y, 0);
+  return 0;
+}
+
+/* G(q_{n+1}) of the current iterate into G1, once per iterate. */
+static int g1_record(bliedf *B) {
+  if (B->g1_id == B->it_id) return 0;
+  B->g1_id = -1;
+  int rc = lv_model_constraint_jac(B->m, B->q1, rec_begin(&B->G1, B->nc, B->nv));
+  if (B->G1.bad) return B->G1.bad;
+  LV_CHECK(rc);
+  B->g1_id = B->it_id;
+  return 0;
 }
 
 static int bl_residual(void *ctx, double *r) {
@@ -466,7 +552,7 @@ static int bl_residual(void *ctx, double *r) {
   const lv_model *m = B->m;
   int d = B->nv, k = B->nc;
   double h = B->h;
-  LV_CHECK(lv_model_mass_apply(m, B->q1, B->a1, r));
+  LV_CHECK(mass_apply(B, B->q1, B->a1, r));
   if (B->has_dV) {
     LV_CHECK(lv_model_grad_potential(m, B->q1, B->tmp));
     for (int i = 0; i < d; i++) r[i] += B->tmp[i];
@@ -477,11 +563,18 @@ static int bl_residual(void *ctx, double *r) {
   }
   for (int i = 0; i < d; i++) r[i] *= h;
   if (k == 0) return 0;
-  LV_CHECK(lv_model_GT_apply(m, B->q1, B->mu, B->tmp));
+  /* G^T mu and G v from the recorded G (the sums of lv_model_GT_apply and
+   * lv_model_G_apply bit for bit), which the Newton matrix reuses */
+  LV_CHECK(g1_record(B));
+  memset(B->tmp, 0, (size_t)d * sizeof(double));
+  rec_matvec(&B->G1, B->mu, B->tmp, 1);
   for (int i = 0; i < d; i++) r[i] += B->tmp[i];
   LV_CHECK(lv_model_constraints(m, B->q1, r + d));
   for (int i = 0; i < k; i++) r[d + i] /= h;
-  if (B->index == 2) LV_CHECK(lv_model_G_apply(m, B->q1, B->v1, r + d + k));
+  if (B->index == 2) {
+    memset(r + d + k, 0, (size_t)k * sizeof(double));
+    rec_matvec(&B->G1, B->v1, r + d + k, 0);
+  }
   return 0;
 }
 
@@ -490,6 +583,11 @@ static int bl_residual(void *ctx, double *r) {
  * and replayed into every block that uses them (issue 18: the generic view
  * and product sinks, and G evaluated twice or four times, were most of the
  * step). */
+static int fill_force_dv(void *ctx, lv_sink *s) {
+  const bliedf *B = ctx;
+  return lv_model_force_dv(B->m, B->t1, B->q1, B->v1, s);
+}
+
 static int bl_jacobian(void *ctx, lv_linsol *ls) {
   bliedf *B = ctx;
   const lv_model *m = B->m;
@@ -500,13 +598,19 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
     LV_CHECK(lv_spm_mass_matrix(m, B->q1, &B->Mc));
     B->mc_valid = B->mass_constant;
   }
-  if (k > 0) LV_CHECK(lv_spm_constraint_jac(m, B->q1, &B->G1));
+  if (k > 0) LV_CHECK(g1_record(B));
+  /* index 2 uses df/dv in two blocks: recorded once */
+  int cv = B->has_force && B->index == 2 && k > 0;
+  if (cv) LV_CHECK(lv_spm_fill(&B->Cv, d, d, fill_force_dv, B));
 
   lv_assembly *A = lv_linsol_assembly(ls);
   lv_blk_sink b;
   /* (1,1): alpha_0 gamma_1 M + h gamma_1 C_t + h^2 K_t T */
   lv_blk_seq(A, &B->Mc, 0, 0, a0 * g1, 0, NULL);
-  if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
+  if (cv)
+    lv_blk_seq(A, &B->Cv, 0, 0, -h * g1, 0, NULL);
+  else if (B->has_force)
+    LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
   if (B->has_dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
   if (B->has_force)
     LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T)));
@@ -515,18 +619,18 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (k == 0) return 0;
 
   int cmu = B->index == 2 ? d + k : d; /* first column of mu */
-  lv_blk_seq(A, &B->G1, 0, cmu, 1.0, 1, NULL); /* G^T */
-  lv_blk_seq(A, &B->G1, d, 0, 1.0, 0, &B->T);  /* G T */
+  rec_blk(A, &B->G1, 0, cmu, 1.0, 1, NULL); /* G^T */
+  rec_blk(A, &B->G1, d, 0, 1.0, 0, &B->T);  /* G T */
   if (B->index != 2) return 0;
 
   /* (1,eta): (alpha_0 M + h C_t) G_n^T */
   lv_blk_seq(A, &B->Mc, 0, d, a0, 0, &B->Bn);
-  if (B->has_force) LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, d, d, d, -h, 0, &B->Bn)));
+  if (cv) lv_blk_seq(A, &B->Cv, 0, d, -h, 0, &B->Bn);
   /* (3,1): gamma_1 G + h Z(q; v) T */
-  lv_blk_seq(A, &B->G1, d + k, 0, g1, 0, NULL);
+  rec_blk(A, &B->G1, d + k, 0, g1, 0, NULL);
   LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
   /* (3,eta): G G_n^T */
-  lv_blk_seq(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
+  rec_blk(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
   return 0;
 }
 
@@ -577,7 +681,7 @@ static int handout_node(bliedf *B) {
   lv_state *s = B->s;
   int j = B->next_node, Q = B->nq, d = B->nv, c = B->nc;
   const double *q = B->nq_a + (size_t)j * Q, *v = B->nv_a + (size_t)j * d;
-  LV_CHECK(lv_model_mass_apply(B->m, q, v, B->tmp));
+  LV_CHECK(mass_apply(B, q, v, B->tmp));
   memcpy(s->p, B->tmp, (size_t)d * sizeof(double));
   memcpy(s->q, q, (size_t)Q * sizeof(double));
   memcpy(s->v, v, (size_t)d * sizeof(double));
@@ -645,7 +749,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
 
   /* commit: p = M v first, the only evaluation that can still fail */
-  LV_CHECK(lv_model_mass_apply(m, B->q1, B->v1, B->tmp));
+  LV_CHECK(mass_apply(B, B->q1, B->v1, B->tmp));
   memcpy(s->p, B->tmp, (size_t)d * sizeof(double));
   memcpy(s->q, B->q1, (size_t)B->nq * sizeof(double));
   memcpy(s->v, B->v1, (size_t)d * sizeof(double));
@@ -721,8 +825,11 @@ static void bl_destroy(lv_stepper *st) {
   lv_saddle_free(B->saddle);
   lv_spm_free(&B->T);
   lv_spm_free(&B->Bn);
-  lv_spm_free(&B->G1);
+  free(B->G1.ri);
+  free(B->G1.rj);
+  free(B->G1.rv);
   lv_spm_free(&B->Mc);
+  lv_spm_free(&B->Cv);
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
@@ -780,8 +887,9 @@ static int bl_create_inner(lv_stepper *st, int k) {
     if (!*vecs[i]) return LV_ENOMEM;
   lv_spm_init_grouped(&B->T, 0);
   lv_spm_init_grouped(&B->Bn, 1);
-  lv_spm_init_grouped(&B->G1, 1);
   lv_spm_init_grouped(&B->Mc, 0);
+  lv_spm_init_grouped(&B->Cv, 0);
+  B->g1_id = -1;
   LV_CHECK(lv_newton_new(&B->nw, B->N, st->linsol_kind));
   *lv_newton_opts(B->nw) = st->newton;
   LV_CHECK(lv_saddle_new(&B->saddle, m, st->linsol_kind, st->linsol_threshold));
