@@ -37,8 +37,8 @@ void lv_assembly_begin(lv_assembly *a) {
 }
 
 int lv_assembly_finish(lv_assembly *a) {
-  if (a->dense) return 0;
-  return lv_recorder_finish(&a->rec, 1, 1, a->n, a->n, &a->Ap, &a->Ai, &a->Ax, &a->nnz);
+  if (a->dense || lv_recorder_replayed(&a->rec)) return 0;
+  return lv_recorder_record(&a->rec, 1, 1, a->n, a->n, &a->Ap, &a->Ai, &a->Ax, &a->nnz);
 }
 
 void lv_assembly_matvec(const lv_assembly *a, const double *x, double *y) {

@@ -57,9 +57,7 @@ static inline int lv_assembly_add(lv_assembly *a, int i, int j, double v) {
     a->D[(size_t)i + (size_t)j * (size_t)a->n] += v;
     return 0;
   }
-  int s = lv_recorder_add(&a->rec, i, j, v);
-  if (s >= 0) a->Ax[s] += v;
-  return s == LV_ENOMEM ? LV_ENOMEM : 0;
+  return lv_recorder_add(&a->rec, a->Ax, i, j, v);
 }
 
 /* Sparse: complete the assembly.  If its position sequence is the recorded

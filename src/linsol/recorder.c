@@ -3,15 +3,37 @@
 #include <limits.h>
 #include "lv_internal.h"
 
-int lv_recorder_init(lv_recorder *r, size_t cap) {
-  memset(r, 0, sizeof *r);
-  if (cap == 0) return 0;
-  r->ci = malloc(cap * sizeof(int));
-  r->cj = malloc(cap * sizeof(int));
-  r->cv = malloc(cap * sizeof(double));
-  if (!r->ci || !r->cj || !r->cv) return LV_ENOMEM;
+/* *p resized to n elements (n > 0); on failure *p is left as it was. */
+static int resize_int(int **p, size_t n) {
+  int *q = realloc(*p, n * sizeof(int));
+  if (q == NULL) return LV_ENOMEM;
+  *p = q;
+  return 0;
+}
+
+static int resize_double(double **p, size_t n) {
+  double *q = realloc(*p, n * sizeof(double));
+  if (q == NULL) return LV_ENOMEM;
+  *p = q;
+  return 0;
+}
+
+/* Room for cap adds in the running sequence. */
+static int reserve(lv_recorder *r, size_t cap) {
+  LV_CHECK(resize_int(&r->ci, cap));
+  LV_CHECK(resize_int(&r->cj, cap));
+  LV_CHECK(resize_double(&r->cv, cap));
   r->cap = cap;
   return 0;
+}
+
+int lv_recorder_init(lv_recorder *r, size_t cap) {
+  memset(r, 0, sizeof *r);
+  return cap ? reserve(r, cap) : 0;
+}
+
+int lv_recorder_grow_(lv_recorder *r) {
+  return reserve(r, r->cap ? 2 * r->cap : 64);
 }
 
 void lv_recorder_free(lv_recorder *r) {
@@ -22,21 +44,6 @@ void lv_recorder_free(lv_recorder *r) {
   free(r->rj);
   free(r->map);
   memset(r, 0, sizeof *r);
-}
-
-int lv_recorder_grow_(lv_recorder *r) {
-  size_t cap = r->cap ? 2 * r->cap : 64;
-  int *ci = realloc(r->ci, cap * sizeof(int));
-  if (ci == NULL) return LV_ENOMEM;
-  r->ci = ci;
-  int *cj = realloc(r->cj, cap * sizeof(int));
-  if (cj == NULL) return LV_ENOMEM;
-  r->cj = cj;
-  double *cv = realloc(r->cv, cap * sizeof(double));
-  if (cv == NULL) return LV_ENOMEM;
-  r->cv = cv;
-  r->cap = cap;
-  return 0;
 }
 
 /* Add k left the recorded sequence: the positions before it were the
@@ -59,25 +66,16 @@ static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, 
   lv_recorder_forget(r); /* no valid recording until the end */
   if (cnt > (size_t)INT_MAX) return LV_ELINSOL; /* the int APIs' limit */
   size_t c1 = cnt ? cnt : 1;
-  int *ri = realloc(r->ri, c1 * sizeof(int));
-  if (ri == NULL) return LV_ENOMEM;
-  r->ri = ri;
-  int *rj = realloc(r->rj, c1 * sizeof(int));
-  if (rj == NULL) return LV_ENOMEM;
-  r->rj = rj;
-  int *map = realloc(r->map, c1 * sizeof(int));
-  if (map == NULL) return LV_ENOMEM;
-  r->map = map;
+  LV_CHECK(resize_int(&r->ri, c1));
+  LV_CHECK(resize_int(&r->rj, c1));
+  LV_CHECK(resize_int(&r->map, c1));
+  LV_CHECK(resize_int(ptr, (size_t)nkeys + 1));
+  LV_CHECK(resize_int(idx, c1));
+  int *ri = r->ri, *rj = r->rj, *map = r->map, *p = *ptr, *x = *idx;
   if (cnt > 0) {
     memcpy(ri, r->ci, cnt * sizeof(int));
     memcpy(rj, r->cj, cnt * sizeof(int));
   }
-  int *p = realloc(*ptr, ((size_t)nkeys + 1) * sizeof(int));
-  if (p == NULL) return LV_ENOMEM;
-  *ptr = p;
-  int *x = realloc(*idx, c1 * sizeof(int));
-  if (x == NULL) return LV_ENOMEM;
-  *idx = x;
   const int *key = by_col ? rj : ri, *oth = by_col ? ri : rj;
   memset(p, 0, ((size_t)nkeys + 1) * sizeof(int));
   if (!merge) {
@@ -132,17 +130,15 @@ static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, 
   return 0;
 }
 
-int lv_recorder_finish(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx,
+int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx,
                        double **val, int *nnz) {
   if (r->oom) return LV_ENOMEM;
-  if (r->match && r->cnt == r->rcnt) return 0; /* the values are in their slots */
   /* a shorter sequence that matched so far: its positions are the recorded ones */
   if (r->match) lv_recorder_leave_(r, r->cnt);
   LV_CHECK(record(r, by_col, merge, nkeys, nother, ptr, idx, nnz));
   size_t z = *nnz ? (size_t)*nnz : 1;
-  double *v = realloc(*val, z * sizeof(double));
-  if (v == NULL) return LV_ENOMEM;
-  *val = v;
+  LV_CHECK(resize_double(val, z));
+  double *v = *val;
   memset(v, 0, z * sizeof(double));
   for (size_t k = 0; k < r->cnt; k++) v[r->map[k]] += r->cv[k];
   r->rcnt = r->cnt;

@@ -5,11 +5,11 @@
  * A writer makes a sequence of adds (i, j, v).  The recorder keeps the
  * sequence of its last recording and compares each add with it: add number
  * k at the recorded k-th position gets the slot map[k] the recording gave
- * it, and the writer sums its value there (lv_recorder_add returns the
- * slot: no search, no sort).  This lets a writer add in any order it likes,
- * provided it is the same order every time.  Leaving the sequence is not an
+ * it, and the value goes straight there (lv_recorder_add: no search, no
+ * sort).  This lets a writer add in any order it likes, provided it is
+ * the same order every time.  Leaving the sequence is not an
  * error: from the first add off it the positions are kept (ci, cj), and
- * lv_recorder_finish records the new sequence as the pattern and sums the
+ * lv_recorder_record records the new sequence as the pattern and sums the
  * kept values (cv, every add's) into the new slots, so a change half-way
  * needs no replay.  A shorter sequence that matched so far is a new one too.
  *
@@ -24,9 +24,6 @@
 
 #include <stddef.h>
 #include "livens/lv_status.h"
-
-/* lv_recorder_add's answer for an add off the recorded sequence */
-enum { LV_REC_OFF = -1 };
 
 typedef struct lv_recorder lv_recorder;
 struct lv_recorder {
@@ -62,10 +59,19 @@ static inline int lv_recorder_begin(lv_recorder *r) {
 int lv_recorder_grow_(lv_recorder *r);
 void lv_recorder_leave_(lv_recorder *r, size_t k);
 
-/* Add at (i, j) with value v: its slot (>= 0; the writer sums v there) while
- * the sequence is the recorded one, else LV_REC_OFF (v is kept for
- * lv_recorder_finish), or LV_ENOMEM (the add is lost). */
-static inline int lv_recorder_add(lv_recorder *r, int i, int j, double v) {
+#ifndef LV_ALWAYS_INLINE
+#if defined(__GNUC__)
+#define LV_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define LV_ALWAYS_INLINE static inline
+#endif
+#endif
+
+/* Add at (i, j) with value v.  While the sequence is the recorded one, v
+ * goes straight into its slot of the writer's values @p slots (summed; with
+ * @p assign stored, for a layout with no position twice); off it, v is
+ * kept for lv_recorder_record.  Status 0 or LV_ENOMEM (the add is lost). */
+LV_ALWAYS_INLINE int lv_recorder_put_(lv_recorder *r, double *slots, int i, int j, double v, int assign) {
   size_t k = r->cnt;
   if (k == r->cap && lv_recorder_grow_(r) != 0) {
     r->oom = 1;
@@ -74,12 +80,26 @@ static inline int lv_recorder_add(lv_recorder *r, int i, int j, double v) {
   r->cnt = k + 1;
   r->cv[k] = v;
   if (r->match) {
-    if (k < r->rcnt && r->ri[k] == i && r->rj[k] == j) return r->map[k];
+    if (k < r->rcnt && r->ri[k] == i && r->rj[k] == j) {
+      if (assign)
+        slots[r->map[k]] = v;
+      else
+        slots[r->map[k]] += v;
+      return 0;
+    }
     lv_recorder_leave_(r, k);
   }
   r->ci[k] = i;
   r->cj[k] = j;
-  return LV_REC_OFF;
+  return 0;
+}
+
+static inline int lv_recorder_add(lv_recorder *r, double *slots, int i, int j, double v) {
+  return lv_recorder_put_(r, slots, i, j, v, 0);
+}
+
+static inline int lv_recorder_set(lv_recorder *r, double *slots, int i, int j, double v) {
+  return lv_recorder_put_(r, slots, i, j, v, 1);
 }
 
 /* Position of add k of the running sequence (k < cnt). */
@@ -95,16 +115,21 @@ static inline void lv_recorder_forget(lv_recorder *r) {
   r->rcnt = 0;
 }
 
-/* Complete the sequence.  If it is the recorded one, the slots already hold
- * the values; otherwise it becomes the recording (version changes): keyed by
- * the column if @p by_col, else by the row, @p nkeys keys, other index below
- * @p nother; @p merge: duplicates merged, the other index ascending, else
- * one slot per add in add order.  *ptr (nkeys + 1), *idx and *val (nnz)
- * are reallocated, *nnz set, and *val summed from the kept values.
- * Status 0, LV_ENOMEM (also for an add lost earlier: the recording is
- * kept, the slot values are not complete),
+/* The running sequence is the recorded one, complete: the slots hold the
+ * values, there is nothing to finish. */
+static inline int lv_recorder_replayed(const lv_recorder *r) {
+  return r->match && r->cnt == r->rcnt && !r->oom;
+}
+
+/* Complete a sequence that is not lv_recorder_replayed: it becomes the
+ * recording (version changes), keyed by the column if @p by_col, else by
+ * the row, @p nkeys keys, other index below @p nother; @p merge: duplicates
+ * merged, the other index ascending, else one slot per add in add order.
+ * *ptr (nkeys + 1), *idx and *val (nnz) are reallocated, *nnz set, and
+ * *val summed from the kept values.  Status 0, LV_ENOMEM (also for an add
+ * lost earlier: then the recording is kept, its slot values incomplete),
  * LV_ELINSOL (more than INT_MAX adds). */
-int lv_recorder_finish(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx,
+int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx,
                        double **val, int *nnz);
 
 #endif

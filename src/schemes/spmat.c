@@ -27,12 +27,7 @@ void lv_spm_free(lv_spm *A) {
 /* The capture sink's add; @p assign: the replay assigns the slot (a grouped
  * pattern with no repeated position, lv_spm->nodup) instead of summing into
  * it (specialised below, the branch stays out of the merged capture). */
-#if defined(__GNUC__)
-#define SPM_SPECIALISE static inline __attribute__((always_inline))
-#else
-#define SPM_SPECIALISE static inline
-#endif
-SPM_SPECIALISE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
+LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
   lv_spm *A = (lv_spm *)s;
   if (s->transpose) {
     int t = i;
@@ -46,18 +41,9 @@ SPM_SPECIALISE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
     return LV_EINPUT;
   }
   double x = s->scale * v;
-  int slot = lv_recorder_add(&A->rec, i, j, x);
-  if (slot >= 0) {
-    /* on the recorded position sequence: straight into the slot */
-    if (assign)
-      A->val[slot] = x;
-    else
-      A->val[slot] += x;
-  } else if (slot == LV_ENOMEM) {
-    A->bad = LV_ENOMEM;
-    return LV_ENOMEM;
-  }
-  return 0;
+  int rc = assign ? lv_recorder_set(&A->rec, A->val, i, j, x) : lv_recorder_add(&A->rec, A->val, i, j, x);
+  if (rc) A->bad = rc;
+  return rc;
 }
 
 static int spm_add(lv_sink *s, int i, int j, double v) {
@@ -97,15 +83,12 @@ static int no_repeat(const lv_spm *A) {
 int lv_spm_end(lv_spm *A, int callback_status) {
   if (A->bad) return A->bad;
   if (callback_status) return callback_status;
-  long v = A->rec.version;
+  if (lv_recorder_replayed(&A->rec)) return 0; /* the values are in their slots */
   int by_col = A->group == LV_SPM_BY_COL;
-  int rc = lv_recorder_finish(&A->rec, by_col, !A->group, by_col ? A->ncols : A->nrows,
+  int rc = lv_recorder_record(&A->rec, by_col, !A->group, by_col ? A->ncols : A->nrows,
                               by_col ? A->nrows : A->ncols, &A->rp, &A->ci, &A->val, &A->nnz);
   A->version = A->rec.version;
-  if (rc)
-    A->nodup = 0;
-  else if (A->version != v)
-    A->nodup = A->group && no_repeat(A);
+  A->nodup = !rc && A->group && no_repeat(A);
   return rc;
 }
 
