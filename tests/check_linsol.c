@@ -904,12 +904,12 @@ START_TEST(test_assembly_dense_sparse_bits) {
     unsigned seed = 7u;
     asm_fill(&dn, n, nadd, seed, round == 2);
     asm_fill(&sp, n, nadd, seed, round == 2);
-    long v0 = sp.version;
+    long v0 = sp.rec.version;
     ck_assert_int_eq(lv_assembly_finish(&sp), 0);
     ck_assert_int_eq(lv_assembly_finish(&dn), 0);
-    if (round == 1) ck_assert_int_eq(sp.version, v0); /* the same sequence keeps the pattern */
-    if (round != 1) ck_assert(sp.version != v0);     /* a new one replaces it */
-    ck_assert_int_eq(sp.match, 1);
+    if (round == 1) ck_assert_int_eq(sp.rec.version, v0); /* the same sequence keeps the pattern */
+    if (round != 1) ck_assert(sp.rec.version != v0);     /* a new one replaces it */
+    ck_assert_int_eq(sp.rec.match, 1);
     int nz = 0;
     for (int j = 0; j < n; j++) {
       for (int p = sp.Ap[j]; p < sp.Ap[j + 1]; p++) {
@@ -947,38 +947,38 @@ START_TEST(test_assembly_mismatch) {
   ck_assert_int_eq(lv_assembly_finish(&a), 0);
   ck_assert_int_eq(a.nnz, 2);
   ck_assert(asm_at(&a, 0, 0) == 4.0 && asm_at(&a, 1, 1) == 2.0);
-  long v1 = a.version;
+  long v1 = a.rec.version;
 
   lv_assembly_begin(&a); /* same first two positions, then a new one */
   lv_assembly_add(&a, 0, 0, 5.0);
   lv_assembly_add(&a, 1, 1, 6.0);
-  ck_assert_int_eq(a.match, 1);
+  ck_assert_int_eq(a.rec.match, 1);
   lv_assembly_add(&a, 2, 0, 7.0);
-  ck_assert_int_eq(a.match, 0);
+  ck_assert_int_eq(a.rec.match, 0);
   double x[3] = {1.0, 10.0, 100.0}, y[3];
   lv_assembly_matvec(&a, x, y);
   ck_assert(y[0] == 5.0 && y[1] == 60.0 && y[2] == 7.0);
   ck_assert_int_eq(lv_assembly_finish(&a), 0);
-  ck_assert(a.version != v1);
+  ck_assert(a.rec.version != v1);
   ck_assert_int_eq(a.nnz, 3);
   ck_assert(asm_at(&a, 0, 0) == 5.0 && asm_at(&a, 1, 1) == 6.0 && asm_at(&a, 2, 0) == 7.0);
-  long v2 = a.version;
+  long v2 = a.rec.version;
 
   lv_assembly_begin(&a); /* a prefix of the recorded sequence */
   lv_assembly_add(&a, 0, 0, 1.5);
   lv_assembly_add(&a, 1, 1, 2.5);
   ck_assert_int_eq(lv_assembly_finish(&a), 0);
-  ck_assert(a.version != v2);
+  ck_assert(a.rec.version != v2);
   ck_assert_int_eq(a.nnz, 2);
   ck_assert(asm_at(&a, 0, 0) == 1.5 && asm_at(&a, 1, 1) == 2.5 && asm_at(&a, 2, 0) == 0.0);
-  long v3 = a.version;
+  long v3 = a.rec.version;
 
   lv_assembly_begin(&a); /* the same prefix again: values straight into the slots */
   lv_assembly_add(&a, 0, 0, -1.0);
   lv_assembly_add(&a, 1, 1, -2.0);
   ck_assert(a.Ax[0] == -1.0 && a.Ax[1] == -2.0);
   ck_assert_int_eq(lv_assembly_finish(&a), 0);
-  ck_assert_int_eq(a.version, v3);
+  ck_assert_int_eq(a.rec.version, v3);
 
   /* more adds than the initial capacity, with a non-finite one flagged */
   lv_assembly_begin(&a);
@@ -990,6 +990,127 @@ START_TEST(test_assembly_mismatch) {
   ck_assert_int_eq(a.nnz, 9);
   ck_assert(asm_at(&a, 1, 0) == 111.0);
   lv_assembly_free(&a);
+}
+END_TEST
+
+/* ------------------------------------------------ position-sequence recorder */
+
+/* The recorder alone (linsol/recorder.h), as the assembly and the schemes'
+ * captures use it, in the three layouts (merged by column, grouped by row,
+ * grouped by column): a sequence, its replay, one that leaves it half-way,
+ * the first one back, a prefix, the prefix again, an empty one, the first
+ * one again.  After every finish the pattern and its values are checked
+ * against a construction of their own from the add list (the slots of a
+ * key: merged, the distinct other indices ascending with their adds summed
+ * in add order; grouped, the adds in add order), every slot a replay
+ * returns must hold the add's position, and the recording must change
+ * exactly when the sequence differs from the previous one. */
+enum { REC_NR = 5, REC_NC = 4, REC_LEN = 40 };
+
+static void rec_check(const lv_recorder *r, int by_col, int merge, const int *ai, const int *aj, const double *av,
+                      int n, const int *ptr, const int *idx, const double *val, int nnz) {
+  int nk = by_col ? REC_NC : REC_NR, no = by_col ? REC_NR : REC_NC, slot = 0;
+  ck_assert_int_eq(ptr[0], 0);
+  for (int g = 0; g < nk; g++) {
+    if (merge) {
+      for (int o = 0; o < no; o++) {
+        double sum = 0.0;
+        int hit = 0;
+        for (int k = 0; k < n; k++)
+          if ((by_col ? aj[k] : ai[k]) == g && (by_col ? ai[k] : aj[k]) == o) {
+            sum += av[k];
+            hit = 1;
+          }
+        if (!hit) continue;
+        ck_assert_int_eq(idx[slot], o);
+        ck_assert(memcmp(&val[slot], &sum, sizeof sum) == 0);
+        slot++;
+      }
+    } else {
+      for (int k = 0; k < n; k++) {
+        if ((by_col ? aj[k] : ai[k]) != g) continue;
+        double one = 0.0 + av[k];
+        ck_assert_int_eq(idx[slot], (by_col ? ai[k] : aj[k]));
+        ck_assert(memcmp(&val[slot], &one, sizeof one) == 0);
+        slot++;
+      }
+    }
+    ck_assert_int_eq(ptr[g + 1], slot);
+  }
+  ck_assert_int_eq(nnz, slot);
+  ck_assert_int_eq((int)r->rcnt, n);
+}
+
+START_TEST(test_recorder) {
+  static const int by_cols[3] = {1, 0, 1}, merges[3] = {1, 0, 0};
+  int by_col = by_cols[_i], merge = merges[_i];
+  /* the sequences: base (positions repeat), base left at add 17, base,
+   * the other one again but abandoned before its finish (its positions
+   * must not leak into the next), base's first 25 adds, the same, none,
+   * base */
+  int bi[REC_LEN], bj[REC_LEN], oi[REC_LEN], oj[REC_LEN];
+  unsigned x = 12345u;
+  for (int k = 0; k < REC_LEN; k++) {
+    x = x * 1103515245u + 12345u;
+    bi[k] = (int)((x >> 8) % REC_NR);
+    bj[k] = (int)((x >> 12) % REC_NC);
+    x = x * 1103515245u + 12345u;
+    oi[k] = k < 17 ? bi[k] : (int)((x >> 8) % REC_NR);
+    oj[k] = k < 17 ? bj[k] : (bj[k] + 1) % REC_NC; /* add 17 on differs */
+  }
+  static const int lens[9] = {REC_LEN, REC_LEN, REC_LEN, REC_LEN, REC_LEN, 25, 25, 0, REC_LEN};
+  static const int other[9] = {0, 0, 1, 0, 1, 0, 0, 0, 0}, abandon[9] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+  /* still on the recording after the adds: a replay, or a prefix of it */
+  static const int on_after[9] = {0, 1, 0, 0, 0, 1, 1, 1, 0};
+  lv_recorder r;
+  ck_assert_int_eq(lv_recorder_init(&r, 3), 0); /* small: the sequences grow it */
+  int *ptr = NULL, *idx = NULL, nnz = 0, pn = -1, po = -1;
+  double *val = NULL;
+  long ver = 0;
+  for (int round = 0; round < 9; round++) {
+    const int *ai = other[round] ? oi : bi, *aj = other[round] ? oj : bj;
+    int n = lens[round];
+    double av[REC_LEN];
+    int on = lv_recorder_begin(&r);
+    ck_assert_int_eq(on, round > 0);
+    if (on) memset(val, 0, (size_t)nnz * sizeof(double));
+    for (int k = 0; k < n; k++) {
+      x = x * 1103515245u + 12345u;
+      av[k] = (double)((x >> 9) % 2001u) / 16.0 - 62.5; /* zeros and -0 sums included */
+      ck_assert_int_eq(lv_recorder_add(&r, val, ai[k], aj[k], av[k]), 0);
+      if (r.match) { /* a replayed add: its slot holds its position */
+        int key = by_col ? aj[k] : ai[k], s = r.map[k];
+        ck_assert(ptr[key] <= s && s < ptr[key + 1]);
+        ck_assert_int_eq(idx[s], (by_col ? ai[k] : aj[k]));
+      }
+      /* every position so far, on the recording or off it */
+      int ki, kj;
+      lv_recorder_pos(&r, (size_t)k / 2, &ki, &kj);
+      ck_assert(ki == ai[k / 2] && kj == aj[k / 2]);
+    }
+    ck_assert_int_eq(r.match, on_after[round]);
+    if (abandon[round]) continue;
+    int same = round > 0 && n == pn && other[round] == po;
+    ck_assert_int_eq(lv_recorder_replayed(&r), same);
+    if (!same)
+      ck_assert_int_eq(lv_recorder_record(&r, by_col, merge, by_col ? REC_NC : REC_NR, by_col ? REC_NR : REC_NC,
+                                           &ptr, &idx, &val, &nnz),
+                       0);
+    if (same)
+      ck_assert_int_eq(r.version, ver);
+    else
+      ck_assert(r.version != ver && r.version != 0);
+    ver = r.version;
+    rec_check(&r, by_col, merge, ai, aj, av, n, ptr, idx, val, nnz);
+    pn = n;
+    po = other[round];
+  }
+  lv_recorder_forget(&r);
+  ck_assert_int_eq(lv_recorder_begin(&r), 0);
+  lv_recorder_free(&r);
+  free(ptr);
+  free(idx);
+  free(val);
 }
 END_TEST
 
@@ -1154,6 +1275,7 @@ static Suite *linsol_suite(void) {
   tc = tu_tcase(s, "assembly", 0.05);
   tcase_add_test(tc, test_assembly_dense_sparse_bits);
   tcase_add_test(tc, test_assembly_mismatch);
+  tcase_add_loop_test(tc, test_recorder, 0, 3);
 
   tc = tu_tcase(s, "small", 0.1);
   tcase_add_loop_test(tc, test_dense_small_vs_lapack, 0, (int)(sizeof small_sizes / sizeof small_sizes[0]));

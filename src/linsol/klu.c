@@ -82,7 +82,7 @@ static int build_pattern(lv_linsol *ls) {
   ls->stats.symbolic++;
   d->sym = klu_analyze(ls->n, a->Ap, a->Ai, &d->common);
   if (d->sym == NULL) return klu_status(&d->common);
-  d->sym_version = a->version;
+  d->sym_version = a->rec.version;
   ls->stats.nnz = a->nnz;
   return 0;
 }
@@ -114,7 +114,7 @@ int lv_klu_factor(lv_linsol *ls) {
   const lv_assembly *a = &ls->as;
   LV_CHECK(lv_assembly_finish(&ls->as));
   int fresh = 0;
-  if (!(d->sym && d->sym_version == a->version)) {
+  if (!(d->sym && d->sym_version == a->rec.version)) {
     int rc = build_pattern(ls);
     if (rc != 0) return rc;
     fresh = 1;

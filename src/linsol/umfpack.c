@@ -75,7 +75,7 @@ static int build_pattern(lv_linsol *ls) {
     d->Symbolic = NULL;
     return umf_status(status);
   }
-  d->sym_version = a->version;
+  d->sym_version = a->rec.version;
   ls->stats.nnz = a->nnz;
   return 0;
 }
@@ -84,7 +84,7 @@ int lv_umf_factor(lv_linsol *ls) {
   lv_umf_data *d = ls->be.umf;
   const lv_assembly *a = &ls->as;
   LV_CHECK(lv_assembly_finish(&ls->as));
-  if (!(d->Symbolic && d->sym_version == a->version)) LV_CHECK(build_pattern(ls));
+  if (!(d->Symbolic && d->sym_version == a->rec.version)) LV_CHECK(build_pattern(ls));
   memcpy(d->Fx, a->Ax, (size_t)a->nnz * sizeof(double));
 
   if (d->Numeric) umfpack_di_free_numeric(&d->Numeric);

@@ -13,12 +13,7 @@ void lv_spm_free(lv_spm *A) {
   free(A->rp);
   free(A->ci);
   free(A->val);
-  free(A->ti);
-  free(A->tj);
-  free(A->tv);
-  free(A->pi);
-  free(A->pj);
-  free(A->map);
+  lv_recorder_free(&A->rec);
   free(A->perm);
   free(A->acc);
   free(A->mark);
@@ -32,12 +27,7 @@ void lv_spm_free(lv_spm *A) {
 /* The capture sink's add; @p assign: the replay assigns the slot (a grouped
  * pattern with no repeated position, lv_spm->nodup) instead of summing into
  * it (specialised below, the branch stays out of the merged capture). */
-#if defined(__GNUC__)
-#define SPM_SPECIALISE static inline __attribute__((always_inline))
-#else
-#define SPM_SPECIALISE static inline
-#endif
-SPM_SPECIALISE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
+LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
   lv_spm *A = (lv_spm *)s;
   if (s->transpose) {
     int t = i;
@@ -50,42 +40,10 @@ SPM_SPECIALISE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
     A->bad = LV_EINPUT;
     return LV_EINPUT;
   }
-  if (A->tcnt == A->tcap) {
-    size_t cap = A->tcap ? 2 * A->tcap : 64;
-    int *ti = realloc(A->ti, cap * sizeof *ti);
-    if (ti) A->ti = ti;
-    int *tj = realloc(A->tj, cap * sizeof *tj);
-    if (tj) A->tj = tj;
-    double *tv = realloc(A->tv, cap * sizeof *tv);
-    if (tv) A->tv = tv;
-    if (!ti || !tj || !tv) {
-      A->bad = LV_ENOMEM;
-      return LV_ENOMEM;
-    }
-    A->tcap = cap;
-  }
-  size_t k = A->tcnt++;
   double x = s->scale * v;
-  A->tv[k] = x;
-  if (A->match) {
-    /* on the pattern's position sequence: straight into the slot */
-    if (k < A->pcnt && A->pi[k] == i && A->pj[k] == j) {
-      if (assign)
-        A->val[A->map[k]] = x;
-      else
-        A->val[A->map[k]] += x;
-      return 0;
-    }
-    /* off it: the positions so far were the pattern's */
-    if (k > 0) {
-      memcpy(A->ti, A->pi, k * sizeof(int));
-      memcpy(A->tj, A->pj, k * sizeof(int));
-    }
-    A->match = 0;
-  }
-  A->ti[k] = i;
-  A->tj[k] = j;
-  return 0;
+  int rc = assign ? lv_recorder_set(&A->rec, A->val, i, j, x) : lv_recorder_add(&A->rec, A->val, i, j, x);
+  if (rc) A->bad = rc;
+  return rc;
 }
 
 static int spm_add(lv_sink *s, int i, int j, double v) {
@@ -105,153 +63,33 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.ld = 0;
   A->sink.transpose = 0;
   A->sink.scale = 1.0;
-  A->tcnt = 0;
-  A->match = A->version != 0;
   A->bad = 0;
-  if (A->match && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
+  if (lv_recorder_begin(&A->rec) && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   return &A->sink;
 }
 
-/* New pattern from the captured position sequence: CSR with merged
- * duplicates, columns ascending, and the add -> slot map.  Two stable
- * counting sorts, O(adds + rows + cols). */
-/* The captured position sequence becomes the pattern's (pi, pj; map sized
- * for it), for either layout.  Status LV_ENOMEM (then no pattern). */
-static int keep_sequence(lv_spm *A) {
-  size_t cnt = A->tcnt, c1 = cnt ? cnt : 1;
-  int *pi = realloc(A->pi, c1 * sizeof *pi), *pj = NULL, *map = NULL;
-  if (pi) A->pi = pi;
-  if (pi) pj = realloc(A->pj, c1 * sizeof *pj);
-  if (pj) A->pj = pj;
-  if (pj) map = realloc(A->map, c1 * sizeof *map);
-  if (map) A->map = map;
-  if (!map) {
-    A->version = 0;
-    A->pcnt = 0;
-    return LV_ENOMEM;
-  }
-  if (cnt > 0) { /* an empty capture (no constraints) has no triplet arrays */
-    memcpy(pi, A->ti, cnt * sizeof(int));
-    memcpy(pj, A->tj, cnt * sizeof(int));
-  }
-  A->pcnt = cnt;
-  return 0;
+/* Grouped: no key holds the same other index twice (a replay may assign). */
+static int no_repeat(const lv_spm *A) {
+  int nk = A->group == LV_SPM_BY_COL ? A->ncols : A->nrows;
+  for (int g = 0; g < nk; g++)
+    for (int a = A->rp[g]; a < A->rp[g + 1]; a++)
+      for (int b = a + 1; b < A->rp[g + 1]; b++)
+        if (A->ci[a] == A->ci[b]) return 0;
+  return 1;
 }
 
-static int build_groups(lv_spm *A);
-static int build_pattern(lv_spm *A) {
-  LV_CHECK(keep_sequence(A));
-  if (A->group) return build_groups(A);
-  size_t cnt = A->tcnt;
-  int nr = A->nrows, nc = A->ncols;
-  size_t c1 = cnt ? cnt : 1;
-  int *pi = A->pi, *pj = A->pj, *map = A->map;
-  int *cnt_c = lv_calloc((size_t)(nc > nr ? nc : nr) + 1, sizeof(int));
-  int *o1 = lv_calloc(c1, sizeof(int)), *o2 = lv_calloc(c1, sizeof(int));
-  int *rp = realloc(A->rp, ((size_t)nr + 1) * sizeof(int));
-  if (rp) A->rp = rp;
-  int rc = (!cnt_c || !o1 || !o2 || !rp) ? LV_ENOMEM : 0;
-  if (!rc) {
-    /* by column, then stably by row: row-major with columns ascending */
-    for (size_t k = 0; k < cnt; k++) cnt_c[pj[k] + 1]++;
-    for (int j = 0; j < nc; j++) cnt_c[j + 1] += cnt_c[j];
-    for (size_t k = 0; k < cnt; k++) o1[cnt_c[pj[k]]++] = (int)k;
-    memset(cnt_c, 0, ((size_t)nr + 1) * sizeof(int));
-    for (size_t k = 0; k < cnt; k++) cnt_c[pi[k] + 1]++;
-    for (int i = 0; i < nr; i++) cnt_c[i + 1] += cnt_c[i];
-    for (size_t t = 0; t < cnt; t++) {
-      int k = o1[t];
-      o2[cnt_c[pi[k]]++] = k;
-    }
-    free(A->ci);
-    free(A->val);
-    A->ci = lv_calloc(c1, sizeof(int));
-    A->val = lv_calloc(c1, sizeof(double));
-    if (!A->ci || !A->val) rc = LV_ENOMEM;
-  }
-  if (!rc) {
-    int nnz = 0, li = -1, lj = -1;
-    memset(rp, 0, ((size_t)nr + 1) * sizeof(int));
-    for (size_t t = 0; t < cnt; t++) {
-      int k = o2[t];
-      if (pi[k] != li || pj[k] != lj) {
-        li = pi[k];
-        lj = pj[k];
-        A->ci[nnz++] = lj;
-        rp[li + 1]++;
-      }
-      map[k] = nnz - 1;
-    }
-    for (int i = 0; i < nr; i++) rp[i + 1] += rp[i];
-    A->nnz = nnz;
-    A->version++;
-  } else {
-    A->version = 0; /* no usable pattern */
-    A->pcnt = 0;
-  }
-  free(cnt_c);
-  free(o1);
-  free(o2);
-  return rc;
-}
-
-/* Grouped layout (LV_SPM_BY_ROW / LV_SPM_BY_COL): one slot per add, the
- * adds grouped by their key (row, or column) in call order -- one stable
- * counting sort, O(adds + keys); nothing merged. */
-static int build_groups(lv_spm *A) {
-  size_t cnt = A->tcnt;
-  int by_col = A->group == LV_SPM_BY_COL, nk = by_col ? A->ncols : A->nrows;
-  size_t c1 = cnt ? cnt : 1;
-  int *pi = A->pi, *pj = A->pj, *map = A->map, *ci = realloc(A->ci, c1 * sizeof *ci);
-  if (ci) A->ci = ci;
-  double *val = ci ? realloc(A->val, c1 * sizeof *val) : NULL;
-  if (val) A->val = val;
-  int *rp = val ? realloc(A->rp, ((size_t)nk + 1) * sizeof(int)) : NULL;
-  if (rp) A->rp = rp;
-  if (!rp) {
-    A->version = 0; /* no usable pattern */
-    A->pcnt = 0;
-    return LV_ENOMEM;
-  }
-  const int *key = by_col ? pj : pi, *oth = by_col ? pi : pj;
-  memset(rp, 0, ((size_t)nk + 1) * sizeof(int));
-  for (size_t k = 0; k < cnt; k++) rp[key[k] + 1]++;
-  for (int g = 0; g < nk; g++) rp[g + 1] += rp[g];
-  /* rp[g] is the cursor of group g while filling, then the end of g */
-  for (size_t k = 0; k < cnt; k++) {
-    int slot = rp[key[k]]++;
-    map[k] = slot;
-    ci[slot] = oth[k];
-  }
-  for (int g = nk; g > 0; g--) rp[g] = rp[g - 1];
-  rp[0] = 0;
-  A->nnz = (int)cnt;
-  A->nodup = 1;
-  for (int g = 0; g < nk && A->nodup; g++)
-    for (int a = rp[g]; a < rp[g + 1] && A->nodup; a++)
-      for (int b = a + 1; b < rp[g + 1]; b++)
-        if (ci[a] == ci[b]) {
-          A->nodup = 0;
-          break;
-        }
-  A->version++;
-  return 0;
-}
-
+/* A new position sequence becomes the pattern: merged CSR (columns
+ * ascending) or grouped (one slot per add, by row or by column). */
 int lv_spm_end(lv_spm *A, int callback_status) {
   if (A->bad) return A->bad;
   if (callback_status) return callback_status;
-  if (A->match && A->tcnt == A->pcnt) return 0; /* the values are in their slots */
-  if (A->match && A->tcnt > 0) { /* a prefix of the pattern's sequence */
-    memcpy(A->ti, A->pi, A->tcnt * sizeof(int));
-    memcpy(A->tj, A->pj, A->tcnt * sizeof(int));
-  }
-  A->match = 0;
-  A->nodup = 0;
-  LV_CHECK(build_pattern(A));
-  if (A->nnz) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
-  for (size_t k = 0; k < A->tcnt; k++) A->val[A->map[k]] += A->tv[k];
-  return 0;
+  if (lv_recorder_replayed(&A->rec)) return 0; /* the values are in their slots */
+  int by_col = A->group == LV_SPM_BY_COL;
+  int rc = lv_recorder_record(&A->rec, by_col, !A->group, by_col ? A->ncols : A->nrows,
+                              by_col ? A->nrows : A->ncols, &A->rp, &A->ci, &A->val, &A->nnz);
+  A->version = A->rec.version;
+  A->nodup = !rc && A->group && no_repeat(A);
+  return rc;
 }
 
 void lv_spm_init_grouped(lv_spm *A, int by_col) {
@@ -264,7 +102,7 @@ int lv_spm_fill(lv_spm *A, int nrows, int ncols, lv_spm_fill_fn fn, void *ctx) {
     if (!A->group) return LV_EINPUT; /* a merged matrix keeps its shape */
     /* a grouped matrix is indexed by its key only: a new key count needs a
      * new pattern (no product or transpose depends on its version) */
-    if ((A->group == LV_SPM_BY_COL ? ncols != A->ncols : nrows != A->nrows)) A->version = 0;
+    if ((A->group == LV_SPM_BY_COL ? ncols != A->ncols : nrows != A->nrows)) lv_recorder_forget(&A->rec);
     A->nrows = nrows;
     A->ncols = ncols;
   }

@@ -6,8 +6,10 @@
  * so their Newton matrices contain products such as H M^-1 H, H M^-1 G^T,
  * G M^-1 G^T of model matrices.  Formed densely they cost O(d^3) per
  * Newton iteration; here each factor is captured from its model callback
- * into a CSR matrix whose pattern is learnt once (the callback's position
- * sequence is fixed by the sink contract of lv_model.h), products and
+ * into a CSR matrix whose pattern is learnt once by the position-sequence
+ * recorder that also caches the solver's assembly (linsol/recorder.h: the
+ * callback's position sequence is fixed by the sink contract of
+ * lv_model.h, a different one is recorded anew), products and
  * transposes get their pattern once (symbolically, so structural zeros stay
  * in it) and then only their values, and the results are written term by
  * term into the solver's assembly (lv_spm_put, linsol/assembly.h): the
@@ -29,7 +31,8 @@
  * (LV_SPM_BY_COL: CSR of the transpose) in call order -- so that an entry
  * A(r, key) expands into A(r, key) F(key, o) for every o with the same
  * sums as the callback's own sequence (lv_blk below).  The call-order
- * sequence (pi, pj, tv) is kept too (lv_spm_seq_matvec, lv_blk_seq). */
+ * sequence (rec.ri, rec.rj, rec.cv) serves too (lv_spm_seq_matvec,
+ * lv_blk_seq). */
 #ifndef LIVENS_SPMAT_H
 #define LIVENS_SPMAT_H
 
@@ -51,14 +54,9 @@ struct lv_spm {
   double *val;
   int group;        /* LV_SPM_MERGED, LV_SPM_BY_ROW, LV_SPM_BY_COL */
   int nodup;        /* grouped, no (key, other) position twice: replay assigns the slots */
-  long version;     /* changes whenever the pattern does; 0: no pattern yet */
-  /* capture: the add sequence of the running capture, and of the pattern */
-  int *ti, *tj;
-  double *tv;
-  size_t tcnt, tcap;
-  int *pi, *pj, *map; /* recorded positions, and the slot each add lands in */
-  size_t pcnt;
-  int match, bad;
+  long version;     /* changes whenever the pattern does; 0: no pattern yet (captured: rec.version) */
+  int bad;          /* the running capture failed (an add out of bounds, no memory) */
+  lv_recorder rec;  /* capture: the add sequence, cached (linsol/recorder.h) */
   /* transposes and products: the operands and versions the pattern was built from */
   const lv_spm *opA, *opB;
   long verA, verB;
@@ -133,9 +131,9 @@ int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_
 /* y += A x (transposed: y += A^T x) over the last capture's adds in call
  * order (the callback's own summation order; any layout). */
 static inline void lv_spm_seq_matvec(const lv_spm *A, const double *x, double *y, int transposed) {
-  const int *pi = A->pi, *pj = A->pj;
-  const double *tv = A->tv;
-  size_t n = A->pcnt;
+  const int *pi = A->rec.ri, *pj = A->rec.rj;
+  const double *tv = A->rec.cv;
+  size_t n = A->rec.rcnt;
   if (transposed)
     for (size_t c = 0; c < n; c++) y[pj[c]] += tv[c] * x[pi[c]];
   else
@@ -189,7 +187,8 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
  * adds in call order. */
 static inline void lv_blk_seq(lv_assembly *A, const lv_spm *M, int r0, int c0, double scale, int transpose,
                               const lv_spm *F) {
-  for (size_t c = 0; c < M->pcnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, M->pi[c], M->pj[c], M->tv[c]);
+  const lv_recorder *r = &M->rec;
+  for (size_t c = 0; c < r->rcnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, r->ri[c], r->rj[c], r->cv[c]);
 }
 
 #endif

@@ -1,0 +1,149 @@
+/* The position-sequence recorder: see recorder.h. */
+#include "recorder.h"
+#include <limits.h>
+#include "lv_internal.h"
+
+/* *p resized to n elements (n > 0); on failure *p is left as it was. */
+static int resize_int(int **p, size_t n) {
+  int *q = realloc(*p, n * sizeof(int));
+  if (q == NULL) return LV_ENOMEM;
+  *p = q;
+  return 0;
+}
+
+static int resize_double(double **p, size_t n) {
+  double *q = realloc(*p, n * sizeof(double));
+  if (q == NULL) return LV_ENOMEM;
+  *p = q;
+  return 0;
+}
+
+/* Room for cap adds in the running sequence. */
+static int reserve(lv_recorder *r, size_t cap) {
+  LV_CHECK(resize_int(&r->ci, cap));
+  LV_CHECK(resize_int(&r->cj, cap));
+  LV_CHECK(resize_double(&r->cv, cap));
+  r->cap = cap;
+  return 0;
+}
+
+int lv_recorder_init(lv_recorder *r, size_t cap) {
+  memset(r, 0, sizeof *r);
+  return cap ? reserve(r, cap) : 0;
+}
+
+int lv_recorder_grow_(lv_recorder *r) {
+  return reserve(r, r->cap ? 2 * r->cap : 64);
+}
+
+void lv_recorder_free(lv_recorder *r) {
+  free(r->ci);
+  free(r->cj);
+  free(r->cv);
+  free(r->ri);
+  free(r->rj);
+  free(r->map);
+  memset(r, 0, sizeof *r);
+}
+
+/* Add k left the recorded sequence: the positions before it were the
+ * recorded ones. */
+void lv_recorder_leave_(lv_recorder *r, size_t k) {
+  if (k > 0) {
+    memcpy(r->ci, r->ri, k * sizeof(int));
+    memcpy(r->cj, r->rj, k * sizeof(int));
+  }
+  r->match = 0;
+  r->mis = k;
+}
+
+/* The running sequence becomes the recording: keys in ptr, the other index
+ * in idx, the add -> slot map.  Merged: two stable counting sorts (by the
+ * other index, then by the key) and duplicates merged, O(cnt + nkeys +
+ * nother); grouped: one counting pass. */
+static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx, int *nnz) {
+  const size_t cnt = r->cnt;
+  lv_recorder_forget(r); /* no valid recording until the end */
+  if (cnt > (size_t)INT_MAX) return LV_ELINSOL; /* the int APIs' limit */
+  size_t c1 = cnt ? cnt : 1;
+  LV_CHECK(resize_int(&r->ri, c1));
+  LV_CHECK(resize_int(&r->rj, c1));
+  LV_CHECK(resize_int(&r->map, c1));
+  LV_CHECK(resize_int(ptr, (size_t)nkeys + 1));
+  LV_CHECK(resize_int(idx, c1));
+  int *ri = r->ri, *rj = r->rj, *map = r->map, *p = *ptr, *x = *idx;
+  if (cnt > 0) {
+    memcpy(ri, r->ci, cnt * sizeof(int));
+    memcpy(rj, r->cj, cnt * sizeof(int));
+  }
+  const int *key = by_col ? rj : ri, *oth = by_col ? ri : rj;
+  memset(p, 0, ((size_t)nkeys + 1) * sizeof(int));
+  if (!merge) {
+    for (size_t k = 0; k < cnt; k++) p[key[k] + 1]++;
+    for (int g = 0; g < nkeys; g++) p[g + 1] += p[g];
+    /* p[g] is the cursor of key g while filling, then the end of g */
+    for (size_t k = 0; k < cnt; k++) {
+      int s = p[key[k]]++;
+      map[k] = s;
+      x[s] = oth[k];
+    }
+    for (int g = nkeys; g > 0; g--) p[g] = p[g - 1];
+    p[0] = 0;
+    *nnz = (int)cnt;
+  } else {
+    int nmax = nkeys > nother ? nkeys : nother;
+    int *count = lv_calloc((size_t)nmax + 1, sizeof(int));
+    int *ord1 = lv_calloc(c1, sizeof(int)), *ord2 = lv_calloc(c1, sizeof(int));
+    if (!count || !ord1 || !ord2) {
+      free(count);
+      free(ord1);
+      free(ord2);
+      return LV_ENOMEM;
+    }
+    for (size_t k = 0; k < cnt; k++) count[oth[k] + 1]++;
+    for (int o = 0; o < nother; o++) count[o + 1] += count[o];
+    for (size_t k = 0; k < cnt; k++) ord1[count[oth[k]]++] = (int)k;
+    memset(count, 0, ((size_t)nkeys + 1) * sizeof(int));
+    for (size_t k = 0; k < cnt; k++) count[key[k] + 1]++;
+    for (int g = 0; g < nkeys; g++) count[g + 1] += count[g];
+    for (size_t s = 0; s < cnt; s++) {
+      int k = ord1[s];
+      ord2[count[key[k]]++] = k;
+    }
+    int nz = 0, lk = -1, lo = -1;
+    for (size_t s = 0; s < cnt; s++) {
+      int k = ord2[s];
+      if (key[k] != lk || oth[k] != lo) {
+        lk = key[k];
+        lo = oth[k];
+        x[nz++] = lo;
+        p[lk + 1]++;
+      }
+      map[k] = nz - 1;
+    }
+    for (int g = 0; g < nkeys; g++) p[g + 1] += p[g];
+    *nnz = nz;
+    free(count);
+    free(ord1);
+    free(ord2);
+  }
+  return 0;
+}
+
+int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx,
+                       double **val, int *nnz) {
+  if (r->oom) return LV_ENOMEM;
+  /* a shorter sequence that matched so far: its positions are the recorded ones */
+  if (r->match) lv_recorder_leave_(r, r->cnt);
+  LV_CHECK(record(r, by_col, merge, nkeys, nother, ptr, idx, nnz));
+  size_t z = *nnz ? (size_t)*nnz : 1;
+  LV_CHECK(resize_double(val, z));
+  double *v = *val;
+  memset(v, 0, z * sizeof(double));
+  for (size_t k = 0; k < r->cnt; k++) v[r->map[k]] += r->cv[k];
+  r->rcnt = r->cnt;
+  r->version = ++r->recorded;
+  r->match = 1;
+  r->mis = r->cnt;
+  return 0;
+}

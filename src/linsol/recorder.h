@@ -1,0 +1,135 @@
+/* The position-sequence recorder (internal, not installed): the one pattern
+ * cache behind the solver's assembly (assembly.h) and the schemes' captured
+ * matrices (schemes/spmat.h).
+ *
+ * A writer makes a sequence of adds (i, j, v).  The recorder keeps the
+ * sequence of its last recording and compares each add with it: add number
+ * k at the recorded k-th position gets the slot map[k] the recording gave
+ * it, and the value goes straight there (lv_recorder_add: no search, no
+ * sort).  This lets a writer add in any order it likes, provided it is
+ * the same order every time.  Leaving the sequence is not an
+ * error: from the first add off it the positions are kept (ci, cj), and
+ * lv_recorder_record records the new sequence as the pattern and sums the
+ * kept values (cv, every add's) into the new slots, so a change half-way
+ * needs no replay.  A shorter sequence that matched so far is a new one too.
+ *
+ * A recording is compressed by a key index (the column, or the row), with
+ * the other index in idx: merged (each position once, the other index
+ * ascending in each key: CSC or CSR) or grouped (one slot per add, the
+ * adds of a key in add order).  The values are summed per slot in add
+ * order, so a writer that adds the same terms in the same order gets the
+ * same bits whatever the layout above it. */
+#ifndef LIVENS_LINSOL_RECORDER_H
+#define LIVENS_LINSOL_RECORDER_H
+
+#include <stddef.h>
+#include "livens/lv_status.h"
+
+typedef struct lv_recorder lv_recorder;
+struct lv_recorder {
+  /* the running sequence */
+  size_t cnt, cap; /* adds so far, capacity of ci/cj/cv */
+  int *ci, *cj;    /* positions of the adds (filled from the first add off the recording) */
+  double *cv;      /* value of every add */
+  int match;       /* every add so far hit the recorded position of its index */
+  size_t mis;      /* index of the first add off the recorded sequence */
+  int oom;         /* an add was lost for lack of memory: the sequence is incomplete */
+  /* the recording */
+  int *ri, *rj, *map; /* its position sequence, and the slot of each add */
+  size_t rcnt;
+  long version;  /* changes whenever a sequence is recorded; 0: none */
+  long recorded; /* recordings so far */
+};
+
+/* An empty recorder (zeroed memory is one too) with room for @p cap adds.
+ * Status 0 or LV_ENOMEM (it can be freed either way). */
+int lv_recorder_init(lv_recorder *r, size_t cap);
+void lv_recorder_free(lv_recorder *r);
+
+/* Start a sequence; returns 1 if there is a recording to compare with
+ * (the writer then zeroes its slot values), else 0. */
+static inline int lv_recorder_begin(lv_recorder *r) {
+  r->cnt = 0;
+  r->oom = 0;
+  r->mis = 0;
+  r->match = r->version != 0;
+  return r->match;
+}
+
+int lv_recorder_grow_(lv_recorder *r);
+void lv_recorder_leave_(lv_recorder *r, size_t k);
+
+#ifndef LV_ALWAYS_INLINE
+#if defined(__GNUC__)
+#define LV_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define LV_ALWAYS_INLINE static inline
+#endif
+#endif
+
+/* Add at (i, j) with value v.  While the sequence is the recorded one, v
+ * goes straight into its slot of the writer's values @p slots (summed; with
+ * @p assign stored, for a layout with no position twice); off it, v is
+ * kept for lv_recorder_record.  Status 0 or LV_ENOMEM (the add is lost). */
+LV_ALWAYS_INLINE int lv_recorder_put_(lv_recorder *r, double *slots, int i, int j, double v, int assign) {
+  size_t k = r->cnt;
+  if (k == r->cap && lv_recorder_grow_(r) != 0) {
+    r->oom = 1;
+    return LV_ENOMEM;
+  }
+  r->cnt = k + 1;
+  r->cv[k] = v;
+  if (r->match) {
+    if (k < r->rcnt && r->ri[k] == i && r->rj[k] == j) {
+      if (assign)
+        slots[r->map[k]] = v;
+      else
+        slots[r->map[k]] += v;
+      return 0;
+    }
+    lv_recorder_leave_(r, k);
+  }
+  r->ci[k] = i;
+  r->cj[k] = j;
+  return 0;
+}
+
+static inline int lv_recorder_add(lv_recorder *r, double *slots, int i, int j, double v) {
+  return lv_recorder_put_(r, slots, i, j, v, 0);
+}
+
+static inline int lv_recorder_set(lv_recorder *r, double *slots, int i, int j, double v) {
+  return lv_recorder_put_(r, slots, i, j, v, 1);
+}
+
+/* Position of add k of the running sequence (k < cnt). */
+static inline void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j) {
+  int on = r->match || k < r->mis; /* still on the recorded sequence */
+  *i = on ? r->ri[k] : r->ci[k];
+  *j = on ? r->rj[k] : r->cj[k];
+}
+
+/* Forget the recording: the next sequence is recorded whatever it is. */
+static inline void lv_recorder_forget(lv_recorder *r) {
+  r->version = 0;
+  r->rcnt = 0;
+}
+
+/* The running sequence is the recorded one, complete: the slots hold the
+ * values, there is nothing to finish. */
+static inline int lv_recorder_replayed(const lv_recorder *r) {
+  return r->match && r->cnt == r->rcnt && !r->oom;
+}
+
+/* Complete a sequence that is not lv_recorder_replayed: it becomes the
+ * recording (version changes), keyed by the column if @p by_col, else by
+ * the row, @p nkeys keys, other index below @p nother; @p merge: duplicates
+ * merged, the other index ascending, else one slot per add in add order.
+ * *ptr (nkeys + 1), *idx and *val (nnz) are reallocated, *nnz set, and
+ * *val summed from the kept values.  Status 0, LV_ENOMEM (also for an add
+ * lost earlier: then the recording is kept, its slot values incomplete),
+ * LV_ELINSOL (more than INT_MAX adds). */
+int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx,
+                       double **val, int *nnz);
+
+#endif
