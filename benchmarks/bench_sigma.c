@@ -488,9 +488,10 @@ static void crank_forms(void) {
          fabs(a.y[0] - b.y[0]), fabs(a.y[1] - b.y[1]), a.rc, b.rc);
   const gvar var[] = {{NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "1", "exact", "1", "3"},
                       {NULL, 0, "optimal", "exact", "1", "3"}, {NULL, 0, "0", "exact", "1", "2"},
-                      {NULL, 0, "1", "exact", "1", "2"}, {NULL, 0, "optimal", "exact", "1", "2"}, G_EP, G_CTB};
+                      {NULL, 0, "1", "exact", "1", "2"}, {NULL, 0, "optimal", "exact", "1", "2"},
+                      {NULL, 0, "1", "paper", "1", "3"}, {NULL, 0, "1", "paper", "1", "2"}, G_EP, G_CTB};
   const char *lab[] = {"geom1 idx3", "sigma=1 idx3", "sigma_opt idx3", "geom1 idx2", "sigma=1 idx2",
-                       "sigma_opt idx2", "EP", "CTB"};
+                       "sigma_opt idx2", "sigma=1 Alg1", "sigma=1 Alg3", "EP", "CTB"};
   FILE *f = bench_csv("sigma_crank_forms.csv");
   if (f) fprintf(f, "variant,h,status,t_reached,error_s,error_sdot\n");
   printf("  %-15s %-5s", "", "");

@@ -100,12 +100,17 @@ typedef enum {
    *  passes either */
   LV_NEWTON_STOP_DEFAULT = 0,
   /** residual reduction, the test of the Exudyn multibody code (its
-   *  default NewtonSettings, "newtonResidualMode 0"): converged when
-   *  ||r||_2 <= rtol ||r_0||_2, r_0 the residual at the solve's first
-   *  iterate (the predictor), or ||r||_2 / n <= atol; res_tol, res_rtol
-   *  and the increment weights are not used.  It reproduces the iteration
-   *  counts that code reports; its meaning changes with the scaling of
-   *  the residual rows, so it is for comparisons, not the default. */
+   *  default NewtonSettings: newtonResidualMode 0, adaptInitialResidual):
+   *  converged when ||r||_2 <= rtol r_ref or ||r||_2 <= atol, r_ref the
+   *  residual at the solve's first iterate (the predictor; at least
+   *  2 atol), replaced by the residual after the first correction where
+   *  that is larger; res_tol, res_rtol and the increment weights are not
+   *  used.  Modified and simplified Newton then refactorise, as that code
+   *  does, from the third correction on when ||r_k||_2 > reuse_rate
+   *  ||r_{k-1}||_2 (its modifiedNewtonContractivity, 0.5 there) and after
+   *  max_frozen corrections of a solve.  For comparisons with the
+   *  iteration counts that code reports: the test's meaning changes with
+   *  the scaling of the residual rows, so it is not the default. */
   LV_NEWTON_STOP_REDUCTION = 1
 } lv_newton_stop;
 
@@ -125,9 +130,9 @@ typedef struct {
   double divergence;   /**< stop with LV_EDIVERGE if ||r|| grows by this factor over its minimum (1e8) */
   int damping;         /**< non-zero: halve the correction while the residual does not decrease (globalised Newton) */
   lv_newton_stop stop; /**< convergence test (default LV_NEWTON_STOP_DEFAULT) */
-  int max_frozen;      /**< modified and simplified Newton: also refactorise after this many corrections
-                            with one factorisation (Exudyn's maxModifiedNewtonIterations, 8 there);
-                            0 (default): no limit */
+  int max_frozen;      /**< with LV_NEWTON_STOP_REDUCTION, modified and simplified Newton refactorise
+                            at every correction of a solve beyond this many (Exudyn's
+                            maxModifiedNewtonIterations, 8 there); 0 (default): no limit */
 } lv_newton_options;
 /** @var lv_newton_options::atol
  *   absolute increment tolerance (default 1e-12); used if weights are given

@@ -175,8 +175,7 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
     have_units = 1;
   }
   int reduce = o->stop == LV_NEWTON_STOP_REDUCTION;
-  double r0 = 0.0;  /* reduction test: ||r||_2 at the first iterate */
-  int frozen = 0;   /* corrections with the current factorisation */
+  double r0 = 0.0, rlast = 0.0; /* reduction test: the reference residual, the previous one */
   for (;;) {
     rc = eval_residual2(nw, pb, &st, &rnorm, (o->damping || reduce) ? &r2 : NULL); /* r2: damping, reduction */
     if (rc) break;
@@ -185,9 +184,21 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
      * predictor is judged, and corrected, like any other iterate. */
     int corrected = st.iterations >= 1;
     if (reduce) {
-      /* Exudyn's test (lv_newton.h), nothing else */
-      if (!corrected) r0 = r2;
-      if (corrected && (r2 <= o->rtol * r0 || r2 / n <= o->atol)) break;
+      /* Exudyn's test (lv_newton.h), nothing else: the reference is the
+       * predictor's residual (at least 2 atol), or the first corrected
+       * one where that is larger */
+      int k = st.iterations;
+      if (k == 0) r0 = rlast = fmax(r2, 2.0 * o->atol);
+      if (k == 1 && r2 > r0) r0 = rlast = r2;
+      if (k >= 1 && (r2 <= o->rtol * r0 || r2 <= o->atol)) break;
+      if (k >= 1 && !full) {
+        /* refactorise beyond max_frozen corrections of this solve, and
+         * from the third on where the residual contracts slower than
+         * reuse_rate */
+        if (o->max_frozen > 0 && k > o->max_frozen) refactor = 1;
+        if (k > 2 && r2 > o->reuse_rate * rlast) refactor = 1;
+      }
+      if (k >= 1) rlast = r2;
     } else { /* the default tests */
       if (o->res_tol > 0 && corrected) {
         double unit_ratio = residual_ratio(nw, rnorm, have_units, 0);
@@ -246,14 +257,11 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
     if (rnorm > o->divergence * rmin && rnorm > 1.0) { rc = LV_EDIVERGE; break; }
     if (st.iterations >= o->max_iter) { rc = LV_ENEWTON; break; }
 
-    if (!full && o->max_frozen > 0 && frozen >= o->max_frozen) refactor = 1;
     if (full || refactor || !nw->have_factor) {
       rc = factorize(nw, pb, &st);
       if (rc) break;
       refactor = 0;
-      frozen = 0;
     }
-    frozen++;
     for (int i = 0; i < n; i++) nw->dx[i] = -nw->r[i];
     rc = lv_linsol_solve(nw->ls, nw->dx);
     if (rc) break;
@@ -292,7 +300,7 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
     st.increment_norm = dnorm;
     if (dnorm > dmax) dmax = dnorm;
     st.contraction = dprev > 0 ? dnorm / dprev : 0.0;
-    if (!full && dprev > 0 && st.contraction > o->reuse_rate) refactor = 1;
+    if (!full && !reduce && dprev > 0 && st.contraction > o->reuse_rate) refactor = 1;
     dprev = dnorm;
     if (have_w && !reduce) {
       double s = 0.0;
