@@ -709,6 +709,56 @@ START_TEST(test_crank_forms) {
 }
 END_TEST
 
+
+/* Newton iterations with the paper's settings (claims 14, 17): the
+ * residual-reduction test of the paper's software (LV_NEWTON_STOP_REDUCTION,
+ * a_tol 1e-10, r_tol 1e-8 / 1e-9, contractivity 0.5, 8 corrections).
+ * Rotor (h = 1e-4, 0.1 s, modified Newton): one factorisation for the
+ * whole run for the Lie group schemes and CTB (the paper: "one" for the
+ * Lie group methods); EP takes many iterations per step (paper 8.3) and
+ * fails.  Slider-crank (h = 2e-3, t = 2): index 2 takes more iterations
+ * than index 3 (paper 2.5 vs 2.0; livens 1.73 vs 1.11), EP at least as
+ * many as index 3 (3.0; 1.16), CTB as many as index 3 (2.0; 1.11);
+ * modified Newton several per step (7.2; 4.4 / 6.8) with 50-300
+ * factorisations per run (paper 170; 104 / 182).  Not reproduced, asserted
+ * as measured: the absolute counts (about one below the paper's) and EP's
+ * 1000 factorisations (livens: about as many as the Lie group schemes). */
+START_TEST(test_newton_counts) {
+  const int MOD = LV_NEWTON_MODIFIED, FULL = LV_NEWTON_FULL;
+  form_end r1 = form_run("rotor", NULL, 0, "1", "exact", "3", 0.9, MOD, 1e-8, 1e-4, 0.1);
+  form_end r0 = form_run("rotor", NULL, 0, "0", "exact", "3", 0.9, MOD, 1e-8, 1e-4, 0.1);
+  form_end rc = form_run("rotor", "cardan", 0, "0", "exact", "3", 0.9, MOD, 1e-8, 1e-4, 0.1);
+  form_end re = form_run("rotor", "euler-parameters", 0, "0", "exact", "3", 0.9, MOD, 1e-8, 1e-4, 0.1);
+  form_end c2 = form_run("slider-crank", NULL, 0, "1", "exact", "2", 0.875, FULL, 1e-9, 2e-3, 2.0);
+  form_end c3 = form_run("slider-crank", NULL, 0, "1", "exact", "3", 0.875, FULL, 1e-9, 2e-3, 2.0);
+  form_end ce = form_run("slider-crank", "euler-parameters", 0, "0", "exact", "3", 0.875, FULL, 1e-9, 2e-3, 2.0);
+  form_end cc = form_run("slider-crank", "cardan", 0, "0", "exact", "3", 0.875, FULL, 1e-9, 2e-3, 2.0);
+  form_end m2 = form_run("slider-crank", NULL, 0, "1", "exact", "2", 0.875, MOD, 1e-9, 2e-3, 2.0);
+  form_end m3 = form_run("slider-crank", NULL, 0, "1", "exact", "3", 0.875, MOD, 1e-9, 2e-3, 2.0);
+  form_end me = form_run("slider-crank", "euler-parameters", 0, "0", "exact", "3", 0.875, MOD, 1e-9, 2e-3, 2.0);
+  if (verbose())
+    printf("Newton (reduction test): rotor modified h = 1e-4: sigma=1 %.2f it/step %.0f fact, geom1 %.2f %.0f, CTB "
+           "%.2f %.0f, EP %.2f it/step status %d; crank full h = 2e-3: idx2 %.2f idx3 %.2f EP %.2f CTB %.2f; "
+           "modified: idx2 %.2f (%.0f) idx3 %.2f (%.0f) EP %.2f (%.0f)\n",
+           r1.its, r1.facts, r0.its, r0.facts, rc.its, rc.facts, re.its, re.rc, c2.its, c3.its, ce.its, cc.its, m2.its,
+           m2.facts, m3.its, m3.facts, me.its, me.facts);
+  ck_assert(r1.rc == 0 && r0.rc == 0 && rc.rc == 0);
+  ck_assert_msg(r1.facts == 1 && r0.facts == 1 && rc.facts == 1, "rotor factorisations %.0f %.0f %.0f", r1.facts,
+                r0.facts, rc.facts);
+  ck_assert_msg(re.rc != 0 && re.its > 5.0, "rotor EP: status %d, %.2f it/step", re.rc, re.its);
+  ck_assert(c2.rc == 0 && c3.rc == 0 && ce.rc == 0 && cc.rc == 0 && m2.rc == 0 && m3.rc == 0 && me.rc == 0);
+  ck_assert_msg(c2.its > c3.its + 0.3 && ce.its > c3.its && fabs(cc.its - c3.its) < 0.1,
+                "crank: idx2 %.2f idx3 %.2f EP %.2f CTB %.2f", c2.its, c3.its, ce.its, cc.its);
+  ck_assert_msg(m2.its > 3.0 * c3.its && m3.its > 3.0 * c3.its && me.its > m3.its, "modified: %.2f %.2f %.2f",
+                m2.its, m3.its, me.its);
+  const form_end *mm[3] = {&m2, &m3, &me};
+  for (int k = 0; k < 3; k++)
+    ck_assert_msg(mm[k]->facts > 50 && mm[k]->facts < 300, "modified Newton: %.0f factorisations", mm[k]->facts);
+  ck_assert_msg(me.facts < 2.0 * m3.facts, "EP %.0f factorisations (paper 1000)", me.facts);
+  ck_assert_msg(c3.its < 1.5 && c2.its < 2.0, "absolute counts now near the paper's: %.2f %.2f", c3.its, c2.its);
+}
+END_TEST
+
 /* Ablation (spec 002 claim 11, §4.4, §8.2): corrector =
  * paper-previous-acceleration predicts v'_{n+1} = v'_n, lambda_{n+1} =
  * lambda_n instead of zero.  On the heavy top (rho-inf 0.65, t = 1) with
@@ -799,6 +849,7 @@ static Suite *suite(void) {
   TCase *fm = tu_tcase(s, "forms", 3);
   tcase_add_test(fm, test_rotor_forms);
   tcase_add_test(fm, test_crank_forms);
+  tcase_add_test(fm, test_newton_counts);
   /* issue 20: ablation switches (the papers' negative results) */
   TCase *ab = tu_tcase(s, "ablation", 20);
   tcase_add_test(ab, test_previous_acceleration_predictor);
