@@ -16,7 +16,8 @@
  * paper's value beside livens' and writes sigma_<section>.csv in the
  * working directory.
  * Usage: bench_sigma [reps] [section ...], sections heavy cost rotor crank
- * rotor-forms rotor-newton crank-forms crank-newton (default: all). */
+ * rotor-forms rotor-newton crank-forms crank-newton heavy-newton (default:
+ * all). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -250,7 +251,7 @@ static gres gen_run(const char *model, const gvar *V, const nset *ns, double rho
     r.steps = (double)st.steps;
     r.its = st.steps ? (double)st.newton_iterations / (double)st.steps : NAN;
     r.facts = (double)st.factorizations;
-    if (!r.rc && !crank) rotor_bearing(m, s->q, r.y);
+    if (!r.rc && model[0] == 'r') rotor_bearing(m, s->q, r.y);
   }
   lv_integrator_free(it);
   lv_model_free(m);
@@ -659,6 +660,40 @@ static void heavy_top(void) {
   model_name = "heavy-top";
 }
 
+
+/* Heavy top (claim 10): Newton iterations per step with a full Jacobian,
+ * a_tol 1e-10, r_tol 1e-8, rho-inf 0.65, t = 1, with the paper's
+ * software's residual-reduction test and with livens' own. */
+static void heavy_newton(void) {
+  const char *mdl[] = {"heavy-top", "heavy-top", "heavy-top", "heavy-top", "heavy-top-ep", "heavy-top-ctb"};
+  const gvar var[] = {{NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "1", "exact", "1", "3"},
+                      {NULL, 0, "optimal", "exact", "1", "3"}, {NULL, 0, "1", "paper", "1", "3"},
+                      {NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "0", "exact", "1", "3"}};
+  const char *lab[] = {"geom1", "sigma=1", "sigma_opt", "sigma=1 Alg1", "EP", "CTB"};
+  const char *paper[] = {"2", "2", "2", "2", "3.8", "2.1, fails at the 3 largest h"};
+  const nset ns[2] = {{LV_NEWTON_FULL, 1e-10, 1e-8, 0, LV_NEWTON_STOP_REDUCTION, 0},
+                      {LV_NEWTON_FULL, 1e-10, 1e-8, 0, 0, 0}};
+  FILE *f = bench_csv("sigma_heavy_newton.csv");
+  if (f) fprintf(f, "test,variant,h,status,it_per_step\n");
+  printf("\nheavy top, full Newton, a_tol 1e-10, r_tol 1e-8, rho-inf 0.65, t = 1: it/step\n  %-22s", "");
+  for (int k = 0; k < 5; k++) printf(" %10g", H[k]);
+  printf("  paper\n");
+  for (int t = 0; t < 2; t++)
+    for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
+      printf("  %-9s %-12s", t ? "increment" : "reduction", lab[v]);
+      for (int k = 0; k < 5; k++) {
+        gres r = gen_run(mdl[v], &var[v], &ns[t], 0.65, H[k], 1.0);
+        if (r.rc)
+          printf(" %10s", "fail");
+        else
+          printf(" %10.2f", r.its);
+        if (f) fprintf(f, "%s,%s,%g,%d,%.4f\n", t ? "increment" : "reduction", lab[v], H[k], r.rc, r.its);
+      }
+      printf("  %s\n", paper[v]);
+    }
+  if (f) fclose(f);
+}
+
 static void cost(int reps) {
   double its, sps;
   /* per-step cost, h = 1e-4 over 1 s, interleaved, best of reps; heavy top
@@ -695,6 +730,7 @@ int main(int argc, char **argv) {
     rotor_precession();
   }
   if (want("crank")) slider_crank();
+  if (want("heavy-newton")) heavy_newton();
   if (want("rotor-forms")) rotor_forms();
   if (want("rotor-newton")) rotor_newton();
   if (want("crank-forms")) crank_forms();
