@@ -516,8 +516,13 @@ END_TEST
  * shape as RATTLE's).  The least-squares slope of such a signal over
  * T = 1000 is ~1e-8..1e-7 per unit time (RATTLE: the same), so it cannot
  * be pushed below 1e-10; what is asserted is that the fitted drift over
- * the whole run is a small fraction of the oscillation amplitude and that
- * the amplitude does not grow. */
+ * the whole run is well below the oscillation amplitude and that the
+ * amplitude stays within its bound.  A true drift makes the two equal (the
+ * largest error is then the drift over the run: ratio ~1); a bounded
+ * oscillation gives a chance trend whose size depends on the trajectory,
+ * which is chaotic, so on the last bits of libm and BLAS: 0.28 for VI-A on
+ * an AMD EPYC (window means wandering between 1.5e-4 and 7.8e-4), below
+ * 0.2 on the machine this test was written on.  Hence the bound 0.5. */
 START_TEST(test_energy_long) {
   lv_model *m = model("four-particle");
   const double Hbound[3] = {0.1, 5e-3, 0.1};
@@ -535,7 +540,7 @@ START_TEST(test_energy_long) {
     ck_assert_int_eq(s.samples, 100001);
     double amp = s.max_rel_energy_error, drift = fabs(s.energy_drift_rate) * 1000.0;
     ck_assert_msg(amp < Hbound[k], "%s max rel energy error %.3e", SCHEMES[k], amp);
-    ck_assert_msg(drift < 0.2 * amp, "%s fitted drift %.3e per unit time (%.3e over the run) vs amplitude %.3e",
+    ck_assert_msg(drift < 0.5 * amp, "%s fitted drift %.3e per unit time (%.3e over the run) vs amplitude %.3e",
                   SCHEMES[k], s.energy_drift_rate, drift, amp);
     ck_assert_msg(fabs(s.energy_drift_rate) < 1e-6, "%s drift rate %.3e", SCHEMES[k], s.energy_drift_rate);
     /* momentum maps over 10^5 steps; the centre of mass travels to z = 250,
