@@ -7,9 +7,17 @@
  * position error at t = 1 vs h (claim 12).  Slider-crank
  * (spec §5.3, rho-inf 0.875): s(5) at h = 1e-5 against the IFToMM
  * solutions (claim 15), errors in s and s' at t = 2 vs h, index 3 and 2
- * (claim 16).
+ * (claim 16).  The rotor and the slider-crank in Euler parameters (EP) and
+ * Cardan angles xyz (CTB), built on the multibody layer (claims 12, 14,
+ * 16, 17): rotor-forms (bearing error at t = 1 vs h, EP and CTB beside the
+ * Lie group schemes), rotor-newton (modified Newton: iterations per step
+ * and factorisations per run), crank-forms (errors in s, s' at t = 2),
+ * crank-newton (full, simplified, modified Newton); each prints the
+ * paper's value beside livens' and writes sigma_<section>.csv in the
+ * working directory.
  * Usage: bench_sigma [reps] [section ...], sections heavy cost rotor crank
- * (default: all). */
+ * rotor-forms rotor-newton crank-forms crank-newton heavy-newton (default:
+ * all). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -136,6 +144,126 @@ static double dist3(const double *a, const double *b) {
   return sqrt(pow(a[0] - b[0], 2) + pow(a[1] - b[1], 2) + pow(a[2] - b[2], 2));
 }
 
+
+/* ---- Rotor and slider-crank in every formulation (spec §7 claims 12, 14,
+ * 16, 17).  The Lie group runs use the hand-written models (rotor.c,
+ * slider_crank.c); Euler parameters and Cardan angles are the same systems
+ * described on the multibody layer (formulation=euler-parameters|cardan;
+ * the rotor's bearings as bushings), checked first against the layer's
+ * r3so3 build of the same description (mbs=1), which must reproduce the
+ * hand-written model to the Newton tolerance. */
+
+/* Newton settings of a study run: kind < 0 the tight settings above, else
+ * an lv_newton_kind with the increment tolerances atol, rtol and (modified
+ * Newton) the contraction rate above which the matrix is refactorised. */
+typedef struct {
+  int kind;
+  double atol, rtol, reuse;
+  int stop, frozen; /* lv_newton_stop; max_frozen */
+} nset;
+
+static int set_nset(lv_integrator *it, const nset *ns) {
+  if (ns->kind < 0) return tight_newton(it);
+  lv_newton_options no;
+  lv_integrator_get_newton(it, &no);
+  no.kind = (lv_newton_kind)ns->kind;
+  no.atol = ns->atol;
+  no.rtol = ns->rtol;
+  if (ns->reuse > 0) no.reuse_rate = ns->reuse;
+  no.stop = (lv_newton_stop)ns->stop;
+  no.max_frozen = ns->frozen;
+  return lv_integrator_set_newton(it, &no);
+}
+
+/* one run's outcome: status, end time reached, iterations per step,
+ * factorisations in the run, and the model's figures (rotor: the right
+ * bearing position; crank: s(2), s'(2)) */
+typedef struct {
+  int rc;
+  double t, its, facts, steps;
+  double y[3];
+} gres;
+
+typedef struct {
+  const char *form; /* model formulation; NULL: hand-written r3so3 */
+  int mbs;          /* build r3so3 on the multibody layer */
+  const char *sigma, *corr, *f, *index;
+} gvar;
+
+/* right bearing x + R (L_R, 0, 0) of the rotor state q of model m */
+static void rotor_bearing(const lv_model *m, const double *q, double p[3]) {
+  double x[3], R[9];
+  if (lv_mbs_model_formulation(m)) {
+    lv_mbs_model_pose(m, 1, q, x, R);
+  } else {
+    memcpy(x, q, sizeof x);
+    memcpy(R, q + 3, sizeof R);
+  }
+  for (int i = 0; i < 3; i++) p[i] = x[i] + 0.09 * R[3 * i];
+}
+
+/* slider position and velocity: x of body 3 (hand-written: q[24], v[12];
+ * layer: its pose, and the velocity's first coordinate of the slider) */
+static void crank_slider(const lv_model *m, const lv_state *s, double *sx, double *sv) {
+  if (lv_mbs_model_formulation(m)) {
+    double x[3];
+    lv_mbs_model_pose(m, 3, s->q, x, NULL);
+    *sx = x[0];
+    /* every formulation's body velocity starts with the centre of mass's
+     * (r3so3, euler-parameters, cardan: x' in space) */
+    int nv = lv_model_nv(m);
+    *sv = s->v[nv - (nv / 3)];
+  } else {
+    *sx = s->q[24];
+    *sv = s->v[12];
+  }
+}
+
+static gres gen_run(const char *model, const gvar *V, const nset *ns, double rho, double h, double T) {
+  gres r;
+  memset(&r, 0, sizeof r);
+  lv_model *m = NULL;
+  lv_integrator *it = NULL;
+  const char *keys[2], *vals[2];
+  int nk = 0;
+  if (V->form) keys[nk] = "formulation", vals[nk++] = V->form;
+  if (V->mbs) keys[nk] = "mbs", vals[nk++] = "1";
+  lv_kv kv = {nk, keys, vals};
+  char rs[32];
+  snprintf(rs, sizeof rs, "%.17g", rho);
+  r.rc = lv_model_create(model, &kv, &m);
+  if (!r.rc) r.rc = lv_integrator_new(&it, m, "genalpha", h);
+  const char *o[] = {"rho-inf", rs, "sigma", V->sigma, "corrector", V->corr, "predictor-factor", V->f, "index",
+                     V->index, NULL};
+  for (int i = 0; !r.rc && o[i]; i += 2) r.rc = lv_integrator_set_option(it, o[i], o[i + 1]);
+  if (!r.rc) r.rc = set_nset(it, ns);
+  if (!r.rc) r.rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  int N = (int)(T / h + 0.5), crank = model[0] == 's', N2 = (int)(2.0 / h + 0.5);
+  for (int n = 1; n <= N && !r.rc; n++) {
+    r.rc = lv_integrator_step(it);
+    if (!r.rc && crank && n == N2) crank_slider(m, lv_integrator_state(it), &r.y[0], &r.y[1]);
+  }
+  if (it) {
+    const lv_state *s = lv_integrator_state(it);
+    lv_integrator_stats st;
+    lv_integrator_get_stats(it, &st);
+    r.t = s->t;
+    r.steps = (double)st.steps;
+    r.its = st.steps ? (double)st.newton_iterations / (double)st.steps : NAN;
+    r.facts = (double)st.factorizations;
+    if (!r.rc && model[0] == 'r') rotor_bearing(m, s->q, r.y);
+  }
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return r;
+}
+
+static FILE *bench_csv(const char *name) {
+  FILE *f = fopen(name, "w");
+  if (!f) fprintf(stderr, "bench_sigma: cannot write %s\n", name);
+  return f;
+}
+
 /* Spec §7 claim 12: right-bearing position error at t = 1 vs h for
  * sigma = 0, 1, gamma/(3 beta) (exact corrector) and the paper's corrector,
  * against sigma_opt at h = 1e-6 (checked against sigma = 0 there). */
@@ -176,8 +304,106 @@ static void rotor_sweep(void) {
     for (int k = 0; k < 5; k++) printf(" %10.2f", e[0][k] / e[v][k]);
     printf("\n");
   }
-  printf("(no Euler-parameter or Cardan-angle rotor model in livens: the paper's EP and CTB rotor curves are not "
-         "reproduced)\n");
+  printf("(the paper's EP and CTB rotor curves: section rotor-forms)\n");
+}
+
+
+static const gvar G_HAND0 = {NULL, 0, "0", "exact", "1", "3"}, G_MBS0 = {"r3so3", 1, "0", "exact", "1", "3"};
+static const gvar G_HAND1 = {NULL, 0, "1", "exact", "1", "3"}, G_MBS1 = {"r3so3", 1, "1", "exact", "1", "3"};
+static const gvar G_EP = {"euler-parameters", 0, "0", "exact", "1", "3"}, G_CTB = {"cardan", 0, "0", "exact", "1", "3"};
+static const nset N_TIGHT = {-1, 0, 0, 0, 0, 0};
+
+/* Rotor in Euler parameters and Cardan angles (claims 12 and 14). */
+static void rotor_forms(void) {
+  const double Hr[5] = {2e-4, 1e-4, 5e-5, 2.5e-5, 1.25e-5};
+  gres ref = gen_run("rotor", &(gvar){NULL, 0, "optimal", "exact", "1", "3"}, &N_TIGHT, 0.9, 1e-6, 1.0);
+  if (ref.rc) return;
+  printf("\nrotor in Euler parameters (EP) and Cardan angles xyz (CTB), classical generalized-alpha, index 3, "
+         "rho-inf 0.9, t = 1\n");
+  /* the same problem: the layer's r3so3 rotor against the hand-written one */
+  for (int c = 0; c < 2; c++) {
+    gres a = gen_run("rotor", c ? &G_HAND1 : &G_HAND0, &N_TIGHT, 0.9, 1e-4, 1.0);
+    gres b = gen_run("rotor", c ? &G_MBS1 : &G_MBS0, &N_TIGHT, 0.9, 1e-4, 1.0);
+    printf("  same problem: sigma = %d, h = 1e-4: hand-written vs multibody-layer r3so3 bearing %.2e m (status %d, "
+           "%d)\n",
+           c, dist3(a.y, b.y), a.rc, b.rc);
+  }
+  FILE *f = bench_csv("sigma_rotor_forms.csv");
+  if (f) fprintf(f, "variant,h,status,t_reached,error_m,it_per_step,factorizations\n");
+  const char *lab[4] = {"Lie sigma=0", "Lie sigma=1", "EP", "CTB"};
+  const gvar *var[4] = {&G_HAND0, &G_HAND1, &G_EP, &G_CTB};
+  printf("  |p_R(1) - p_ref| [m], reference sigma_opt h = 1e-6 (Newton rtol 1e-13)\n  %-12s", "");
+  for (int k = 0; k < 5; k++) printf(" %10g", Hr[k]);
+  printf("\n");
+  double e[4][5];
+  for (int v = 0; v < 4; v++) {
+    printf("  %-12s", lab[v]);
+    for (int k = 0; k < 5; k++) {
+      gres r = gen_run("rotor", var[v], &N_TIGHT, 0.9, Hr[k], 1.0);
+      e[v][k] = r.rc ? NAN : dist3(r.y, ref.y);
+      if (r.rc)
+        printf("  fail@%.3f", r.t);
+      else
+        printf(" %10.3e", e[v][k]);
+      if (f) fprintf(f, "%s,%g,%d,%.6g,%.6e,%.4f,%.0f\n", lab[v], Hr[k], r.rc, r.t, e[v][k], r.its, r.facts);
+    }
+    printf("\n");
+  }
+  gres e5 = gen_run("rotor", &G_EP, &N_TIGHT, 0.9, 5e-6, 1.0);
+  printf("  EP at h = 5e-6: status %d, t %.3f, error %.3e m (sigma = 0 at 1.25e-5: %.3e)\n", e5.rc, e5.t,
+         e5.rc ? NAN : dist3(e5.y, ref.y), e[0][4]);
+  if (f) fprintf(f, "EP,5e-6,%d,%.6g,%.6e,%.4f,%.0f\n", e5.rc, e5.t, e5.rc ? NAN : dist3(e5.y, ref.y), e5.its, e5.facts);
+  printf("  e_CTB / e(sigma=1):");
+  for (int k = 0; k < 5; k++) printf(" %10.1f", e[3][k] / e[1][k]);
+  printf("  (paper: CTB completes, error >> the sigma methods')\n");
+  if (f) fclose(f);
+}
+
+/* Modified Newton on the rotor (claim 14): the matrix is kept across steps
+ * and refactorised when the contraction exceeds 0.5 (spec §3.11); a_tol
+ * 1e-10, r_tol 1e-8. */
+static void rotor_newton(void) {
+  const double Hr[5] = {2e-4, 1e-4, 5e-5, 2.5e-5, 1.25e-5};
+  const nset mods[2] = {{LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, LV_NEWTON_STOP_REDUCTION, 8},
+                        {LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, 0, 0}};
+  const gvar var[] = {{NULL, 0, "1", "exact", "1", "3"},      {NULL, 0, "1", "exact", "1", "2"},
+                      {NULL, 0, "1", "paper", "1", "3"},      {NULL, 0, "0", "exact", "1", "3"},
+                      {NULL, 0, "0", "exact", "1", "2"},      G_CTB, G_EP};
+  const char *lab[] = {"sigma=1 idx3", "sigma=1 idx2", "sigma=1 Alg1", "geom1 idx3", "geom1 idx2", "CTB", "EP"};
+  const char *paper[] = {"2.1", "2.1", "2.1", "2.3", "2.3", "3.3", "8.3"};
+  printf("\nrotor, modified Newton (refactorise at contraction > 0.5, a_tol 1e-10, r_tol 1e-8), t = 1: it/step "
+         "(factorisations per run)\n  %-13s", "");
+  for (int k = 0; k < 5; k++) printf(" %15g", Hr[k]);
+  printf("   paper it/step\n");
+  FILE *f = bench_csv("sigma_rotor_newton.csv");
+  if (f) fprintf(f, "test,variant,h,status,t_reached,it_per_step,factorizations,steps\n");
+  for (int t = 0; t < 2; t++)
+  for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
+    printf("  %-13s", lab[v]);
+    if (v == 0) printf("%s\n  %-13s", t ? "(livens' increment test)" : "(residual reduction test, Exudyn's)", "");
+    for (int k = 0; k < 5; k++) {
+      gres r = gen_run("rotor", &var[v], &mods[t], 0.9, Hr[k], 1.0);
+      if (r.rc)
+        printf(" fail@%.3f %5.2f", r.t, r.its);
+      else
+        printf("  %5.2f (%6.0f)", r.its, r.facts);
+      if (f)
+        fprintf(f, "%s,%s,%g,%d,%.6g,%.4f,%.0f,%.0f\n", t ? "increment" : "reduction", lab[v], Hr[k], r.rc, r.t,
+                r.its, r.facts, r.steps);
+    }
+    printf("   %s\n", paper[v]);
+  }
+  /* EP completes below the sweep (h = 5e-6) */
+  for (int t = 0; t < 2; t++) {
+    gres r = gen_run("rotor", &G_EP, &mods[t], 0.9, 5e-6, 1.0);
+    printf("  EP, h = 5e-6, %s test: status %d at t = %.3f, %.2f it/step, %.0f factorisations in %.0f steps "
+           "(paper 8.3 it/step, 119823 Jacobian updates)\n",
+           t ? "increment" : "reduction", r.rc, r.t, r.its, r.facts, r.steps);
+    if (f)
+      fprintf(f, "%s,EP,5e-6,%d,%.6g,%.4f,%.0f,%.0f\n", t ? "increment" : "reduction", r.rc, r.t, r.its, r.facts,
+              r.steps);
+  }
+  if (f) fclose(f);
 }
 
 /* Slider-crank: slider position s = x of body 3 and its velocity, at t = 2
@@ -216,7 +442,7 @@ static int crank(double h, const char *sigma, const char *index, double T, doubl
  * 0.261012849, 51.51 rad -- the two disagree by more than the paper's
  * 8.6e-3).  16: errors in s and s' at t = 2 for sigma = 0, 1, optimal,
  * index 3 and 2, against the h = 1e-5 run.  The paper's EP and CTB
- * slider-crank curves are not reproduced (no such models here). */
+ * slider-crank curves: section crank-forms. */
 static void slider_crank(void) {
   const double masarati = 0.2517906, masoudi = 0.261012849;
   double r2, rd2, r5, its, c2, cd2, c5;
@@ -262,6 +488,91 @@ static void slider_crank(void) {
       printf("\n");
     }
   }
+}
+
+
+/* Slider-crank in Euler parameters and Cardan angles (claims 16, 17):
+ * errors in s and s' at t = 2 against sigma = 1, index 3 at h = 1e-5,
+ * rho-inf 0.875. */
+static const double Hc2[4] = {2e-3, 1e-3, 5e-4, 2.5e-4};
+
+static void crank_forms(void) {
+  gres ref = gen_run("slider-crank", &G_HAND1, &N_TIGHT, 0.875, 1e-5, 2.0);
+  if (ref.rc) return;
+  printf("\nslider-crank, rho-inf 0.875, t = 2: errors against sigma = 1, index 3, h = 1e-5 (s = %.9f, s' = "
+         "%.9f)\n",
+         ref.y[0], ref.y[1]);
+  gres a = gen_run("slider-crank", &G_HAND1, &N_TIGHT, 0.875, 1e-3, 2.0);
+  gres b = gen_run("slider-crank", &(gvar){"r3so3", 1, "1", "exact", "1", "3"}, &N_TIGHT, 0.875, 1e-3, 2.0);
+  printf("  same problem: sigma = 1, h = 1e-3: hand-written vs multibody-layer r3so3: |ds| %.2e, |ds'| %.2e "
+         "(status %d, %d)\n",
+         fabs(a.y[0] - b.y[0]), fabs(a.y[1] - b.y[1]), a.rc, b.rc);
+  const gvar var[] = {{NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "1", "exact", "1", "3"},
+                      {NULL, 0, "optimal", "exact", "1", "3"}, {NULL, 0, "0", "exact", "1", "2"},
+                      {NULL, 0, "1", "exact", "1", "2"}, {NULL, 0, "optimal", "exact", "1", "2"},
+                      {NULL, 0, "1", "paper", "1", "3"}, {NULL, 0, "1", "paper", "1", "2"}, G_EP, G_CTB};
+  const char *lab[] = {"geom1 idx3", "sigma=1 idx3", "sigma_opt idx3", "geom1 idx2", "sigma=1 idx2",
+                       "sigma_opt idx2", "sigma=1 Alg1", "sigma=1 Alg3", "EP", "CTB"};
+  FILE *f = bench_csv("sigma_crank_forms.csv");
+  if (f) fprintf(f, "variant,h,status,t_reached,error_s,error_sdot\n");
+  printf("  %-15s %-5s", "", "");
+  for (int k = 0; k < 4; k++) printf(" %10g", Hc2[k]);
+  printf("\n");
+  for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
+    double es[4], ev[4];
+    for (int k = 0; k < 4; k++) {
+      gres r = gen_run("slider-crank", &var[v], &N_TIGHT, 0.875, Hc2[k], 2.0);
+      es[k] = r.rc ? NAN : fabs(r.y[0] - ref.y[0]);
+      ev[k] = r.rc ? NAN : fabs(r.y[1] - ref.y[1]);
+      if (f) fprintf(f, "%s,%g,%d,%.6g,%.6e,%.6e\n", lab[v], Hc2[k], r.rc, r.t, es[k], ev[k]);
+    }
+    printf("  %-15s %-5s", lab[v], "s");
+    for (int k = 0; k < 4; k++) printf(" %10.3e", es[k]);
+    printf("\n  %-15s %-5s", "", "s'");
+    for (int k = 0; k < 4; k++) printf(" %10.3e", ev[k]);
+    printf("\n");
+  }
+  if (f) fclose(f);
+}
+
+/* Newton iterations on the slider-crank (claim 17): a_tol 1e-10, r_tol
+ * 1e-9; full, simplified and modified Newton (refactorise at contraction
+ * > 0.5), t = 2. */
+static void crank_newton(void) {
+  const gvar var[] = {{NULL, 0, "1", "exact", "1", "2"}, {NULL, 0, "0", "exact", "1", "2"},
+                      {NULL, 0, "1", "exact", "1", "3"}, {NULL, 0, "0", "exact", "1", "3"}, G_EP, G_CTB};
+  const char *lab[] = {"sigma=1 idx2", "geom1 idx2", "sigma=1 idx3", "geom1 idx3", "EP", "CTB"};
+  const char *pf[] = {"2.5", "2.5", "2.0", "2.0", "3.0", "2.0"}, *pm[] = {"7.2", "7.2", "7.2", "7.2", "7.8", "7.3"};
+  /* the paper's software's test (residual reduction, Exudyn's defaults:
+   * contractivity 0.5, 8 corrections per factorisation at most), then
+   * livens' own (increment and residual tests) */
+  const nset ns[5] = {{LV_NEWTON_FULL, 1e-10, 1e-9, 0, LV_NEWTON_STOP_REDUCTION, 0},
+                      {LV_NEWTON_SIMPLIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8},
+                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8},
+                      {LV_NEWTON_FULL, 1e-10, 1e-9, 0, 0, 0},
+                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, 0, 0}};
+  const char *nl[5] = {"full", "simplified", "modified", "full/inc", "modif/inc"};
+  FILE *f = bench_csv("sigma_crank_newton.csv");
+  if (f) fprintf(f, "variant,newton,h,status,it_per_step,factorizations,steps\n");
+  printf("\nslider-crank, t = 2, a_tol 1e-10, r_tol 1e-9: it/step (factorisations per run); paper full/simplified "
+         "and modified.\n  full, simplified, modified: residual reduction test (Exudyn's); /inc: livens' increment "
+         "test\n  %-13s %-10s", "", "");
+  for (int k = 0; k < 4; k++) printf(" %15g", Hc2[k]);
+  printf("  paper\n");
+  for (size_t v = 0; v < sizeof var / sizeof var[0]; v++)
+    for (int n = 0; n < 5; n++) {
+      printf("  %-13s %-10s", n ? "" : lab[v], nl[n]);
+      for (int k = 0; k < 4; k++) {
+        gres r = gen_run("slider-crank", &var[v], &ns[n], 0.875, Hc2[k], 2.0);
+        if (r.rc)
+          printf(" fail@%.3f %5.2f", r.t, r.its);
+        else
+          printf("  %5.2f (%6.0f)", r.its, r.facts);
+        if (f) fprintf(f, "%s,%s,%g,%d,%.4f,%.0f,%.0f\n", lab[v], nl[n], Hc2[k], r.rc, r.its, r.facts, r.steps);
+      }
+      printf("  %s\n", n == 2 || n == 4 ? pm[v] : pf[v]);
+    }
+  if (f) fclose(f);
 }
 
 static int nsec;
@@ -349,6 +660,40 @@ static void heavy_top(void) {
   model_name = "heavy-top";
 }
 
+
+/* Heavy top (claim 10): Newton iterations per step with a full Jacobian,
+ * a_tol 1e-10, r_tol 1e-8, rho-inf 0.65, t = 1, with the paper's
+ * software's residual-reduction test and with livens' own. */
+static void heavy_newton(void) {
+  const char *mdl[] = {"heavy-top", "heavy-top", "heavy-top", "heavy-top", "heavy-top-ep", "heavy-top-ctb"};
+  const gvar var[] = {{NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "1", "exact", "1", "3"},
+                      {NULL, 0, "optimal", "exact", "1", "3"}, {NULL, 0, "1", "paper", "1", "3"},
+                      {NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "0", "exact", "1", "3"}};
+  const char *lab[] = {"geom1", "sigma=1", "sigma_opt", "sigma=1 Alg1", "EP", "CTB"};
+  const char *paper[] = {"2", "2", "2", "2", "3.8", "2.1, fails at the 3 largest h"};
+  const nset ns[2] = {{LV_NEWTON_FULL, 1e-10, 1e-8, 0, LV_NEWTON_STOP_REDUCTION, 0},
+                      {LV_NEWTON_FULL, 1e-10, 1e-8, 0, 0, 0}};
+  FILE *f = bench_csv("sigma_heavy_newton.csv");
+  if (f) fprintf(f, "test,variant,h,status,it_per_step\n");
+  printf("\nheavy top, full Newton, a_tol 1e-10, r_tol 1e-8, rho-inf 0.65, t = 1: it/step\n  %-22s", "");
+  for (int k = 0; k < 5; k++) printf(" %10g", H[k]);
+  printf("  paper\n");
+  for (int t = 0; t < 2; t++)
+    for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
+      printf("  %-9s %-12s", t ? "increment" : "reduction", lab[v]);
+      for (int k = 0; k < 5; k++) {
+        gres r = gen_run(mdl[v], &var[v], &ns[t], 0.65, H[k], 1.0);
+        if (r.rc)
+          printf(" %10s", "fail");
+        else
+          printf(" %10.2f", r.its);
+        if (f) fprintf(f, "%s,%s,%g,%d,%.4f\n", t ? "increment" : "reduction", lab[v], H[k], r.rc, r.its);
+      }
+      printf("  %s\n", paper[v]);
+    }
+  if (f) fclose(f);
+}
+
 static void cost(int reps) {
   double its, sps;
   /* per-step cost, h = 1e-4 over 1 s, interleaved, best of reps; heavy top
@@ -385,5 +730,10 @@ int main(int argc, char **argv) {
     rotor_precession();
   }
   if (want("crank")) slider_crank();
+  if (want("heavy-newton")) heavy_newton();
+  if (want("rotor-forms")) rotor_forms();
+  if (want("rotor-newton")) rotor_newton();
+  if (want("crank-forms")) crank_forms();
+  if (want("crank-newton")) crank_newton();
   return 0;
 }

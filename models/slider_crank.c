@@ -185,6 +185,7 @@ static const lv_param_info params[] = {
      "r3so3 (hand-written, (R^3 x SO(3))^3, 17 constraints), directors (multibody layer, R^36, 35 constraints, "
      "constant mass matrix: RATTLE, VI, EM), euler-parameters (multibody layer, R^21, 20 constraints, M(q)), "
      "cardan or cardan-SEQ (multibody layer, R^18, 17 constraints, M(q))"},
+    {"mbs", "0", "1: build the r3so3 slider-crank on the multibody layer too (exact second derivatives)"},
     {NULL, NULL, NULL},
 };
 
@@ -192,7 +193,10 @@ static int create(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   const char *form = lv_kv_string(kv, "formulation", "r3so3");
-  if (strcmp(form, "directors") == 0 || strcmp(form, "euler-parameters") == 0 || strncmp(form, "cardan", 6) == 0)
+  int use_mbs = 0;
+  LV_CHECK(lv_kv_int(kv, "mbs", 0, &use_mbs));
+  if (strcmp(form, "directors") == 0 || strcmp(form, "euler-parameters") == 0 || strncmp(form, "cardan", 6) == 0 ||
+      (use_mbs && strcmp(form, "r3so3") == 0))
     return lv_models_slider_crank_mbs(kv, form, out); /* issue 15 */
   if (strcmp(form, "r3so3") != 0) return LV_EINPUT;
   sc P;

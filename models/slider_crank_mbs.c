@@ -20,7 +20,7 @@ int lv_models_slider_crank_mbs(const lv_kv *kv, const char *formulation, lv_mode
   const char *keys[8], *vals[8];
   int n = 0;
   for (int i = 0; kv && i < kv->n && n < 7; i++)
-    if (strcmp(kv->keys[i], "formulation") != 0) keys[n] = kv->keys[i], vals[n++] = kv->values[i];
+    if (strcmp(kv->keys[i], "formulation") != 0 && strcmp(kv->keys[i], "mbs") != 0) keys[n] = kv->keys[i], vals[n++] = kv->values[i];
   keys[n] = "formulation", vals[n++] = "r3so3";
   lv_kv kr = {n, keys, vals};
   lv_model *ref = NULL;

@@ -419,6 +419,79 @@ START_TEST(test_options_init) {
     ck_assert_double_eq(o[k]->reuse_rate, 0.3);
     ck_assert_double_eq(o[k]->divergence, 1e8);
     ck_assert_int_eq(o[k]->damping, 0);
+    ck_assert_int_eq(o[k]->stop, LV_NEWTON_STOP_DEFAULT);
+    ck_assert_int_eq(o[k]->max_frozen, 0);
+  }
+}
+END_TEST
+
+/* The residual-reduction test (Exudyn's): the solve stops at the first
+ * corrected iterate with |r|_2 <= rtol r_ref or |r|_2 <= atol, r_ref the
+ * first residual or the one after the first correction where larger, and
+ * at no other; counted here by an independent Newton loop on the same
+ * problem (2 x 2, Cramer's rule).  max_frozen: modified Newton refactorises
+ * at every correction beyond max_frozen. */
+static void indep_newton(double *x, double *r) {
+  double J[4] = {2 * x[0], 2 * x[1], exp(x[0]), 1.0}, d = J[0] * J[3] - J[1] * J[2];
+  double dx0 = -(r[0] * J[3] - J[1] * r[1]) / d, dx1 = -(J[0] * r[1] - J[2] * r[0]) / d;
+  x[0] += dx0, x[1] += dx1;
+}
+
+START_TEST(test_stop_reduction) {
+  const double rtols[3] = {1e-2, 1e-5, 1e-9}, x0[2][2] = {{1.0, -1.0}, {-0.5, 1.5}};
+  for (int c = 0; c < 6; c++) {
+    /* independent count; from (-0.5, 1.5) the first correction raises the
+     * residual (1.86 -> 2.98), so r_ref is the residual after it */
+    const double *xs = x0[c / 3], rt = rtols[c % 3];
+    double x[2] = {xs[0], xs[1]}, r[2], rref = 0.0;
+    int its = 0, adapted = 0;
+    for (;;) {
+      r[0] = x[0] * x[0] + x[1] * x[1] - 4.0, r[1] = exp(x[0]) + x[1] - 1.0;
+      double n2 = sqrt(r[0] * r[0] + r[1] * r[1]);
+      if (its == 0) rref = n2;
+      if (its == 1 && n2 > rref) rref = n2, adapted = 1;
+      if (its > 0 && (n2 <= rt * rref || n2 <= 1e-300)) break;
+      indep_newton(x, r);
+      its++;
+    }
+    ck_assert_int_eq(adapted, c / 3);
+    lv_newton *nw;
+    ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
+    lv_newton_options *o = lv_newton_opts(nw);
+    o->stop = LV_NEWTON_STOP_REDUCTION;
+    o->rtol = rt;
+    o->atol = 1e-300;
+    prob p;
+    prob_init(&p, xs[0], xs[1]);
+    lv_newton_problem pb = {res, jac, upd, NULL, &p, 2};
+    lv_newton_stats st;
+    ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), 0);
+    ck_assert_int_eq(st.iterations, its);
+    ck_assert_double_lt(fabs(p.x[0] - x[0]), 1e-12);
+    if (c % 3 == 0) ck_assert_int_lt(its, 4);
+    if (c % 3 == 2) ck_assert_int_gt(its, 3);
+    lv_newton_free(nw);
+  }
+  /* max_frozen: modified Newton (contraction rule off) factorises once,
+   * then at every correction beyond max_frozen */
+  for (int mf = 1; mf <= 3; mf++) {
+    lv_newton *nw;
+    ck_assert_int_eq(lv_newton_new(&nw, 2, LV_LINSOL_DENSE), 0);
+    lv_newton_options *o = lv_newton_opts(nw);
+    o->kind = LV_NEWTON_MODIFIED;
+    o->stop = LV_NEWTON_STOP_REDUCTION;
+    o->reuse_rate = 1e9;
+    o->rtol = 1e-12;
+    o->atol = 1e-300;
+    o->max_frozen = mf;
+    prob p;
+    prob_init(&p, -1.8, 0.8);
+    lv_newton_problem pb = {res, jac, upd, NULL, &p, 2};
+    lv_newton_stats st;
+    ck_assert_int_eq(lv_newton_solve(nw, &pb, 0, &st), 0);
+    ck_assert_int_gt(st.iterations, mf + 1);
+    ck_assert_int_eq(st.factorizations, 1 + st.iterations - (mf + 1));
+    lv_newton_free(nw);
   }
 }
 END_TEST
@@ -465,6 +538,7 @@ int main(void) {
   tcase_add_test(tc, test_relative_residual);
   tcase_add_test(tc, test_relative_small);
   tcase_add_test(tc, test_options_init);
+  tcase_add_test(tc, test_stop_reduction);
   tcase_add_test(tc, test_problem_init);
   return tu_run_suite(s);
 }

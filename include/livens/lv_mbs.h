@@ -182,6 +182,17 @@ LV_API int lv_mbs_add_torsional_spring(lv_mbs *s, int a, const double Aa[3], int
 LV_API int lv_mbs_add_torsional_damper(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3],
                                        double c);
 
+/** Bushing: a linear spring-damper between point @p Xa of @p a and point
+ *  @p Xb of @p b acting along each space axis separately (a flexible
+ *  support, e.g. a rotor bearing): with r = x_a(Xa) - x_b(Xb) - r0, r0 its
+ *  value in the initial state, V = 1/2 sum_i @p k[i] r_i^2 (conservative,
+ *  exact gradient and Hessian) and the damping force -@p c[i] r_i' along
+ *  axis i (non-conservative, exact Jacobians; the conserving schemes refuse
+ *  a model that has one).  Unlike lv_mbs_add_spring it is defined, and
+ *  smooth, where the points meet.  Status: LV_EINPUT (ids, a point off a
+ *  particle, a negative or non-finite k or c). */
+LV_API int lv_mbs_add_bushing(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3],
+                              const double k[3], const double c[3]);
 /** An applied load as a function of time: write the vector at time @p t
  *  (a force or a torque, space components) into @p out; return 0, or
  *  non-zero to fail the evaluation (LV_ECALLBACK). */

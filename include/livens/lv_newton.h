@@ -93,6 +93,27 @@ typedef enum {
                                 that solve while convergence is fast (refactorised otherwise) */
 } lv_newton_kind;
 
+/** Convergence tests of a Newton solve (lv_newton_options::stop). */
+typedef enum {
+  /** the residual test (res_tol, res_rtol) or the increment test (atol,
+   *  rtol, with the problem's weights), the first corrected iterate that
+   *  passes either */
+  LV_NEWTON_STOP_DEFAULT = 0,
+  /** residual reduction, the test of the Exudyn multibody code (its
+   *  default NewtonSettings: newtonResidualMode 0, adaptInitialResidual):
+   *  converged when ||r||_2 <= rtol r_ref or ||r||_2 <= atol, r_ref the
+   *  residual at the solve's first iterate (the predictor; at least
+   *  2 atol), replaced by the residual after the first correction where
+   *  that is larger; res_tol, res_rtol and the increment weights are not
+   *  used.  Modified and simplified Newton then refactorise, as that code
+   *  does, from the third correction on when ||r_k||_2 > reuse_rate
+   *  ||r_{k-1}||_2 (its modifiedNewtonContractivity, 0.5 there) and after
+   *  max_frozen corrections of a solve.  For comparisons with the
+   *  iteration counts that code reports: the test's meaning changes with
+   *  the scaling of the residual rows, so it is not the default. */
+  LV_NEWTON_STOP_REDUCTION = 1
+} lv_newton_stop;
+
 /** Options of a Newton solve; the defaults are LV_NEWTON_OPTIONS_INIT. */
 typedef struct {
   /** Newton variant (default LV_NEWTON_FULL) */
@@ -108,6 +129,10 @@ typedef struct {
   double reuse_rate;   /**< modified Newton: refactor when ||dx_k||/||dx_{k-1}|| exceeds this (0.3) */
   double divergence;   /**< stop with LV_EDIVERGE if ||r|| grows by this factor over its minimum (1e8) */
   int damping;         /**< non-zero: halve the correction while the residual does not decrease (globalised Newton) */
+  lv_newton_stop stop; /**< convergence test (default LV_NEWTON_STOP_DEFAULT) */
+  int max_frozen;      /**< with LV_NEWTON_STOP_REDUCTION, modified and simplified Newton refactorise
+                            at every correction of a solve beyond this many (Exudyn's
+                            maxModifiedNewtonIterations, 8 there); 0 (default): no limit */
 } lv_newton_options;
 /** @var lv_newton_options::atol
  *   absolute increment tolerance (default 1e-12); used if weights are given
@@ -145,7 +170,8 @@ typedef struct {
  *  `lv_newton_options o = LV_NEWTON_OPTIONS_INIT;` */
 #define LV_NEWTON_OPTIONS_INIT                                                               \
   {.kind = LV_NEWTON_FULL, .max_iter = 40, .res_tol = 1e-12, .res_rtol = 16.0 * DBL_EPSILON, \
-   .atol = 1e-12, .rtol = 1e-8, .reuse_rate = 0.3, .divergence = 1e8, .damping = 0}
+   .atol = 1e-12, .rtol = 1e-8, .reuse_rate = 0.3, .divergence = 1e8, .damping = 0,              \
+   .stop = LV_NEWTON_STOP_DEFAULT, .max_frozen = 0}
 
 /** Fill @p opt with the defaults listed above (LV_NEWTON_OPTIONS_INIT). */
 LV_API void lv_newton_options_default(lv_newton_options *opt);

@@ -6,7 +6,8 @@
  *   scheme name[64], model name[64], i32 nq, nv, nc, pad,
  *   u64 history doubles, u64 option text bytes,
  *   doubles: h, t_base, h_attempt, t, guard figures (4), wall time,
- *            |g(q0)|, |G(q0) v0|, Newton tolerances (6),
+ *            |g(q0)|, |G(q0) v0|, Newton tolerances (6), Newton stop test +
+ *            4 max_frozen (0 in files of the defaults, as before they existed),
  *   i64: steps since the step size was set, statistics (6), Newton kind,
  *        max_iter, damping,
  *   state q, v, p, lambda, gamma, the scheme's history, the option text
@@ -79,7 +80,7 @@ static void fixed_figures(const lv_integrator *it, double *d, int64_t *l) {
   double dd[CK_NDBL] = {it->h, it->t_base, it->h_attempt, it->state.t, it->guard_e0, it->guard_escale,
                         it->guard_gscale, it->guard_gvscale, it->stats.wall_time, it->stats.init_g_norm,
                         it->stats.init_gv_norm, o->res_tol, o->res_rtol, o->atol, o->rtol, o->reuse_rate,
-                        o->divergence, 0.0};
+                        o->divergence, (double)o->stop + 4.0 * (double)o->max_frozen};
   int64_t ll[CK_NLONG] = {it->n_since_base, it->stats.steps, it->stats.newton_iterations, it->stats.factorizations,
                           it->stats.failed_solves, it->stats.halvings, it->stats.projected, (int64_t)o->kind,
                           o->max_iter, o->damping};
@@ -334,7 +335,7 @@ int lv_integrator_checkpoint_read(lv_integrator *it, const char *path) {
   else if (dd[0] != it->h)
     rc = refuse(it, "checkpoint %s was written with step size h = %.17g, this integrator has h = %.17g", path, dd[0],
                 it->h);
-  else if (memcmp(dd + 11, mydd + 11, 6 * sizeof(double)) != 0 || memcmp(ll + 7, myll + 7, 3 * sizeof(int64_t)) != 0)
+  else if (memcmp(dd + 11, mydd + 11, 7 * sizeof(double)) != 0 || memcmp(ll + 7, myll + 7, 3 * sizeof(int64_t)) != 0)
     rc = refuse(it, "checkpoint %s was written with other Newton options (kind, tolerances, iteration limit)", path);
   free(opt.p);
   if (rc) {

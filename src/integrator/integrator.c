@@ -135,7 +135,9 @@ int lv_integrator_set_linsol(lv_integrator *it, lv_linsol_kind kind, int thresho
 
 int lv_integrator_set_newton(lv_integrator *it, const lv_newton_options *o) {
   if (!it || !o || o->kind < LV_NEWTON_FULL || o->kind > LV_NEWTON_SIMPLIFIED || o->max_iter < 1 || !(o->res_tol == o->res_tol) || !(o->res_rtol == o->res_rtol) || o->atol < 0 || o->rtol < 0 ||
-      (o->res_tol <= 0 && o->atol <= 0 && o->rtol <= 0))
+      (o->res_tol <= 0 && o->atol <= 0 && o->rtol <= 0) ||
+      (o->stop != LV_NEWTON_STOP_DEFAULT && o->stop != LV_NEWTON_STOP_REDUCTION) || o->max_frozen < 0 ||
+      o->max_frozen > 1000000 || (o->stop == LV_NEWTON_STOP_REDUCTION && !(o->rtol > 0)))
     return LV_EINPUT;
   it->newton = *o;
   if (it->created) it->stepper.newton = *o;

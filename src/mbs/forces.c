@@ -56,8 +56,14 @@ static int grow(void **p, int *cap, int n, size_t size) {
 }
 
 int mbs_forces_clone(const mbs_sys *S, mbs_sys *T) {
-  T->ts = NULL, T->ld = NULL;
-  T->nts = T->nld = T->cap_ts = T->cap_ld = 0;
+  T->ts = NULL, T->ld = NULL, T->bu = NULL;
+  T->nts = T->nld = T->cap_ts = T->cap_ld = T->nbu = T->cap_bu = 0;
+  if (S->nbu) {
+    T->bu = malloc((size_t)S->nbu * sizeof *T->bu);
+    if (!T->bu) return LV_ENOMEM;
+    memcpy(T->bu, S->bu, (size_t)S->nbu * sizeof *T->bu);
+    T->nbu = T->cap_bu = S->nbu;
+  }
   if (S->nts) {
     T->ts = malloc((size_t)S->nts * sizeof *T->ts);
     if (!T->ts) return LV_ENOMEM;
@@ -76,17 +82,20 @@ int mbs_forces_clone(const mbs_sys *S, mbs_sys *T) {
 void mbs_forces_clear(mbs_sys *S) {
   free(S->ts);
   free(S->ld);
-  S->ts = NULL, S->ld = NULL;
-  S->nts = S->nld = S->cap_ts = S->cap_ld = 0;
+  free(S->bu);
+  S->ts = NULL, S->ld = NULL, S->bu = NULL;
+  S->nts = S->nld = S->cap_ts = S->cap_ld = S->nbu = S->cap_bu = 0;
 }
 
 int mbs_has_torsion_springs(const mbs_sys *S) {
+  if (S->nbu > 0) return 1;
   for (int k = 0; k < S->nts; k++)
     if (!S->ts[k].damper) return 1;
   return 0;
 }
 
 int mbs_has_forces(const mbs_sys *S) {
+  if (S->nbu > 0) return 1;
   for (int k = 0; k < S->nts; k++)
     if (S->ts[k].damper) return 1;
   return S->nld > 0;
@@ -167,6 +176,42 @@ int lv_mbs_add_torsional_spring(lv_mbs *s, int a, const double Aa[3], int b, con
 
 int lv_mbs_add_torsional_damper(lv_mbs *s, int a, const double Aa[3], int b, const double Ab[3], double c) {
   return add_torsion(s, 1, a, Aa, b, Ab, c, 0.0);
+}
+
+int lv_mbs_add_bushing(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], const double k[3],
+                       const double c[3]) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = mbs_sys_of(s);
+  int n = S->nbu, el[2] = {a, b};
+  if (a < 0 || a >= S->nel || b < 0 || b >= S->nel)
+    return mbs_fail(s, LV_EINPUT, "bushing %d: element id %d is not a particle, body or the ground", n,
+                    (a < 0 || a >= S->nel) ? a : b);
+  if (a == b) return mbs_fail(s, LV_EINPUT, "bushing %d: joins element %d to itself", n, a);
+  if (!finite3(Xa) || !finite3(Xb)) return mbs_fail(s, LV_EINPUT, "bushing %d: point missing or not finite", n);
+  const double *X[2] = {Xa, Xb};
+  for (int i = 0; i < 2; i++)
+    if (S->el[el[i]].kind == MBS_PARTICLE && (X[i][0] != 0.0 || X[i][1] != 0.0 || X[i][2] != 0.0))
+      return mbs_fail(s, LV_EINPUT, "bushing %d: particle %d has no extent: attach at X = (0, 0, 0)", n, el[i]);
+  if (!finite3(k) || !finite3(c) || !(k[0] >= 0 && k[1] >= 0 && k[2] >= 0) || !(c[0] >= 0 && c[1] >= 0 && c[2] >= 0))
+    return mbs_fail(s, LV_EINPUT, "bushing %d: stiffnesses and damping coefficients must be given, finite and not "
+                    "negative", n);
+  if (grow((void **)&S->bu, &S->cap_bu, S->nbu, sizeof *S->bu)) return mbs_fail(s, LV_ENOMEM, "out of memory");
+  mbs_bushing *B = &S->bu[S->nbu++];
+  memset(B, 0, sizeof *B);
+  double y[2][3];
+  for (int i = 0; i < 2; i++) {
+    const mbs_elem *e = &S->el[el[i]];
+    B->el[i] = el[i];
+    memcpy(B->X[i], X[i], sizeof B->X[i]);
+    if (e->kind == MBS_GROUND) {
+      memcpy(y[i], X[i], sizeof y[i]);
+    } else {
+      mbs_r_mul(e->R0, X[i], y[i]);
+      for (int j = 0; j < 3; j++) y[i][j] += e->x0[j];
+    }
+  }
+  for (int j = 0; j < 3; j++) B->k[j] = k[j], B->c[j] = c[j], B->r0[j] = y[0][j] - y[1][j];
+  return 0;
 }
 
 static int profile_ok(const lv_mbs_profile *p) {
@@ -287,9 +332,161 @@ static int torsion_eval(const mbs_sys *S, const mbs_torsion *T, const double *q,
   return 0;
 }
 
+/* ---------------------------------------------------------- bushings */
+
+/* r = y_a - y_b - r0 of bushing B, Dr = [D_a, -D_b] (3 x n, row-major),
+ * off: the local column of each element's block. */
+static void bushing_eval(const mbs_sys *S, const mbs_bushing *B, const double *q, double r[3], double *Dr, int *n,
+                         int off[2]) {
+  const mbs_elem *ea = &S->el[B->el[0]], *eb = &S->el[B->el[1]];
+  *n = ea->nv + eb->nv;
+  off[0] = 0, off[1] = ea->nv;
+  double y[2][3], D[3 * MBS_NV_MAX];
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = k ? eb : ea;
+    mbs_term t;
+    memset(&t, 0, sizeof t);
+    t.slot = k, t.axis = 0;
+    memcpy(t.X, B->X[k], sizeof t.X);
+    mbs_map(S->form, e, q + e->qoff, &t, y[k], D);
+    if (Dr)
+      for (int i = 0; i < 3; i++)
+        for (int c = 0; c < e->nv; c++) Dr[i * *n + off[k] + c] = (k ? -1.0 : 1.0) * D[i * e->nv + c];
+  }
+  for (int i = 0; i < 3; i++) r[i] = y[0][i] - y[1][i] - B->r0[i];
+}
+
+/* Hl (n x n) += D_q(D_a^T l) - D_q(D_b^T l) */
+static void bushing_hess(const mbs_sys *S, const mbs_bushing *B, const double *q, const double l[3], double *Hl,
+                         int n, const int off[2]) {
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[B->el[k]];
+    if (!e->nv) continue;
+    mbs_term t;
+    memset(&t, 0, sizeof t);
+    t.slot = k, t.axis = 0;
+    memcpy(t.X, B->X[k], sizeof t.X);
+    mbs_map_hess(S->form, e, q + e->qoff, &t, l, k ? -1.0 : 1.0, Hl + off[k] * n + off[k], n);
+  }
+}
+
+static int bushing_V(const mbs_sys *S, const double *q, double *V) {
+  double r[3], s = 0.0;
+  int n, off[2];
+  for (int k = 0; k < S->nbu; k++) {
+    const mbs_bushing *B = &S->bu[k];
+    bushing_eval(S, B, q, r, NULL, &n, off);
+    for (int i = 0; i < 3; i++) s += 0.5 * B->k[i] * r[i] * r[i];
+  }
+  *V += s;
+  return 0;
+}
+
+static int bushing_dV(const mbs_sys *S, const double *q, double *dV) {
+  double r[3], Dr[3 * NL];
+  int n, off[2];
+  for (int k = 0; k < S->nbu; k++) {
+    const mbs_bushing *B = &S->bu[k];
+    bushing_eval(S, B, q, r, Dr, &n, off);
+    double l[3] = {B->k[0] * r[0], B->k[1] * r[1], B->k[2] * r[2]};
+    for (int c = 0; c < n; c++) dV[glob(S, B->el, c)] += l[0] * Dr[c] + l[1] * Dr[n + c] + l[2] * Dr[2 * n + c];
+  }
+  return 0;
+}
+
+/* D_q dV = Dr^T K Dr + D_q(D_a^T K r) - D_q(D_b^T K r) */
+static int bushing_d2V(const mbs_sys *S, const double *q, lv_sink *H) {
+  double r[3], Dr[3 * NL], Hl[NL * NL];
+  int n, off[2];
+  for (int k = 0; k < S->nbu; k++) {
+    const mbs_bushing *B = &S->bu[k];
+    bushing_eval(S, B, q, r, Dr, &n, off);
+    double l[3] = {B->k[0] * r[0], B->k[1] * r[1], B->k[2] * r[2]};
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        Hl[a * n + b] = B->k[0] * Dr[a] * Dr[b] + B->k[1] * Dr[n + a] * Dr[n + b] + B->k[2] * Dr[2 * n + a] * Dr[2 * n + b];
+    bushing_hess(S, B, q, l, Hl, n, off);
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(H, glob(S, B->el, a), glob(S, B->el, b), Hl[a * n + b]));
+  }
+  return 0;
+}
+
+/* the damping force F = -C r', r' = Dr v */
+static void bushing_F(const mbs_bushing *B, const double *Dr, int n, const double *v, const mbs_sys *S,
+                      double F[3]) {
+  for (int i = 0; i < 3; i++) {
+    double rd = 0.0;
+    for (int c = 0; c < n; c++) rd += Dr[i * n + c] * v[glob(S, B->el, c)];
+    F[i] = -B->c[i] * rd;
+  }
+}
+
+static int bushing_f(const mbs_sys *S, const double *q, const double *v, double *f) {
+  double r[3], Dr[3 * NL], F[3];
+  int n, off[2];
+  for (int k = 0; k < S->nbu; k++) {
+    const mbs_bushing *B = &S->bu[k];
+    bushing_eval(S, B, q, r, Dr, &n, off);
+    bushing_F(B, Dr, n, v, S, F);
+    for (int c = 0; c < n; c++) f[glob(S, B->el, c)] += F[0] * Dr[c] + F[1] * Dr[n + c] + F[2] * Dr[2 * n + c];
+  }
+  return 0;
+}
+
+/* df/dv = -Dr^T C Dr */
+static int bushing_dv(const mbs_sys *S, const double *q, lv_sink *C) {
+  double r[3], Dr[3 * NL];
+  int n, off[2];
+  for (int k = 0; k < S->nbu; k++) {
+    const mbs_bushing *B = &S->bu[k];
+    bushing_eval(S, B, q, r, Dr, &n, off);
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        LV_CHECK(lv_sink_add(C, glob(S, B->el, a), glob(S, B->el, b),
+                             -(B->c[0] * Dr[a] * Dr[b] + B->c[1] * Dr[n + a] * Dr[n + b] +
+                               B->c[2] * Dr[2 * n + a] * Dr[2 * n + b])));
+  }
+  return 0;
+}
+
+/* df/dq = D_q(D_a^T F) - D_q(D_b^T F) - Dr^T C Cr, Cr = D_q(Dr v) */
+static int bushing_dq(const mbs_sys *S, const double *q, const double *v, lv_sink *K) {
+  double r[3], Dr[3 * NL], Cr[3 * NL], Hl[NL * NL], F[3];
+  int n, off[2];
+  for (int k = 0; k < S->nbu; k++) {
+    const mbs_bushing *B = &S->bu[k];
+    bushing_eval(S, B, q, r, Dr, &n, off);
+    bushing_F(B, Dr, n, v, S, F);
+    memset(Cr, 0, (size_t)(3 * n) * sizeof(double));
+    for (int sl = 0; sl < 2; sl++) {
+      const mbs_elem *e = &S->el[B->el[sl]];
+      if (!e->nv) continue;
+      double Ce[3 * MBS_NV_MAX];
+      memset(Ce, 0, sizeof Ce);
+      mbs_term t;
+      memset(&t, 0, sizeof t);
+      t.slot = sl, t.axis = 0;
+      memcpy(t.X, B->X[sl], sizeof t.X);
+      mbs_map_curv(S->form, e, q + e->qoff, &t, v + e->voff, Ce, e->nv);
+      for (int i = 0; i < 3; i++)
+        for (int c = 0; c < e->nv; c++) Cr[i * n + off[sl] + c] = (sl ? -1.0 : 1.0) * Ce[i * e->nv + c];
+    }
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++)
+        Hl[a * n + b] = -(B->c[0] * Dr[a] * Cr[b] + B->c[1] * Dr[n + a] * Cr[n + b] +
+                          B->c[2] * Dr[2 * n + a] * Cr[2 * n + b]);
+    bushing_hess(S, B, q, F, Hl, n, off);
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(K, glob(S, B->el, a), glob(S, B->el, b), Hl[a * n + b]));
+  }
+  return 0;
+}
+
 int mbs_torsion_V(const mbs_sys *S, const double *q, double *V) {
   double dphi[NL], phi;
   int n;
+  LV_CHECK(bushing_V(S, q, V));
   for (int k = 0; k < S->nts; k++) {
     if (S->ts[k].damper) continue;
     LV_CHECK(torsion_eval(S, &S->ts[k], q, &phi, dphi, NULL, &n));
@@ -301,6 +498,7 @@ int mbs_torsion_V(const mbs_sys *S, const double *q, double *V) {
 int mbs_torsion_dV(const mbs_sys *S, const double *q, double *dV) {
   double dphi[NL], phi;
   int n;
+  LV_CHECK(bushing_dV(S, q, dV));
   for (int k = 0; k < S->nts; k++) {
     const mbs_torsion *T = &S->ts[k];
     if (T->damper) continue;
@@ -313,6 +511,7 @@ int mbs_torsion_dV(const mbs_sys *S, const double *q, double *dV) {
 int mbs_torsion_d2V(const mbs_sys *S, const double *q, lv_sink *H) {
   double dphi[NL], Hp[NL * NL], phi;
   int n;
+  LV_CHECK(bushing_d2V(S, q, H));
   for (int k = 0; k < S->nts; k++) {
     const mbs_torsion *T = &S->ts[k];
     if (T->damper) continue;
@@ -351,6 +550,7 @@ static void load_map(const mbs_sys *S, const mbs_load *L, int k, const double *q
 int mbs_forces_f(const mbs_sys *S, double t, const double *q, const double *v, double *f) {
   double dphi[NL], phi, D[3 * MBS_NV_MAX], y[3], F[3], l[3];
   int n;
+  LV_CHECK(bushing_f(S, q, v, f));
   for (int k = 0; k < S->nts; k++) {
     const mbs_torsion *T = &S->ts[k];
     if (!T->damper) continue;
@@ -381,6 +581,7 @@ int mbs_forces_dv(const mbs_sys *S, double t, const double *q, const double *v, 
   (void)t, (void)v;
   double dphi[NL], phi;
   int n;
+  LV_CHECK(bushing_dv(S, q, C));
   for (int k = 0; k < S->nts; k++) {
     const mbs_torsion *T = &S->ts[k];
     if (!T->damper) continue;
@@ -395,6 +596,7 @@ int mbs_forces_dv(const mbs_sys *S, double t, const double *q, const double *v, 
 int mbs_forces_dq(const mbs_sys *S, double t, const double *q, const double *v, lv_sink *K) {
   double dphi[NL], Hp[NL * NL], phi, vHp[NL];
   int n;
+  LV_CHECK(bushing_dq(S, q, v, K));
   for (int k = 0; k < S->nts; k++) {
     const mbs_torsion *T = &S->ts[k];
     if (!T->damper) continue;

@@ -139,6 +139,9 @@ typedef struct {
   int nts, cap_ts, nld, cap_ld;
   struct mbs_torsion *ts;
   struct mbs_load *ld;
+  /* bushings: spring-dampers per space axis (forces.c) */
+  int nbu, cap_bu;
+  struct mbs_bushing *bu;
 } mbs_sys;
 
 /* ---- formulation maps (form.c) ----
@@ -229,10 +232,18 @@ typedef struct mbs_load {
   lv_mbs_profile prof;
 } mbs_load;
 
+/* Bushing between point X[0] of el[0] and X[1] of el[1]: r = y_a - y_b - r0
+ * (r0 its value in the initial state), V = 1/2 sum_i k_i r_i^2, f = -D^T C r'. */
+typedef struct mbs_bushing {
+  int el[2];
+  double X[2][3];
+  double k[3], c[3], r0[3];
+} mbs_bushing;
+
 /* Hooks into mbs.c's callbacks and build. */
 int mbs_forces_clone(const mbs_sys *S, mbs_sys *T); /* T's ts, ld: copies of S's (NULL on failure) */
 void mbs_forces_clear(mbs_sys *S);
-int mbs_has_torsion_springs(const mbs_sys *S);
+int mbs_has_torsion_springs(const mbs_sys *S); /* or bushings: potential terms beyond the springs */
 int mbs_has_forces(const mbs_sys *S); /* torsional dampers or loads */
 int mbs_torsion_V(const mbs_sys *S, const double *q, double *V);      /* V += */
 int mbs_torsion_dV(const mbs_sys *S, const double *q, double *dV);    /* dV += */

@@ -174,45 +174,65 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
       if (!(nw->u[i] > 0.0) || !isfinite(nw->u[i])) { rc = LV_ENONFINITE; goto done; }
     have_units = 1;
   }
+  int reduce = o->stop == LV_NEWTON_STOP_REDUCTION;
+  double r0 = 0.0, rlast = 0.0; /* reduction test: the reference residual, the previous one */
   for (;;) {
-    rc = eval_residual2(nw, pb, &st, &rnorm, o->damping ? &r2 : NULL); /* r2: damping only */
+    rc = eval_residual2(nw, pb, &st, &rnorm, (o->damping || reduce) ? &r2 : NULL); /* r2: damping, reduction */
     if (rc) break;
     st.residual_norm = rnorm;
     /* Only a corrected iterate can pass (see the file comment): the
      * predictor is judged, and corrected, like any other iterate. */
     int corrected = st.iterations >= 1;
-    if (o->res_tol > 0 && corrected) {
-      double unit_ratio = residual_ratio(nw, rnorm, have_units, 0);
-      if (unit_ratio <= 1.0) { /* converged */
-        st.residual_ratio = unit_ratio;
+    if (reduce) {
+      /* Exudyn's test (lv_newton.h), nothing else: the reference is the
+       * predictor's residual (at least 2 atol), or the first corrected
+       * one where that is larger */
+      int k = st.iterations;
+      if (k == 0) r0 = rlast = fmax(r2, 2.0 * o->atol);
+      if (k == 1 && r2 > r0) r0 = rlast = r2;
+      if (k >= 1 && (r2 <= o->rtol * r0 || r2 <= o->atol)) break;
+      if (k >= 1 && !full) {
+        /* refactorise beyond max_frozen corrections of this solve, and
+         * from the third on where the residual contracts slower than
+         * reuse_rate */
+        if (o->max_frozen > 0 && k > o->max_frozen) refactor = 1;
+        if (k > 2 && r2 > o->reuse_rate * rlast) refactor = 1;
+      }
+      if (k >= 1) rlast = r2;
+    } else { /* the default tests */
+      if (o->res_tol > 0 && corrected) {
+        double unit_ratio = residual_ratio(nw, rnorm, have_units, 0);
+        if (unit_ratio <= 1.0) { /* converged */
+          st.residual_ratio = unit_ratio;
+          break;
+        }
+      }
+      /* The scale is taken after the first correction (the predictor is
+       * hardly ever within round-off of the solution) and taken again where
+       * the residual stops halving: the first correction can leave a term
+       * far from its final size (EM's multiplier a stays 0 after the first
+       * correction from Delta = 0, 5e-3 at the solution), and a stalled
+       * residual is judged against the rounding of the iterate it stalled
+       * at.  Refreshing only at a stall keeps the cost off the iterations
+       * that converge. */
+      if (o->res_tol > 0 && o->res_rtol > 0 && nw->scale_fn && st.iterations >= 1 &&
+          (!have_scale || rnorm > 0.5 * rprev)) {
+        rc = nw->scale_fn(pb->ctx, nw->s);
+        if (rc) break;
+        if (!lv_all_finite(n, nw->s)) { rc = LV_ENONFINITE; break; }
+        have_scale = 1;
+      }
+      double ratio = o->res_tol > 0 ? residual_ratio(nw, rnorm, have_units, have_scale) : HUGE_VAL;
+      st.residual_ratio = o->res_tol > 0 ? ratio : 0.0;
+      if (ratio <= 1.0 && corrected) { /* converged by the relative part of the test */
+        st.scaled = 1;
         break;
       }
+      /* Round-off floor: a residual within 100x of the tolerance that no
+       * longer halves per iteration cannot be reduced further; accept it
+       * rather than report a failure that is only about the last digits. */
+      if (st.iterations >= 2 && ratio <= 100.0 && rnorm > 0.5 * rprev) break;
     }
-    /* The scale is taken after the first correction (the predictor is
-     * hardly ever within round-off of the solution) and taken again where
-     * the residual stops halving: the first correction can leave a term
-     * far from its final size (EM's multiplier a stays 0 after the first
-     * correction from Delta = 0, 5e-3 at the solution), and a stalled
-     * residual is judged against the rounding of the iterate it stalled
-     * at.  Refreshing only at a stall keeps the cost off the iterations
-     * that converge. */
-    if (o->res_tol > 0 && o->res_rtol > 0 && nw->scale_fn && st.iterations >= 1 &&
-        (!have_scale || rnorm > 0.5 * rprev)) {
-      rc = nw->scale_fn(pb->ctx, nw->s);
-      if (rc) break;
-      if (!lv_all_finite(n, nw->s)) { rc = LV_ENONFINITE; break; }
-      have_scale = 1;
-    }
-    double ratio = o->res_tol > 0 ? residual_ratio(nw, rnorm, have_units, have_scale) : HUGE_VAL;
-    st.residual_ratio = o->res_tol > 0 ? ratio : 0.0;
-    if (ratio <= 1.0 && corrected) { /* converged by the relative part of the test */
-      st.scaled = 1;
-      break;
-    }
-    /* Round-off floor: a residual within 100x of the tolerance that no
-     * longer halves per iteration cannot be reduced further; accept it
-     * rather than report a failure that is only about the last digits. */
-    if (st.iterations >= 2 && ratio <= 100.0 && rnorm > 0.5 * rprev) break;
     rprev = rnorm;
     if (rnorm < rmin) rmin = rnorm;
     /* Stall: LV_NEWTON_STALL corrections without lowering the residual by
@@ -280,9 +300,9 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
     st.increment_norm = dnorm;
     if (dnorm > dmax) dmax = dnorm;
     st.contraction = dprev > 0 ? dnorm / dprev : 0.0;
-    if (!full && dprev > 0 && st.contraction > o->reuse_rate) refactor = 1;
+    if (!full && !reduce && dprev > 0 && st.contraction > o->reuse_rate) refactor = 1;
     dprev = dnorm;
-    if (have_w) {
+    if (have_w && !reduce) {
       double s = 0.0;
       for (int i = 0; i < n; i++) s += (nw->dx[i] * nw->w[i]) * (nw->dx[i] * nw->w[i]);
       if (sqrt(s / n) <= 1.0) break; /* converged on the increment */
