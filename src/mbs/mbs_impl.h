@@ -90,6 +90,10 @@ typedef struct {
   double g[MBS_TERMS][3];
   double P[MBS_TERMS][MBS_TERMS];
   double c0;
+  int quad; /* some P_ij != 0 (set at build with ix): else the row is linear in the maps */
+  /* g_i = us[i] e_uk[i] (a unit vector, us = +-1; set with ix), uk = -1 otherwise */
+  int uk[MBS_TERMS];
+  double us[MBS_TERMS];
 } mbs_row;
 
 typedef struct {
@@ -143,7 +147,7 @@ typedef struct {
 
 /* ---- formulation maps (form.c) ----
  * y = x_cm + R X (point) or R X (axis) of element e at its coordinates qb,
- * and D = dy/dv (3 x e->nv, row-major): the rows of G. */
+ * and D = dy/dv (3 x e->nv, row-major): the rows of G (D NULL: y only). */
 void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
              double *D);
 /* Kronecker form of a map whose D is constant: D = kc (x) I3 (kc has
