@@ -1,4 +1,9 @@
-/* The heavy top (seed 000 §5, seed 001 appendix; spec 000_001 §4.3-4.4): a
+/* Test reference (tests only, not in the library): the heavy top as it was
+ * written by hand before the built-in model was described on the multibody
+ * layer (models/heavy_top.c).  The tests compare the described model
+ * against this independent implementation.
+ *
+ * The heavy top (seed 000 §5, seed 001 appendix; spec 000_001 §4.3-4.4): a
  * rigid body of mass m, inertia J about its centre of mass, whose body point
  * -X (the tip, X = centre of mass in body coordinates from the tip) is fixed
  * at the origin; gravity g0 along -e3.  Three formulations of the same body:
@@ -20,11 +25,10 @@
  * The callbacks read the pose (x, R) through lv_space_pose, never the
  * configuration's layout, so a formulation is a row of FORMS: a name, the
  * factor kind (the representation of q) and the equations above it uses.
- *
- * formulation=directors, euler-parameters and cardan[-SEQ] are the same top
- * described on the multibody layer (models/heavy_top_mbs.c, issue 15). */
+ */
 #include "lv_internal.h"
 #include "models/models.h"
+#include "refmodels.h"
 
 typedef enum { F_R3SO3 = 0, F_SE3 = 1, F_SO3 = 2 } formulation;
 
@@ -279,11 +283,7 @@ static int sym(int k, const double *q, double *xi, void *u) {
 }
 
 static const lv_param_info params[] = {
-    {"formulation", "r3so3", "r3so3 (R^3 x SO(3), 3 constraints), se3 (SE(3), 3 constraints), so3 (reduced ODE), "
-     "udq (unit dual quaternions, the se3 equations), "
-     "directors (multibody layer: R^12, 9 constraints; R^9, 6 for a disk; constant mass matrix: RATTLE, VI, EM), "
-     "euler-parameters (multibody layer: R^7, 4 constraints, M(q): genalpha, BLieDF), "
-     "cardan or cardan-SEQ (multibody layer: R^6, 3 constraints, M(q); SEQ e.g. xyz (the default), zxy)"},
+    {"formulation", "r3so3", "r3so3, se3, so3 or udq"},
     {"m", "15", "mass"},
     {"J1", "0.234375", "principal inertia about the centre of mass, body axis 1"},
     {"J2", "0.46875", "principal inertia, body axis 2"},
@@ -298,13 +298,9 @@ static const lv_param_info params[] = {
     {NULL, NULL, NULL},
 };
 
-static int create(const lv_kv *kv, lv_model **out) {
+int ref_heavy_top(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
-  /* directors, euler-parameters, cardan: described on the multibody layer (issue 15) */
-  const char *fm = lv_kv_string(kv, "formulation", "");
-  if (strcmp(fm, "directors") == 0 || strcmp(fm, "euler-parameters") == 0 || strncmp(fm, "cardan", 6) == 0)
-    return lv_models_heavy_top_mbs(kv, fm, out);
   top P;
   memset(&P, 0, sizeof P);
   double W[3];
@@ -371,9 +367,3 @@ static int create(const lv_kv *kv, lv_model **out) {
   *out = m;
   return 0;
 }
-
-const lv_model_info lv_model_heavy_top = {
-    "heavy-top",
-    "heavy top with a fixed tip (Arnold, Brüls & Cardona 2015, §5): R^3 x SO(3) + spherical joint, SE(3), reduced "
-    "SO(3), or directors",
-    params, create};
