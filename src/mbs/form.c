@@ -21,7 +21,7 @@
  *               y = [x] + R X, D = [I | -R X~] ([0 | -R X~] for an axis),
  *               D_q(D^T l) = [0 0; 0 X~ (R^T l)~],
  *               D_q(D w)   = [0 | R (X~ w_Omega)~]
- *               (the heavy top's chess/curv of models/heavy_top.c).
+ *               (the heavy top's chess/curv of tests/ref_heavy_top.c).
  *   se3         q = (x, R) in SE(3), v = (U, Omega), x' = R U (body frame):
  *               D = [R | -R X~] ([0 | -R A~] for an axis),
  *               D_q(D^T l) = [0 (R^T l)~; 0 X~ (R^T l)~] (the (R^T l)~ block
