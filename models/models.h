@@ -17,7 +17,5 @@ int lv_models_build(lv_model **out, const char *name, int d, int nc, void *user,
  * @p formulation "so3" or "udq" (heavy_top_so3.c), from heavy_top.c's
  * parameters. */
 int lv_models_heavy_top_so3(const lv_kv *kv, const char *formulation, lv_model **out);
-/* The slider-crank described on the multibody layer (slider_crank_mbs.c). */
-int lv_models_slider_crank_mbs(const lv_kv *kv, const char *formulation, lv_model **out);
 
 #endif
