@@ -718,7 +718,9 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
       for (int k = 0; k < 3; k++) {
         double s = 0.0;
         if (KR[t])
-          for (int p = 0; p < e->nv / 3; p++) s += KC[t][p] * wt[3 * p + k];
+          for (int p = 0; p < e->nv / 3; p++) {
+            if (KC[t][p] != 0.0) s += KC[t][p] * wt[3 * p + k];
+          }
         else
           for (int a = 0; a < e->nv; a++) s += DD[t][k * e->nv + a] * wt[a];
         U[t][k] = s;
@@ -782,9 +784,10 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
           for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
           continue;
         }
-        if (kr[i]) {
+        if (kr[i]) { /* blocks of zero kc add nothing */
           for (int p = 0; p < n / 3; p++)
-            for (int k = 0; k < 3; k++) Gr[3 * p + k] += kc[i][p] * f[i][k];
+            if (kc[i][p] != 0.0)
+              for (int k = 0; k < 3; k++) Gr[3 * p + k] += kc[i][p] * f[i][k];
         } else {
           for (int k = 0; k < n; k++) Gr[k] += f[i][0] * D[i][k] + f[i][1] * D[i][n + k] + f[i][2] * D[i][2 * n + k];
         }
@@ -850,7 +853,8 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
             double p = R->P[i][j];
             if (kr[j]) {
               for (int qq = 0; qq < nj / 3; qq++)
-                for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += p * kc[j][qq] * ui[k];
+                if (kc[j][qq] != 0.0)
+                  for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += p * kc[j][qq] * ui[k];
             } else {
               for (int b = 0; b < nj; b++)
                 Zr[o[j] + b] += p * (ui[0] * D[j][b] + ui[1] * D[j][nj + b] + ui[2] * D[j][2 * nj + b]);
