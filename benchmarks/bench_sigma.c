@@ -502,11 +502,6 @@ static void crank_forms(void) {
   printf("\nslider-crank, rho-inf 0.875, t = 2: errors against sigma = 1, index 3, h = 1e-5 (s = %.9f, s' = "
          "%.9f)\n",
          ref.y[0], ref.y[1]);
-  gres a = gen_run("slider-crank", &G_HAND1, &N_TIGHT, 0.875, 1e-3, 2.0);
-  gres b = gen_run("slider-crank", &(gvar){"r3so3", 1, "1", "exact", "1", "3"}, &N_TIGHT, 0.875, 1e-3, 2.0);
-  printf("  same problem: sigma = 1, h = 1e-3: hand-written vs multibody-layer r3so3: |ds| %.2e, |ds'| %.2e "
-         "(status %d, %d)\n",
-         fabs(a.y[0] - b.y[0]), fabs(a.y[1] - b.y[1]), a.rc, b.rc);
   const gvar var[] = {{NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "1", "exact", "1", "3"},
                       {NULL, 0, "optimal", "exact", "1", "3"}, {NULL, 0, "0", "exact", "1", "2"},
                       {NULL, 0, "1", "exact", "1", "2"}, {NULL, 0, "optimal", "exact", "1", "2"},

@@ -13,10 +13,9 @@ int lv_models_build(lv_model **out, const char *name, int d, int nc, void *user,
                     lv_matrix_fn G, lv_matrix_w_fn hess, lv_matrix_w_fn curv, int nsym,
                     lv_symmetry_fn sym, const double *q0, const double *v0);
 
-/* The heavy top described on the multibody layer (heavy_top_mbs.c) in the
- * mbs formulation @p formulation, from heavy_top.c's parameters. */
-int lv_models_heavy_top_mbs(const lv_kv *kv, const char *formulation, lv_model **out);
-/* The slider-crank described on the multibody layer (slider_crank_mbs.c). */
-int lv_models_slider_crank_mbs(const lv_kv *kv, const char *formulation, lv_model **out);
+/* The heavy top in the formulations the multibody layer does not express,
+ * @p formulation "so3" or "udq" (heavy_top_so3.c), from heavy_top.c's
+ * parameters. */
+int lv_models_heavy_top_so3(const lv_kv *kv, const char *formulation, lv_model **out);
 
 #endif

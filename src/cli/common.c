@@ -545,9 +545,7 @@ void cli_result_free(cli_result *res) {
  * model run its default configuration to the end (measured over every
  * scheme of the build; tests/test_study.sh runs a sample).  Exceptions at
  * these defaults: genalpha on gyro-top needs h <= 5e-4 (as here) but
- * diverges at 1e-3 (test_guard.sh); bliedf1-4 on heavy-top-ep stop in
- * their start-up at t = 0 at every h tried (1e-2 .. 1e-4), a scheme/model
- * matter no step size fixes; heavy-top-ctb ends at T = 0.4 because bliedf1
+ * diverges at 1e-3 (test_guard.sh); heavy-top-ctb ends at T = 0.4 because bliedf1
  * meets a singular Newton matrix at t = 0.425 (h = 1e-4).  A model not listed (plugins) gets h = 0.01, T = 10. */
 void cli_run_fill_defaults(cli_run *r) {
   static const struct {

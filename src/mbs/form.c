@@ -21,7 +21,7 @@
  *               y = [x] + R X, D = [I | -R X~] ([0 | -R X~] for an axis),
  *               D_q(D^T l) = [0 0; 0 X~ (R^T l)~],
  *               D_q(D w)   = [0 | R (X~ w_Omega)~]
- *               (the heavy top's chess/curv of models/heavy_top.c).
+ *               (the heavy top's chess/curv of tests/ref_heavy_top.c).
  *   se3         q = (x, R) in SE(3), v = (U, Omega), x' = R U (body frame):
  *               D = [R | -R X~] ([0 | -R A~] for an axis),
  *               D_q(D^T l) = [0 (R^T l)~; 0 X~ (R^T l)~] (the (R^T l)~ block
@@ -58,6 +58,7 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
       return;
     case MBS_PARTICLE: /* joints only reach points at X = 0 */
       memcpy(y, qb, 3 * sizeof(double));
+      if (!D) return;
       memset(D, 0, 9 * sizeof(double));
       D[0] = D[4] = D[8] = 1.0;
       return;
@@ -65,18 +66,19 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
       break;
   }
   if (MBS_VEC(f)) {
-    mbs_vec_map(f, e, qb, t, y, D);
+    double Dl[3 * MBS_NV_MAX];
+    mbs_vec_map(f, e, qb, t, y, D ? D : Dl);
     return;
   }
-  memset(D, 0, (size_t)(3 * nv) * sizeof(double));
+  if (D) memset(D, 0, (size_t)(3 * nv) * sizeof(double));
   if (f == MBS_DIRECTORS) {
     int nd = e->planar ? 2 : 3;
     for (int i = 0; i < 3; i++) {
       y[i] = pt ? qb[i] : 0.0;
-      if (pt) D[i * nv + i] = 1.0;
+      if (pt && D) D[i * nv + i] = 1.0;
       for (int k = 0; k < nd; k++) {
         y[i] += X[e->ax[k]] * qb[3 + 3 * k + i];
-        D[i * nv + 3 + 3 * k + i] = X[e->ax[k]];
+        if (D) D[i * nv + 3 + 3 * k + i] = X[e->ax[k]];
       }
     }
     double xc = e->planar ? X[e->ax[2]] : 0.0;
@@ -84,53 +86,37 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
       const double *da = qb + 3, *db = qb + 6;
       double c[3], A[9], B[9];
       mbs_cross3(da, db, c);
+      for (int i = 0; i < 3; i++) y[i] += xc * c[i];
+      if (!D) return;
       lv_hat3(db, A);
       lv_hat3(da, B);
-      for (int i = 0; i < 3; i++) {
-        y[i] += xc * c[i];
+      for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
           D[i * nv + 3 + j] -= xc * A[3 * i + j];
           D[i * nv + 6 + j] += xc * B[3 * i + j];
         }
-      }
     }
   } else {
     const double *R = qb + 3;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3; i++)
       y[i] = (pt ? qb[i] : 0.0) + R[3 * i] * X[0] + R[3 * i + 1] * X[1] + R[3 * i + 2] * X[2];
+    if (!D) return;
+    for (int i = 0; i < 3; i++) {
       if (pt && f == MBS_R3SO3) D[i * nv + i] = 1.0;
       if (pt && f == MBS_SE3)
         for (int j = 0; j < 3; j++) D[i * nv + j] = R[3 * i + j]; /* x' = R U */
     }
-    /* -R X~ : column j is -R (X x e_j) = R (e_j x X) */
-    for (int j = 0; j < 3; j++) {
-      double e[3] = {0, 0, 0}, c[3];
-      e[j] = 1.0;
-      mbs_cross3(e, X, c);
-      for (int i = 0; i < 3; i++) D[i * nv + 3 + j] = R[3 * i] * c[0] + R[3 * i + 1] * c[1] + R[3 * i + 2] * c[2];
+    /* -R X~ : column j is -R (X x e_j) = R (e_j x X), e_1 x X = (0, -X3, X2), ... */
+    for (int i = 0; i < 3; i++) {
+      const double *Ri = R + 3 * i;
+      double *Di = D + i * nv + 3;
+      Di[0] = Ri[2] * X[1] - Ri[1] * X[2];
+      Di[1] = Ri[0] * X[2] - Ri[2] * X[0];
+      Di[2] = Ri[1] * X[0] - Ri[0] * X[1];
     }
   }
 }
 
-int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
-                 double *kc) {
-  const double *X = t->X;
-  if (e->kind == MBS_PARTICLE) {
-    memcpy(y, qb, 3 * sizeof(double));
-    kc[0] = 1.0;
-    return 1;
-  }
-  if (e->kind != MBS_BODY || f != MBS_DIRECTORS || (e->planar && X[e->ax[2]] != 0.0)) return 0;
-  int nd = e->planar ? 2 : 3, pt = !t->axis;
-  kc[0] = pt ? 1.0 : 0.0;
-  for (int k = 0; k < nd; k++) kc[1 + k] = X[e->ax[k]];
-  for (int i = 0; i < 3; i++) {
-    double s = pt ? qb[i] : 0.0;
-    for (int k = 0; k < nd; k++) s += kc[1 + k] * qb[3 + 3 * k + i];
-    y[i] = s;
-  }
-  return 1;
-}
 
 void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double l[3], double s, double *Hb, int ld) {

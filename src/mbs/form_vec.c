@@ -21,7 +21,7 @@
  *       only on the sphere) give the quadratic-velocity force
  *         f_p = -8 Gb(p')^T J Gb(p) p' = 8 Gb(p')^T J Gb(p') p
  *       (Gb(p) p' = -Gb(p') p, Gb(p') p' = 0), the force of
- *       models/heavy_top_ep.c (Nikravesh), with
+ *       tests/ref_heavy_top_ep.c (Nikravesh), with
  *         df/dq = 8 Gb(p')^T J Gb(p'),
  *         df/dv = -8 [B(w) + Gb(p')^T J Gb(p)],  w = J Gb(p) p',
  *         B(w) = [0, -w^T; w, -w~]  (Gb(v)^T w = B(w) v).
@@ -38,7 +38,7 @@
  *       on the virtual rotation Gm dphi (exact in minimal coordinates):
  *         f_phi = -Gm^T (J b + Omega x J Omega),
  *         b = Gm' phi' = sum_jk phi'_j phi'_k d_k g_j,
- *       the force of models/heavy_top_ctb.c, with exact df/dq and df/dv
+ *       the force of tests/ref_heavy_top_ctb.c, with exact df/dq and df/dv
  *       from the second derivatives of g.  Singular where det Gm = 0
  *       (Tait-Bryan: cos phi2 = 0; proper Euler: sin phi2 = 0). */
 #include "mbs/mbs_impl.h"

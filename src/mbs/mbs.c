@@ -658,50 +658,99 @@ static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->v
 
 #define NLOC (2 * MBS_NV_MAX)
 
-/* The distinct maps of a joint's rows (each evaluated once per call). */
+/* The distinct maps of a joint's rows (each evaluated once per call), and
+ * which rows are quadratic in the maps. */
 static void joint_index_terms(mbs_joint *J) {
   J->nu = 0;
-  for (int r = 0; r < J->nrows; r++)
-    for (int i = 0; i < J->rows[r].nt; i++) {
-      const mbs_term *t = &J->rows[r].t[i];
+  for (int r = 0; r < J->nrows; r++) {
+    mbs_row *R = &J->rows[r];
+    R->quad = 0;
+    for (int i = 0; i < R->nt; i++) {
+      const mbs_term *t = &R->t[i];
       int k = 0;
       while (k < J->nu && !(J->u[k].slot == t->slot && J->u[k].axis == t->axis && J->u[k].X[0] == t->X[0] &&
                             J->u[k].X[1] == t->X[1] && J->u[k].X[2] == t->X[2]))
         k++;
       if (k == J->nu) J->u[J->nu++] = *t;
-      J->rows[r].ix[i] = k;
+      R->ix[i] = k;
+      for (int j = 0; j < R->nt; j++)
+        if (R->P[i][j] != 0.0) R->quad = 1;
+      int nz = 0, kk = -1;
+      for (int j = 0; j < 3; j++)
+        if (R->g[i][j] != 0.0) nz++, kk = j;
+      R->uk[i] = nz == 1 && fabs(R->g[i][kk]) == 1.0 ? kk : -1;
+      R->us[i] = R->uk[i] >= 0 ? R->g[i][kk] : 0.0;
     }
+  }
 }
 
 /* c (nrows), and if given: G (nrows x n), H(gam) (n x n), Z(w) (nrows x n)
  * local, row-major, leading dimension L->n; gam is the joint's part of
- * gamma, w the global tangent vector. */
+ * gamma, w the global tangent vector.
+ * Cost: each distinct map once per call (its D only when G, H or Z is
+ * asked for); its second derivatives once per call too: D_q(D^T l) is
+ * linear in l, so the rows' l = gam_r f_r are summed per map first, and
+ * the curvature D_q(D w) does not depend on the row. */
 static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q, const double *gam,
                        const double *w, double *c, double *G, double *H, double *Z) {
   /* each distinct map once: y, and D either as kc (x) I3 (kr = 1, the
    * directors' and particles' constant maps) or in full */
   double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], KC[MBS_UNIQ][MBS_NV_MAX / 3], U[MBS_UNIQ][3];
-  int KR[MBS_UNIQ], ld = L->n;
+  double LH[MBS_UNIQ][3]; /* H: sum over rows of gam_r f_r at the map */
+  int KR[MBS_UNIQ], HU[MBS_UNIQ], ld = L->n, needD = G || H || Z;
   if (G) memset(G, 0, (size_t)J->nrows * ld * sizeof(double));
   if (H) memset(H, 0, (size_t)ld * ld * sizeof(double));
   if (Z) memset(Z, 0, (size_t)J->nrows * ld * sizeof(double));
   for (int t = 0; t < J->nu; t++) {
     const mbs_elem *e = L->e[J->u[t].slot];
     const double *qb = q + e->qoff;
-    KR[t] = mbs_map_kron(F, e, qb, &J->u[t], Y[t], KC[t]);
-    if (!KR[t]) mbs_map(F, e, qb, &J->u[t], Y[t], DD[t]);
+    if (H) HU[t] = 0, LH[t][0] = LH[t][1] = LH[t][2] = 0.0;
+    if (e->kind == MBS_GROUND) { /* y = X, no coordinates */
+      memcpy(Y[t], J->u[t].X, sizeof Y[t]);
+      KR[t] = 0;
+      if (Z) U[t][0] = U[t][1] = U[t][2] = 0.0;
+      continue;
+    }
+    KR[t] = (F == MBS_DIRECTORS || e->kind == MBS_PARTICLE) && mbs_map_kron(F, e, qb, &J->u[t], Y[t], KC[t]);
+    if (!KR[t]) mbs_map(F, e, qb, &J->u[t], Y[t], needD ? DD[t] : NULL);
     if (Z) {
       const double *wt = w + e->voff;
       for (int k = 0; k < 3; k++) {
         double s = 0.0;
         if (KR[t])
-          for (int p = 0; p < e->nv / 3; p++) s += KC[t][p] * wt[3 * p + k];
+          for (int p = 0; p < e->nv / 3; p++) {
+            if (KC[t][p] != 0.0) s += KC[t][p] * wt[3 * p + k];
+          }
         else
           for (int a = 0; a < e->nv; a++) s += DD[t][k * e->nv + a] * wt[a];
         U[t][k] = s;
       }
     }
   }
+  /* Z: the curvature C_t = D_q(D_t w) of each non-constant map (3 x nv) */
+  double CZ[MBS_UNIQ][3 * MBS_NV_MAX];
+  if (Z)
+    for (int t = 0; t < J->nu; t++) {
+      const mbs_elem *e = L->e[J->u[t].slot];
+      int nv = e->nv;
+      if (!nv || KR[t]) continue;
+      memset(CZ[t], 0, (size_t)(3 * nv) * sizeof(double));
+      mbs_map_curv(F, e, q + e->qoff, &J->u[t], w + e->voff, CZ[t], nv);
+    }
+  if (c)
+    for (int r = 0; r < J->nrows; r++) {
+      const mbs_row *R = &J->rows[r];
+      double cv = R->c0;
+      for (int i = 0; i < R->nt; i++) {
+        const double *yi = Y[R->ix[i]];
+        cv += R->uk[i] >= 0 ? R->us[i] * yi[R->uk[i]] : mbs_dot3(R->g[i], yi);
+        if (R->quad)
+          for (int j = 0; j < R->nt; j++)
+            if (R->P[i][j] != 0.0) cv += 0.5 * R->P[i][j] * mbs_dot3(yi, Y[R->ix[j]]);
+      }
+      c[r] = cv;
+    }
+  if (!needD) return;
   for (int r = 0; r < J->nrows; r++) {
     const mbs_row *R = &J->rows[r];
     double f[MBS_TERMS][3];
@@ -709,33 +758,36 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
     const double *y[MBS_TERMS], *D[MBS_TERMS], *kc[MBS_TERMS];
     int nv[MBS_TERMS], o[MBS_TERMS], kr[MBS_TERMS];
     for (int i = 0; i < R->nt; i++) {
-      int t = R->ix[i];
-      e[i] = L->e[R->t[i].slot];
+      int t = R->ix[i], sl = R->t[i].slot;
+      e[i] = L->e[sl];
       nv[i] = e[i]->nv;
-      o[i] = L->off[R->t[i].slot];
+      o[i] = L->off[sl];
       y[i] = Y[t];
       D[i] = DD[t];
       kc[i] = KC[t];
       kr[i] = KR[t];
     }
-    double cv = R->c0;
     for (int i = 0; i < R->nt; i++) {
       for (int k = 0; k < 3; k++) f[i][k] = R->g[i][k];
-      for (int j = 0; j < R->nt; j++)
-        if (R->P[i][j] != 0.0)
-          for (int k = 0; k < 3; k++) f[i][k] += R->P[i][j] * y[j][k];
-      cv += mbs_dot3(R->g[i], y[i]);
-      for (int j = 0; j < R->nt; j++)
-        if (R->P[i][j] != 0.0) cv += 0.5 * R->P[i][j] * mbs_dot3(y[i], y[j]);
+      if (R->quad)
+        for (int j = 0; j < R->nt; j++)
+          if (R->P[i][j] != 0.0)
+            for (int k = 0; k < 3; k++) f[i][k] += R->P[i][j] * y[j][k];
     }
-    if (c) c[r] = cv;
     if (G)
       for (int i = 0; i < R->nt; i++) {
         int n = nv[i];
         double *Gr = G + r * ld + o[i];
-        if (kr[i]) {
+        if (!n) continue;
+        if (!R->quad && R->uk[i] >= 0 && !kr[i]) { /* f = +-e_k: +-row k of D */
+          const double *Dk = D[i] + R->uk[i] * n, us = R->us[i];
+          for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
+          continue;
+        }
+        if (kr[i]) { /* blocks of zero kc add nothing */
           for (int p = 0; p < n / 3; p++)
-            for (int k = 0; k < 3; k++) Gr[3 * p + k] += kc[i][p] * f[i][k];
+            if (kc[i][p] != 0.0)
+              for (int k = 0; k < 3; k++) Gr[3 * p + k] += kc[i][p] * f[i][k];
         } else {
           for (int k = 0; k < n; k++) Gr[k] += f[i][0] * D[i][k] + f[i][1] * D[i][n + k] + f[i][2] * D[i][2 * n + k];
         }
@@ -744,6 +796,12 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
       double s = gam[r];
       for (int i = 0; i < R->nt; i++) {
         int ni = nv[i];
+        if (ni && !kr[i]) { /* the map's own second derivative: summed over rows, applied below */
+          int t = R->ix[i];
+          HU[t] = 1;
+          for (int k = 0; k < 3; k++) LH[t][k] += s * f[i][k];
+        }
+        if (!R->quad) continue;
         for (int j = 0; j < R->nt; j++) {
           if (R->P[i][j] == 0.0 || !ni || !nv[j]) continue;
           int nj = nv[j];
@@ -782,35 +840,41 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
             }
           }
         }
-        if (ni && !kr[i]) mbs_map_hess(F, e[i], q + e[i]->qoff, &R->t[i], f[i], s, H + o[i] * ld + o[i], ld);
       }
     }
     if (Z) {
       double *Zr = Z + r * ld;
-      for (int i = 0; i < R->nt; i++)
-        for (int j = 0; j < R->nt; j++) {
-          if (R->P[i][j] == 0.0 || !nv[j]) continue;
-          int nj = nv[j];
-          const double *ui = U[R->ix[i]];
-          double p = R->P[i][j];
-          if (kr[j]) {
-            for (int qq = 0; qq < nj / 3; qq++)
-              for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += p * kc[j][qq] * ui[k];
-          } else {
-            for (int b = 0; b < nj; b++)
-              Zr[o[j] + b] += p * (ui[0] * D[j][b] + ui[1] * D[j][nj + b] + ui[2] * D[j][2 * nj + b]);
+      if (R->quad)
+        for (int i = 0; i < R->nt; i++)
+          for (int j = 0; j < R->nt; j++) {
+            if (R->P[i][j] == 0.0 || !nv[j]) continue;
+            int nj = nv[j];
+            const double *ui = U[R->ix[i]];
+            double p = R->P[i][j];
+            if (kr[j]) {
+              for (int qq = 0; qq < nj / 3; qq++)
+                if (kc[j][qq] != 0.0)
+                  for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += p * kc[j][qq] * ui[k];
+            } else {
+              for (int b = 0; b < nj; b++)
+                Zr[o[j] + b] += p * (ui[0] * D[j][b] + ui[1] * D[j][nj + b] + ui[2] * D[j][2 * nj + b]);
+            }
           }
-        }
       for (int i = 0; i < R->nt; i++) {
         int ni = nv[i];
         if (!ni || kr[i]) continue; /* constant maps have no curvature */
-        double C[3 * MBS_NV_MAX];
-        memset(C, 0, sizeof C);
-        mbs_map_curv(F, e[i], q + e[i]->qoff, &R->t[i], w + e[i]->voff, C, ni);
+        const double *C = CZ[R->ix[i]];
         for (int b = 0; b < ni; b++) Zr[o[i] + b] += f[i][0] * C[b] + f[i][1] * C[ni + b] + f[i][2] * C[2 * ni + b];
       }
     }
   }
+  if (H)
+    for (int t = 0; t < J->nu; t++)
+      if (HU[t]) {
+        const mbs_elem *e = L->e[J->u[t].slot];
+        int o = L->off[J->u[t].slot];
+        mbs_map_hess(F, e, q + e->qoff, &J->u[t], LH[t], 1.0, H + o * ld + o, ld);
+      }
 }
 
 /* --------------------------------------------------------- the callbacks */
@@ -854,10 +918,9 @@ static int cb_dV(const double *q, double *dV, void *u) {
   memset(dV, 0, (size_t)S->nv * sizeof(double));
   for (int k = 1; k < S->nel; k++) {
     const mbs_elem *e = &S->el[k];
-    if (S->form == MBS_SE3 && e->kind == MBS_BODY) { /* along U: -m R^T g */
-      double r[3];
-      mbs_rt_mul(q + e->qoff + 3, S->grav, r);
-      for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * r[i];
+    if (S->form == MBS_SE3 && e->kind == MBS_BODY) { /* along U: R^T (-m g) */
+      double mg[3] = {-e->m * S->grav[0], -e->m * S->grav[1], -e->m * S->grav[2]};
+      mbs_rt_mul(q + e->qoff + 3, mg, dV + e->voff);
     } else {
       for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * S->grav[i];
     }
@@ -867,16 +930,20 @@ static int cb_dV(const double *q, double *dV, void *u) {
 
 static int cb_d2V(const double *q, lv_sink *H, void *u) {
   const mbs_sys *S = u;
-  for (int i = 0; i < S->nv; i++) LV_CHECK(lv_sink_add(H, i, i, 0.0)); /* zero, fixed pattern */
-  if (S->form == MBS_SE3) /* D_Omega(-m R^T g) = -m (R^T g)~ on the U rows */
+  /* zero; directors keep a fixed, non-empty pattern (as gyro_top.c did),
+   * the Lie group and R^n formulations add only se3's blocks (as
+   * heavy_top.c did) */
+  if (S->form == MBS_DIRECTORS)
+    for (int i = 0; i < S->nv; i++) LV_CHECK(lv_sink_add(H, i, i, 0.0));
+  if (S->form == MBS_SE3) /* D_Omega(R^T (-m g)) = (R^T (-m g))~ on the U rows */
     for (int k = 1; k < S->nel; k++) {
       const mbs_elem *e = &S->el[k];
       if (e->kind != MBS_BODY) continue;
-      double r[3], A[9];
-      mbs_rt_mul(q + e->qoff + 3, S->grav, r);
+      double mg[3] = {-e->m * S->grav[0], -e->m * S->grav[1], -e->m * S->grav[2]}, r[3], A[9];
+      mbs_rt_mul(q + e->qoff + 3, mg, r);
       lv_hat3(r, A);
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(H, e->voff + i, e->voff + 3 + j, -e->m * A[3 * i + j]));
+        for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(H, e->voff + i, e->voff + 3 + j, A[3 * i + j]));
     }
   return 0;
 }

@@ -90,6 +90,10 @@ typedef struct {
   double g[MBS_TERMS][3];
   double P[MBS_TERMS][MBS_TERMS];
   double c0;
+  int quad; /* some P_ij != 0 (set at build with ix): else the row is linear in the maps */
+  /* g_i = us[i] e_uk[i] (a unit vector, us = +-1; set with ix), uk = -1 otherwise */
+  int uk[MBS_TERMS];
+  double us[MBS_TERMS];
 } mbs_row;
 
 typedef struct {
@@ -146,15 +150,33 @@ typedef struct {
 
 /* ---- formulation maps (form.c) ----
  * y = x_cm + R X (point) or R X (axis) of element e at its coordinates qb,
- * and D = dy/dv (3 x e->nv, row-major): the rows of G. */
+ * and D = dy/dv (3 x e->nv, row-major): the rows of G (D NULL: y only). */
 void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
              double *D);
 /* Kronecker form of a map whose D is constant: D = kc (x) I3 (kc has
  * e->nv / 3 entries) for particles and for director bodies unless the
  * point leaves a planar body's plane.  Returns 1 and fills y and kc (D is
  * not formed) in that case, 0 otherwise (nothing written). */
-int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
-                 double *kc);
+/* (inline: the directors' joint rows call it for every map) */
+static inline int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
+                               double *kc) {
+  const double *X = t->X;
+  if (e->kind == MBS_PARTICLE) {
+    memcpy(y, qb, 3 * sizeof(double));
+    kc[0] = 1.0;
+    return 1;
+  }
+  if (e->kind != MBS_BODY || f != MBS_DIRECTORS || (e->planar && X[e->ax[2]] != 0.0)) return 0;
+  int nd = e->planar ? 2 : 3, pt = !t->axis;
+  kc[0] = pt ? 1.0 : 0.0;
+  for (int k = 0; k < nd; k++) kc[1 + k] = X[e->ax[k]];
+  for (int i = 0; i < 3; i++) {
+    double s = pt ? qb[i] : 0.0;
+    for (int k = 0; k < nd; k++) s += kc[1 + k] * qb[3 + 3 * k + i];
+    y[i] = s;
+  }
+  return 1;
+}
 /* Hb (nv x nv, row-major, leading dimension ld) += s D_q(D^T l) */
 void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double l[3], double s, double *Hb, int ld);

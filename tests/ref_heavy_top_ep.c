@@ -1,3 +1,6 @@
+/* Test reference (tests only, not in the library): the hand-written model
+ * that the built-in alias of the same name (models/heavy_top.c, the
+ * multibody layer) replaced; the tests compare against it. */
 /* Heavy top in Euler parameters (spec 002 §1.3 "Gα (EP)", the paper's
  * non-Lie comparison formulation): q = (x, p) in the linear space R^7,
  * v = q' = (x', p'), p = (p0, p1, p2, p3) the unit quaternion of R, four
@@ -16,6 +19,7 @@
  * differences. */
 #include "lv_internal.h"
 #include "models/models.h"
+#include "refmodels.h"
 
 typedef struct {
   double m, g0, J[3], X[3];
@@ -107,7 +111,7 @@ static const lv_param_info params[] = {
     {NULL, NULL, NULL},
 };
 
-static int create(const lv_kv *kv, lv_model **out) {
+int ref_heavy_top_ep(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   ep_top P = {15.0, 9.81, {0.234375, 0.46875, 0.234375}, {0, 1, 0}};
@@ -149,9 +153,3 @@ static int create(const lv_kv *kv, lv_model **out) {
   *out = m;
   return 0;
 }
-
-const lv_model_info lv_model_heavy_top_ep = {
-    "heavy-top-ep",
-    "heavy top in Euler parameters (the Ga(EP) comparison of Holzinger, Arnold & Gerstmayr, §7.1): q = (x, p) in R^7, "
-    "spherical joint + norm constraint",
-    params, create};

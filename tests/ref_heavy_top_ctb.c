@@ -1,3 +1,6 @@
+/* Test reference (tests only, not in the library): the hand-written model
+ * that the built-in alias of the same name (models/heavy_top.c, the
+ * multibody layer) replaced; the tests compare against it. */
 /* Heavy top in Cardan/Tait-Bryan angles (spec 002 §1.3 "Ga (CTB)", the
  * paper's second non-Lie comparison formulation): q = (x, phi) in the
  * linear space R^6, v = q' = (x', phi'), three constraints, the spherical
@@ -32,6 +35,7 @@
  * derivatives come from the library's finite differences. */
 #include "lv_internal.h"
 #include "models/models.h"
+#include "refmodels.h"
 
 typedef struct {
   double m, g0, J[3], X[3];
@@ -183,7 +187,7 @@ static const lv_param_info params[] = {
     {NULL, NULL, NULL},
 };
 
-static int create(const lv_kv *kv, lv_model **out) {
+int ref_heavy_top_ctb(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   ctb_top P = {15.0, 9.81, {0.234375, 0.46875, 0.234375}, {0, 1, 0}, {0, 1, 2}};
@@ -216,9 +220,3 @@ static int create(const lv_kv *kv, lv_model **out) {
   *out = m;
   return 0;
 }
-
-const lv_model_info lv_model_heavy_top_ctb = {
-    "heavy-top-ctb",
-    "heavy top in Cardan/Tait-Bryan angles (the Ga(CTB) comparison of Holzinger, Arnold & Gerstmayr, §7.1): q = (x, "
-    "phi) in R^6, spherical joint",
-    params, create};

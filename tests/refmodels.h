@@ -1,0 +1,20 @@
+/* Hand-written models kept as independent test references (tests/ref_*.c):
+ * the built-in models that replaced them are described on the multibody
+ * layer (models/heavy_top.c); the tests compare the two.  Same parameters
+ * as the built-in model of the same name. */
+#ifndef LIVENS_TESTS_REFMODELS_H
+#define LIVENS_TESTS_REFMODELS_H
+
+#include "livens/livens.h"
+
+/* heavy-top, formulation r3so3 (default), se3, so3 or udq */
+int ref_heavy_top(const lv_kv *kv, lv_model **out);
+/* heavy-top-ep: Euler parameters on R^7 (derivatives of G by finite differences) */
+int ref_heavy_top_ep(const lv_kv *kv, lv_model **out);
+/* heavy-top-ctb: Cardan angles on R^6, parameter sequence */
+int ref_heavy_top_ctb(const lv_kv *kv, lv_model **out);
+/* slider-crank in (R^3 x SO(3))^3, 17 constraints (H and Z by finite
+ * differences); parameters gravity, omega0 */
+int ref_slider_crank(const lv_kv *kv, lv_model **out);
+
+#endif
