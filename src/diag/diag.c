@@ -124,8 +124,28 @@ int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   return 0;
 }
 
+static void summary_add(lv_diag *d, const lv_diag_point *pt);
+
 int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   LV_CHECK(lv_diag_eval(d, s, pt));
+  summary_add(d, pt);
+  return 0;
+}
+
+int lv_diag_record_known(lv_diag *d, const lv_state *s, const lv_diag *layout, const lv_diag_point *src,
+                         lv_diag_point *pt) {
+  if (!d || !s || !pt) return LV_EINPUT;
+  if (!src || !layout || layout->m != d->m || layout->has_p != d->has_p) return lv_diag_record(d, s, pt);
+  *pt = *src;
+  pt->t = s->t;
+  int ns = lv_model_nsym(d->m);
+  if (ns > 0) memcpy(d->momentum, src->momentum, (size_t)ns * sizeof(double));
+  pt->momentum = d->momentum;
+  summary_add(d, pt);
+  return 0;
+}
+
+static void summary_add(lv_diag *d, const lv_diag_point *pt) {
   lv_diag_summary *u = &d->sum;
   int ns = lv_model_nsym(d->m);
   if (u->samples == 0) {
@@ -158,7 +178,6 @@ int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   d->c_tt += dt * (pt->t - d->mean_t);
   d->c_te += dt * (e - d->mean_e);
   u->energy_drift_rate = d->c_tt > 0 ? d->c_te / d->c_tt : 0.0;
-  return 0;
 }
 
 void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum) {
