@@ -41,12 +41,18 @@
 #include "genalpha_impl.h"
 #include "schemes/history.h"
 
-/* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */
-static int iterate_matrices(genalpha *g) {
+/* M(q_{n+1}) of the current iterate (once if constant). */
+static int iterate_mass(genalpha *g) {
   if (!g->mc_valid) {
     LV_CHECK(lv_spm_mass_matrix(g->m, g->q1, &g->Mc));
     g->mc_valid = g->mass_constant;
   }
+  return 0;
+}
+
+/* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */
+static int iterate_matrices(genalpha *g) {
+  LV_CHECK(iterate_mass(g));
   if (!g->g1_valid && g->nc > 0) {
     LV_CHECK(lv_spm_constraint_jac(g->m, g->q1, &g->G1));
     g->g1_valid = 1;
@@ -60,7 +66,12 @@ static int ga_residual(void *ctx, double *r) {
   genalpha *g = ctx;
   const lv_model *m = g->m;
   int d = g->nv, k = g->nc;
-  LV_CHECK(iterate_matrices(g));
+  /* G is captured where the Newton matrix needs it too (the predictor,
+   * g->g1_wanted) or for index 2 (G v as well); elsewhere G^T lambda comes
+   * straight from the callback through a product sink, which sums the
+   * same terms in the same order as the captured G's replay. */
+  int capture_g = k > 0 && (g->g1_valid || g->g1_wanted || g->index == 2);
+  LV_CHECK(capture_g ? iterate_matrices(g) : iterate_mass(g));
   memset(r, 0, (size_t)d * sizeof(double));
   lv_spm_seq_matvec(&g->Mc, g->vd1, r, 0);
   if (g->has_dV) {
@@ -71,7 +82,12 @@ static int ga_residual(void *ctx, double *r) {
     LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
     for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
   }
-  if (k > 0) lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
+  if (capture_g) {
+    lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
+  } else if (k > 0) {
+    lv_matvec_sink ms;
+    LV_CHECK(lv_model_constraint_jac(m, g->q1, lv_matvec_sink_init(&ms, k, d, g->lam1, r, 1)));
+  }
   double sb = 1.0 / g->bp;
   for (int i = 0; i < d; i++) r[i] *= sb;
   if (k > 0) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
@@ -152,6 +168,7 @@ static int ga_update(void *ctx, const double *dx) {
   const double *dl = dx + (g->index == 2 ? d + k : d);
   for (int i = 0; i < k; i++) g->lam1[i] += g->bp * dl[i];
   g->g1_valid = 0;
+  g->g1_wanted = 0; /* simplified Newton forms its matrix at the predictor only */
   g->mc_valid = g->mc_valid && g->mass_constant;
   return lv_space_compose_exp(g->sp, g->s->q, g->h, g->dq, g->q1);
 }
@@ -212,6 +229,7 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   if (g->corr_paper || g->sigma != 0.0) LV_CHECK(ga_sigma_predict(g));
   LV_CHECK(lv_space_compose_exp(g->sp, s->q, h, g->dq, g->q1));
   g->g1_valid = 0; /* new iterate */
+  g->g1_wanted = 1; /* the Newton matrix is formed here */
   g->mc_valid = g->mc_valid && g->mass_constant;
   return 0;
 }
@@ -241,8 +259,14 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     ns->factorizations++;
   }
 
-  /* commit (p = M v first: the only evaluation that can still fail) */
-  LV_CHECK(lv_model_mass_apply(m, g->q1, g->v1, g->tmp));
+  /* commit (p = M v first: the only evaluation that can still fail; a
+   * constant M is the one captured, replayed in the callback's order) */
+  if (g->mass_constant && g->mc_valid) {
+    memset(g->tmp, 0, (size_t)d * sizeof(double));
+    lv_spm_seq_matvec(&g->Mc, g->v1, g->tmp, 0);
+  } else {
+    LV_CHECK(lv_model_mass_apply(m, g->q1, g->v1, g->tmp));
+  }
   memcpy(s->p, g->tmp, (size_t)d * sizeof(double));
   memcpy(s->q, g->q1, (size_t)g->nq * sizeof(double));
   memcpy(s->v, g->v1, (size_t)d * sizeof(double));

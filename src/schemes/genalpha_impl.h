@@ -51,6 +51,7 @@ typedef struct {
   lv_spm G1;                     /* G(q_{n+1}) at the current iterate */
   lv_spm Mc;                     /* M (recorded once if constant, else per iterate) */
   int g1_valid, mc_valid;
+  int g1_wanted;                 /* the iterate is the predictor, where the Newton matrix needs G1 */
   lv_newton *nw;
   lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
   double *saved;              /* a, v', dqc at the last save (halving), 3 nv */
