@@ -105,6 +105,11 @@ static const double E3[3] = {0.0, 0.0, 1.0};
 
 static int grad(const double *q, double *dV, void *u) {
   const top *T = u;
+  if (T->form == F_R3SO3) { /* constant: no pose needed */
+    for (int i = 0; i < 6; i++) dV[i] = 0.0;
+    dV[2] = T->m * T->g0;
+    return 0;
+  }
   double r[3], x[3], R[9];
   pose(T, q, x, R);
   rtvec(R, E3, r); /* R^T e3 */
@@ -130,6 +135,7 @@ static int grad(const double *q, double *dV, void *u) {
 /* D_q dV: se3: [0, m g0 (R^T e3)~; 0, 0]; so3: m g0 X~ (R^T e3)~; r3so3: 0. */
 static int hess(const double *q, lv_sink *H, void *u) {
   const top *T = u;
+  if (T->form == F_R3SO3) return 0;
   double r[3], A[9], B[9], C[9], x[3], R[9];
   pose(T, q, x, R);
   rtvec(R, E3, r);
