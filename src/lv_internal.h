@@ -37,6 +37,19 @@ struct lv_assembly *lv_linsol_assembly(lv_linsol *ls);
  * the public lv_diag_new_for takes it from the integrator's scheme. */
 int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p);
 
+/* During the output callback of a step: the divergence guard's diagnostics
+ * of the state just accepted (its time is the guard's, not yet the state's
+ * final t), and in *layout the lv_diag that evaluated them; NULL outside
+ * that callback or without the guard. */
+const lv_diag_point *lv_integrator_step_point(const lv_integrator *it, const lv_diag **layout);
+
+/* lv_diag_record of the state @p s whose diagnostics @p src already holds
+ * (evaluated by @p layout): the same summary as lv_diag_record(d, s, pt)
+ * without evaluating again, provided @p layout has d's model and state
+ * layout; otherwise it evaluates. */
+int lv_diag_record_known(lv_diag *d, const lv_state *s, const lv_diag *layout, const lv_diag_point *src,
+                         lv_diag_point *pt);
+
 /* Forget this thread's last evaluation failure (before a new step). */
 void lv_model_clear_error(const lv_model *m);
 

@@ -180,6 +180,59 @@ START_TEST(test_zero_initial_energy) {
 }
 END_TEST
 
+/* The summary of an output writer records, for each step, the divergence
+ * guard's evaluation of the same state instead of evaluating again: with
+ * the guard on and off the summaries are the same bit for bit, for a scheme
+ * without momenta (genalpha), one with (vi-a), and a writer whose layout
+ * is not the guard's (it evaluates itself). */
+static void summary_run(const char *model, const char *scheme, int guard, int layout, lv_diag_summary *sum) {
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create(model, NULL, &m), 0);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, scheme, 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_divergence_guard(it, guard, 0.0, 0.0), 0);
+  lv_diag *d = NULL;
+  if (layout < 0)
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+  else {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    ck_assert_int_eq(lv_diag_new(&d, m, layout), 0); /* a layout of its own on purpose */
+#pragma GCC diagnostic pop
+  }
+  lv_diag_writer w = LV_DIAG_WRITER_INIT(d, NULL);
+  ck_assert_int_eq(lv_integrator_set_output(it, lv_diag_output, &w), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  ck_assert_int_eq(lv_integrator_run_until(it, 0.05), 0);
+  lv_diag_get_summary(d, sum);
+  ck_assert_int_eq((int)sum->samples, 51);
+  lv_diag_free(d);
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+
+START_TEST(test_summary_reuses_guard) {
+  static const struct {
+    const char *model, *scheme;
+    int layout; /* -1: the integrator's (lv_diag_new_for) */
+  } cases[] = {{"heavy-top", "genalpha", -1}, {"four-particle", "vi-a", -1}, {"heavy-top", "genalpha", 1}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    lv_diag_summary on, off;
+    summary_run(cases[c].model, cases[c].scheme, 1, cases[c].layout, &on);
+    summary_run(cases[c].model, cases[c].scheme, 0, cases[c].layout, &off);
+    ck_assert_msg(on.max_rel_energy_error > 0.0 && on.max_momentum_error >= 0.0, "%s: empty summary",
+                  cases[c].scheme);
+    const double a[] = {on.energy0, on.max_abs_energy_error, on.max_rel_energy_error, on.max_energy_increment,
+                        on.energy_drift_rate, on.max_momentum_error, on.max_g, on.max_gv, on.max_gp};
+    const double b[] = {off.energy0, off.max_abs_energy_error, off.max_rel_energy_error, off.max_energy_increment,
+                        off.energy_drift_rate, off.max_momentum_error, off.max_g, off.max_gv, off.max_gp};
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++)
+      ck_assert_msg(a[k] == b[k], "%s %s layout %d: summary field %zu %.17g with the guard, %.17g without",
+                    cases[c].model, cases[c].scheme, cases[c].layout, k, a[k], b[k]);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("diag");
   TCase *tc = tu_tcase(s, "core", 0.01);
@@ -188,5 +241,6 @@ int main(void) {
   tcase_add_test(tc, test_zero_initial_energy);
   tcase_add_test(tc, test_layout_from_integrator);
   tcase_add_test(tc, test_writer_init);
+  tcase_add_test(tc, test_summary_reuses_guard);
   return tu_run_suite(s);
 }

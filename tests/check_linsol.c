@@ -1122,6 +1122,18 @@ END_TEST
 extern void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
 extern void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *lda,
                     const int *ipiv, double *b, const int *ldb, int *info, size_t trans_len);
+extern void dgecon_(const char *norm, const int *n, const double *a, const int *lda, const double *anorm,
+                    double *rcond, double *work, int *iwork, int *info, size_t norm_len);
+
+static double norm1(int n, const double *A) {
+  double m = 0.0;
+  for (int j = 0; j < n; j++) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += fabs(A[i + j * n]);
+    m = fmax(m, s);
+  }
+  return m;
+}
 
 static double urand(unsigned *st) {
   *st = *st * 1103515245u + 12345u;
@@ -1166,12 +1178,31 @@ START_TEST(test_dense_small_vs_lapack) {
         for (int i = 0; i < n; i++) ck_assert_int_eq(lv_linsol_add(ls, i, j, A[i + j * n]), 0);
       ck_assert_int_eq(lv_linsol_factor(ls), 0);
       ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+      /* the estimate is asked for after the assembly restarted with other
+       * values (as modified Newton may): it must still be the factorised
+       * matrix's (the small path sums its 1-norm only on demand) */
+      lv_linsol_begin(ls);
+      ck_assert_int_eq(lv_linsol_add(ls, 0, 0, 1e6), 0);
       double rc = lv_linsol_rcond(ls);
       lv_linsol_free(ls);
 
       int info = 0, one = 1;
+      double anorm = norm1(n, A), rc_ref = 0.0;
       dgetrf_(&n, &n, A, &n, ipiv, &info);
       ck_assert_int_eq(info, 0);
+      {
+        double *wk = malloc(sizeof(double) * (size_t)(4 * n));
+        int *iw = malloc(sizeof(int) * (size_t)n);
+        ck_assert(wk && iw);
+        dgecon_("1", &n, A, &n, &anorm, &rc_ref, wk, iw, &info, 1);
+        free(wk);
+        free(iw);
+        ck_assert_int_eq(info, 0);
+      }
+      /* LAPACK's estimate on dgetrf's factors: the same up to the rounding
+       * of two LU orders */
+      ck_assert_msg(fabs(rc - rc_ref) <= 1e-8 * rc_ref, "n %d kind %d seed %u: rcond %.17g, dgecon %.17g", n,
+                    kind, seed, rc, rc_ref);
       memcpy(y, b, sizeof(double) * (size_t)n);
       dgetrs_("N", &n, &one, A, &n, ipiv, y, &n, &info, 1);
       ck_assert_int_eq(info, 0);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "lv_internal.h" /* lv_integrator_step_point, lv_diag_record_known: the guard's diagnostics reused */
 
 volatile int cli_interrupted = 0;
 
@@ -259,7 +260,9 @@ static int output_timed(const lv_integrator *it, lv_output_event ev, out_ctx *o)
     lv_diag_reset(w->diag);
     if (w->csv && lv_diag_csv_header(w->csv, it)) return 1;
   }
-  if (lv_diag_record(w->diag, s, &pt)) return 1;
+  const lv_diag *lay = NULL;
+  const lv_diag_point *known = ev == LV_OUTPUT_STEP ? lv_integrator_step_point(it, &lay) : NULL;
+  if (lv_diag_record_known(w->diag, s, lay, known, &pt)) return 1;
   double half = 0.5 * lv_integrator_step_size(it) * (1 + 1e-9);
   int due = ev == LV_OUTPUT_INIT;
   for (;;) {

@@ -174,7 +174,9 @@ int lv_diag_output(const lv_integrator *it, lv_output_event ev, void *ctx) {
     lv_diag_reset(w->diag);
     if (w->csv && lv_diag_csv_header(w->csv, it)) return 1;
   }
-  if (lv_diag_record(w->diag, lv_integrator_state(it), &pt)) return 1;
+  const lv_diag *lay = NULL;
+  const lv_diag_point *known = ev == LV_OUTPUT_STEP ? lv_integrator_step_point(it, &lay) : NULL;
+  if (lv_diag_record_known(w->diag, lv_integrator_state(it), lay, known, &pt)) return 1;
   if (w->csv && (w->count % every) == 0) {
     if (lv_diag_csv_row(w->csv, it, &pt)) return 1;
   }

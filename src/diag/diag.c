@@ -8,6 +8,11 @@ struct lv_diag {
   lv_linsol *mass;      /* factorised M for M^{-1} p (schemes with momenta) */
   int mass_factored;
   double *y, *tmp, *xi, *gbuf, *momentum, *J0;
+  /* a constant mass matrix's entries in its callback's order, for M v
+   * without the callback (mcap_n < 0: not captured, or not capturable) */
+  int mcap_n, mcap_cap;
+  int *mci, *mcj;
+  double *mcv;
   lv_diag_summary sum;
   double E_prev;
   /* online least-squares fit of the relative energy error against t */
@@ -35,6 +40,7 @@ int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p) {
     lv_diag_free(d);
     return rc;
   }
+  d->mcap_n = -1;
   lv_diag_reset(d);
   *out = d;
   return 0;
@@ -63,6 +69,9 @@ void lv_diag_free(lv_diag *d) {
   free(d->gbuf);
   free(d->momentum);
   free(d->J0);
+  free(d->mci);
+  free(d->mcj);
+  free(d->mcv);
   free(d);
 }
 
@@ -87,6 +96,66 @@ static int solve_mass(lv_diag *d, const double *q, const double *p) {
   return lv_linsol_solve(d->mass, d->y);
 }
 
+/* Capture of a constant mass matrix: the callback's entries as it writes
+ * them (the bounds those of lv_model_mass_apply's product sink). */
+typedef struct {
+  lv_sink sink;
+  lv_diag *d;
+  int nv, bad;
+} mcap_sink;
+
+static int mcap_add(lv_sink *s, int i, int j, double a) {
+  mcap_sink *c = (mcap_sink *)s;
+  lv_diag *d = c->d;
+  if (i < 0 || j < 0 || i >= c->nv || j >= c->nv) {
+    c->bad = 1;
+    return LV_EINPUT;
+  }
+  if (d->mcap_n == d->mcap_cap) {
+    int cap = d->mcap_cap ? 2 * d->mcap_cap : 16;
+    int *ci = realloc(d->mci, (size_t)cap * sizeof(int));
+    if (ci) d->mci = ci;
+    int *cj = realloc(d->mcj, (size_t)cap * sizeof(int));
+    if (cj) d->mcj = cj;
+    double *cv = realloc(d->mcv, (size_t)cap * sizeof(double));
+    if (cv) d->mcv = cv;
+    if (!ci || !cj || !cv) {
+      c->bad = 1;
+      return LV_ENOMEM;
+    }
+    d->mcap_cap = cap;
+  }
+  d->mci[d->mcap_n] = i;
+  d->mcj[d->mcap_n] = j;
+  d->mcv[d->mcap_n++] = s->scale * a;
+  return 0;
+}
+
+/* y = M v: for a constant M the captured entries replayed as
+ * lv_model_mass_apply sums them (y_i += (1 * a) v_j in the callback's
+ * order, so the same bits); otherwise, or if the capture failed, the
+ * callback. */
+static int mass_apply(lv_diag *d, const double *q, const double *v, double *y) {
+  const lv_model *m = d->m;
+  int nv = lv_model_nv(m);
+  if (d->mcap_n < 0 && lv_model_mass_constant(m)) {
+    mcap_sink c;
+    memset(&c, 0, sizeof c);
+    c.sink.add = mcap_add;
+    c.sink.nrows = c.sink.ncols = nv;
+    c.sink.scale = 1.0;
+    c.d = d;
+    c.nv = nv;
+    d->mcap_n = 0;
+    int rc = lv_model_mass(m, q, &c.sink);
+    if (rc || c.bad) d->mcap_n = -2; /* not capturable: always the callback */
+  }
+  if (d->mcap_n < 0) return lv_model_mass_apply(m, q, v, y);
+  memset(y, 0, (size_t)nv * sizeof(double));
+  for (int t = 0; t < d->mcap_n; t++) y[d->mci[t]] += d->mcv[t] * v[d->mcj[t]];
+  return 0;
+}
+
 int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   if (!d || !s || !pt) return LV_EINPUT;
   const lv_model *m = d->m;
@@ -99,7 +168,7 @@ int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
     pt->energy = 0.5 * lv_vdot(nv, s->p, d->y) + V;
     mom = s->p;
   } else {
-    LV_CHECK(lv_model_mass_apply(m, s->q, s->v, d->tmp)); /* tmp = M v */
+    LV_CHECK(mass_apply(d, s->q, s->v, d->tmp)); /* tmp = M v */
     pt->energy = 0.5 * lv_vdot(nv, s->v, d->tmp) + V;
     mom = d->tmp;
   }
@@ -125,8 +194,28 @@ int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   return 0;
 }
 
+static void summary_add(lv_diag *d, const lv_diag_point *pt);
+
 int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   LV_CHECK(lv_diag_eval(d, s, pt));
+  summary_add(d, pt);
+  return 0;
+}
+
+int lv_diag_record_known(lv_diag *d, const lv_state *s, const lv_diag *layout, const lv_diag_point *src,
+                         lv_diag_point *pt) {
+  if (!d || !s || !pt) return LV_EINPUT;
+  if (!src || !layout || layout->m != d->m || layout->has_p != d->has_p) return lv_diag_record(d, s, pt);
+  *pt = *src;
+  pt->t = s->t;
+  int ns = lv_model_nsym(d->m);
+  if (ns > 0) memcpy(d->momentum, src->momentum, (size_t)ns * sizeof(double));
+  pt->momentum = d->momentum;
+  summary_add(d, pt);
+  return 0;
+}
+
+static void summary_add(lv_diag *d, const lv_diag_point *pt) {
   lv_diag_summary *u = &d->sum;
   int ns = lv_model_nsym(d->m);
   if (u->samples == 0) {
@@ -163,7 +252,6 @@ int lv_diag_record(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   d->c_tt += dt * (pt->t - d->mean_t);
   d->c_te += dt * (e - d->mean_e);
   u->energy_drift_rate = isnan(scale) ? NAN : d->c_tt > 0 ? d->c_te / d->c_tt : 0.0;
-  return 0;
 }
 
 void lv_diag_get_summary(const lv_diag *d, lv_diag_summary *sum) {

@@ -259,6 +259,7 @@ static int guard_check(lv_integrator *it) {
   lv_diag_point pt;
   int rc = lv_diag_eval(it->guard_diag, s, &pt);
   if (rc) return rc;
+  it->guard_pt = pt;
   if (!isfinite(pt.energy) || !isfinite(pt.g_norm) || !isfinite(pt.gv_norm)) {
     it->div_what = "non-finite";
     return LV_EDIVERGED;
@@ -456,8 +457,20 @@ int lv_integrator_step(lv_integrator *it) {
     it->stats.steps++;
   }
   it->stats.wall_time += lv_wall_time() - start;
-  if (rc == 0 && it->output && it->output(it, LV_OUTPUT_STEP, it->output_ctx)) return LV_ESTOPPED;
+  if (rc == 0 && it->output) {
+    /* the guard evaluated exactly this state (only its time was set since) */
+    it->guard_pt_valid = it->guard_on;
+    int stop = it->output(it, LV_OUTPUT_STEP, it->output_ctx);
+    it->guard_pt_valid = 0;
+    if (stop) return LV_ESTOPPED;
+  }
   return rc;
+}
+
+const lv_diag_point *lv_integrator_step_point(const lv_integrator *it, const lv_diag **layout) {
+  if (!it || !it->guard_pt_valid) return NULL;
+  if (layout) *layout = it->guard_diag;
+  return &it->guard_pt;
 }
 
 int lv_integrator_run_until(lv_integrator *it, double t_end) {

@@ -41,6 +41,12 @@ struct lv_integrator {
   double guard_energy, guard_constraint;
   lv_diag *guard_diag;
   double guard_e0, guard_escale, guard_gscale, guard_gvscale;
+  /* The guard's evaluation of the state just accepted, offered to the
+   * output callback of the same step (lv_integrator_step_point), so a
+   * summary does not evaluate the same diagnostics twice; valid only while
+   * that callback runs. */
+  lv_diag_point guard_pt;
+  int guard_pt_valid;
   double div_t, div_value, div_bound; /* figures of the last LV_EDIVERGED */
   const char *div_what;
   double h_attempt;    /* h of the last scheme step attempted since init (0: none) */

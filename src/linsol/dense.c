@@ -38,43 +38,6 @@ extern void dgecon_(const char *norm, const int *n, const double *a,
                     const int *lda, const double *anorm, double *rcond,
                     double *work, int *iwork, int *info, size_t norm_len);
 
-struct lv_dense_data {
-  double *LU;  /* dgetrf factors of the last successful factorisation */
-  int *ipiv;
-  double *work; /* 4n: dgecon workspace, and the solve's scratch vector */
-  int *iwork;   /* n: dgecon */
-  double anorm; /* 1-norm of the last factorised matrix, for a lazy dgecon */
-};
-
-int lv_dense_create(lv_linsol *ls) {
-  size_t n = (size_t)ls->n;
-  if (n > SIZE_MAX / sizeof(double) / n) return LV_ENOMEM;
-  lv_dense_data *d = lv_calloc(1, sizeof *d);
-  if (d == NULL) return LV_ENOMEM;
-  d->LU = lv_calloc(n * n, sizeof(double));
-  d->ipiv = lv_calloc(n, sizeof(int));
-  d->work = lv_calloc(4 * n, sizeof(double));
-  d->iwork = lv_calloc(n, sizeof(int));
-  ls->be.dense = d;
-  if (!d->LU || !d->ipiv || !d->work || !d->iwork) {
-    lv_dense_destroy(ls);
-    return LV_ENOMEM;
-  }
-  ls->stats.nnz = (long)n * (long)n;
-  return 0;
-}
-
-void lv_dense_destroy(lv_linsol *ls) {
-  lv_dense_data *d = ls->be.dense;
-  if (d == NULL) return;
-  free(d->LU);
-  free(d->ipiv);
-  free(d->work);
-  free(d->iwork);
-  free(d);
-  ls->be.dense = NULL;
-}
-
 /* Small-matrix path (issue 18).  For n <= LV_DENSE_SMALL the Newton matrix
  * of a small model (heavy top: 9 x 9, index 2 12 x 12) costs a few
  * hundred flops, and OpenBLAS's dgetrf/dgetrs spent ~8k instructions of
@@ -92,66 +55,101 @@ void lv_dense_destroy(lv_linsol *ls) {
  * 12 runs).  Raise once that assertion is settled (issue 18). */
 #define LV_DENSE_SMALL 12
 
-/* In-place LU of the column-major n x n matrix a.  Returns 0, or 1 on an
- * exactly zero or non-finite pivot (the caller then refactors with LAPACK,
- * which reports the exact singularity its own way). */
-static int small_getf2(int n, double *restrict a, int *restrict ipiv) {
-  for (int k = 0; k < n; k++) {
-    double *restrict ck = a + (size_t)k * (size_t)n;
-    int p = k;
-    double amax = fabs(ck[k]);
-    for (int i = k + 1; i < n; i++) {
-      double v = fabs(ck[i]);
-      if (v > amax) {
-        amax = v;
-        p = i;
-      }
-    }
-    ipiv[k] = p + 1;
-    if (!(amax > 0.0) || !isfinite(amax)) return 1;
-    if (p != k)
-      for (int j = 0; j < n; j++) {
-        double *c = a + (size_t)j * (size_t)n;
-        double t = c[k];
-        c[k] = c[p];
-        c[p] = t;
-      }
-    const double r = 1.0 / ck[k];
-    for (int i = k + 1; i < n; i++) ck[i] *= r;
-    for (int j = k + 1; j < n; j++) {
-      double *restrict cj = a + (size_t)j * (size_t)n;
-      const double akj = cj[k];
-      if (akj != 0.0)
-        for (int i = k + 1; i < n; i++) cj[i] -= ck[i] * akj;
-    }
+struct lv_dense_data {
+  double *LU;  /* dgetrf factors of the last successful factorisation */
+  int *ipiv;
+  double *work; /* 4n: dgecon workspace, and the solve's scratch vector */
+  int *iwork;   /* n: dgecon */
+  double anorm; /* 1-norm of the last factorised matrix, for a lazy dgecon */
+  double *A0;   /* n <= LV_DENSE_SMALL: the last matrix factorised by the small path */
+  int anorm_pending; /* anorm not computed yet: the 1-norm of A0 when dgecon needs it */
+};
+
+int lv_dense_create(lv_linsol *ls) {
+  size_t n = (size_t)ls->n;
+  if (n > SIZE_MAX / sizeof(double) / n) return LV_ENOMEM;
+  lv_dense_data *d = lv_calloc(1, sizeof *d);
+  if (d == NULL) return LV_ENOMEM;
+  d->LU = lv_calloc(n * n, sizeof(double));
+  d->ipiv = lv_calloc(n, sizeof(int));
+  d->work = lv_calloc(4 * n, sizeof(double));
+  d->iwork = lv_calloc(n, sizeof(int));
+  if (n <= LV_DENSE_SMALL) d->A0 = lv_calloc(n * n, sizeof(double));
+  ls->be.dense = d;
+  if (!d->LU || !d->ipiv || !d->work || !d->iwork || (n <= LV_DENSE_SMALL && !d->A0)) {
+    lv_dense_destroy(ls);
+    return LV_ENOMEM;
   }
+  ls->stats.nnz = (long)n * (long)n;
   return 0;
 }
 
-/* x := A^-1 x with the factors of small_getf2 or dgetrf (dgetrs 'N'). */
+void lv_dense_destroy(lv_linsol *ls) {
+  lv_dense_data *d = ls->be.dense;
+  if (d == NULL) return;
+  free(d->LU);
+  free(d->ipiv);
+  free(d->work);
+  free(d->iwork);
+  free(d->A0);
+  free(d);
+  ls->be.dense = NULL;
+}
+
+
+#if defined(__GNUC__)
+#define SMALL_INLINE static inline __attribute__((always_inline))
+#else
+#define SMALL_INLINE static inline
+#endif
+#define SMALL_FN(x) small_##x##_any
+#define SMALL_UNROLL
+#include "linsol/dense_small.h"
+#undef SMALL_FN
+#undef SMALL_UNROLL
+#define SMALL_FN(x) small_##x##_k
+#if defined(__GNUC__) && !defined(__clang__)
+#define SMALL_UNROLL _Pragma("GCC unroll 12")
+#else
+#define SMALL_UNROLL
+#endif
+#include "linsol/dense_small.h"
+
+/* The kernels above instantiated for each n <= LV_DENSE_SMALL: with the
+ * size a constant the compiler unrolls the short inner loops (a 9 x 9 LU
+ * took 1.6k instructions through the generic loops, mostly loop control);
+ * the operations and their order are the same for every n, so the factors
+ * are the generic kernel's bit for bit. */
+#define SMALL_CASES(F, ...) \
+  switch (n) {              \
+    case 1: F(1, __VA_ARGS__); \
+    case 2: F(2, __VA_ARGS__); \
+    case 3: F(3, __VA_ARGS__); \
+    case 4: F(4, __VA_ARGS__); \
+    case 5: F(5, __VA_ARGS__); \
+    case 6: F(6, __VA_ARGS__); \
+    case 7: F(7, __VA_ARGS__); \
+    case 8: F(8, __VA_ARGS__); \
+    case 9: F(9, __VA_ARGS__); \
+    case 10: F(10, __VA_ARGS__); \
+    case 11: F(11, __VA_ARGS__); \
+    case 12: F(12, __VA_ARGS__); \
+    default: break;         \
+  }
+_Static_assert(LV_DENSE_SMALL == 12, "one SMALL_CASES entry per size");
+#define GETF2_N(N, a, ipiv) return small_getf2_k(N, a, ipiv)
+#define GETRS_N(N, a, ipiv, x) \
+  do {                         \
+    small_getrs_k(N, a, ipiv, x); \
+    return;                    \
+  } while (0)
+static int small_getf2(int n, double *restrict a, int *restrict ipiv) {
+  SMALL_CASES(GETF2_N, a, ipiv)
+  return small_getf2_any(n, a, ipiv);
+}
 static void small_getrs(int n, const double *restrict a, const int *restrict ipiv, double *restrict x) {
-  for (int k = 0; k < n; k++) {
-    int p = ipiv[k] - 1;
-    if (p != k) {
-      double t = x[k];
-      x[k] = x[p];
-      x[p] = t;
-    }
-  }
-  for (int j = 0; j < n; j++) { /* L y = P b, unit diagonal */
-    const double xj = x[j];
-    if (xj != 0.0) {
-      const double *restrict c = a + (size_t)j * (size_t)n;
-      for (int i = j + 1; i < n; i++) x[i] -= c[i] * xj;
-    }
-  }
-  for (int j = n - 1; j >= 0; j--) { /* U x = y */
-    const double *restrict c = a + (size_t)j * (size_t)n;
-    x[j] /= c[j];
-    const double xj = x[j];
-    if (xj != 0.0)
-      for (int i = 0; i < j; i++) x[i] -= c[i] * xj;
-  }
+  SMALL_CASES(GETRS_N, a, ipiv, x)
+  small_getrs_any(n, a, ipiv, x);
 }
 
 int lv_dense_factor(lv_linsol *ls) {
@@ -159,7 +157,31 @@ int lv_dense_factor(lv_linsol *ls) {
   const int n = ls->n;
   const size_t nn = (size_t)n * (size_t)n;
   int info = 0;
-
+  ls->stats.numeric++;
+  double umin = HUGE_VAL, umax = 0.0;
+  d->anorm_pending = 0;
+  if (n <= LV_DENSE_SMALL) {
+    /* The 1-norm only feeds dgecon, which the pivot screen below makes
+     * rare: keep the matrix (the assembly may be restarted while these
+     * factors are in use) and sum it when an estimate is asked for.  The
+     * assembly holds finite entries only (lv_linsol_factor), so the norm's
+     * finiteness test of the LAPACK path is left out here (it fails only
+     * when a column's sum overflows). */
+    memcpy(d->A0, ls->as.D, nn * sizeof(double));
+    memcpy(d->LU, ls->as.D, nn * sizeof(double));
+    if (!small_getf2(n, d->LU, d->ipiv)) {
+      for (int i = 0; i < n; i++) {
+        double u = fabs(d->LU[(size_t)i + (size_t)i * (size_t)n]);
+        if (u < umin) umin = u;
+        if (u > umax) umax = u;
+      }
+      if (umax > 0 && umin / umax > sqrt(DBL_EPSILON)) {
+        d->anorm_pending = 1;
+        ls->rcond = -1.0; /* not computed yet */
+        return 0;
+      }
+    }
+  }
   /* dgecon needs the 1-norm of the original matrix, which dgetrf destroys. */
   double anorm = 0.0;
   for (int j = 0; j < n; j++) {
@@ -168,24 +190,9 @@ int lv_dense_factor(lv_linsol *ls) {
     for (int i = 0; i < n; i++) s += fabs(c[i]);
     if (s > anorm) anorm = s;
   }
-  memcpy(d->LU, ls->as.D, nn * sizeof(double));
-  ls->stats.numeric++;
-  double umin = HUGE_VAL, umax = 0.0;
-  if (n <= LV_DENSE_SMALL && !small_getf2(n, d->LU, d->ipiv)) {
-    for (int i = 0; i < n; i++) {
-      double u = fabs(d->LU[(size_t)i + (size_t)i * (size_t)n]);
-      if (u < umin) umin = u;
-      if (u > umax) umax = u;
-    }
-    if (umax > 0 && umin / umax > sqrt(DBL_EPSILON) && isfinite(anorm)) {
-      d->anorm = anorm;
-      ls->rcond = -1.0; /* not computed yet */
-      return 0;
-    }
-  }
   /* A large matrix, or a bad pivot on the small path: LAPACK decides, with
    * the same screen and dgecon estimate as always. */
-  if (n <= LV_DENSE_SMALL) memcpy(d->LU, ls->as.D, nn * sizeof(double));
+  memcpy(d->LU, ls->as.D, nn * sizeof(double));
   dgetrf_(&n, &n, d->LU, &n, d->ipiv, &info);
   if (info < 0) return LV_ELINSOL;
   if (info > 0) return LV_ESINGULAR; /* exactly zero pivot */
@@ -227,6 +234,17 @@ double lv_dense_rcond(lv_linsol *ls) {
   const int n = ls->n;
   int info = 0;
   double rcond = 0.0;
+  if (d->anorm_pending) { /* the small path's matrix, as in lv_dense_factor */
+    double anorm = 0.0;
+    for (int j = 0; j < n; j++) {
+      const double *c = d->A0 + (size_t)j * (size_t)n;
+      double s = 0.0;
+      for (int i = 0; i < n; i++) s += fabs(c[i]);
+      if (s > anorm) anorm = s;
+    }
+    d->anorm = anorm;
+    d->anorm_pending = 0;
+  }
   dgecon_("1", &n, d->LU, &n, &d->anorm, &rcond, d->work, d->iwork, &info, 1);
   if (info != 0) return -2.0;
   ls->rcond = rcond;

@@ -41,17 +41,49 @@
 #include "genalpha_impl.h"
 #include "schemes/history.h"
 
-/* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */
-static int iterate_matrices(genalpha *g) {
+/* M(q_{n+1}) of the current iterate (once if constant). */
+static int iterate_mass(genalpha *g) {
   if (!g->mc_valid) {
     LV_CHECK(lv_spm_mass_matrix(g->m, g->q1, &g->Mc));
     g->mc_valid = g->mass_constant;
   }
+  return 0;
+}
+
+/* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */
+static int iterate_matrices(genalpha *g) {
+  LV_CHECK(iterate_mass(g));
   if (!g->g1_valid && g->nc > 0) {
     LV_CHECK(lv_spm_constraint_jac(g->m, g->q1, &g->G1));
     g->g1_valid = 1;
   }
   return 0;
+}
+
+/* A captured matrix's last adds, replayed into another capture (the same
+ * positions and values in the same order as its callback wrote them). */
+static int replay_capture(void *ctx, lv_sink *s) {
+  const lv_spm *A = ctx;
+  for (size_t c = 0; c < A->pcnt; c++) LV_CHECK(s->add(s, A->pi[c], A->pj[c], A->tv[c]));
+  return 0;
+}
+
+/* B_n = G(q_n) for index 2.  The previous step's last residual captured
+ * G at its converged iterate, which the commit made q_n: replayed when q_n
+ * is still that iterate, bit for bit (the callback otherwise). */
+static int capture_bn(genalpha *g, const double *qn) {
+  if (g->g1_valid && memcmp(g->q1, qn, (size_t)g->nq * sizeof(double)) == 0)
+    return lv_spm_fill(&g->Bn, g->nc, g->nv, replay_capture, &g->G1);
+  return lv_spm_constraint_jac(g->m, qn, &g->Bn);
+}
+
+/* df/dv at the iterate, captured (index 2 writes it into two blocks). */
+typedef struct {
+  const genalpha *g;
+} cdv_ctx;
+static int cap_force_dv(void *ctx, lv_sink *s) {
+  const genalpha *g = ((const cdv_ctx *)ctx)->g;
+  return lv_model_force_dv(g->m, g->t1, g->q1, g->v1, s);
 }
 
 /* ---- Newton problem ---- */
@@ -60,7 +92,12 @@ static int ga_residual(void *ctx, double *r) {
   genalpha *g = ctx;
   const lv_model *m = g->m;
   int d = g->nv, k = g->nc;
-  LV_CHECK(iterate_matrices(g));
+  /* G is captured where the Newton matrix needs it too (the predictor,
+   * g->g1_wanted) or for index 2 (G v as well); elsewhere G^T lambda comes
+   * straight from the callback through a product sink, which sums the
+   * same terms in the same order as the captured G's replay. */
+  int capture_g = k > 0 && (g->g1_valid || g->g1_wanted || g->index == 2);
+  LV_CHECK(capture_g ? iterate_matrices(g) : iterate_mass(g));
   memset(r, 0, (size_t)d * sizeof(double));
   lv_spm_seq_matvec(&g->Mc, g->vd1, r, 0);
   if (g->has_dV) {
@@ -71,7 +108,12 @@ static int ga_residual(void *ctx, double *r) {
     LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
     for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
   }
-  if (k > 0) lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
+  if (capture_g) {
+    lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
+  } else if (k > 0) {
+    lv_matvec_sink ms;
+    LV_CHECK(lv_model_constraint_jac(m, g->q1, lv_matvec_sink_init(&ms, k, d, g->lam1, r, 1)));
+  }
   double sb = 1.0 / g->bp;
   for (int i = 0; i < d; i++) r[i] *= sb;
   if (k > 0) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
@@ -93,7 +135,16 @@ static int assemble(genalpha *g, lv_assembly *A) {
   /* (1,1): M + (gamma'/beta') C_t + (1/beta') K_t T,  C_t = -df/dv,
    * K_t = D_q(M vd) + d2V - df/dq + D_q(G^T lambda). */
   lv_blk_seq(A, &g->Mc, 0, 0, 1.0, 0, NULL);
-  if (g->has_force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
+  /* index 2 needs C_t twice (here and times B_n^T): one callback, captured
+   * and replayed in its order, so both blocks get the callback's bits */
+  int cdv = g->has_force && g->index == 2 && k > 0;
+  if (cdv) {
+    cdv_ctx cc = {g};
+    LV_CHECK(lv_spm_fill(&g->Cdv, d, d, cap_force_dv, &cc));
+    lv_blk_seq(A, &g->Cdv, 0, 0, -cg, 0, NULL);
+  } else if (g->has_force) {
+    LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
+  }
   if (g->has_dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
   if (g->has_force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
   if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
@@ -105,7 +156,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
   if (g->index != 2) return 0;
   /* (1,zeta): (M + (gamma'/beta') C_t) B_n^T */
   lv_blk_seq(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
-  if (g->has_force) LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, d, d, d, -cg, 0, &g->Bn)));
+  if (cdv) lv_blk_seq(A, &g->Cdv, 0, d, -cg, 0, &g->Bn);
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
   lv_blk_seq(A, &g->G1, d + k, 0, sgp, 0, NULL);
@@ -152,6 +203,7 @@ static int ga_update(void *ctx, const double *dx) {
   const double *dl = dx + (g->index == 2 ? d + k : d);
   for (int i = 0; i < k; i++) g->lam1[i] += g->bp * dl[i];
   g->g1_valid = 0;
+  g->g1_wanted = 0; /* simplified Newton forms its matrix at the predictor only */
   g->mc_valid = g->mc_valid && g->mass_constant;
   return lv_space_compose_exp(g->sp, g->s->q, g->h, g->dq, g->q1);
 }
@@ -174,7 +226,6 @@ static int ga_weights(void *ctx, const double *tol, double *w) {
 
 /* The step's parameters and the predictor: the first Newton iterate. */
 static int ga_predict(genalpha *g, lv_stepper *st, double h) {
-  const lv_model *m = g->m;
   lv_state *s = st->state;
   int d = g->nv, k = g->nc;
   double am = g->am, af = g->af, be = g->beta, ga = g->gam;
@@ -187,6 +238,7 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   g->an = g->a;
   if (g->start_pending) {
     LV_CHECK(ga_perturbed_start(g, h));
+    g->g1_valid = 0; /* q1 served as scratch there */
     g->vn = g->vstart;
     g->an = g->astart;
   }
@@ -203,7 +255,7 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   }
   memcpy(g->lam1, s->lambda, (size_t)k * sizeof(double));
   if (g->index == 2 && k > 0) {
-    LV_CHECK(lv_spm_constraint_jac(m, s->q, &g->Bn));
+    LV_CHECK(capture_bn(g, s->q));
     memcpy(g->eta, s->gamma, (size_t)k * sizeof(double));
     memset(g->bnz, 0, (size_t)d * sizeof(double));
     ga_bn_t_apply(g, g->eta, g->bnz);
@@ -212,6 +264,7 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   if (g->corr_paper || g->sigma != 0.0) LV_CHECK(ga_sigma_predict(g));
   LV_CHECK(lv_space_compose_exp(g->sp, s->q, h, g->dq, g->q1));
   g->g1_valid = 0; /* new iterate */
+  g->g1_wanted = 1; /* the Newton matrix is formed here */
   g->mc_valid = g->mc_valid && g->mass_constant;
   return 0;
 }
@@ -241,8 +294,14 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     ns->factorizations++;
   }
 
-  /* commit (p = M v first: the only evaluation that can still fail) */
-  LV_CHECK(lv_model_mass_apply(m, g->q1, g->v1, g->tmp));
+  /* commit (p = M v first: the only evaluation that can still fail; a
+   * constant M is the one captured, replayed in the callback's order) */
+  if (g->mass_constant && g->mc_valid) {
+    memset(g->tmp, 0, (size_t)d * sizeof(double));
+    lv_spm_seq_matvec(&g->Mc, g->v1, g->tmp, 0);
+  } else {
+    LV_CHECK(lv_model_mass_apply(m, g->q1, g->v1, g->tmp));
+  }
   memcpy(s->p, g->tmp, (size_t)d * sizeof(double));
   memcpy(s->q, g->q1, (size_t)g->nq * sizeof(double));
   memcpy(s->v, g->v1, (size_t)d * sizeof(double));

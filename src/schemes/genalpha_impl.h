@@ -50,7 +50,9 @@ typedef struct {
   lv_spm Bn;                     /* G(q_n), keyed by column: rows of B_n^T */
   lv_spm G1;                     /* G(q_{n+1}) at the current iterate */
   lv_spm Mc;                     /* M (recorded once if constant, else per iterate) */
+  lv_spm Cdv;                    /* df/dv at the iterate (index 2: two blocks of the Newton matrix) */
   int g1_valid, mc_valid;
+  int g1_wanted;                 /* the iterate is the predictor, where the Newton matrix needs G1 */
   lv_newton *nw;
   lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
   double *saved;              /* a, v', dqc at the last save (halving), 3 nv */

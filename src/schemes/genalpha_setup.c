@@ -139,6 +139,7 @@ void ga_destroy(lv_stepper *st) {
   lv_spm_free(&g->Bn);
   lv_spm_free(&g->G1);
   lv_spm_free(&g->Mc);
+  lv_spm_free(&g->Cdv);
   free(g->vfac);
   free(g->rb);
   free(g->rk);
@@ -221,6 +222,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   lv_spm_init_grouped(&g->Bn, 1);
   lv_spm_init_grouped(&g->G1, 0);
   lv_spm_init_grouped(&g->Mc, 0);
+  lv_spm_init_grouped(&g->Cdv, 0);
   LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
   *lv_newton_opts(g->nw) = st->newton;
   LV_CHECK(lv_saddle_new(&g->saddle, m, st->linsol_kind, st->linsol_threshold));

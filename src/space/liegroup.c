@@ -73,12 +73,14 @@ static double dot3(const double a[3], const double b[3]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-/* a = sin phi / phi, b = (1 - cos phi)/phi^2, c = (phi - sin phi)/phi^3. */
+/* a = sin phi / phi, b = (1 - cos phi)/phi^2, c = (phi - sin phi)/phi^3
+ * (c not computed if NULL: exp needs a and b only). */
 static void so3_coef(double phi, double *a, double *b, double *c) {
   *a = sinc(phi);
   /* Half-angle form: free of cancellation for every phi. */
   double s = sinc(0.5 * phi);
   *b = 0.5 * s * s;
+  if (!c) return;
   if (phi < 1.0)
     *c = horner(SER_C, NELEM(SER_C), phi * phi);
   else
@@ -210,8 +212,8 @@ void lv_hat3(const double a[3], double A[9]) {
 
 /* Rodrigues with psi~^2 = psi psi^T - phi^2 I: R = cos phi I + a psi~ + b psi psi^T. */
 void lv_so3_exp(const double psi[3], double R[9]) {
-  double phi = norm3(psi), a, b, c;
-  so3_coef(phi, &a, &b, &c);
+  double phi = norm3(psi), a, b;
+  so3_coef(phi, &a, &b, NULL);
   so3_combo(psi, cos(phi), a, b, R);
 }
 

@@ -1,0 +1,78 @@
+/* The small-matrix kernels of the dense back-end (dense.c), included
+ * twice there: once with loops as written (any n), once with every loop
+ * unrolled for the sizes instantiated with a constant n.  Not a header of
+ * its own interface: SMALL_FN (the name) and SMALL_UNROLL are set by the
+ * includer. */
+/* In-place LU of the column-major n x n matrix a: LAPACK's dgetf2.  Returns 0, or 1 on an
+ * exactly zero or non-finite pivot (the caller then refactors with LAPACK,
+ * which reports the exact singularity its own way). */
+SMALL_INLINE int SMALL_FN(getf2)(const int n, double *restrict a, int *restrict ipiv) {
+  SMALL_UNROLL
+  for (int k = 0; k < n; k++) {
+    double *restrict ck = a + (size_t)k * (size_t)n;
+    int p = k;
+    double amax = fabs(ck[k]);
+    SMALL_UNROLL
+    for (int i = k + 1; i < n; i++) {
+      double v = fabs(ck[i]);
+      if (v > amax) {
+        amax = v;
+        p = i;
+      }
+    }
+    ipiv[k] = p + 1;
+    if (!(amax > 0.0) || !isfinite(amax)) return 1;
+    if (p != k)
+      SMALL_UNROLL
+      for (int j = 0; j < n; j++) {
+        double *c = a + (size_t)j * (size_t)n;
+        double t = c[k];
+        c[k] = c[p];
+        c[p] = t;
+      }
+    const double r = 1.0 / ck[k];
+    SMALL_UNROLL
+    for (int i = k + 1; i < n; i++) ck[i] *= r;
+    SMALL_UNROLL
+    for (int j = k + 1; j < n; j++) {
+      double *restrict cj = a + (size_t)j * (size_t)n;
+      const double akj = cj[k];
+      if (akj != 0.0)
+        SMALL_UNROLL
+        for (int i = k + 1; i < n; i++) cj[i] -= ck[i] * akj;
+    }
+  }
+  return 0;
+}
+
+/* x := A^-1 x with the factors of small_getf2 or dgetrf (dgetrs 'N'). */
+SMALL_INLINE void SMALL_FN(getrs)(const int n, const double *restrict a, const int *restrict ipiv, double *restrict x) {
+  SMALL_UNROLL
+  for (int k = 0; k < n; k++) {
+    int p = ipiv[k] - 1;
+    if (p != k) {
+      double t = x[k];
+      x[k] = x[p];
+      x[p] = t;
+    }
+  }
+  SMALL_UNROLL
+  for (int j = 0; j < n; j++) { /* L y = P b, unit diagonal */
+    const double xj = x[j];
+    if (xj != 0.0) {
+      const double *restrict c = a + (size_t)j * (size_t)n;
+      SMALL_UNROLL
+      for (int i = j + 1; i < n; i++) x[i] -= c[i] * xj;
+    }
+  }
+  SMALL_UNROLL
+  for (int j = n - 1; j >= 0; j--) { /* U x = y */
+    const double *restrict c = a + (size_t)j * (size_t)n;
+    x[j] /= c[j];
+    const double xj = x[j];
+    if (xj != 0.0)
+      SMALL_UNROLL
+      for (int i = 0; i < j; i++) x[i] -= c[i] * xj;
+  }
+}
+
