@@ -63,8 +63,8 @@ static int iterate_matrices(genalpha *g) {
 /* A captured matrix's last adds, replayed into another capture (the same
  * positions and values in the same order as its callback wrote them). */
 static int replay_capture(void *ctx, lv_sink *s) {
-  const lv_spm *A = ctx;
-  for (size_t c = 0; c < A->pcnt; c++) LV_CHECK(s->add(s, A->pi[c], A->pj[c], A->tv[c]));
+  const lv_recorder *r = &((const lv_spm *)ctx)->rec;
+  for (size_t c = 0; c < r->rcnt; c++) LV_CHECK(s->add(s, r->ri[c], r->rj[c], r->cv[c]));
   return 0;
 }
 
