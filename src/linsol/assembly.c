@@ -14,12 +14,11 @@ int lv_assembly_init(lv_assembly *a, int n, int dense) {
     a->D = lv_calloc(nn * nn, sizeof(double));
     return a->D ? 0 : LV_ENOMEM;
   }
-  a->cap = 4 * (size_t)n + 16;
-  a->ci = malloc(a->cap * sizeof(int));
-  a->cj = malloc(a->cap * sizeof(int));
-  a->cv = malloc(a->cap * sizeof(double));
+  /* ci/cj/cv come with the first add (lv_assembly_grow_): a solver that
+   * never assembles (the diagnostics' mass matrix of a run without output)
+   * holds nothing but Ap */
   a->Ap = lv_calloc((size_t)n + 1, sizeof(int));
-  return (a->ci && a->cj && a->cv && a->Ap) ? 0 : LV_ENOMEM;
+  return a->Ap ? 0 : LV_ENOMEM;
 }
 
 void lv_assembly_free(lv_assembly *a) {
@@ -50,7 +49,7 @@ void lv_assembly_begin(lv_assembly *a) {
 }
 
 int lv_assembly_grow_(lv_assembly *a) {
-  size_t cap = 2 * a->cap;
+  size_t cap = a->cap ? 2 * a->cap : (size_t)a->n + 16;
   int *ci = realloc(a->ci, cap * sizeof(int));
   if (ci == NULL) return LV_ENOMEM;
   a->ci = ci;
@@ -135,6 +134,10 @@ static int record(lv_assembly *a) {
   }
   for (int j = 0; j < n; j++) a->Ap[j + 1] += a->Ap[j];
   a->nnz = nnz;
+  if ((size_t)nnz < cnt) { /* duplicates merged: Ai was sized for every add */
+    int *Ai = realloc(a->Ai, (nnz ? (size_t)nnz : 1) * sizeof(int));
+    if (Ai) a->Ai = Ai;
+  }
   a->Ax = lv_calloc(nnz ? (size_t)nnz : 1, sizeof(double));
   if (a->Ax == NULL) {
     rc = LV_ENOMEM;
@@ -157,6 +160,18 @@ int lv_assembly_finish(lv_assembly *a) {
   if (a->match) lv_assembly_mismatch_(a, a->cnt);
   LV_CHECK(record(a));
   for (size_t k = 0; k < a->cnt; k++) a->Ax[a->map[k]] += a->cv[k];
+  /* The doubling in lv_assembly_grow_ left up to twice the adds' room:
+   * fit it to the recorded count, which every later assembly of this
+   * pattern repeats (a longer one grows again). */
+  if (a->cnt > 0 && a->cnt < a->cap) {
+    int *ci = realloc(a->ci, a->cnt * sizeof(int));
+    if (ci) a->ci = ci;
+    int *cj = realloc(a->cj, a->cnt * sizeof(int));
+    if (cj) a->cj = cj;
+    double *cv = realloc(a->cv, a->cnt * sizeof(double));
+    if (cv) a->cv = cv;
+    a->cap = a->cnt; /* a shrink that failed left its array larger: safe */
+  }
   a->match = 1;
   a->mis = a->cnt;
   return 0;

@@ -185,6 +185,13 @@ static int build_pattern(lv_spm *A) {
     for (int i = 0; i < nr; i++) rp[i + 1] += rp[i];
     A->nnz = nnz;
     A->version++;
+    if ((size_t)nnz < cnt) { /* duplicates merged: ci/val were sized for every add */
+      size_t z = nnz ? (size_t)nnz : 1;
+      int *cz = realloc(A->ci, z * sizeof(int));
+      if (cz) A->ci = cz;
+      double *vz = realloc(A->val, z * sizeof(double));
+      if (vz) A->val = vz;
+    }
   } else {
     A->version = 0; /* no usable pattern */
     A->pcnt = 0;
@@ -251,6 +258,17 @@ int lv_spm_end(lv_spm *A, int callback_status) {
   LV_CHECK(build_pattern(A));
   if (A->nnz) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   for (size_t k = 0; k < A->tcnt; k++) A->val[A->map[k]] += A->tv[k];
+  /* the capture's doubling left up to twice the adds' room: fit it to the
+   * pattern's count, which later captures repeat (a longer one grows) */
+  if (A->tcnt > 0 && A->tcnt < A->tcap) {
+    int *ti = realloc(A->ti, A->tcnt * sizeof(int));
+    if (ti) A->ti = ti;
+    int *tj = realloc(A->tj, A->tcnt * sizeof(int));
+    if (tj) A->tj = tj;
+    double *tv = realloc(A->tv, A->tcnt * sizeof(double));
+    if (tv) A->tv = tv;
+    A->tcap = A->tcnt; /* a shrink that failed left its array larger: safe */
+  }
   return 0;
 }
 
