@@ -105,7 +105,7 @@ printf '[run]\nmodel = pendulum3d\nscheme = rattle\nt-end = inf\n' >inf.ini
 expect_usage "t-end = inf in a run file" run inf.ini
 grep -q 'no failure' err.txt && bad "t-end = inf says 'no failure'" || ok "t-end = inf does not say 'no failure'"
 expect_usage "chain N=2.5" run chain --param N=2.5 --t-end 0.01
-grep -q "refuses N = 2.5 (N: number of particles (1 .. 100000))" err.txt && ok "a refused model parameter is named with its range" ||
+grep -q "refuses N = 2.5 (N: number of particles (1 .. 10000000))" err.txt && ok "a refused model parameter is named with its range" ||
   bad "refused model parameter: $(cat err.txt)"
 expect_usage "pendulum3d l=-1 with m=2" run pendulum3d --param m=2 --param l=-1 --t-end 0.01
 grep -q "refuses l = -1" err.txt && ok "the refused one of two parameters is named" || bad "two parameters: $(cat err.txt)"
