@@ -10,7 +10,7 @@
  *   Z(q; w)   = D_q(G w):  row k = (w_k - w_{k-1})^T / l at x_k, minus that at x_{k-1}.
  *
  * The constraints are scaled by 1/l so that G has unit-vector rows for any
- * link length: the Newton matrices stay O(1) whether N = 10 or 10^5.
+ * link length: the Newton matrices stay O(1) whether N = 10 or 10^6.
  * Every matrix callback writes O(N) entries in a fixed order, so the sparse
  * path assembles and analyses once.  Symmetry: rotation about the vertical
  * axis through the suspension point (momentum map: vertical angular momentum).
@@ -136,7 +136,7 @@ static int sym(int s, const double *q, double *xi, void *u) {
 }
 
 static const lv_param_info params[] = {
-    {"N", "10", "number of particles (1 .. 100000)"},
+    {"N", "10", "number of particles (1 .. 10000000)"},
     {"m", "1", "mass of each particle"},
     {"l", "1", "length of each link"},
     {"gravity", "9.81", "gravitational acceleration (along -e3)"},
@@ -157,7 +157,7 @@ static int create(const lv_kv *kv, lv_model **out) {
   if (!rc) rc = lv_kv_double(kv, "gravity", 9.81, &C->g0);
   if (!rc) rc = lv_kv_double(kv, "angle", 90.0, &angle);
   if (!rc) rc = lv_kv_double(kv, "vy", 1.0, &vy);
-  if (!rc && (C->N < 1 || C->N > 100000 || !(C->m > 0) || !(C->l > 0) || !isfinite(C->m) ||
+  if (!rc && (C->N < 1 || C->N > 10000000 || !(C->m > 0) || !(C->l > 0) || !isfinite(C->m) ||
               !isfinite(C->l) || !isfinite(C->g0) || !isfinite(angle) || !isfinite(vy)))
     rc = LV_EINPUT;
   double *q0 = NULL, *v0 = NULL;

@@ -105,7 +105,7 @@ printf '[run]\nmodel = pendulum3d\nscheme = rattle\nt-end = inf\n' >inf.ini
 expect_usage "t-end = inf in a run file" run inf.ini
 grep -q 'no failure' err.txt && bad "t-end = inf says 'no failure'" || ok "t-end = inf does not say 'no failure'"
 expect_usage "chain N=2.5" run chain --param N=2.5 --t-end 0.01
-grep -q "refuses N = 2.5 (N: number of particles (1 .. 100000))" err.txt && ok "a refused model parameter is named with its range" ||
+grep -q "refuses N = 2.5 (N: number of particles (1 .. 10000000))" err.txt && ok "a refused model parameter is named with its range" ||
   bad "refused model parameter: $(cat err.txt)"
 expect_usage "pendulum3d l=-1 with m=2" run pendulum3d --param m=2 --param l=-1 --t-end 0.01
 grep -q "refuses l = -1" err.txt && ok "the refused one of two parameters is named" || bad "two parameters: $(cat err.txt)"
@@ -134,10 +134,10 @@ elif [ "$lst" -eq 0 ]; then
     ok "ulimit -v 150000: status $st, no hang"
   else bad "ulimit -v 150000: status $st (137 = hung and killed), $(cat err.txt)"; fi
   # a model too big for the address space: the out-of-memory sentence, exit 1
-  (ulimit -v 300000; timeout -s KILL 30 "$L" run chain --param N=100000 --scheme genalpha --step 1e-3 --t-end 1e-3 \
+  (ulimit -v 300000; timeout -s KILL 30 "$L" run chain --param N=1000000 --scheme genalpha --step 1e-3 --t-end 1e-3 \
     --out /dev/null >out.txt 2>err.txt); st=$?
-  [ "$st" -eq 1 ] && grep -q 'out of memory' err.txt && ok "ulimit -v 300000, chain N=1e5: out of memory, exit 1" ||
-    bad "ulimit -v 300000, chain N=1e5: status $st, $(cat err.txt)"
+  [ "$st" -eq 1 ] && grep -q 'out of memory' err.txt && ok "ulimit -v 300000, chain N=1e6: out of memory, exit 1" ||
+    bad "ulimit -v 300000, chain N=1e6: status $st, $(cat err.txt)"
 else skip "ulimit -v is not available, or this build cannot start under it"; fi
 
 [ "$fails" -eq 0 ] || { echo "$fails output check(s) failed"; exit 1; }

@@ -392,6 +392,10 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     cli_error("scheme '%s' cannot run model '%s': %s.", r->scheme, lv_model_name(model), why);
     return CLI_USAGE;
   }
+  if (rc == LV_ENOMEM) { /* not the user's input: the machine's memory (exit 1, like a run that runs out) */
+    cli_error("scheme '%s' cannot run model '%s': %s.", r->scheme, lv_model_name(model), lv_strerror(rc));
+    return CLI_FAILED;
+  }
   if (rc) {
     cli_error("scheme '%s' cannot run model '%s': %s.", r->scheme, lv_model_name(model), lv_strerror(rc));
     return CLI_USAGE;

@@ -5,8 +5,10 @@
 struct lv_diag {
   const lv_model *m;
   int has_p;
-  lv_linsol *mass;      /* factorised M for M^{-1} p (schemes with momenta) */
+  lv_linsol *mass;      /* factorised M for M^{-1} p (schemes with momenta), made on first need */
   int mass_factored;
+  int mass_tried;       /* the diagonal form below was tried (constant M) */
+  double *md;           /* constant diagonal M of at least LV_LINSOL_AUTO_THRESHOLD rows: diag(M) */
   double *y, *tmp, *xi, *gbuf, *momentum, *J0;
   /* a constant mass matrix's entries in its callback's order, for M v
    * without the callback (mcap_n < 0: not captured, or not capturable) */
@@ -35,7 +37,6 @@ int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p) {
   d->momentum = lv_calloc((size_t)ns, sizeof(double));
   d->J0 = lv_calloc((size_t)ns, sizeof(double));
   int rc = (d->y && d->tmp && d->xi && d->gbuf && d->momentum && d->J0) ? 0 : LV_ENOMEM;
-  if (!rc && has_p) rc = lv_linsol_new(&d->mass, LV_LINSOL_AUTO, nv, 0);
   if (rc) {
     lv_diag_free(d);
     return rc;
@@ -63,6 +64,7 @@ void lv_diag_writer_init(lv_diag_writer *w, lv_diag *d, FILE *csv) {
 void lv_diag_free(lv_diag *d) {
   if (!d) return;
   lv_linsol_free(d->mass);
+  free(d->md);
   free(d->y);
   free(d->tmp);
   free(d->xi);
@@ -81,10 +83,66 @@ void lv_diag_reset(lv_diag *d) {
   d->mean_t = d->mean_e = d->c_te = d->c_tt = 0.0;
 }
 
+/* Capture of a mass matrix that is diagonal: the entries summed per row in
+ * add order (as the solver's assembly sums them); any entry off the
+ * diagonal, or not finite, disqualifies it. */
+typedef struct {
+  lv_sink sink; /* first member: the add callback casts back */
+  double *md;
+  int n, off;
+} diag_capture;
+
+static int diag_capture_add(lv_sink *s, int i, int j, double v) {
+  diag_capture *c = (diag_capture *)s;
+  if (i < 0 || j < 0 || i >= c->n || j >= c->n) return LV_EINPUT;
+  if (i != j || !isfinite(v))
+    c->off = 1;
+  else
+    c->md[i] += v;
+  return 0;
+}
+
+/* A constant diagonal M with at least LV_LINSOL_AUTO_THRESHOLD rows: the
+ * automatic solver would take the sparse path, and KLU would scale each
+ * row by its |m_ii| (one singleton block per row, pivot 1) and return
+ * (p_i / |m_ii|) / sign(m_ii) = p_i / m_ii: the same bits as the division
+ * here, without the solver's pattern, factors and assembly (about 1 kB per
+ * particle of a chain, twice: the integrator's and the program's
+ * diagnostics).  Smaller or other mass matrices go to the solver. */
+static void try_diagonal(lv_diag *d, const double *q) {
+  const lv_model *m = d->m;
+  int nv = lv_model_nv(m);
+  d->mass_tried = 1;
+  if (nv < LV_LINSOL_AUTO_THRESHOLD || !lv_model_mass_constant(m)) return;
+  diag_capture c;
+  memset(&c, 0, sizeof c);
+  c.sink.add = diag_capture_add;
+  c.sink.target = &c;
+  c.sink.nrows = c.sink.ncols = nv;
+  c.sink.scale = 1.0;
+  c.n = nv;
+  c.md = lv_calloc((size_t)nv, sizeof(double));
+  if (!c.md) return; /* the solver path reports the shortage */
+  int ok = lv_model_mass(m, q, &c.sink) == 0 && !c.off;
+  for (int i = 0; i < nv && ok; i++) ok = c.md[i] != 0.0 && isfinite(c.md[i]);
+  if (ok)
+    d->md = c.md;
+  else
+    free(c.md);
+}
+
 /* d->y = M(q)^{-1} p; a constant mass matrix is factorised once. */
 static int solve_mass(lv_diag *d, const double *q, const double *p) {
   const lv_model *m = d->m;
   int nv = lv_model_nv(m);
+  if (!d->mass_tried) try_diagonal(d, q);
+  if (d->md) {
+    /* the solver's statuses: a non-finite right-hand side, a non-finite solution */
+    if (!lv_all_finite(nv, p)) return LV_ENONFINITE;
+    for (int i = 0; i < nv; i++) d->y[i] = p[i] / d->md[i];
+    return lv_all_finite(nv, d->y) ? 0 : LV_ESINGULAR;
+  }
+  if (!d->mass) LV_CHECK(lv_linsol_new(&d->mass, LV_LINSOL_AUTO, nv, 0));
   if (!d->mass_factored || !lv_model_mass_constant(m)) {
     LV_CHECK(lv_linsol_begin(d->mass));
     lv_sink s = lv_linsol_sink(d->mass);

@@ -123,6 +123,7 @@ static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, 
     }
     for (int g = 0; g < nkeys; g++) p[g + 1] += p[g];
     *nnz = nz;
+    if ((size_t)nz < cnt) (void)resize_int(idx, nz ? (size_t)nz : 1); /* merged: idx was sized for every add */
     free(count);
     free(ord1);
     free(ord2);
@@ -141,6 +142,16 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
   double *v = *val;
   memset(v, 0, z * sizeof(double));
   for (size_t k = 0; k < r->cnt; k++) v[r->map[k]] += r->cv[k];
+  /* The doubling in lv_recorder_grow_ left up to twice the adds' room: fit
+   * it to the recorded count, which every later sequence of this recording
+   * repeats (a longer one grows again).  A shrink that fails leaves its
+   * array larger, which is safe. */
+  if (r->cnt > 0 && r->cnt < r->cap) {
+    (void)resize_int(&r->ci, r->cnt);
+    (void)resize_int(&r->cj, r->cnt);
+    (void)resize_double(&r->cv, r->cnt);
+    r->cap = r->cnt;
+  }
   r->rcnt = r->cnt;
   r->version = ++r->recorded;
   r->match = 1;

@@ -9,11 +9,13 @@ struct lv_saddle {
   const lv_model *m;
   const lv_space *sp;
   int nq, nv, nc;
-  lv_linsol *ls; /* [M G^T; G 0] */
+  lv_linsol *ls; /* [M G^T; G 0]; NULL after lv_saddle_release until the next factorisation */
+  lv_linsol_kind kind;
+  int threshold;
   double *b;     /* right-hand side and solution, nv + nc */
   double *tmp;   /* nv */
   /* position projection (lv_saddle_project_q) */
-  lv_newton *nw;
+  lv_newton *nw;     /* made by the first lv_saddle_project_q */
   const double *q0; /* the given configuration (a copy in q0buf) */
   double *q0buf;    /* nq */
   double *q;        /* the iterate q0 o exp(delta) (the caller's array) */
@@ -30,6 +32,8 @@ int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int t
   S->nq = lv_model_nq(m);
   S->nv = lv_model_nv(m);
   S->nc = lv_model_nc(m);
+  S->kind = kind;
+  S->threshold = threshold;
   /* one block: b (nv + nc), tmp, delta (nv each), mu (nc), q0buf (nq) */
   size_t d = (size_t)S->nv, k = (size_t)S->nc, n = d + k;
   double *w = lv_calloc(n + 2 * d + k + (size_t)S->nq, sizeof(double));
@@ -41,7 +45,6 @@ int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int t
     S->mu = S->delta + d;
     S->q0buf = S->mu + k;
   }
-  if (!rc && k > 0) rc = lv_newton_new(&S->nw, (int)n, kind);
   if (rc) {
     lv_saddle_free(S);
     return rc;
@@ -58,7 +61,16 @@ void lv_saddle_free(lv_saddle *S) {
   free(S);
 }
 
+void lv_saddle_release(lv_saddle *S) {
+  if (!S) return;
+  lv_linsol_free(S->ls);
+  S->ls = NULL;
+  lv_newton_free(S->nw);
+  S->nw = NULL;
+}
+
 int lv_saddle_factor(lv_saddle *S, const double *q) {
+  if (!S->ls) LV_CHECK(lv_linsol_new(&S->ls, S->kind, S->nv + S->nc, S->threshold));
   LV_CHECK(lv_linsol_begin(S->ls));
   lv_sink A = lv_linsol_sink(S->ls);
   LV_CHECK(lv_model_saddle(S->m, q, q, q, &A));
@@ -74,6 +86,7 @@ int lv_saddle_accelerations(lv_saddle *S, double t, const double *q, const doubl
 int lv_saddle_accelerations_factored(lv_saddle *S, double t, const double *q, const double *v, double *vd,
                                      double *lam) {
   int d = S->nv, k = S->nc;
+  if (!S->ls) return LV_EINPUT; /* not factorised since lv_saddle_release */
   LV_CHECK(lv_model_consistent_accelerations(S->m, S->ls, t, q, v, S->b, S->tmp));
   if (vd) memcpy(vd, S->b, (size_t)d * sizeof(double));
   if (lam && k > 0) memcpy(lam, S->b + d, (size_t)k * sizeof(double));
@@ -134,6 +147,7 @@ static int proj_update(void *ctx, const double *dx) {
 int lv_saddle_project_q(lv_saddle *S, double *q, int to_roundoff) {
   if (S->nc == 0) return 0;
   int n = S->nv + S->nc;
+  if (!S->nw) LV_CHECK(lv_newton_new(&S->nw, n, S->kind));
   memcpy(S->q0buf, q, (size_t)S->nq * sizeof(double));
   memset(S->delta, 0, (size_t)S->nv * sizeof(double));
   memset(S->mu, 0, (size_t)S->nc * sizeof(double));

@@ -7,7 +7,9 @@
  *   position projection       q <- q o exp(delta), the M-closest point on g = 0.
  * One object per user (an integrator's initial projection, a generalized-
  * alpha, BLieDF or RATTLie stepper); all storage is allocated by lv_saddle_new, so
- * the operations allocate nothing.  Uses only the model's public interface
+ * the operations allocate nothing -- except the position projection's
+ * Newton solver, made by its first use, and a factorisation released by
+ * lv_saddle_release, made again by the next lv_saddle_factor.  Uses only the model's public interface
  * and lv_model_saddle / lv_model_consistent_accelerations.  Not installed. */
 #ifndef LIVENS_SADDLE_H
 #define LIVENS_SADDLE_H
@@ -21,6 +23,13 @@ typedef struct lv_saddle lv_saddle;
  * LV_ENOMEM, or the linear solver's status. */
 int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int threshold);
 void lv_saddle_free(lv_saddle *S);
+
+/* Free the factorisation and the solvers' storage (the saddle matrix's
+ * pattern, factors and assembly: about 1 kB per particle of a chain) until
+ * the next lv_saddle_factor (or a function that factorises) makes them
+ * again; for a caller that needs the saddle only at its start.  Solves
+ * without a factorisation since then return LV_EINPUT. */
+void lv_saddle_release(lv_saddle *S);
 
 /* Assemble and factorise [M(q) G(q)^T; G(q) 0]: 0, LV_ESINGULAR (singular
  * mass or dependent constraints) or an evaluation's status. */

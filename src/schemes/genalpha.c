@@ -208,6 +208,55 @@ static int ga_update(void *ctx, const double *dx) {
   return lv_space_compose_exp(g->sp, g->s->q, g->h, g->dq, g->q1);
 }
 
+/* Round-off scale (lv_newton_set_scale), on a linear space (q1 has nv
+ * components): the error that positions known only to eps |q1| leave in
+ * each row, as em_scale and RATTLE's stage1_scale judge theirs.
+ *  - the force rows (times 1/beta'): |M| |vd1| + |G^T| |lambda| (the
+ *    rounding of the sums) + |H(q1; lambda)| |q1| + |d2V| |q1| (their
+ *    q-derivatives);
+ *  - g(q1): |G(q1)| |q1|;
+ *  - index 2, s3 G(q1) v1: s3 (|G| |v1| + |Z(q1; v1)| |q1|).
+ * Far from the origin they exceed the absolute tolerance whatever Newton
+ * does: the chain at N = 10^6 (positions up to 10^6, multipliers up to
+ * 10^7) leaves g at 1e-10 and took 40 iterations to fail its first step;
+ * N = 10^4 with links of length 100 fails the same way.  Near the origin
+ * (every other built-in model) they stay below res_tol / res_rtol and the
+ * test is the absolute one as before.  Lie group spaces keep the absolute
+ * test (no scale set). */
+static int ga_scale(void *ctx, double *sc) {
+  genalpha *g = ctx;
+  const lv_model *m = g->m;
+  int d = g->nv, k = g->nc;
+  double *t = g->tmp2;
+  LV_CHECK(lv_model_mass_apply_abs(m, g->q1, g->vd1, sc));
+  if (g->has_dV) {
+    LV_CHECK(lv_model_hess_potential_apply_abs(m, g->q1, g->q1, t));
+    for (int i = 0; i < d; i++) sc[i] += t[i];
+  }
+  if (k > 0) {
+    LV_CHECK(lv_model_GT_apply_abs(m, g->q1, g->lam1, t));
+    for (int i = 0; i < d; i++) sc[i] += t[i];
+    LV_CHECK(lv_model_hessian_apply_abs(m, g->q1, g->lam1, g->q1, t));
+    for (int i = 0; i < d; i++) sc[i] += t[i];
+  }
+  double sb = 1.0 / g->bp;
+  for (int i = 0; i < d; i++) sc[i] *= sb;
+  if (k == 0) return 0;
+  LV_CHECK(lv_model_G_apply_abs(m, g->q1, g->q1, sc + d));
+  if (g->index == 2) {
+    double *sv = sc + d + k;
+    LV_CHECK(lv_model_G_apply_abs(m, g->q1, g->v1, sv));
+    LV_CHECK(lv_model_curvature_apply_abs(m, g->q1, g->v1, g->q1, t));
+    for (int i = 0; i < k; i++) sv[i] = g->s3 * (sv[i] + t[i]);
+  }
+  return 0;
+}
+
+int ga_set_scale(genalpha *g) {
+  if (lv_space_is_linear(g->sp) && g->nq == g->nv) lv_newton_set_scale(g->nw, ga_scale);
+  return 0;
+}
+
 /* WRMS weights of the spec (§2.6): Dx against h Dq, zeta against h eta,
  * dlambda = beta' dlambda^ against lambda. */
 static int ga_weights(void *ctx, const double *tol, double *w) {
@@ -243,6 +292,12 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
     g->an = g->astart;
   }
   const double *vn = g->vn, *an = g->an;
+  /* Without projections the saddle-point factorisation is needed only by
+   * the start (consistent v'0, perturbed starting values): free it before
+   * the first Newton matrix is factorised (the chain at N = 10^6: 1 kB per
+   * particle of a peak of 4.4 kB).  A restart after a halving makes it
+   * again. */
+  if (!g->project_every && g->nproj == 0) lv_saddle_release(g->saddle);
 
   /* Predictor: v'_{n+1} = v'_n (constant acceleration), lambda_{n+1} =
    * lambda_n, eta = eta_{n-1}; the rest from the linear relations, so that

@@ -94,6 +94,7 @@ int ga_sigma_predict(genalpha *g);
 int ga_sigma_newton_tangent(genalpha *g);
 /* Newton updates: exact corrector (theta += Phi Dx, then v, a, v') and the
  * paper's corrector; y is the velocity-level correction (Dx + B_n^T zeta). */
+int ga_set_scale(genalpha *g); /* the Newton solver's round-off scale (genalpha.c) */
 int ga_sigma_update(genalpha *g, const double *dx, const double *y);
 int ga_sigma_paper_update(genalpha *g, const double *dx, const double *y);
 /* Exact corrector, after the solve: keep (theta - theta_lin) / h for the

@@ -225,6 +225,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   lv_spm_init_grouped(&g->Cdv, 0);
   LV_CHECK(lv_newton_new(&g->nw, g->N, st->linsol_kind));
   *lv_newton_opts(g->nw) = st->newton;
+  LV_CHECK(ga_set_scale(g));
   LV_CHECK(lv_saddle_new(&g->saddle, m, st->linsol_kind, st->linsol_threshold));
   st->linsol = lv_newton_linsol(g->nw);
   st->newton_solver = g->nw; /* the integrator invalidates it on a new h (beta', gamma' change) */
