@@ -526,7 +526,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
      * earlier step even when it took a single iteration (no contraction
      * rate to go by). */
     int many = st->newton.kind == LV_NEWTON_MODIFIED || ns->contraction > 1e-3;
-    lv_newton_polish_policy pol = {many ? 12 : 1, LV_POLISH_INCREMENT, 0.5, V->x, NULL, 0.0, 0, 0};
+    lv_newton_polish_policy pol = {many ? 12 : 1, LV_POLISH_INCREMENT, 0.5, V->x, NULL, 0.0, 0, 0, 1};
     LV_CHECK(lv_newton_polish_with(V->nw, &pb, &pol, ns));
   }
 
