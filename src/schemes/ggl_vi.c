@@ -212,8 +212,13 @@ static int ab_scale(void *ctx, double *sc) {
   int d = V->d, k = V->k;
   memset(sc, 0, (size_t)V->n * sizeof(double));
   if (k == 0) return 0;
+  /* from the G captured at the iterate (no model call): G(qt) for A,
+   * G(q1) for B (G(qt) when theta = 1) */
   const double *qg = V->kind == VI_A ? V->qt : V->q1;
-  return lv_model_G_apply_abs(V->m, qg, qg, sc + d);
+  const lv_spm *G = V->kind == VI_A || V->theta == 1.0 ? &V->sGt : &V->sG1;
+  for (int i = 0; i < d; i++) V->tmp[i] = fabs(qg[i]);
+  lv_spm_absmatvec(G, V->tmp, sc + d);
+  return 0;
 }
 
 /* Coefficients that are fixed for the run (theta) decide which blocks
