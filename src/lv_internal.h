@@ -158,7 +158,10 @@ int lv_opt_double(lv_stepper *st, const char *scheme, const char *key, double de
  *                        x are then stale); sets stats->residual_norm.
  * x: the unknowns, updated additively by pb->update (INCREMENT, CHECKED);
  * xsave: room for a copy (CHECKED).  count_iterations: add the corrections
- * to stats->iterations; residual evaluations are always added. */
+ * to stats->iterations; residual evaluations are always added.
+ * reuse_residual (INCREMENT, CHECKED): the caller has not changed the
+ * iterate or the problem since lv_newton_solve returned, so the residual
+ * that solve ended with serves as the first one (no second evaluation). */
 enum { LV_POLISH_RESIDUAL, LV_POLISH_INCREMENT, LV_POLISH_CHECKED };
 typedef struct {
   int max_corrections;
@@ -168,6 +171,7 @@ typedef struct {
   double floor;
   int count_iterations;
   int rolled_back; /* out */
+  int reuse_residual;
 } lv_newton_polish_policy;
 int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_polish_policy *p,
                           lv_newton_stats *stats);

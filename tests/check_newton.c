@@ -203,7 +203,7 @@ START_TEST(test_polish) {
   loose_solve(nw, &p, &pb, &st);
   it0 = st.iterations;
   int ev0 = st.residual_evals;
-  lv_newton_polish_policy inc = {12, LV_POLISH_INCREMENT, 0.5, p.x, NULL, 0.0, 0, 0};
+  lv_newton_polish_policy inc = {12, LV_POLISH_INCREMENT, 0.5, p.x, NULL, 0.0, 0, 0, 0};
   ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &inc, &st), 0);
   res(&p, r);
   ck_assert_double_lt(fmax(fabs(r[0]), fabs(r[1])), 1e-14);

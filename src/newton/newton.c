@@ -40,6 +40,7 @@ struct lv_newton {
   lv_newton_scale_fn scale_fn;
   lv_newton_scale_fn units_fn;
   int have_factor;  /* a factorisation from an earlier iteration is usable */
+  int r_fresh;      /* r holds the residual at the problem's current iterate (no update since) */
 };
 
 /* res_rtol = 16 DBL_EPSILON: a few ulps of the largest term, with room for
@@ -163,6 +164,7 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
   int since_min = 0;       /* corrected iterates since rbest was last lowered */
   int refactor = !nw->have_factor;
   double tol_pair[2] = {o->atol, o->rtol};
+  nw->r_fresh = 0;
 
   double r2 = 0.0; /* Euclidean norm of the current residual (damping) */
   int have_scale = 0; /* nw->s holds the problem's residual scale for this solve */
@@ -179,6 +181,7 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
   for (;;) {
     rc = eval_residual2(nw, pb, &st, &rnorm, (o->damping || reduce) ? &r2 : NULL); /* r2: damping, reduction */
     if (rc) break;
+    nw->r_fresh = 1;
     st.residual_norm = rnorm;
     /* Only a corrected iterate can pass (see the file comment): the
      * predictor is judged, and corrected, like any other iterate. */
@@ -268,6 +271,7 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
     /* The weights are taken at the iterate before the update, like the
      * usual WRMS tests of implicit integrators. */
     int have_w = pb->weights && pb->weights(pb->ctx, tol_pair, nw->w) == 0;
+    nw->r_fresh = 0;
     rc = pb->update(pb->ctx, nw->dx);
     if (rc) break;
     st.iterations++;
@@ -315,7 +319,7 @@ done:
 }
 
 int lv_newton_polish(lv_newton *nw, const lv_newton_problem *pb, int max_corrections, lv_newton_stats *stats) {
-  lv_newton_polish_policy p = {max_corrections, LV_POLISH_RESIDUAL, 0.5, NULL, NULL, 0.0, 1, 0};
+  lv_newton_polish_policy p = {max_corrections, LV_POLISH_RESIDUAL, 0.5, NULL, NULL, 0.0, 1, 0, 0};
   return lv_newton_polish_with(nw, pb, &p, stats);
 }
 
@@ -332,6 +336,11 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
   memset(&st, 0, sizeof st);
   int n = nw->n, rc = 0;
   double prev = HUGE_VAL;
+  /* The residual a converged solve ended with is the one at the iterate
+   * being polished: taken instead of evaluated again when the caller says
+   * nothing has changed since (reuse_residual). */
+  int have_r = p->reuse_residual && nw->r_fresh;
+  nw->r_fresh = 0;
   if (p->measure == LV_POLISH_RESIDUAL) {
     double rnorm = 0.0;
     for (int k = 0; k < p->max_corrections; k++) {
@@ -349,9 +358,12 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
     }
   } else if (p->measure == LV_POLISH_INCREMENT) {
     for (int k = 0; k < p->max_corrections; k++) {
-      rc = pb->residual(pb->ctx, nw->r);
-      if (rc) break;
-      st.residual_evals++;
+      if (!have_r) {
+        rc = pb->residual(pb->ctx, nw->r);
+        if (rc) break;
+        st.residual_evals++;
+      }
+      have_r = 0;
       rc = lv_linsol_solve(nw->ls, nw->r);
       if (rc) break;
       double dn = lv_vnorm_inf(n, nw->r);
@@ -368,8 +380,8 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
       prev = dn;
     }
   } else { /* LV_POLISH_CHECKED */
-    rc = pb->residual(pb->ctx, nw->r);
-    if (!rc) st.residual_evals++;
+    rc = have_r ? 0 : pb->residual(pb->ctx, nw->r);
+    if (!rc && !have_r) st.residual_evals++;
     double r0 = rc ? 0.0 : lv_vnorm_inf(n, nw->r);
     for (int k = 0; k < p->max_corrections && !rc; k++) {
       memcpy(p->xsave, p->x, (size_t)n * sizeof(double));

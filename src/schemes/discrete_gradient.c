@@ -229,6 +229,7 @@ static int dense_hess_V(const lv_dgrad *dg, const double *q, double *H) {
 
 int lv_dg_begin(lv_dgrad *dg, const double *x) {
   memcpy(dg->x, x, (size_t)dg->d * sizeof(double));
+  dg->pot_valid = 0;
   switch (dg->pot) {
     case LV_DGRAD_GONZALEZ:
       return lv_model_potential(dg->m, x, &dg->Vx);
@@ -242,19 +243,28 @@ int lv_dg_begin(lv_dgrad *dg, const double *x) {
 
 static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac, lv_sink *sj) {
   int d = dg->d, n = dg->ninv;
-  LV_CHECK(inv_eval(dg, y, dg->pib));
-  for (int i = 0; i < n; i++) dg->pim[i] = 0.5 * (dg->pia[i] + dg->pib[i]);
-  LV_CHECK(vt_eval(dg, dg->pib, dg->vtb, dg->dvtb));
-  LV_CHECK(vt_eval(dg, dg->pim, dg->vtm, dg->dvtm));
   int any_fd = 0;
-  for (int i = 0; i < n; i++) {
-    int fd = 0;
-    dg->c[i] = lv_dg_quot(dg->pia[i], dg->pib[i], dg->vta[i], dg->vtb[i], dg->dvta[i], dg->dvtm[i],
-                          dg->dvtb[i], &dg->cp[i], &fd);
-    dg->small_fd[i] = fd;
-    any_fd |= fd;
+  if (dg->pot_valid && memcmp(y, dg->ylast, (size_t)d * sizeof(double)) == 0) {
+    /* the same y as the last call (EM: the Jacobian at the iterate whose
+     * residual was just evaluated): the same values, already formed */
+    for (int i = 0; i < n; i++) any_fd |= dg->small_fd[i];
+  } else {
+    dg->pot_valid = 0;
+    LV_CHECK(inv_eval(dg, y, dg->pib));
+    for (int i = 0; i < n; i++) dg->pim[i] = 0.5 * (dg->pia[i] + dg->pib[i]);
+    LV_CHECK(vt_eval(dg, dg->pib, dg->vtb, dg->dvtb));
+    LV_CHECK(vt_eval(dg, dg->pim, dg->vtm, dg->dvtm));
+    for (int i = 0; i < n; i++) {
+      int fd = 0;
+      dg->c[i] = lv_dg_quot(dg->pia[i], dg->pib[i], dg->vta[i], dg->vtb[i], dg->dvta[i], dg->dvtm[i],
+                            dg->dvtb[i], &dg->cp[i], &fd);
+      dg->small_fd[i] = fd;
+      any_fd |= fd;
+    }
+    LV_CHECK(dpi_eval(dg, dg->z, dg->tz));
+    memcpy(dg->ylast, y, (size_t)d * sizeof(double));
+    dg->pot_valid = 1;
   }
-  LV_CHECK(dpi_eval(dg, dg->z, dg->tz));
   memset(out, 0, (size_t)d * sizeof(double));
   for (int e = 0; e < dg->nnz; e++) out[dg->tcol[e]] += dg->c[dg->trow[e]] * dg->tz[e];
   if (!jac && !sj) return 0;
@@ -645,7 +655,7 @@ void lv_dgrad_free(lv_dgrad *dg) {
                     &dg->pib, &dg->pim,  &dg->pie,  &dg->vtb,  &dg->dvtb, &dg->vtm,  &dg->dvtm,
                     &dg->vte, &dg->dvte, &dg->c,    &dg->cp,   &dg->eps,  &dg->gx,   &dg->gy,
                     &dg->Gz,  &dg->Gx,   &dg->Gy,   &dg->Zb,   &dg->vx,   &dg->vy,   &dg->wv,
-                    &dg->gvx, &dg->gvy,  &dg->gvz,  &dg->zd,   &dg->wo,   &dg->xb};
+                    &dg->gvx, &dg->gvy,  &dg->gvz,  &dg->zd,   &dg->wo,   &dg->xb, &dg->ylast};
   for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) free(*arr[i]);
   free(dg->trow);
   free(dg->tcol);
@@ -680,7 +690,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
             {&dg->c, nn},    {&dg->cp, nn},     {&dg->eps, nn},   {&dg->gx, mm},   {&dg->gy, mm},
             {&dg->vx, d},
             {&dg->vy, d},    {&dg->wv, d},      {&dg->gvx, mm},   {&dg->gvy, mm},  {&dg->gvz, mm},
-            {&dg->zd, mm},   {&dg->wo, d},      {&dg->xb, (size_t)(dg->nsym > 0 ? dg->nsym : 1) * d}};
+            {&dg->zd, mm},   {&dg->wo, d},      {&dg->ylast, d},      {&dg->xb, (size_t)(dg->nsym > 0 ? dg->nsym : 1) * d}};
   int rc = 0;
   for (size_t i = 0; i < sizeof al / sizeof al[0] && !rc; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));

@@ -34,6 +34,12 @@ struct lv_dgrad {
   double *z, *dl, *w1, *w2, *H;
   double *pib, *pim, *pie, *vtb, *dvtb, *vtm, *dvtm, *vte, *dvte, *c, *cp, *eps;
   int *small_fd;
+  /* the invariant form's quantities at y (pib .. cp, small_fd, tz) were
+   * formed for ylast since the last lv_dg_begin: a Jacobian at the iterate
+   * whose residual was just evaluated takes them instead of forming them
+   * again */
+  int pot_valid;
+  double *ylast;
   double *gx, *gy, *Gz, *Gx, *Gy, *Zb, *vx, *vy, *wv, *gvx, *gvy, *gvz, *zd;
   /* orthonormal basis of the group orbit's tangent span{xi_k(z)} */
   int nsym, nxb;

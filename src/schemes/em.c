@@ -553,7 +553,7 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
      * tolerance) is the test for keeping a correction, not r1 <= r0:
      * rejecting on noise would leave the velocity constraint 100x above
      * round-off (measured on four-particle). */
-    lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, E->xsave, st->newton.res_tol, 0, 0};
+    lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, E->xsave, st->newton.res_tol, 0, 0, 1};
     LV_CHECK(lv_newton_polish_with(E->nw, &pb, &pol, ns));
     if (pol.rolled_back) E->cached = 0;
   }

@@ -197,47 +197,61 @@ static int ab_residual(void *ctx, double *r) {
   return 0;
 }
 
-/* Round-off scale of VI-A (lv_newton_set_scale), as em_scale: the error
- * that the rounding of the positions (qt known to eps |qt|) and of the
+/* Round-off scale of the theta family's rows (lv_newton_set_scale): the
+ * error that the rounding of the positions (known to eps |q|) and of the
  * sums leaves in each row, at the cached iterate.
- *  - F1 (times D^-1): |M| |u| + theta h |p| + (1-theta) (h |p| +
- *    h^2 |dV| + |G^T| |a| + |H(qt; b)| |u|), the q-derivatives
- *    (1-theta) (h^2 |d2V| + |H(qt; a)|) |qt|, and |H(qt; b)| |qt| that
- *    G(qt)^T b leaves in u;
- *  - g(qt): |G(qt)| |qt|;
- *  - G(qt) u: |G| |u| + |Z(qt; u)| |qt|.
- * Far from the origin these exceed the absolute tolerance whatever Newton
- * does (the chain at N = 10^6, or N = 10^4 with links of length 100: g
- * stays at 1e-10, and the first step failed after 40 iterations); near it
- * they stay below res_tol / res_rtol and the absolute test decides as
- * before.  VI-B and VI-S keep the absolute test. */
+ *  - constraint rows g(qt) (A), g(q1) (B): |G(q)| |q|, as RATTLE's stage
+ *    1, from the G captured at the iterate (no model call).  Without it,
+ *    on the chain at N = 1e4 (|q| up to 1e4) these rows stall at 3e-12
+ *    after the fourth correction and a fifth iteration was spent only to
+ *    reach the round-off-floor acceptance (4 iterations per step at
+ *    N = 1e3, 5 at 1e4); at N = 1e6, or 1e4 with links of length 100, g
+ *    cannot go below 1e-10 and the first step failed after 40 iterations.
+ *  - VI-A also, as em_scale, F1 (times D^-1): |M| |u| + theta h |p| +
+ *    (1-theta) (h |p| + h^2 |dV| + |G^T| |a| + |H(qt; b)| |u|), the
+ *    q-derivatives (1-theta) (h^2 |d2V| + |H(qt; a)|) |qt|, and
+ *    |H(qt; b)| |qt| that G(qt)^T b leaves in u; and G(qt) u:
+ *    |G| |u| + |Z(qt; u)| |qt|.
+ * Near the origin all stay below res_tol / res_rtol and the absolute test
+ * decides as before.  VI-B's other rows keep the absolute test (scale 0):
+ * their rounding stays below it there; VI-S has no scale. */
 static int ab_scale(void *ctx, double *sc) {
   vi *V = ctx;
   LV_CHECK(ab_eval(V));
   const lv_model *m = V->m;
   int d = V->d, k = V->k;
-  double th = V->theta, h = V->h;
-  const double *p = V->s->p, *a = V->x + d, *b = V->x + d + k;
-  double *t = V->tmp, *t2 = V->w;
-  LV_CHECK(lv_model_mass_apply_abs(m, V->qt, V->u, sc));
-  LV_CHECK(lv_model_grad_potential(m, V->qt, t));
-  LV_CHECK(lv_model_hess_potential_apply_abs(m, V->qt, V->qt, t2));
-  for (int i = 0; i < d; i++) sc[i] += th * h * fabs(p[i]) + (1.0 - th) * (h * fabs(p[i]) + h * h * (fabs(t[i]) + t2[i]));
-  if (k > 0) {
-    LV_CHECK(lv_model_GT_apply_abs(m, V->qt, a, t));
-    LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, b, V->u, t2));
-    for (int i = 0; i < d; i++) sc[i] += (1.0 - th) * (t[i] + t2[i]);
-    LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, a, V->qt, t));
-    LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, b, V->qt, t2));
-    for (int i = 0; i < d; i++) sc[i] += (1.0 - th) * t[i] + t2[i];
+  memset(sc, 0, (size_t)V->n * sizeof(double));
+  if (V->kind == VI_A) {
+    double th = V->theta, h = V->h;
+    const double *p = V->s->p, *a = V->x + d, *b = V->x + d + k;
+    double *t = V->tmp, *t2 = V->w;
+    LV_CHECK(lv_model_mass_apply_abs(m, V->qt, V->u, sc));
+    LV_CHECK(lv_model_grad_potential(m, V->qt, t));
+    LV_CHECK(lv_model_hess_potential_apply_abs(m, V->qt, V->qt, t2));
+    for (int i = 0; i < d; i++)
+      sc[i] += th * h * fabs(p[i]) + (1.0 - th) * (h * fabs(p[i]) + h * h * (fabs(t[i]) + t2[i]));
+    if (k > 0) {
+      LV_CHECK(lv_model_GT_apply_abs(m, V->qt, a, t));
+      LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, b, V->u, t2));
+      for (int i = 0; i < d; i++) sc[i] += (1.0 - th) * (t[i] + t2[i]);
+      LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, a, V->qt, t));
+      LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, b, V->qt, t2));
+      for (int i = 0; i < d; i++) sc[i] += (1.0 - th) * t[i] + t2[i];
+    }
+    for (int i = 0; i < d; i++) sc[i] *= V->mass.rs[i];
   }
-  for (int i = 0; i < d; i++) sc[i] *= V->mass.rs[i];
   if (k == 0) return 0;
-  LV_CHECK(lv_model_G_apply_abs(m, V->qt, V->qt, sc + d));
-  double *sv = sc + d + k;
-  LV_CHECK(lv_model_G_apply_abs(m, V->qt, V->u, sv));
-  LV_CHECK(lv_model_curvature_apply_abs(m, V->qt, V->u, V->qt, t));
-  for (int i = 0; i < k; i++) sv[i] += t[i];
+  /* the constraint rows: G(qt) for A, G(q1) for B (G(qt) when theta = 1) */
+  const double *qg = V->kind == VI_A ? V->qt : V->q1;
+  const lv_spm *G = V->kind == VI_A || V->theta == 1.0 ? &V->sGt : &V->sG1;
+  for (int i = 0; i < d; i++) V->tmp[i] = fabs(qg[i]);
+  lv_spm_absmatvec(G, V->tmp, sc + d);
+  if (V->kind == VI_A) {
+    double *sv = sc + d + k, *t = V->tmp;
+    LV_CHECK(lv_model_G_apply_abs(m, V->qt, V->u, sv));
+    LV_CHECK(lv_model_curvature_apply_abs(m, V->qt, V->u, V->qt, t));
+    for (int i = 0; i < k; i++) sv[i] += t[i];
+  }
   return 0;
 }
 
@@ -462,8 +476,8 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   V->k = k;
   V->n = n;
   LV_CHECK(lv_newton_new(&V->nw, n, st->linsol_kind));
+  if (kind != VI_S) lv_newton_set_scale(V->nw, ab_scale);
   *lv_newton_opts(V->nw) = st->newton;
-  if (kind == VI_A) lv_newton_set_scale(V->nw, ab_scale);
   st->linsol = lv_newton_linsol(V->nw);
   st->newton_solver = V->nw; /* the integrator invalidates it on a new h */
   lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
@@ -551,7 +565,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
      * earlier step even when it took a single iteration (no contraction
      * rate to go by). */
     int many = st->newton.kind == LV_NEWTON_MODIFIED || ns->contraction > 1e-3;
-    lv_newton_polish_policy pol = {many ? 12 : 1, LV_POLISH_INCREMENT, 0.5, V->x, NULL, 0.0, 0, 0};
+    lv_newton_polish_policy pol = {many ? 12 : 1, LV_POLISH_INCREMENT, 0.5, V->x, NULL, 0.0, 0, 0, 1};
     LV_CHECK(lv_newton_polish_with(V->nw, &pb, &pol, ns));
   }
 
