@@ -8,7 +8,7 @@
  * One description, every formulation of the layer (--param formulation=):
  *   r3so3 (default), se3   the Lie group forms (genalpha, BLieDF, RATTLie):
  *          the model of the former hand-written heavy_top.c, the same
- *          arithmetic (tests/ref_heavy_top.c, check_mbs.c);
+ *          arithmetic (models/heavy_top_hand.c, check_mbs.c);
  *   directors              R^12 (R^9 for the default disk), constant mass
  *          matrix: every scheme, RATTLE, VI and EM included;
  *   euler-parameters, cardan[-SEQ]   R^7 with the norm row, R^6: the
@@ -21,7 +21,7 @@
  * principal axis i and J_j = J_k), the spin about the body axis X.
  *
  * so3 (the reduced ODE) and udq (unit dual quaternions) are not
- * multibody formulations: models/heavy_top_so3.c. */
+ * multibody formulations: models/heavy_top_hand.c. */
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
 #include "models/models.h"
@@ -85,7 +85,7 @@ static int create(const lv_kv *kv, lv_model **out) {
   *out = NULL;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   const char *f = lv_kv_string(kv, "formulation", "r3so3");
-  if (strcmp(f, "so3") == 0 || strcmp(f, "udq") == 0) return lv_models_heavy_top_so3(kv, f, out);
+  if (strcmp(f, "so3") == 0 || strcmp(f, "udq") == 0) return lv_models_heavy_top_hand(kv, f, out);
   double m, J[3];
   LV_CHECK(lv_kv_double(kv, "m", 15.0, &m));
   for (int i = 0; i < 3; i++) LV_CHECK(lv_kv_double(kv, JN[i], JD[i], &J[i]));

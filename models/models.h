@@ -13,9 +13,10 @@ int lv_models_build(lv_model **out, const char *name, int d, int nc, void *user,
                     lv_matrix_fn G, lv_matrix_w_fn hess, lv_matrix_w_fn curv, int nsym,
                     lv_symmetry_fn sym, const double *q0, const double *v0);
 
-/* The heavy top in the formulations the multibody layer does not express,
- * @p formulation "so3" or "udq" (heavy_top_so3.c), from heavy_top.c's
- * parameters. */
-int lv_models_heavy_top_so3(const lv_kv *kv, const char *formulation, lv_model **out);
+/* The heavy top written by hand (heavy_top_hand.c), @p formulation r3so3,
+ * se3, so3 or udq, from heavy_top.c's parameters: the built-in model takes
+ * so3 and udq from it (the multibody layer does not express them), the
+ * tests its r3so3 and se3 as an independent reference. */
+int lv_models_heavy_top_hand(const lv_kv *kv, const char *formulation, lv_model **out);
 
 #endif

@@ -18,7 +18,7 @@
  *   the centres of mass at t = 1 differ from directors' by O(h^2) (fitted
  *   slope);
  * - the built-in heavy-top (described on the layer) is the former
- *   hand-written model, kept as a test reference (tests/ref_heavy_top.c):
+ *   hand-written model, kept as a test reference (models/heavy_top_hand.c):
  *   in r3so3 and se3 the same motion bit for bit; in
  *   euler-parameters and cardan (heavy-top-ep, heavy-top-ctb) it is
  *   tests/ref_heavy_top_ep.c / _ctb.c (same motion under genalpha);
@@ -394,7 +394,7 @@ static lv_model *described_heavy_top(const char *form) {
  * 0.65 on this motion (check_sigma.c), so it is compared at h = 1.25e-4
  * .. 3.125e-5 (directors EM at the same steps). */
 START_TEST(test_heavy_top_formulations_converge) {
-  static const char *const forms[] = {"r3so3 (ref_heavy_top.c)", "r3so3", "se3", "euler-parameters", "cardan"};
+  static const char *const forms[] = {"r3so3 (heavy_top_hand.c)", "r3so3", "se3", "euler-parameters", "cardan"};
   const char *form = forms[_i];
   int cardan = strcmp(form, "cardan") == 0;
   lv_model *d = heavy_top("directors"), *g = NULL;
@@ -785,7 +785,7 @@ END_TEST
 /* ============================== r3so3 formulation = hand-written models */
 
 /* The built-in heavy-top in r3so3 and in se3 (models/heavy_top.c, on the
- * layer) is the model formerly written by hand (tests/ref_heavy_top.c):
+ * layer) is the model formerly written by hand (models/heavy_top_hand.c):
  * the same q0, v0, and at a generic state the same g, G, H(gam), Z(w), dV,
  * d2V, gyroscopic and transport forces, df/dv and momentum-map generator
  * (the joint is written ground first: the hand-written sign).  Under

@@ -1,4 +1,5 @@
-/* Hand-written models kept as independent test references (tests/ref_*.c):
+/* Hand-written models kept as independent test references (tests/ref_*.c,
+ * and the hand-written heavy top of models/heavy_top_hand.c):
  * the built-in models that replaced them are described on the multibody
  * layer (models/heavy_top.c); the tests compare the two.  Same parameters
  * as the built-in model of the same name. */
@@ -6,9 +7,14 @@
 #define LIVENS_TESTS_REFMODELS_H
 
 #include "livens/livens.h"
+#include "models/models.h"
 
-/* heavy-top, formulation r3so3 (default), se3, so3 or udq */
-int ref_heavy_top(const lv_kv *kv, lv_model **out);
+/* heavy-top, formulation r3so3 (default), se3, so3 or udq: the hand-written
+ * top of models/heavy_top_hand.c, which the built-in model also uses for so3
+ * and udq */
+static inline int ref_heavy_top(const lv_kv *kv, lv_model **out) {
+  return lv_models_heavy_top_hand(kv, lv_kv_string(kv, "formulation", "r3so3"), out);
+}
 /* heavy-top-ep: Euler parameters on R^7 (derivatives of G by finite differences) */
 int ref_heavy_top_ep(const lv_kv *kv, lv_model **out);
 /* heavy-top-ctb: Cardan angles on R^6, parameter sequence */

@@ -1,24 +1,39 @@
-/* The heavy top in the two forms the multibody layer does not express
- * (models/heavy_top.c describes it in directors, r3so3, se3,
- * euler-parameters and cardan): a rigid body of mass m, inertia J about its
- * centre of mass, whose body point -X (the tip) is fixed at the origin;
- * gravity g0 along -e3.
+/* The heavy top written by hand, in the four forms of its equations below.
+ * The built-in model (models/heavy_top.c) describes the top on the
+ * multibody layer in directors, r3so3, se3, euler-parameters and cardan,
+ * and takes from here only what the layer does not express: so3 (the
+ * reduced ODE) and udq (unit dual quaternions).  Its r3so3 and se3 forms
+ * are the independent reference the tests compare the described model
+ * with (tests/check_mbs.c, as ref_heavy_top of tests/refmodels.h).
  *
- *   so3    the reduced ODE on SO(3) (no constraints, no translation):
- *          M = J_O = J + m(|X|^2 I - X X^T), V = m g0 e3 . R X,
- *          f = -Omega x J_O Omega.  Then x = R X.
- *   udq    q = (x, R) as a unit dual quaternion, v = (U, Omega) in the body
- *          frame, x' = R U: the se3 equations, constraint g(q) = -x + R X
- *          (3), G = -R (I, X~), V = m g0 x3 so dV = (m g0 R^T e3, 0),
+ * The heavy top (seed 000 §5, seed 001 appendix; spec 000_001 §4.3-4.4): a
+ * rigid body of mass m, inertia J about its centre of mass, whose body point
+ * -X (the tip, X = centre of mass in body coordinates from the tip) is fixed
+ * at the origin; gravity g0 along -e3.  The equations of each form:
+ *
+ *   r3so3  q = (x, R) in R^3 x SO(3), v = (u, Omega), u = x' inertial,
+ *          Omega body angular velocity; constraint g(q) = -x + R X (3);
+ *          M = diag(m I, J), V = m g0 x3, f = (0, -Omega x J Omega);
+ *          G = (-I, -R X~)  (seed 000 prints -(R X)~ : spec §0.1 item 3).
+ *   se3    q = (x, R) in SE(3), v = (U, Omega), x' = R U; same constraint,
+ *          G = -R (I, X~), V = m g0 x3 so dV = (m g0 R^T e3, 0),
  *          f = (-m Omega x U, -Omega x J Omega).
+ *   so3    the reduced ODE on SO(3) (no constraints): M = J_O = J + m(|X|^2 I - X X^T),
+ *          V = m g0 e3 . R X, f = -Omega x J_O Omega.  Then x = R X.
+ *   udq    the se3 equations, q = (x, R) as a unit dual quaternion.
  *
- * All derivatives are exact (left-trivialised).  Symmetry: rotation about
- * the vertical axis e3 through the tip.  The callbacks read the pose
- * (x, R) through lv_space_pose, never the configuration's layout. */
+ * All derivatives are exact (left-trivialised, the spec's §2.7/§4.4 tangent
+ * matrices).  Symmetry: rotation about the vertical axis e3 through the tip,
+ * whose momentum map is the vertical angular momentum about the origin.
+ *
+ * The callbacks read the pose (x, R) through lv_space_pose, never the
+ * configuration's layout, so a formulation is a row of FORMS: a name, the
+ * factor kind (the representation of q) and the equations above it uses.
+ */
 #include "lv_internal.h"
 #include "models/models.h"
 
-typedef enum { F_SE3 = 1, F_SO3 = 2 } formulation;
+typedef enum { F_R3SO3 = 0, F_SE3 = 1, F_SO3 = 2 } formulation;
 
 /* The formulations: name, representation, equations. */
 static const struct {
@@ -26,6 +41,8 @@ static const struct {
   lv_factor_kind kind;
   formulation eq;
 } FORMS[] = {
+    {"r3so3", LV_FACTOR_R3SO3, F_R3SO3},
+    {"se3", LV_FACTOR_SE3, F_SE3},
     {"so3", LV_FACTOR_SO3, F_SO3},
     {"udq", LV_FACTOR_UDQ, F_SE3}, /* unit dual quaternions: the se3 equations */
 };
@@ -99,6 +116,10 @@ static int grad(const double *q, double *dV, void *u) {
   pose(T, q, x, R);
   rtvec(R, E3, r); /* R^T e3 */
   switch (T->form) {
+    case F_R3SO3:
+      for (int i = 0; i < 6; i++) dV[i] = 0.0;
+      dV[2] = T->m * T->g0;
+      break;
     case F_SE3:
       for (int i = 0; i < 3; i++) dV[i] = T->m * T->g0 * r[i];
       dV[3] = dV[4] = dV[5] = 0.0;
@@ -113,7 +134,7 @@ static int grad(const double *q, double *dV, void *u) {
   return 0;
 }
 
-/* D_q dV: se3: [0, m g0 (R^T e3)~; 0, 0]; so3: m g0 X~ (R^T e3)~. */
+/* D_q dV: se3: [0, m g0 (R^T e3)~; 0, 0]; so3: m g0 X~ (R^T e3)~; r3so3: 0. */
 static int hess(const double *q, lv_sink *H, void *u) {
   const top *T = u;
   double r[3], A[9], B[9], C[9], x[3], R[9];
@@ -145,8 +166,12 @@ static int force(double t, const double *q, const double *v, double *f, void *u)
   double L[3] = {T->J[0] * W[0], T->J[1] * W[1], T->J[2] * W[2]}, c[3];
   cross(W, L, c);
   for (int i = 0; i < 3; i++) f[3 + i] = -c[i];
-  cross(W, v, c); /* se3 */
-  for (int i = 0; i < 3; i++) f[i] = -T->m * c[i];
+  if (T->form == F_SE3) {
+    cross(W, v, c);
+    for (int i = 0; i < 3; i++) f[i] = -T->m * c[i];
+  } else {
+    f[0] = f[1] = f[2] = 0.0;
+  }
   return 0;
 }
 
@@ -195,14 +220,18 @@ static int constr(const double *q, double *g, void *u) {
   return 0;
 }
 
-/* se3: (-R, -R X~). */
+/* r3so3: (-I, -R X~);  se3: (-R, -R X~). */
 static int jac(const double *q, lv_sink *G, void *u) {
   const top *T = u;
   double A[9], B[9], x[3], R[9];
   pose(T, q, x, R);
   hat(T->X, A);
   mul3(R, A, B);
-  LV_CHECK(add3(G, 0, 0, R, -1.0));
+  if (T->form == F_SE3) {
+    LV_CHECK(add3(G, 0, 0, R, -1.0));
+  } else {
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(G, i, i, -1.0));
+  }
   return add3(G, 0, 3, B, -1.0);
 }
 
@@ -217,24 +246,26 @@ static int chess(const double *q, const double *lam, lv_sink *H, void *u) {
   hat(r, A);
   hat(T->X, B);
   mul3(B, A, C);
-  LV_CHECK(add3(H, 0, 3, A, -1.0));
+  if (T->form == F_SE3) LV_CHECK(add3(H, 0, 3, A, -1.0));
   return add3(H, 3, 3, C, 1.0);
 }
 
-/* D_q(G w) = R ((w_U) + X~ w_Omega)~ on the rotational columns. */
+/* D_q(G w) = R ((w_U) + X~ w_Omega)~ on the rotational columns; w_U enters
+ * only in se3 (in r3so3 the translational part of G is constant). */
 static int curv(const double *q, const double *w, lv_sink *Z, void *u) {
   const top *T = u;
   double c[3], A[9], B[9], x[3], R[9];
   pose(T, q, x, R);
   cross(T->X, w + 3, c);
-  for (int i = 0; i < 3; i++) c[i] += w[i];
+  if (T->form == F_SE3)
+    for (int i = 0; i < 3; i++) c[i] += w[i];
   hat(c, A);
   mul3(R, A, B);
   return add3(Z, 0, 3, B, 1.0);
 }
 
 /* Rotation about e3: x -> exp(s e3~) x, R -> exp(s e3~) R; left-trivialised
- * generator se3 (R^T (e3 x x), R^T e3), so3 R^T e3. */
+ * generator r3so3 (e3 x x, R^T e3), se3 (R^T (e3 x x), R^T e3), so3 R^T e3. */
 static int sym(int k, const double *q, double *xi, void *u) {
   const top *T = u;
   (void)k;
@@ -246,14 +277,18 @@ static int sym(int k, const double *q, double *xi, void *u) {
   }
   double c[3];
   cross(E3, x, c);
-  rtvec(R, c, xi);
+  if (T->form == F_SE3)
+    rtvec(R, c, xi);
+  else
+    memcpy(xi, c, sizeof c);
   rtvec(R, E3, xi + 3);
   return 0;
 }
 
-/* so3 or udq, from the parameters of heavy-top (models/heavy_top.c, which
- * checked them) */
-int lv_models_heavy_top_so3(const lv_kv *kv, const char *f, lv_model **out) {
+
+/* Formulation @p f (r3so3, se3, so3 or udq) from the parameters of
+ * heavy-top (models/heavy_top.c checks them). */
+int lv_models_heavy_top_hand(const lv_kv *kv, const char *f, lv_model **out) {
   *out = NULL;
   top P;
   memset(&P, 0, sizeof P);
