@@ -198,60 +198,29 @@ static int ab_residual(void *ctx, double *r) {
 }
 
 /* Round-off scale of the theta family's rows (lv_newton_set_scale): the
- * error that the rounding of the positions (known to eps |q|) and of the
- * sums leaves in each row, at the cached iterate.
- *  - constraint rows g(qt) (A), g(q1) (B): |G(q)| |q|, as RATTLE's stage
- *    1, from the G captured at the iterate (no model call).  Without it,
- *    on the chain at N = 1e4 (|q| up to 1e4) these rows stall at 3e-12
- *    after the fourth correction and a fifth iteration was spent only to
- *    reach the round-off-floor acceptance (4 iterations per step at
- *    N = 1e3, 5 at 1e4); at N = 1e6, or 1e4 with links of length 100, g
- *    cannot go below 1e-10 and the first step failed after 40 iterations.
- *  - VI-A also, as em_scale, F1 (times D^-1): |M| |u| + theta h |p| +
- *    (1-theta) (h |p| + h^2 |dV| + |G^T| |a| + |H(qt; b)| |u|), the
- *    q-derivatives (1-theta) (h^2 |d2V| + |H(qt; a)|) |qt|, and
- *    |H(qt; b)| |qt| that G(qt)^T b leaves in u; and G(qt) u:
- *    |G| |u| + |Z(qt; u)| |qt|.
- * Near the origin all stay below res_tol / res_rtol and the absolute test
- * decides as before.  VI-B's other rows keep the absolute test (scale 0):
- * their rounding stays below it there; VI-S has no scale. */
+ * constraint rows g(qt) (A), g(q1) (B) are evaluated at positions known
+ * only to eps |q|, so they carry |G(q)| |q| of rounding, as RATTLE's
+ * stage 1 does; it comes from the G captured at the iterate (no model
+ * call).  Far from the origin this floor is above the absolute tolerance:
+ * on the chain at N = 1e4 (|q| up to 1e4) the constraint rows stall at
+ * 3e-12 after the fourth correction, and a fifth iteration was spent only
+ * to reach the round-off-floor acceptance (4 iterations per step at
+ * N = 1e3, 5 at 1e4); at N = 1e6 g cannot go below 1e-10 and VI-A's first
+ * step failed after 40 iterations (now 5.5 per step).  The momentum and
+ * velocity rows keep the absolute test (scale 0): their rounding stays
+ * below it there, and a scale for them (as em_scale) cost VI-A 8 % per
+ * step on four-particle for no iteration saved.  VI-S has no scale. */
 static int ab_scale(void *ctx, double *sc) {
   vi *V = ctx;
   LV_CHECK(ab_eval(V));
-  const lv_model *m = V->m;
   int d = V->d, k = V->k;
   memset(sc, 0, (size_t)V->n * sizeof(double));
-  if (V->kind == VI_A) {
-    double th = V->theta, h = V->h;
-    const double *p = V->s->p, *a = V->x + d, *b = V->x + d + k;
-    double *t = V->tmp, *t2 = V->w;
-    LV_CHECK(lv_model_mass_apply_abs(m, V->qt, V->u, sc));
-    LV_CHECK(lv_model_grad_potential(m, V->qt, t));
-    LV_CHECK(lv_model_hess_potential_apply_abs(m, V->qt, V->qt, t2));
-    for (int i = 0; i < d; i++)
-      sc[i] += th * h * fabs(p[i]) + (1.0 - th) * (h * fabs(p[i]) + h * h * (fabs(t[i]) + t2[i]));
-    if (k > 0) {
-      LV_CHECK(lv_model_GT_apply_abs(m, V->qt, a, t));
-      LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, b, V->u, t2));
-      for (int i = 0; i < d; i++) sc[i] += (1.0 - th) * (t[i] + t2[i]);
-      LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, a, V->qt, t));
-      LV_CHECK(lv_model_hessian_apply_abs(m, V->qt, b, V->qt, t2));
-      for (int i = 0; i < d; i++) sc[i] += (1.0 - th) * t[i] + t2[i];
-    }
-    for (int i = 0; i < d; i++) sc[i] *= V->mass.rs[i];
-  }
   if (k == 0) return 0;
-  /* the constraint rows: G(qt) for A, G(q1) for B (G(qt) when theta = 1) */
+  /* G(qt) for A, G(q1) for B (G(qt) when theta = 1) */
   const double *qg = V->kind == VI_A ? V->qt : V->q1;
   const lv_spm *G = V->kind == VI_A || V->theta == 1.0 ? &V->sGt : &V->sG1;
   for (int i = 0; i < d; i++) V->tmp[i] = fabs(qg[i]);
   lv_spm_absmatvec(G, V->tmp, sc + d);
-  if (V->kind == VI_A) {
-    double *sv = sc + d + k, *t = V->tmp;
-    LV_CHECK(lv_model_G_apply_abs(m, V->qt, V->u, sv));
-    LV_CHECK(lv_model_curvature_apply_abs(m, V->qt, V->u, V->qt, t));
-    for (int i = 0; i < k; i++) sv[i] += t[i];
-  }
   return 0;
 }
 
