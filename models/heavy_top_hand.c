@@ -58,20 +58,6 @@ typedef struct {
 
 static void hat(const double a[3], double A[9]) { lv_hat3(a, A); }
 
-static void cross(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-/* y = R x, y = R^T x for row-major R */
-static void rvec(const double *R, const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-}
-static void rtvec(const double *R, const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
-}
-
 /* The pose (x, R) of q (x = 0 in so3). */
 static void pose(const top *T, const double *q, double x[3], double R[9]) {
   (void)lv_space_pose(T->sp, 0, q, x, R); /* cannot fail: factor 0 is a rigid body */
@@ -103,7 +89,7 @@ static int potential(const double *q, double *V, void *u) {
   const top *T = u;
   double x[3], R[9];
   pose(T, q, x, R);
-  if (T->form == F_SO3) rvec(R, T->X, x);
+  if (T->form == F_SO3) lv_models_rvec(R, T->X, x);
   *V = T->m * T->g0 * x[2];
   return 0;
 }
@@ -114,7 +100,7 @@ static int grad(const double *q, double *dV, void *u) {
   const top *T = u;
   double r[3], x[3], R[9];
   pose(T, q, x, R);
-  rtvec(R, E3, r); /* R^T e3 */
+  lv_models_rtvec(R, E3, r); /* R^T e3 */
   switch (T->form) {
     case F_R3SO3:
       for (int i = 0; i < 6; i++) dV[i] = 0.0;
@@ -126,7 +112,7 @@ static int grad(const double *q, double *dV, void *u) {
       break;
     case F_SO3: {
       double c[3];
-      cross(T->X, r, c); /* X~ R^T e3 */
+      lv_models_cross(T->X, r, c); /* X~ R^T e3 */
       for (int i = 0; i < 3; i++) dV[i] = T->m * T->g0 * c[i];
       break;
     }
@@ -139,7 +125,7 @@ static int hess(const double *q, lv_sink *H, void *u) {
   const top *T = u;
   double r[3], A[9], B[9], C[9], x[3], R[9];
   pose(T, q, x, R);
-  rtvec(R, E3, r);
+  lv_models_rtvec(R, E3, r);
   hat(r, A);
   if (T->form == F_SE3) return add3(H, 0, 3, A, T->m * T->g0);
   if (T->form == F_SO3) {
@@ -157,17 +143,17 @@ static int force(double t, const double *q, const double *v, double *f, void *u)
   (void)t, (void)q;
   if (T->form == F_SO3) {
     double L[3];
-    rvec(T->JO, v, L);
-    cross(v, L, f);
+    lv_models_rvec(T->JO, v, L);
+    lv_models_cross(v, L, f);
     for (int i = 0; i < 3; i++) f[i] = -f[i];
     return 0;
   }
   const double *W = v + 3;
   double L[3] = {T->J[0] * W[0], T->J[1] * W[1], T->J[2] * W[2]}, c[3];
-  cross(W, L, c);
+  lv_models_cross(W, L, c);
   for (int i = 0; i < 3; i++) f[3 + i] = -c[i];
   if (T->form == F_SE3) {
-    cross(W, v, c);
+    lv_models_cross(W, v, c);
     for (int i = 0; i < 3; i++) f[i] = -T->m * c[i];
   } else {
     f[0] = f[1] = f[2] = 0.0;
@@ -196,7 +182,7 @@ static int force_dv(double t, const double *q, const double *v, lv_sink *C, void
     Jm[4] = T->J[1];
     Jm[8] = T->J[2];
   }
-  rvec(Jm, W, L);
+  lv_models_rvec(Jm, W, L);
   hat(W, A);
   mul3(A, Jm, B);
   hat(L, A);
@@ -215,7 +201,7 @@ static int constr(const double *q, double *g, void *u) {
   const top *T = u;
   double y[3], x[3], R[9];
   pose(T, q, x, R);
-  rvec(R, T->X, y);
+  lv_models_rvec(R, T->X, y);
   for (int i = 0; i < 3; i++) g[i] = y[i] - x[i];
   return 0;
 }
@@ -242,7 +228,7 @@ static int chess(const double *q, const double *lam, lv_sink *H, void *u) {
   const top *T = u;
   double r[3], A[9], B[9], C[9], x[3], R[9];
   pose(T, q, x, R);
-  rtvec(R, lam, r);
+  lv_models_rtvec(R, lam, r);
   hat(r, A);
   hat(T->X, B);
   mul3(B, A, C);
@@ -256,7 +242,7 @@ static int curv(const double *q, const double *w, lv_sink *Z, void *u) {
   const top *T = u;
   double c[3], A[9], B[9], x[3], R[9];
   pose(T, q, x, R);
-  cross(T->X, w + 3, c);
+  lv_models_cross(T->X, w + 3, c);
   if (T->form == F_SE3)
     for (int i = 0; i < 3; i++) c[i] += w[i];
   hat(c, A);
@@ -272,16 +258,16 @@ static int sym(int k, const double *q, double *xi, void *u) {
   double x[3], R[9];
   pose(T, q, x, R);
   if (T->form == F_SO3) {
-    rtvec(R, E3, xi);
+    lv_models_rtvec(R, E3, xi);
     return 0;
   }
   double c[3];
-  cross(E3, x, c);
+  lv_models_cross(E3, x, c);
   if (T->form == F_SE3)
-    rtvec(R, c, xi);
+    lv_models_rtvec(R, c, xi);
   else
     memcpy(xi, c, sizeof c);
-  rtvec(R, E3, xi + 3);
+  lv_models_rtvec(R, E3, xi + 3);
   return 0;
 }
 
@@ -339,7 +325,7 @@ int lv_models_heavy_top_hand(const lv_kv *kv, const char *f, lv_model **out) {
   if (P.form == F_SO3) {
     memcpy(v0, W, sizeof W);
   } else {
-    cross(W, P.X, v0);
+    lv_models_cross(W, P.X, v0);
     memcpy(v0 + 3, W, sizeof W);
   }
   if (!rc) rc = lv_model_set_mass(m, mass, 1);

@@ -4,6 +4,20 @@
 
 #include "livens/livens.h"
 
+/* 3-vector kit of the models: c = a x b; y = R x and y = R^T x for a
+ * row-major 3 x 3 R. */
+static inline void lv_models_cross(const double a[3], const double b[3], double c[3]) {
+  c[0] = a[1] * b[2] - a[2] * b[1];
+  c[1] = a[2] * b[0] - a[0] * b[2];
+  c[2] = a[0] * b[1] - a[1] * b[0];
+}
+static inline void lv_models_rvec(const double *R, const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
+}
+static inline void lv_models_rtvec(const double *R, const double x[3], double y[3]) {
+  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
+}
+
 /* Build a model on R^d with constant or configuration-dependent mass from
  * the usual callbacks; takes ownership of user (freed with free_user even
  * on failure). */

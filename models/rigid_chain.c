@@ -38,20 +38,6 @@ typedef struct {
   double a[3], b[3];
 } rchain;
 
-static void cross(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-/* y = R x, y = R^T x for row-major R */
-static void rvec(const double *R, const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-}
-static void rtvec(const double *R, const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
-}
-
 /* C = A B for 3x3 row-major */
 static void mul3(const double A[9], const double B[9], double C[9]) {
   for (int i = 0; i < 3; i++)
@@ -109,7 +95,7 @@ static int force(double t, const double *q, const double *v, double *f, void *u)
   for (int i = 0; i < C->N; i++) {
     const double *W = v + 6 * i + 3;
     double JW[3] = {C->J[0] * W[0], C->J[1] * W[1], C->J[2] * W[2]}, c[3];
-    cross(W, JW, c);
+    lv_models_cross(W, JW, c);
     f[6 * i] = f[6 * i + 1] = f[6 * i + 2] = 0.0;
     for (int k = 0; k < 3; k++) f[6 * i + 3 + k] = -c[k];
   }
@@ -141,9 +127,9 @@ static int constr(const double *q, double *g, void *u) {
   const rchain *C = u;
   for (int i = 0; i < C->N; i++) {
     double Ra[3], Rb[3] = {0, 0, 0}, xp[3] = {0, 0, 0};
-    rvec(Rm(q, i), C->a, Ra);
+    lv_models_rvec(Rm(q, i), C->a, Ra);
     if (i > 0) {
-      rvec(Rm(q, i - 1), C->b, Rb);
+      lv_models_rvec(Rm(q, i - 1), C->b, Rb);
       memcpy(xp, X(q, i - 1), sizeof xp);
     }
     for (int k = 0; k < 3; k++) g[3 * i + k] = X(q, i)[k] + Ra[k] - xp[k] - Rb[k];
@@ -178,11 +164,11 @@ static int chess(const double *q, const double *gam, lv_sink *H, void *u) {
     /* G^T gam, rotational part of body i: a~ R_i^T gam_i - b~ R_i^T gam_{i+1};
      * R^T y -> exp(-eps w~) R^T y differentiates to (R^T y)~ w. */
     double y[3], yh[9], A[9], B[9] = {0};
-    rtvec(Rm(q, i), gam + 3 * i, y);
+    lv_models_rtvec(Rm(q, i), gam + 3 * i, y);
     lv_hat3(y, yh);
     mul3(ah, yh, A);
     if (i + 1 < C->N) {
-      rtvec(Rm(q, i), gam + 3 * (i + 1), y);
+      lv_models_rtvec(Rm(q, i), gam + 3 * (i + 1), y);
       lv_hat3(y, yh);
       mul3(bh, yh, B);
     }
@@ -196,12 +182,12 @@ static int curv(const double *q, const double *w, lv_sink *Z, void *u) {
   const rchain *C = u;
   for (int i = 0; i < C->N; i++) {
     double c[3], ch[9], A[9];
-    cross(C->a, w + 6 * i + 3, c);
+    lv_models_cross(C->a, w + 6 * i + 3, c);
     lv_hat3(c, ch);
     mul3(Rm(q, i), ch, A);
     LV_CHECK(add3(Z, 3 * i, 6 * i + 3, A, 1.0));
     if (i > 0) {
-      cross(C->b, w + 6 * (i - 1) + 3, c);
+      lv_models_cross(C->b, w + 6 * (i - 1) + 3, c);
       lv_hat3(c, ch);
       mul3(Rm(q, i - 1), ch, A);
       LV_CHECK(add3(Z, 3 * i, 6 * (i - 1) + 3, A, -1.0));
@@ -219,7 +205,7 @@ static int sym(int s, const double *q, double *xi, void *u) {
     xi[6 * i] = -x[1];
     xi[6 * i + 1] = x[0];
     xi[6 * i + 2] = 0.0;
-    rtvec(Rm(q, i), e3, xi + 6 * i + 3);
+    lv_models_rtvec(Rm(q, i), e3, xi + 6 * i + 3);
   }
   return 0;
 }
@@ -296,17 +282,17 @@ static int create(const lv_kv *kv, lv_model **out) {
       double *x = q0 + 12 * i, *R = x + 3;
       memcpy(R, R0, sizeof R0);
       double loc[3] = {0, 0, -(2.0 * i + 1.0) * 0.5 * C->l};
-      rvec(R0, loc, x);
+      lv_models_rvec(R0, loc, x);
       double *W = v0 + 6 * i + 3, *uu = v0 + 6 * i, t[3], Rt[3];
       W[0] = swing;
       W[1] = 0.0;
       W[2] = spin * (1.0 + (double)i / N);
       /* u_i + R (W x a) = velocity of the joint point above */
-      cross(W, C->a, t);
-      rvec(R, t, Rt);
+      lv_models_cross(W, C->a, t);
+      lv_models_rvec(R, t, Rt);
       for (int k = 0; k < 3; k++) uu[k] = up[k] - Rt[k];
-      cross(W, C->b, t);
-      rvec(R, t, Rt);
+      lv_models_cross(W, C->b, t);
+      lv_models_rvec(R, t, Rt);
       for (int k = 0; k < 3; k++) up[k] = uu[k] + Rt[k];
     }
     rc = lv_model_set_initial(m, q0, v0);

@@ -41,18 +41,6 @@ typedef struct {
   double torque[3]; /* global frame */
 } rotor;
 
-static void cross(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
-static void rvec(const double *R, const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[3 * i] * x[0] + R[3 * i + 1] * x[1] + R[3 * i + 2] * x[2];
-}
-static void rtvec(const double *R, const double x[3], double y[3]) {
-  for (int i = 0; i < 3; i++) y[i] = R[i] * x[0] + R[3 + i] * x[1] + R[6 + i] * x[2];
-}
-
 static int mass(const double *q, lv_sink *M, void *u) {
   const rotor *P = u;
   (void)q;
@@ -64,7 +52,7 @@ static int mass(const double *q, lv_sink *M, void *u) {
 /* e_i = x + R p_i - p_i */
 static void elong(const rotor *P, const double *q, int i, double e[3]) {
   double y[3];
-  rvec(q + 3, P->p[i], y);
+  lv_models_rvec(q + 3, P->p[i], y);
   for (int j = 0; j < 3; j++) e[j] = q[j] + y[j] - P->p[i][j];
 }
 
@@ -86,8 +74,8 @@ static int grad(const double *q, double *dV, void *u) {
   for (int i = 0; i < 2; i++) {
     elong(P, q, i, e);
     for (int j = 0; j < 3; j++) ke[j] = P->k[i][j] * e[j];
-    rtvec(q + 3, ke, b);
-    cross(P->p[i], b, c);
+    lv_models_rtvec(q + 3, ke, b);
+    lv_models_cross(P->p[i], b, c);
     for (int j = 0; j < 3; j++) dV[j] += ke[j], dV[3 + j] += c[j];
   }
   return 0;
@@ -100,16 +88,16 @@ static int force(double t, const double *q, const double *v, double *f, void *u)
   double a[3], b[3], F[3], c[3];
   for (int j = 0; j < 6; j++) f[j] = 0.0;
   for (int i = 0; i < 2; i++) {
-    cross(W, P->p[i], a);
-    rvec(R, a, b); /* R (Omega x p_i) */
+    lv_models_cross(W, P->p[i], a);
+    lv_models_rvec(R, a, b); /* R (Omega x p_i) */
     for (int j = 0; j < 3; j++) F[j] = -P->d[i][j] * (v[j] + b[j]);
-    rtvec(R, F, b);
-    cross(P->p[i], b, c);
+    lv_models_rtvec(R, F, b);
+    lv_models_cross(P->p[i], b, c);
     for (int j = 0; j < 3; j++) f[j] += F[j], f[3 + j] += c[j];
   }
-  rtvec(R, P->torque, b);
+  lv_models_rtvec(R, P->torque, b);
   double L[3] = {P->J[0] * W[0], P->J[1] * W[1], P->J[2] * W[2]};
-  cross(W, L, c);
+  lv_models_cross(W, L, c);
   for (int j = 0; j < 3; j++) f[3 + j] += b[j] - c[j];
   return 0;
 }

@@ -30,11 +30,6 @@
 #include "livens/lv_mbs.h"
 #include "models/models.h"
 
-static void cross(const double a[3], const double b[3], double c[3]) {
-  c[0] = a[1] * b[2] - a[2] * b[1];
-  c[1] = a[2] * b[0] - a[0] * b[2];
-  c[2] = a[0] * b[1] - a[1] * b[0];
-}
 static double dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 
 /* The consistent initial state for crank rate w0: per body its centre of
@@ -45,7 +40,7 @@ static void initial(double w0, double x[3][3], double R[3][9], double u[3][3], d
   const double B[3] = {0, 0.1, 0.2}, C[3] = {0.2, 0, 0};
   double e1[3], e2[3] = {0, -2 / sqrt(5.0), 1 / sqrt(5.0)}, e3[3];
   for (int i = 0; i < 3; i++) e1[i] = (C[i] - B[i]) / 0.3;
-  cross(e1, e2, e3);
+  lv_models_cross(e1, e2, e3);
   memset(x, 0, 9 * sizeof(double));
   memset(R, 0, 27 * sizeof(double));
   x[0][1] = 0.1, x[0][2] = 0.16;
@@ -56,20 +51,20 @@ static void initial(double w0, double x[3][3], double R[3][9], double u[3][3], d
   /* velocities: crank w0 e_x; rod from v_B, v_C with the universal joint's
    * spin (w0 = 6 gives the IFToMM (1.92, -0.96, 0.48)); slider v_C */
   double wc[3] = {w0, 0, 0}, rA[3] = {0, 0, 0.04}, rb[3] = {0, 0, 0.08}, vB[3], vC[3], vCOM[3];
-  cross(wc, rA, vCOM);
-  cross(wc, rb, vB);
+  lv_models_cross(wc, rA, vCOM);
+  lv_models_cross(wc, rb, vB);
   double d[3], s;
   for (int i = 0; i < 3; i++) d[i] = C[i] - B[i];
   /* rigid rod with C on the x axis: d . (v_C - v_B) = 0, v_C = (vx, 0, 0) */
   s = dot(d, vB) / d[0];
   double dv[3] = {s - vB[0], -vB[1], -vB[2]}, wp[3], wr[3];
   vC[0] = s, vC[1] = vC[2] = 0.0;
-  cross(d, dv, wp);
+  lv_models_cross(d, dv, wp);
   for (int i = 0; i < 3; i++) wp[i] /= dot(d, d);
   /* spin a along e1 from e_x . (w x e2) = 0 */
   double c1[3], c2[3];
-  cross(wp, e2, c1);
-  cross(e1, e2, c2);
+  lv_models_cross(wp, e2, c1);
+  lv_models_cross(e1, e2, c2);
   double a = -c1[0] / c2[0];
   for (int i = 0; i < 3; i++) wr[i] = wp[i] + a * e1[i];
   memcpy(u[0], vCOM, sizeof vCOM);
