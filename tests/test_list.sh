@@ -79,6 +79,18 @@ for s in $schemes; do
 done
 echo "$row" | grep -q ' F ' && ok "driven_rotor.yaml directors: $k marks agree with livens run (F: the forced model)" ||
   bad "driven_rotor.yaml directors row without F: $row"
+# no --scheme: the default (VI-A) where it runs the model, else genalpha with
+# a line that says why; a scheme the user names is never replaced
+$T "$L" run heavy-top --t-end 0.01 >out.txt 2>err.txt; st=$?
+[ $st -eq 0 ] && grep -q '^genalpha .* ok$' out.txt && grep -q 'no --scheme given.*constant mass matrix.*running genalpha' err.txt &&
+  ok "heavy-top without --scheme runs genalpha and says why" || bad "heavy-top default scheme: exit $st $(cat out.txt err.txt)"
+$T "$L" run "$sys/driven_rotor.yaml" --t-end 2e-3 >out.txt 2>err.txt; st=$?
+[ $st -eq 0 ] && grep -q '^genalpha .* ok$' out.txt && grep -q 'conservative model.*running genalpha' err.txt &&
+  ok "driven_rotor.yaml without --scheme runs genalpha" || bad "driven_rotor default scheme: exit $st $(cat out.txt err.txt)"
+$T "$L" run four-particle --t-end 0.01 >out.txt 2>err.txt; st=$?
+[ $st -eq 0 ] && grep -q '^vi-a .* ok$' out.txt && ! grep -q 'running genalpha' err.txt &&
+  ok "four-particle without --scheme keeps VI-A" || bad "four-particle default scheme: exit $st $(cat out.txt err.txt)"
+expect_usage "a named scheme that cannot run the model" run heavy-top --scheme vi-a --t-end 0.01
 expect_usage "list of a missing file" list nothere.yaml
 expect_usage "list with a non-file argument" list heavy-top
 [ $fails -eq 0 ]

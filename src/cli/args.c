@@ -76,6 +76,7 @@ int cli_parse_args(int argc, char **argv, cli_args *a, const char *cmd) {
       case O_SCHEME:
         if (strlen(optarg) >= sizeof r->scheme) return cli_error("scheme name too long."), CLI_USAGE;
         strcpy(r->scheme, optarg);
+        r->scheme_auto = 0;
         a->scheme_given = 1;
         break;
       case O_SCHEMES:

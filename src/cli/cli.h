@@ -23,6 +23,7 @@ typedef struct {
 typedef struct {
   char model[1024]; /* a model name or a system file path */
   char scheme[64];
+  int scheme_auto;  /* scheme is the default, not the user's: cli_choose_scheme may change it */
   double h, t_end;
   cli_kv params, opts;
   char out[1024];       /* CSV path, empty for none */
@@ -63,6 +64,9 @@ void cli_kv_free(cli_kv *l);
 lv_kv cli_kv_view(const cli_kv *l);
 
 void cli_run_defaults(cli_run *r);
+/* Where the user named no scheme, replace the default by one that runs
+ * @p model (common.c). */
+void cli_choose_scheme(cli_run *r, const lv_model *model);
 /* Create the model of a run; prints the reason and returns CLI_USAGE on
  * bad names/values. */
 int cli_make_model(const cli_run *r, lv_model **out);

@@ -70,6 +70,7 @@ void cli_run_defaults(cli_run *r) {
   strcpy(r->model, "four-particle");
   /* the paper's second-order variational integrator when this build has it */
   strcpy(r->scheme, lv_scheme_find("vi-a") ? "vi-a" : "rattle");
+  r->scheme_auto = 1; /* cli_choose_scheme may replace it once the model is known */
   r->h = 0;     /* 0: the model's default (cli_run_fill_defaults) */
   r->t_end = 0;
   r->every = 1;
@@ -338,20 +339,30 @@ static void on_sigint(int sig) {
 /* Why @p scheme refuses @p model (LV_ENOTIMPL from lv_integrator_new): the
  * first requirement it does not meet, in lv_integrator_new's order, and the
  * way out when the model has a directors formulation (issue 15). */
+/* The first requirement of a scheme's flags that the model does not meet
+ * (0: none; the scheme may still refuse it for a reason of its own). */
+static unsigned unmet_requirement(unsigned fl, const lv_model *model) {
+  if ((fl & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) return LV_SCHEME_CONSTANT_MASS;
+  if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) return LV_SCHEME_LINEAR_SPACE;
+  if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(model) > 0) return LV_SCHEME_UNCONSTRAINED;
+  if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) return LV_SCHEME_CONSERVATIVE;
+  return 0;
+}
+
 static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, size_t n) {
   const lv_scheme_type *st = lv_scheme_find(scheme);
-  unsigned fl = st ? st->flags : 0;
+  unsigned fl = st ? st->flags : 0, unmet = unmet_requirement(fl, model);
   int fix = 0;
-  if ((fl & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) {
+  if (unmet == LV_SCHEME_CONSTANT_MASS) {
     snprintf(buf, n, "it needs a constant mass matrix");
     fix = 1;
-  } else if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) {
+  } else if (unmet == LV_SCHEME_LINEAR_SPACE) {
     snprintf(buf, n, "it needs a constant mass matrix on a linear space R^n, and this model is on %s",
              lv_space_name(lv_model_space(model)));
     fix = 1;
-  } else if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(model) > 0) {
+  } else if (unmet == LV_SCHEME_UNCONSTRAINED) {
     snprintf(buf, n, "it runs only models without constraints, and this one has %d", lv_model_nc(model));
-  } else if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) {
+  } else if (unmet == LV_SCHEME_CONSERVATIVE) {
     snprintf(buf, n, "it needs a conservative model (no applied or gyroscopic force)");
     fix = 1;
   } else {
@@ -368,6 +379,22 @@ static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, s
         if (l < n) snprintf(buf + l, n - l, ": use --param formulation=directors");
       }
   }
+}
+
+/* No scheme named by the user (cli_run::scheme_auto): the default, VI-A,
+ * where it runs the model; otherwise the Lie group generalized-alpha
+ * method, which runs every model (Lie groups, configuration-dependent mass,
+ * applied forces), with one line on stderr that says so and why.  A scheme
+ * the user names is never replaced: a mismatch is then a usage error. */
+void cli_choose_scheme(cli_run *r, const lv_model *model) {
+  if (!r->scheme_auto) return;
+  const lv_scheme_type *st = lv_scheme_find(r->scheme), *ga = lv_scheme_find("genalpha");
+  if (!st || !ga || !unmet_requirement(st->flags, model) || unmet_requirement(ga->flags, model)) return;
+  char why[256];
+  cli_mismatch(r->scheme, model, why, sizeof why);
+  fprintf(stderr, "livens: no --scheme given, and the default %s cannot run '%s': %s; running genalpha.\n",
+          r->scheme, lv_model_name(model), why);
+  strcpy(r->scheme, "genalpha");
 }
 
 int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_result *res) {

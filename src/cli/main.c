@@ -136,6 +136,7 @@ static int do_run(cli_run *r) {
   int rc = cli_make_model(r, &model);
   if (rc) return rc;
   cli_run_fill_defaults(r);
+  cli_choose_scheme(r, model);
   if (!isfinite(r->t_end) || !(r->t_end > 0) || !isfinite(r->h) || !(r->h > 0)) {
     cli_error("step and t-end must be finite positive numbers (got %g and %g).", r->h, r->t_end);
     lv_model_free(model);
@@ -654,6 +655,7 @@ static int cmd_converge(int argc, char **argv) {
   double href = a.ref_step > 0 ? a.ref_step : hmin / 16.0;
   lv_model *model = NULL;
   rc = cli_make_model(&a.run, &model);
+  if (!rc && !a.schemes[0]) cli_choose_scheme(&a.run, model); /* schemes[0] is a.run.scheme */
   /* a reference from a CSV (issue 17): read once, checked against the model,
    * the steps and t_end before anything runs */
   cli_reference csvref;

@@ -104,6 +104,7 @@ static int handler(void *user, const char *section, const char *name, const char
       char *dst = name[0] == 'm' ? r->model : r->scheme;
       if (strlen(value) >= (name[0] == 'm' ? sizeof r->model : sizeof r->scheme)) goto bad;
       strcpy(dst, value);
+      if (name[0] == 's') r->scheme_auto = 0;
     } else if (strcmp(name, "step") == 0) {
       if (!parse_number(value, &x) || !(x > 0)) goto bad;
       r->h = x;

@@ -504,7 +504,7 @@ static int case_run(const sweep_study *s, long idx, cli_run *r, long *sample) {
   for (int i = 0; i < s->naxes; i++) {
     const char *v = axis_value(s, idx, i);
     switch (s->axes[i].kind) {
-      case AX_SCHEME: strcpy(r->scheme, v); break; /* length checked when read */
+      case AX_SCHEME: strcpy(r->scheme, v), r->scheme_auto = 0; break; /* length checked when read */
       case AX_STEP: r->h = strtod(v, NULL); break;
       case AX_TEND: r->t_end = strtod(v, NULL); break;
       case AX_SAMPLE: *sample = strtol(v, NULL, 10); break;
@@ -532,7 +532,7 @@ static int case_run(const sweep_study *s, long idx, cli_run *r, long *sample) {
     }
   for (int j = 0; j < nvar; j++) {
     const char *k = var->set.keys[j], *v = var->set.values[j];
-    if (strcmp(k, "scheme") == 0) strcpy(r->scheme, v); /* length checked when read */
+    if (strcmp(k, "scheme") == 0) strcpy(r->scheme, v), r->scheme_auto = 0; /* length checked when read */
     else if (strcmp(k, "step") == 0) r->h = strtod(v, NULL);
     else if (strcmp(k, "t-end") == 0) r->t_end = strtod(v, NULL);
     else {
