@@ -1116,7 +1116,7 @@ END_TEST
 
 /* ------------------------------------------------ small dense path (issue 18) */
 
-/* The dense back-end factors small n (LV_DENSE_SMALL in dense.c, 12 today)
+/* The dense back-end factors small n (LV_DENSE_SMALL in dense.c, 32 today)
  * with its own unblocked LU, larger n with dgetrf; LAPACK's dgetrf/dgetrs
  * on the same matrix is the independent reference for both. */
 extern void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);

@@ -46,14 +46,13 @@ extern void dgecon_(const char *norm, const int *n, const double *a,
  * written out: right-looking LU with partial pivoting (the first row of
  * largest modulus, as idamax), ipiv 1-based as LAPACK's, so the factors are
  * interchangeable with dgetrf's (dgecon reads them unchanged).
- * Limited to n <= 12 (the heavy top's 9 x 9 and 12 x 12) for now: any
- * larger bound puts the four-particle matrices (14 x 14 VI-S, 31 x 31 VI-A
- * and EM; at n <= 32: VI-A -22 %, EM -19 % instructions per step) on this
- * path, and its different rounding flips test_sweep's knife-edge case VI-S
- * h = 0.04 to T = 1000 (diverges at t = 832, energy error 0.19 with
- * dgetrf; with v4z perturbed by 1e-16 it stays stable with either LU, 12 of
- * 12 runs).  Raise once that assertion is settled (issue 18). */
-#define LV_DENSE_SMALL 12
+ * Up to n = 32: on four-particle, VI-S, VI-A and EM steps cost 0.69x,
+ * 0.78x and 0.81x the instructions of dgetrf's path (callgrind); sizes 1 .. 12 also have unrolled instances (below).  The
+ * other rounding of the LU moves single long runs near a stability limit
+ * (VI-S at h = 0.04 on four-particle, 86 % of its linear limit, diverges
+ * at t = 832 instead of staying bounded to T = 1000); ensembles of
+ * perturbed starts behave alike on both paths (test_sweep). */
+#define LV_DENSE_SMALL 32
 
 struct lv_dense_data {
   double *LU;  /* dgetrf factors of the last successful factorisation */
@@ -115,7 +114,7 @@ void lv_dense_destroy(lv_linsol *ls) {
 #endif
 #include "linsol/dense_small.h"
 
-/* The kernels above instantiated for each n <= LV_DENSE_SMALL: with the
+/* The kernels above instantiated for each n <= 12: with the
  * size a constant the compiler unrolls the short inner loops (a 9 x 9 LU
  * took 1.6k instructions through the generic loops, mostly loop control);
  * the operations and their order are the same for every n, so the factors
@@ -136,7 +135,7 @@ void lv_dense_destroy(lv_linsol *ls) {
     case 12: F(12, __VA_ARGS__); \
     default: break;         \
   }
-_Static_assert(LV_DENSE_SMALL == 12, "one SMALL_CASES entry per size");
+_Static_assert(LV_DENSE_SMALL >= 12, "sizes above 12 take the generic kernels");
 #define GETF2_N(N, a, ipiv) return small_getf2_k(N, a, ipiv)
 #define GETRS_N(N, a, ipiv, x) \
   do {                         \
