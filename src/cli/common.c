@@ -354,6 +354,9 @@ static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, s
   } else if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) {
     snprintf(buf, n, "it needs a conservative model (no applied or gyroscopic force)");
     fix = 1;
+  } else if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) {
+    snprintf(buf, n, "it supports only scleronomic constraints g(q) = 0, and this model has driving constraints "
+             "g(q) = c(t) (use genalpha)");
   } else {
     snprintf(buf, n, "%s", lv_strerror(LV_ENOTIMPL));
   }

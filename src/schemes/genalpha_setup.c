@@ -145,6 +145,7 @@ void ga_destroy(lv_stepper *st) {
   free(g->rk);
   free(g->grp);
   free(g->wacc);
+  free(g->drv);
   free(g->wmark);
   free(g->wlist);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
@@ -166,6 +167,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->mass_constant = lv_model_mass_constant(m);
   g->has_force = lv_model_has_force(m);
   g->has_dV = lv_model_has_potential(m);
+  g->driven = lv_model_has_driving(m);
   LV_CHECK(parse_options(g, st));
   int d = g->nv, k = g->nc;
   g->N = d + (g->index == 2 ? 2 * k : k);
@@ -195,6 +197,8 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->xblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->bne = lv_calloc(sd, sizeof(double));
   g->wacc = lv_calloc(sk, sizeof(double));
+  g->drv = lv_calloc(sk, sizeof(double));
+  if (!g->drv) return LV_ENOMEM;
   g->wmark = lv_calloc(sk, sizeof(int));
   g->wlist = lv_calloc(sk, sizeof(int));
   if (!g->wacc || !g->wmark || !g->wlist) return LV_ENOMEM;
