@@ -18,7 +18,8 @@ extern "C" {
 typedef struct lv_integrator lv_integrator;
 
 /** How lv_integrator_init treats initial values that violate g(q) = 0 or
- *  G(q) v = 0. */
+ *  G(q) v = 0 (g(q) = c(t0) and G(q) v = c'(t0) for a model with driving
+ *  constraints, lv_model_set_driving). */
 typedef enum {
   LV_INIT_PROJECT = 0, /**< project q onto g = 0 (M-orthogonally) and v onto G v = 0 */
   LV_INIT_CHECK = 1    /**< fail with LV_EINCONSISTENT beyond the tolerance */

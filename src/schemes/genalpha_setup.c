@@ -19,7 +19,8 @@ const lv_param_info ga_options[] = {
      "suite's default; for index 3 the transient stays); perturbed-no-commutator: "
      "ablation, (56)+(57) without the commutator ad_v v' in l0 (the transient "
      "reappears, at half its size)"},
-    {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
+    {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 (G v = c'(t) for driving constraints) "
+        "after every step"},
     {"projection-times", "", "comma-separated times t* after which v is projected (Arnold, Cardona & Brüls 2015 "
         "report)"},
     {"sigma", "0",
