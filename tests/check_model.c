@@ -404,6 +404,48 @@ START_TEST(test_driving) {
 }
 END_TEST
 
+/* The built-in driven model, Kapitza's pendulum: its derivatives, and the
+ * physics the driving constraint must reproduce (an independent check):
+ * started 0.3 rad from upright, the bob stays up when A^2 omega^2 >
+ * 2 g l (defaults 0.1^2 60^2 = 36 > 19.6), swinging within the initial
+ * angle, and falls below the support when omega = 30 (9 < 19.6). */
+static double kapitza_min_height(const char *omega, const char *index) {
+  lv_model *m = NULL;
+  const char *k[] = {"omega"}, *v[] = {omega};
+  lv_kv kv = {1, k, v};
+  ck_assert_int_eq(lv_model_create("kapitza", &kv, &m), 0);
+  lv_check_result cr;
+  ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &cr), 0);
+  ck_assert_int_eq(cr.failed, 0);
+  ck_assert_int_eq(cr.checked, 5); /* dV, d2V, G, Hessian, curvature: all exact */
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "index", index), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  const lv_state *s = lv_integrator_state(it);
+  double hmin = 1.0, c[3];
+  for (int n = 0; n < 5000; n++) {
+    ck_assert_int_eq(lv_integrator_step(it), 0);
+    ck_assert_int_eq(lv_model_driving(m, s->t, 0, c), 0);
+    ck_assert_double_lt(fabs(s->q[1] - c[1]), 1e-12); /* the support follows ys = A cos(omega t) */
+    hmin = fmin(hmin, s->q[3] - s->q[1]);            /* bob above support, l = 1 */
+  }
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return hmin;
+}
+
+START_TEST(test_kapitza) {
+  double up3 = kapitza_min_height("60", "3"), up2 = kapitza_min_height("60", "2"),
+         down = kapitza_min_height("30", "3");
+  if (getenv("LV_TEST_VERBOSE"))
+    printf("kapitza: min (y - ys) over t in [0, 5]: omega 60: %.4f (index 3), %.4f (index 2); omega 30: %.4f\n", up3,
+           up2, down);
+  ck_assert_msg(up3 > 0.9 && up2 > 0.9, "omega 60: the bob left the upright (%g, %g)", up3, up2);
+  ck_assert_msg(down < 0.0, "omega 30: the bob stayed up (%g)", down);
+}
+END_TEST
+
 /* Diagnostics: energy and momentum of a known state; CSV header columns. */
 START_TEST(test_diag) {
   lv_model *m = NULL;
@@ -580,6 +622,7 @@ int main(void) {
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);
   tcase_add_test(tc, test_driving);
+  tcase_add_test(tc, test_kapitza);
   tcase_add_test(tc, test_saddle);
   tcase_add_test(tc, test_public_initialisers);
   return tu_run_suite(s);

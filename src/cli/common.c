@@ -565,7 +565,7 @@ void cli_run_fill_defaults(cli_run *r) {
       {"pendulum3d", 0.01, 10},   {"four-particle", 0.01, 10}, {"pendulum2d", 0.01, 10},
       {"rigid-chain", 0.01, 10},  {"chain", 0.005, 10},        {"gyro-top", 5e-4, 1},
       {"heavy-top", 1e-3, 1},     {"heavy-top-ep", 1e-3, 1},   {"heavy-top-ctb", 1e-4, 0.4},
-      {"slider-crank", 1e-3, 2},  {"rotor", 1e-5, 0.01},
+      {"slider-crank", 1e-3, 2},  {"rotor", 1e-5, 0.01},       {"kapitza", 1e-3, 5},
   };
   double h = 0.01, t_end = 10;
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
