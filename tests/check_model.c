@@ -320,6 +320,13 @@ static int drive(double t, int order, double *c, void *u) {
   return 0;
 }
 
+/* the same with c'' 1 % off, for the derivative check */
+static int drive_wrong(double t, int order, double *c, void *u) {
+  int rc = drive(t, order, c, u);
+  if (order == 2) c[1] *= 1.01;
+  return rc;
+}
+
 START_TEST(test_driving) {
   lv_model *m = make(1, 0), *free_particle = NULL;
   lv_space *sp;
@@ -333,7 +340,14 @@ START_TEST(test_driving) {
   ck_assert_int_eq(lv_model_has_driving(m), 0);
   ck_assert_int_eq(lv_model_driving(m, 0.3, 0, c), 0);
   ck_assert(c[0] == 0.0 && c[1] == 0.0); /* scleronomic: c = 0 */
+  lv_check_result cr;
+  ck_assert_int_eq(lv_model_set_driving(m, drive_wrong), 0);
+  ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &cr), LV_EINPUT);
+  ck_assert_int_eq(cr.failed, 1);
+  ck_assert_double_gt(cr.err_drive, 1e-3);
   ck_assert_int_eq(lv_model_set_driving(m, drive), 0);
+  ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &cr), 0);
+  ck_assert(cr.err_drive >= 0.0 && cr.err_drive < 1e-6);
   ck_assert_int_eq(lv_model_has_driving(m), 1);
   ck_assert_int_eq(lv_model_driving(m, 0.3, 3, c), LV_EINPUT);
   ck_assert_int_eq(lv_model_driving(m, 0.3, 1, c), 0);
@@ -417,7 +431,8 @@ static double kapitza_min_height(const char *omega, const char *index) {
   lv_check_result cr;
   ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &cr), 0);
   ck_assert_int_eq(cr.failed, 0);
-  ck_assert_int_eq(cr.checked, 5); /* dV, d2V, G, Hessian, curvature: all exact */
+  ck_assert_int_eq(cr.checked, 6); /* dV, d2V, G, Hessian, curvature, c' and c'': all exact */
+  ck_assert(cr.err_drive >= 0.0 && cr.err_drive < 1e-6);
   lv_integrator *it = NULL;
   ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
   ck_assert_int_eq(lv_integrator_set_option(it, "index", index), 0);

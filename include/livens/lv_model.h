@@ -274,6 +274,8 @@ typedef struct {
   int failed;         /**< number above the tolerance */
   double err_dV, err_d2V, err_G, err_hessian, err_curvature, err_df_dq,
       err_df_dv;      /**< max relative error, -1 if not supplied */
+  double err_drive;   /**< c' and c'' of driving constraints against central
+                           differences of c and c' at t = 0 and 1; -1 without */
 } lv_check_result;
 /** @var lv_check_result::err_dV
  *   max relative error of dV against V, -1 if not supplied
@@ -289,7 +291,8 @@ typedef struct {
  *   max relative error of df/dq against f, -1 if not supplied */
 
 /** Compare supplied derivatives (dV against V, d2V against dV, G against g,
- *  hessian/curvature against G, force Jacobians against f) with central
+ *  hessian/curvature against G, force Jacobians against f, c' and c'' of
+ *  driving constraints against c and c') with central
  *  finite differences at configuration @p q (NULL: the initial values),
  *  relative tolerance @p tol (0: 1e-6).  Writes one line per derivative to
  *  @p log if not NULL.  Returns 0 if all pass, LV_EINPUT if some failed
