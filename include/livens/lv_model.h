@@ -106,9 +106,12 @@ typedef int (*lv_drive_fn)(double t, int order, double *out, void *user);
 /** Driving (rheonomic) constraints: the m constraints become
  *  g(q) - c(t) = 0, hence G(q) v = c'(t) on velocity level and
  *  G(q) v' + Z(q; v) v = c''(t) on acceleration level.  This is how a
- *  multibody model prescribes motion, e.g. a driven crank: the constraint
- *  row g_i(q) is the crank angle and c_i(t) = omega t (other rows of c
- *  zero).  @p c supplies c and its first two derivatives exactly (no
+ *  multibody model prescribes motion: a driven crank described by its
+ *  angle coordinate phi has the row g_i(q) = phi and c_i(t) = omega t
+ *  (other rows of c zero); a support moved along a path has its
+ *  coordinates as rows (the built-in model "kapitza").  In Cartesian
+ *  coordinates an angle is an atan2 with a branch cut, so a crank turning
+ *  full circles needs an angle coordinate.  @p c supplies c and its first two derivatives exactly (no
  *  finite differences are taken); NULL makes the model scleronomic again.
  *  Only schemes flagged LV_SCHEME_DRIVEN (generalized-alpha, index 3 and
  *  2) accept such a model; lv_integrator_new refuses it for the others
