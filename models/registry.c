@@ -9,6 +9,7 @@ extern const lv_model_info lv_model_pendulum2d, lv_model_heavy_top;
 extern const lv_model_info lv_model_rotor, lv_model_slider_crank, lv_model_heavy_top_ep; /* issue 6 */
 extern const lv_model_info lv_model_heavy_top_ctb;
 extern const lv_model_info lv_model_double_pendulum; /* issue 15 */
+extern const lv_model_info lv_model_kapitza; /* driving constraints */
 
 static const lv_model_info *const models[] = {
     &lv_model_pendulum3d,
@@ -23,6 +24,7 @@ static const lv_model_info *const models[] = {
     &lv_model_heavy_top_ep,
     &lv_model_heavy_top_ctb,
     &lv_model_double_pendulum,
+    &lv_model_kapitza,
     NULL,
 };
 

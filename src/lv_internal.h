@@ -88,6 +88,13 @@ int lv_model_hess_potential_apply_abs(const lv_model *m, const double *q, const 
 int lv_model_curvature_apply_abs(const lv_model *m, const double *q, const double *w, const double *x,
                                  double *y);
 
+/* The constraints with their driving part (lv_model_set_driving):
+ * g(q) - c(t) and G(q) v - c'(t) (nc each; tmp: scratch, nc).  Without
+ * driving constraints they are g(q) and G(q) v. */
+int lv_model_constraints_at(const lv_model *m, double t, const double *q, double *g, double *tmp);
+int lv_model_velocity_constraints_at(const lv_model *m, double t, const double *q, const double *v, double *y,
+                                     double *tmp);
+
 /* Add the saddle-point matrix [M(qM) G(qGT)^T; G(qG) 0] ((nv + nc) square)
  * to A: the M block, then G^T, then G.  The same q three times is the
  * matrix of consistent accelerations and projections; RATTLE's stage 1 and
@@ -95,9 +102,10 @@ int lv_model_curvature_apply_abs(const lv_model *m, const double *q, const doubl
 int lv_model_saddle(const lv_model *m, const double *qM, const double *qGT, const double *qG, lv_sink *A);
 
 /* Consistent v' and lambda at (t, q, v) from the index-1 equations
- *   [M G^T; G 0] [v'; lambda] = [f - dV; -Z(q; v) v],
- * with @p kkt holding that matrix at q, factorised.  On return
- * b (nv + nc) = [v'; lambda]; tmp: scratch, nv. */
+ *   [M G^T; G 0] [v'; lambda] = [f - dV; -Z(q; v) v + c''(t)]
+ * (c'' = 0 without driving constraints), with @p kkt holding that matrix
+ * at q, factorised (so nc <= nv).  On return b (nv + nc) = [v'; lambda];
+ * tmp: scratch, nv. */
 int lv_model_consistent_accelerations(const lv_model *m, lv_linsol *kkt, double t, const double *q,
                                       const double *v, double *b, double *tmp);
 

@@ -306,6 +306,161 @@ START_TEST(test_consistent_init) {
 }
 END_TEST
 
+/* Driving constraints (lv_model_set_driving): the sphere model with its
+ * second constraint driven, q0 q1 - 0.1 = c(t) = 0.05 sin 2t (the first row
+ * not).  The interface, the refusal by every scheme without
+ * LV_SCHEME_DRIVEN, the initial projection onto g(q) = c(t0),
+ * G v = c'(t0), and generalized-alpha (index 3 with projections, index 2)
+ * keeping g(q) = c(t) and G v = c'(t) along the run. */
+static int drive(double t, int order, double *c, void *u) {
+  (void)u;
+  c[0] = 0.0;
+  c[1] = order == 0 ? 0.05 * sin(2 * t) : order == 1 ? 0.1 * cos(2 * t) : -0.2 * sin(2 * t);
+  if (t > 1e3) c[1] = NAN; /* for the non-finite check */
+  return 0;
+}
+
+/* the same with c'' 1 % off, for the derivative check */
+static int drive_wrong(double t, int order, double *c, void *u) {
+  int rc = drive(t, order, c, u);
+  if (order == 2) c[1] *= 1.01;
+  return rc;
+}
+
+START_TEST(test_driving) {
+  lv_model *m = make(1, 0), *free_particle = NULL;
+  lv_space *sp;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 2), 0);
+  ck_assert_int_eq(lv_model_new(&free_particle, "free", sp, 0), 0);
+  ck_assert_int_eq(lv_model_set_driving(free_particle, drive), LV_EINPUT); /* nothing to drive */
+  ck_assert_int_eq(lv_model_has_driving(free_particle), 0);
+  lv_model_free(free_particle);
+  ck_assert_int_eq(lv_model_set_driving(NULL, drive), LV_EINPUT);
+  double c[2] = {1, 1};
+  ck_assert_int_eq(lv_model_has_driving(m), 0);
+  ck_assert_int_eq(lv_model_driving(m, 0.3, 0, c), 0);
+  ck_assert(c[0] == 0.0 && c[1] == 0.0); /* scleronomic: c = 0 */
+  lv_check_result cr;
+  ck_assert_int_eq(lv_model_set_driving(m, drive_wrong), 0);
+  ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &cr), LV_EINPUT);
+  ck_assert_int_eq(cr.failed, 1);
+  ck_assert_double_gt(cr.err_drive, 1e-3);
+  ck_assert_int_eq(lv_model_set_driving(m, drive), 0);
+  ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &cr), 0);
+  ck_assert(cr.err_drive >= 0.0 && cr.err_drive < 1e-6);
+  ck_assert_int_eq(lv_model_has_driving(m), 1);
+  ck_assert_int_eq(lv_model_driving(m, 0.3, 3, c), LV_EINPUT);
+  ck_assert_int_eq(lv_model_driving(m, 0.3, 1, c), 0);
+  ck_assert_double_eq_tol(c[1], 0.1 * cos(0.6), 1e-16);
+  ck_assert_int_eq(lv_model_driving(m, 2e3, 0, c), LV_ENONFINITE);
+  const char *cb = NULL;
+  int row = -2, col = -2;
+  ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_ENONFINITE);
+  ck_assert_str_eq(cb, "driving c");
+  ck_assert_int_eq(row, 1);
+
+  /* every scheme without LV_SCHEME_DRIVEN refuses the model */
+  int accepted = 0;
+  for (const lv_scheme_type *const *r = lv_scheme_registry(); *r; r++) {
+    lv_integrator *it = NULL;
+    int rc = lv_integrator_new(&it, m, (*r)->name, 0.01);
+    int driven = ((*r)->flags & LV_SCHEME_DRIVEN) != 0;
+    ck_assert_msg(rc == (driven ? 0 : LV_ENOTIMPL), "%s: status %d", (*r)->name, rc);
+    accepted += rc == 0;
+    lv_integrator_free(it);
+  }
+  ck_assert_int_eq(accepted, 1); /* genalpha */
+
+  const char *opts[3][4] = {{"index", "3", "projection", "off"},
+                            {"index", "3", "projection", "on"},
+                            {"index", "2", "projection", "off"}};
+  for (int k = 0; k < 3; k++) {
+    lv_integrator *it = NULL;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 0.01), 0);
+    for (int j = 0; j < 4; j += 2) ck_assert_int_eq(lv_integrator_set_option(it, opts[k][j], opts[k][j + 1]), 0);
+    double q0[3] = {0.6, 0.3, 0.7}, v0[3] = {0.1, -0.2, 0.3}, t0 = 0.3;
+    ck_assert_int_eq(lv_integrator_init(it, t0, q0, v0), 0);
+    lv_integrator_stats st;
+    lv_integrator_get_stats(it, &st);
+    ck_assert_int_eq(st.projected, 1);
+    lv_diag *d = NULL;
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+    const lv_state *s = lv_integrator_state(it);
+    double r[2];
+    for (int n = 0; n <= 50; n++) {
+      if (n > 0) ck_assert_int_eq(lv_integrator_step(it), 0);
+      /* g(q) - c(t) and G v - c'(t) by hand, and as the diagnostics say */
+      ck_assert_int_eq(lv_model_constraints(m, s->q, r), 0);
+      ck_assert_int_eq(lv_model_driving(m, s->t, 0, c), 0);
+      double gn = fmax(fabs(r[0] - c[0]), fabs(r[1] - c[1]));
+      ck_assert_int_eq(lv_model_G_apply(m, s->q, s->v, r), 0);
+      ck_assert_int_eq(lv_model_driving(m, s->t, 1, c), 0);
+      double gvn = fmax(fabs(r[0] - c[0]), fabs(r[1] - c[1]));
+      lv_diag_point pt;
+      ck_assert_int_eq(lv_diag_eval(d, s, &pt), 0);
+      ck_assert_double_eq_tol(pt.g_norm, gn, 1e-15);
+      ck_assert_double_eq_tol(pt.gv_norm, gvn, 1e-15);
+      ck_assert_msg(gn < 1e-11, "%s=%s: |g - c| %g at t = %g", opts[k][0], opts[k][1], gn, s->t);
+      /* the velocity constraint holds where the scheme imposes it */
+      if (n == 0 || k > 0) ck_assert_msg(gvn < 1e-11, "case %d: |G v - c'| %g at t = %g", k, gvn, s->t);
+    }
+    /* index 3 without projection: G v = c'(t) to O(h^2) only, but it
+     * follows c' (a scleronomic reading would leave |G v| ~ |c'| = 0.1) */
+    if (k == 0) {
+      ck_assert_int_eq(lv_model_G_apply(m, s->q, s->v, r), 0);
+      ck_assert_int_eq(lv_model_driving(m, s->t, 1, c), 0);
+      ck_assert_double_lt(fabs(r[1] - c[1]), 1e-3);
+    }
+    lv_diag_free(d);
+    lv_integrator_free(it);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
+/* The built-in driven model, Kapitza's pendulum: its derivatives, and the
+ * physics the driving constraint must reproduce (an independent check):
+ * started 0.3 rad from upright, the bob stays up when A^2 omega^2 >
+ * 2 g l (defaults 0.1^2 60^2 = 36 > 19.6), swinging within the initial
+ * angle, and falls below the support when omega = 30 (9 < 19.6). */
+static double kapitza_min_height(const char *omega, const char *index) {
+  lv_model *m = NULL;
+  const char *k[] = {"omega"}, *v[] = {omega};
+  lv_kv kv = {1, k, v};
+  ck_assert_int_eq(lv_model_create("kapitza", &kv, &m), 0);
+  lv_check_result cr;
+  ck_assert_int_eq(lv_model_check_derivatives(m, NULL, NULL, 0, NULL, &cr), 0);
+  ck_assert_int_eq(cr.failed, 0);
+  ck_assert_int_eq(cr.checked, 6); /* dV, d2V, G, Hessian, curvature, c' and c'': all exact */
+  ck_assert(cr.err_drive >= 0.0 && cr.err_drive < 1e-6);
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "index", index), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  const lv_state *s = lv_integrator_state(it);
+  double hmin = 1.0, c[3];
+  for (int n = 0; n < 5000; n++) {
+    ck_assert_int_eq(lv_integrator_step(it), 0);
+    ck_assert_int_eq(lv_model_driving(m, s->t, 0, c), 0);
+    ck_assert_double_lt(fabs(s->q[1] - c[1]), 1e-12); /* the support follows ys = A cos(omega t) */
+    hmin = fmin(hmin, s->q[3] - s->q[1]);            /* bob above support, l = 1 */
+  }
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return hmin;
+}
+
+START_TEST(test_kapitza) {
+  double up3 = kapitza_min_height("60", "3"), up2 = kapitza_min_height("60", "2"),
+         down = kapitza_min_height("30", "3");
+  if (getenv("LV_TEST_VERBOSE"))
+    printf("kapitza: min (y - ys) over t in [0, 5]: omega 60: %.4f (index 3), %.4f (index 2); omega 30: %.4f\n", up3,
+           up2, down);
+  ck_assert_msg(up3 > 0.9 && up2 > 0.9, "omega 60: the bob left the upright (%g, %g)", up3, up2);
+  ck_assert_msg(down < 0.0, "omega 30: the bob stayed up (%g)", down);
+}
+END_TEST
+
 /* Diagnostics: energy and momentum of a known state; CSV header columns. */
 START_TEST(test_diag) {
   lv_model *m = NULL;
@@ -481,6 +636,8 @@ int main(void) {
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);
   tcase_add_test(tc, test_diag);
+  tcase_add_test(tc, test_driving);
+  tcase_add_test(tc, test_kapitza);
   tcase_add_test(tc, test_saddle);
   tcase_add_test(tc, test_public_initialisers);
   return tu_run_suite(s);

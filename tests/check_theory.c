@@ -195,6 +195,158 @@ START_TEST(test_a6_second_row) {
 }
 END_TEST
 
+/* ---- seed 000 A9: Example 2, the driving constraint q = t^3 ----
+ * k = m = 1, M = 1, no forces, g(q) - c(t) = q - t^3 (lv_model_set_driving),
+ * so lambda = -v' = -6 t (M v' = -G^T lambda).  Exact start at t0 = 1:
+ * q0 = 1, v0 = 3; start=a0 gives a0 = v'(t0) + Delta_alpha h v''(t0) =
+ * v'(t0 + Delta_alpha h) exactly (v' is linear, so the central difference
+ * is exact).  The local errors are l^v = l^a = 0, l^q = C_q h^3, and the
+ * error recursion E_{n+1} = T+^-1 T0 E_n with E_0 = (C_q h, 0, 0) is exact:
+ * e_n^lambda = C_q h [(T+^-1 T0)^n]_{2,1}, a first-order error. */
+static int ex2_mass(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  return lv_sink_add(M, 0, 0, 1.0);
+}
+static int ex2_g(const double *q, double *g, void *u) {
+  (void)u;
+  g[0] = q[0];
+  return 0;
+}
+static int ex2_G(const double *q, lv_sink *G, void *u) {
+  (void)q, (void)u;
+  return lv_sink_add(G, 0, 0, 1.0);
+}
+static int ex2_zero(const double *q, const double *w, lv_sink *s, void *u) {
+  (void)q, (void)w, (void)u;
+  return lv_sink_add(s, 0, 0, 0.0);
+}
+static int ex2_drive(double t, int order, double *c, void *u) {
+  (void)u;
+  c[0] = order == 0 ? t * t * t : order == 1 ? 3.0 * t * t : 6.0 * t;
+  return 0;
+}
+
+static lv_model *ex2_model(void) {
+  lv_space *sp = NULL;
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 1), 0);
+  ck_assert_int_eq(lv_model_new(&m, "example2", sp, 1), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, ex2_mass, 1), 0);
+  ck_assert_int_eq(lv_model_set_constraints(m, ex2_g, ex2_G, ex2_zero, ex2_zero), 0);
+  ck_assert_int_eq(lv_model_set_driving(m, ex2_drive), 0);
+  return m;
+}
+
+/* N steps of size h from t0 = 1 (exact start); e[n] = lambda(t_n) - lambda_n
+ * for n = 0 .. N, and the largest |q_n - t_n^3| and |v_n - 3 t_n^2|. */
+static void ex2_run(const char *rho, const char *index, const char *start, double h, int N, double *e, double *eq,
+                    double *ev) {
+  lv_model *m = ex2_model();
+  lv_integrator *it = NULL;
+  ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", h), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "rho-inf", rho), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "index", index), 0);
+  ck_assert_int_eq(lv_integrator_set_option(it, "start", start), 0);
+  const double q0 = 1.0, v0 = 3.0;
+  ck_assert_int_eq(lv_integrator_init(it, 1.0, &q0, &v0), 0);
+  const lv_state *s = lv_integrator_state(it);
+  *eq = *ev = 0.0;
+  for (int n = 0; n <= N; n++) {
+    if (n > 0) ck_assert_int_eq(lv_integrator_step(it), 0);
+    double t = 1.0 + n * h; /* the integrator's t is the sum of the steps */
+    ck_assert_msg(fabs(s->t - t) < 1e-12, "t_%d = %.17g", n, s->t);
+    e[n] = -6.0 * t - s->lambda[0];
+    *eq = fmax(*eq, fabs(s->q[0] - t * t * t));
+    *ev = fmax(*ev, fabs(s->v[0] - 3.0 * t * t));
+  }
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+
+START_TEST(test_a9_example2) {
+  enum { N = 200 };
+  double e[N + 1], eq, ev;
+  const char *rhos[2] = {"0.9", "0.6"};
+  const double paper_max[2] = {0.16099, 0.040493}, paper_half_ulp[2] = {5e-6, 5e-7};
+  const double h = 1e-2;
+  for (int r = 0; r < 2; r++) {
+    lv_ga_params p = params(atof(rhos[r]));
+    double A[9], P[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, Q[9];
+    amp3(p.rho, A);
+    ex2_run(rhos[r], "3", "a0", h, N, e, &eq, &ev);
+    ck_assert_msg(fabs(e[0]) < 1e-12, "lambda(t0): error %g", e[0]);
+    double pred[N + 1], emax = 0.0, pmax = 0.0, rel = 0.0, dev = 0.0;
+    int nmax = 0;
+    for (int n = 1; n <= N; n++) {
+      mul3(P, A, Q);
+      for (int i = 0; i < 9; i++) P[i] = Q[i];
+      pred[n] = p.cq * h * P[3]; /* C_q h [(T+^-1 T0)^n]_{2,1} */
+      pmax = fmax(pmax, fabs(pred[n]));
+      if (fabs(e[n]) > emax) emax = fabs(e[n]), nmax = n;
+    }
+    /* Relative 1e-6 over the transient (|prediction| >= 5 % of its peak),
+     * and 1e-6 of the peak beyond it: lambda = -v' carries the round-off
+     * of q ~ t^3 times beta' ~ 1/(beta h^2), ~1e-11 per step, which the
+     * same recursion adds up (1.4e-8 after 200 steps at rho 0.9) while the
+     * transient itself decays below it. */
+    for (int n = 1; n <= N; n++) {
+      double d = fabs(e[n] - pred[n]);
+      dev = fmax(dev, d);
+      if (fabs(pred[n]) >= 0.05 * pmax) rel = fmax(rel, d / fabs(pred[n]));
+    }
+    if (verbose())
+      printf("A9 rho %s h %g: max |e_lambda| %.6f at n = %d (paper %.6g; C_q h max|[A^n]_21| %.6f), e_1 %.6f, "
+             "deviation from C_q h [A^n]_21: relative %.1e over the transient, max %.1e (n <= %d); "
+             "max |q - t^3| %.1e, max |v - 3t^2| %.2e\n",
+             rhos[r], h, emax, nmax, paper_max[r], pmax, e[1], rel, dev, N, eq, ev);
+    ck_assert_msg(rel < 1e-6, "rho %s: e_lambda deviates from C_q h [A^n]_21 by %.2e relative", rhos[r], rel);
+    ck_assert_msg(dev < 1e-6 * pmax, "rho %s: e_lambda deviates from C_q h [A^n]_21 by %.2e", rhos[r], dev);
+    /* the paper's numbers, to the digits printed */
+    ck_assert_msg(fabs(emax - paper_max[r]) <= paper_half_ulp[r], "rho %s: max |e_lambda| %.7f vs %g", rhos[r], emax,
+                  paper_max[r]);
+    if (r == 0) ck_assert_msg(fabs(e[1] - (-0.020020)) < 5e-7, "e_1^lambda %.8f vs -0.020020", e[1]);
+    ck_assert_msg(eq < 1e-12, "q - t^3: %g", eq); /* g(q) = c(t) at every node */
+  }
+  /* order 1 in h: the peak over t in [1, 3] is C_q h max_n |[A^n]_21| */
+  double hs[4] = {2e-2, 1e-2, 5e-3, 2.5e-3}, em[4], evm[4];
+  static double eb[801];
+  for (int i = 0; i < 4; i++) {
+    int n = (int)(2.0 / hs[i] + 0.5);
+    ex2_run("0.9", "3", "a0", hs[i], n, eb, &eq, &evm[i]);
+    em[i] = 0.0;
+    for (int j = 0; j <= n; j++) em[i] = fmax(em[i], fabs(eb[j]));
+  }
+  double ord = tu_fit_order(4, hs, em), ordv = tu_fit_order(4, hs, evm);
+  if (verbose())
+    printf("A9 order in h (rho 0.9, t in [1, 3]): lambda %.4f (max |e| %.4g .. %.4g), v %.4f\n", ord, em[0], em[3],
+           ordv);
+  ck_assert_msg(fabs(ord - 1.0) < 0.02, "order of max |e_lambda|: %g", ord);
+  ck_assert_msg(ordv > 1.9, "order of max |e_v|: %g", ordv); /* q and v stay second order */
+}
+END_TEST
+
+/* The stabilised index-2 method (58) on Example 2, G v = c'(t) imposed:
+ * q, v and (l^v = 0 for the cubic, a0 exact) a are exact at every node,
+ * so lambda is exact to round-off -- no transient, where index 3 has
+ * max |e_lambda| = 0.161 at h = 1e-2 (seed 000 Theorem 2: the index-2
+ * transient carries no h^-1 r_0^B term). */
+START_TEST(test_a9_example2_index2) {
+  double hs[3] = {2e-2, 1e-2, 5e-3}, em, eq, ev;
+  static double eb[401];
+  for (int i = 0; i < 3; i++) {
+    int n = (int)(2.0 / hs[i] + 0.5);
+    ex2_run("0.9", "2", "perturbed", hs[i], n, eb, &eq, &ev);
+    em = 0.0;
+    for (int j = 0; j <= n; j++) em = fmax(em, fabs(eb[j]));
+    if (verbose())
+      printf("A9 index 2 (rho 0.9, t in [1, 3], h %g): max |e_lambda| %.2e, max |q - t^3| %.1e, max |v - 3t^2| %.1e\n",
+             hs[i], em, eq, ev);
+    ck_assert_msg(em < 1e-9, "index 2, h %g: max |e_lambda| %g", hs[i], em);
+    ck_assert_msg(eq < 1e-12 && ev < 1e-12, "index 2, h %g: q - t^3 %g, v - 3t^2 %g", hs[i], eq, ev);
+  }
+}
+END_TEST
+
 /* ---- seed 000 A7: the index-2 recursion (59) ---- */
 START_TEST(test_a7_index2) {
   for (int i = 0; i <= 20; i++) {
@@ -551,6 +703,8 @@ int main(void) {
   tcase_add_test(tc, test_a4_cinf);
   tcase_add_test(tc, test_a6_second_row);
   tcase_add_test(tc, test_a7_index2);
+  tcase_add_test(tc, test_a9_example2);
+  tcase_add_test(tc, test_a9_example2_index2);
   tcase_add_test(tc, test_mu_impl);
   tcase_add_test(tc, test_pinv_series);
   TCase *le = tu_tcase(s, "local-error", 0.1);

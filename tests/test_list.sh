@@ -48,6 +48,15 @@ want "heavy-top-ep" em M
 want "heavy-top-ep" genalpha x
 want "pendulum3d" midpoint U
 want "slider-crank formulation=directors" vi-a x
+# driving constraints (kapitza): genalpha runs it, every other scheme is D
+# (midpoint U: it has no constraints at all) and livens run says why in one
+# sentence
+for s in $schemes; do
+  case $s in genalpha) want kapitza "$s" x ;; midpoint) want kapitza "$s" U ;; *) want kapitza "$s" D ;; esac
+done
+$T "$L" run kapitza --scheme rattle --t-end 0.01 >out.txt 2>err.txt; st=$?
+[ $st -eq 2 ] && grep -q "cannot run model 'kapitza': it supports only scleronomic constraints g(q) = 0, and this model has driving constraints" err.txt &&
+  ok "kapitza / rattle: exit 2, $(cat err.txt)" || bad "kapitza / rattle: exit $st, $(cat err.txt)"
 
 # the marks agree with livens run
 n=0

@@ -38,11 +38,11 @@ typedef struct {
   double g_norm, gv_norm, gp_norm;
 } lv_diag_point;
 /** @var lv_diag_point::g_norm
- *   max_i |g_i(q)|
+ *   max_i |g_i(q) - c_i(t)| (c = 0 without driving constraints)
  *  @var lv_diag_point::gv_norm
- *   max_i |(G(q) v)_i|
+ *   max_i |(G(q) v)_i - c_i'(t)|
  *  @var lv_diag_point::gp_norm
- *   max_i |(G(q) M^{-1} p)_i| */
+ *   max_i |(G(q) M^{-1} p)_i - c_i'(t)| */
 
 /** Summary of the states recorded since creation or lv_diag_reset. */
 typedef struct {

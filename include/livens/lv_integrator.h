@@ -18,7 +18,8 @@ extern "C" {
 typedef struct lv_integrator lv_integrator;
 
 /** How lv_integrator_init treats initial values that violate g(q) = 0 or
- *  G(q) v = 0. */
+ *  G(q) v = 0 (g(q) = c(t0) and G(q) v = c'(t0) for a model with driving
+ *  constraints, lv_model_set_driving). */
 typedef enum {
   LV_INIT_PROJECT = 0, /**< project q onto g = 0 (M-orthogonally) and v onto G v = 0 */
   LV_INIT_CHECK = 1    /**< fail with LV_EINCONSISTENT beyond the tolerance */
@@ -65,7 +66,9 @@ typedef struct {
  *  Status: LV_EUNKNOWN (scheme name), LV_EINPUT (h not positive and finite,
  *  NULL model, model lacks a required callback), LV_ENOTIMPL (the scheme
  *  needs a constant mass matrix, a linear space, no constraints or no
- *  applied forces, and the model has them), LV_ENOMEM. */
+ *  applied forces, and the model has them; or the model has driving
+ *  constraints (lv_model_set_driving) and the scheme supports scleronomic
+ *  constraints g(q) = 0 only), LV_ENOMEM. */
 LV_API int lv_integrator_new(lv_integrator **out, const lv_model *model,
                              const char *scheme, double h);
 /** The same with a scheme given by its table (lv_scheme.h): a scheme written
@@ -121,7 +124,9 @@ LV_API int lv_integrator_request_stop(lv_integrator *it);
 /** Default bound of the divergence guard on |E - E0| / E_s, where
  *  E_s = max(|E0|, |T0| + |V0|) from the consistent initial state.  Growth
  *  by a hundred times the initial energy content is no result even for a
- *  dissipative scheme (whose error stays below E_s) or a driven model. */
+ *  dissipative scheme (whose error stays below E_s) or a driven model.
+ *  Not applied to a model with driving constraints (lv_model_set_driving),
+ *  whose energy changes by the prescribed motion's work without bound. */
 #define LV_GUARD_ENERGY_DEFAULT 1e2
 /** Default bound of the guard on max|g| / (1 + max|q0|) and
  *  max|G v| / ((1 + max|q0|)(1 + max|v0|)): a constraint error as large as

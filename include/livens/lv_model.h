@@ -5,7 +5,14 @@
  *
  *      q' = v                       (q' = q o v~ on a Lie group)
  *      M(q) v' = -dV(q) + f(t,q,v) - G(q)^T lambda
- *      0 = g(q)                     (m constraints)
+ *      0 = g(q) - c(t)              (m constraints; c = 0 unless driven)
+ *
+ *  The constraints are scleronomic (g(q) = 0) unless the model has
+ *  driving constraints (lv_model_set_driving): prescribed motion such as a
+ *  crank turned at a given angle c(t), written g(q) - c(t) = 0 with the
+ *  time dependence in c alone, so G, the Hessian and the curvature are
+ *  those of g.  Only schemes flagged LV_SCHEME_DRIVEN integrate such a
+ *  model (generalized-alpha); the others refuse it with LV_ENOTIMPL.
  *
  *  Sign convention: lambda enters with a minus sign on the right-hand side,
  *  i.e. the constraint force is -G^T lambda (as in the GGL paper, Kinon, Betsch & Schneider 2023).
@@ -93,6 +100,25 @@ LV_API int lv_model_set_force(lv_model *m, lv_force_fn f, lv_force_jac_fn df_dq,
  *  D_q(G w) (optional, finite differences of G otherwise). */
 LV_API int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G,
                                     lv_matrix_w_fn hessian, lv_matrix_w_fn curvature);
+/** Driving function of rheonomic constraints: the @p order-th derivative
+ *  (0, 1 or 2) of c at time @p t, c(t), c'(t) or c''(t), into @p out (m). */
+typedef int (*lv_drive_fn)(double t, int order, double *out, void *user);
+/** Driving (rheonomic) constraints: the m constraints become
+ *  g(q) - c(t) = 0, hence G(q) v = c'(t) on velocity level and
+ *  G(q) v' + Z(q; v) v = c''(t) on acceleration level.  This is how a
+ *  multibody model prescribes motion: a driven crank described by its
+ *  angle coordinate phi has the row g_i(q) = phi and c_i(t) = omega t
+ *  (other rows of c zero); a support moved along a path has its
+ *  coordinates as rows (the built-in model "kapitza").  In Cartesian
+ *  coordinates an angle is an atan2 with a branch cut, so a crank turning
+ *  full circles needs an angle coordinate.  @p c supplies c and its first two derivatives exactly (no
+ *  finite differences are taken); NULL makes the model scleronomic again.
+ *  Only schemes flagged LV_SCHEME_DRIVEN (generalized-alpha, index 3 and
+ *  2) accept such a model; lv_integrator_new refuses it for the others
+ *  with LV_ENOTIMPL.  The initial projection, diagnostics (|g|, |G v|)
+ *  and the divergence guard measure g(q) - c(t) and G(q) v - c'(t).
+ *  Status: LV_EINPUT (NULL model, or a model without constraints). */
+LV_API int lv_model_set_driving(lv_model *m, lv_drive_fn c);
 /** @p n symmetry generators for momentum maps (J_k = p . xi_k(q)). */
 LV_API int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi);
 /** Initial configuration (nq) and velocity (nv), copied. */
@@ -164,6 +190,13 @@ LV_API int lv_model_force_dv(const lv_model *m, double t, const double *q,
                              const double *v, lv_sink *C);
 /** Non-zero if the model has an applied force (0 for NULL). */
 LV_API int lv_model_has_force(const lv_model *m);
+/** Non-zero if the model has driving constraints (lv_model_set_driving;
+ *  0 for NULL). */
+LV_API int lv_model_has_driving(const lv_model *m);
+/** The @p order-th derivative (0, 1, 2) of the driving function at @p t,
+ *  c(t), c'(t) or c''(t), into @p out (m); zeros for a model without
+ *  driving constraints, nothing when m = 0.  LV_EINPUT for another order. */
+LV_API int lv_model_driving(const lv_model *m, double t, int order, double *out);
 /** g(q) (m) into @p g; nothing when m = 0. */
 LV_API int lv_model_constraints(const lv_model *m, const double *q, double *g);
 /** Add G(q) (m x nv) into @p G: the callback or finite differences of g. */
@@ -244,6 +277,8 @@ typedef struct {
   int failed;         /**< number above the tolerance */
   double err_dV, err_d2V, err_G, err_hessian, err_curvature, err_df_dq,
       err_df_dv;      /**< max relative error, -1 if not supplied */
+  double err_drive;   /**< c' and c'' of driving constraints against central
+                           differences of c and c' at t = 0 and 1; -1 without */
 } lv_check_result;
 /** @var lv_check_result::err_dV
  *   max relative error of dV against V, -1 if not supplied
@@ -259,7 +294,8 @@ typedef struct {
  *   max relative error of df/dq against f, -1 if not supplied */
 
 /** Compare supplied derivatives (dV against V, d2V against dV, G against g,
- *  hessian/curvature against G, force Jacobians against f) with central
+ *  hessian/curvature against G, force Jacobians against f, c' and c'' of
+ *  driving constraints against c and c') with central
  *  finite differences at configuration @p q (NULL: the initial values),
  *  relative tolerance @p tol (0: 1e-6).  Writes one line per derivative to
  *  @p log if not NULL.  Returns 0 if all pass, LV_EINPUT if some failed

@@ -45,7 +45,13 @@ enum {
   /** Requires a model without applied forces f(t, q, v): the discrete
    *  equations are those of a conservative (Hamiltonian) system, and a
    *  force would otherwise be ignored silently. */
-  LV_SCHEME_CONSERVATIVE = 1u << 7
+  LV_SCHEME_CONSERVATIVE = 1u << 7,
+  /** Accepts driving (rheonomic) constraints g(q) - c(t) = 0
+   *  (lv_model_set_driving).  A capability, unlike the requirements
+   *  above: a scheme without it refuses a driven model (LV_ENOTIMPL), so
+   *  a scheme written before driving constraints existed never treats
+   *  g(q) - c(t) as g(q). */
+  LV_SCHEME_DRIVEN = 1u << 8
 };
 
 /** One instance of a scheme attached to an integrator. */

@@ -365,6 +365,9 @@ static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, s
   } else if (unmet == LV_SCHEME_CONSERVATIVE) {
     snprintf(buf, n, "it needs a conservative model (no applied or gyroscopic force)");
     fix = 1;
+  } else if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) {
+    snprintf(buf, n, "it supports only scleronomic constraints g(q) = 0, and this model has driving constraints "
+             "g(q) = c(t) (use genalpha)");
   } else {
     snprintf(buf, n, "%s", lv_strerror(LV_ENOTIMPL));
   }
@@ -589,7 +592,7 @@ void cli_run_fill_defaults(cli_run *r) {
       {"pendulum3d", 0.01, 10},   {"four-particle", 0.01, 10}, {"pendulum2d", 0.01, 10},
       {"rigid-chain", 0.01, 10},  {"chain", 0.005, 10},        {"gyro-top", 5e-4, 1},
       {"heavy-top", 1e-3, 1},     {"heavy-top-ep", 1e-3, 1},   {"heavy-top-ctb", 1e-4, 0.4},
-      {"slider-crank", 1e-3, 2},  {"rotor", 1e-5, 0.01},
+      {"slider-crank", 1e-3, 2},  {"rotor", 1e-5, 0.01},       {"kapitza", 1e-3, 5},
   };
   double h = 0.01, t_end = 10;
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)

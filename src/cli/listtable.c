@@ -4,7 +4,7 @@
  * `formulation` parameter where it has one; one column per scheme.  Each
  * cell is what the library itself answers: lv_integrator_new (the scheme's
  * declared needs: constant mass matrix, linear space, no constraints,
- * conservative model) and then lv_integrator_init (the checks a scheme
+ * conservative model, no driving constraints) and then lv_integrator_init (the checks a scheme
  * makes when it starts, e.g. RATTLie's on the model's force) at the
  * model's default initial state. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
@@ -36,6 +36,7 @@ static char mark(const lv_model *m, const lv_scheme_type *st) {
     if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(m))) return 'L';
     if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(m) > 0) return 'U';
     if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(m)) return 'F';
+    if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(m)) return 'D';
     return 'S';
   }
   if (rc) return '?';
@@ -116,6 +117,7 @@ static void legend(FILE *out) {
           "    L: needs a linear configuration space R^n (use formulation=directors where offered)\n"
           "    F: needs a conservative model (no applied, damping or gyroscopic force)\n"
           "    U: unconstrained models only    S: refused when the scheme starts (livens run says why)\n"
+          "    D: scleronomic constraints g(q) = 0 only (the model has driving constraints g(q) = c(t))\n"
           "    ?: the model could not be built or initialised with its defaults\n");
 }
 

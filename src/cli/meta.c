@@ -167,6 +167,7 @@ static const model_units UNITS[] = {
     {"slider-crank", "directors", NULL, NULL, NULL, NULL, NULL, NULL},
     {"gyro-top", NULL, "J s", "1", "1/s", U_BODY_Q, U_GT_V, U_J}, /* (phi, d1, d2, d3); g dimensionless */
     {"double-pendulum", NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    {"kapitza", NULL, NULL, NULL, NULL, U_M, U_MS, NULL}, /* g in m and m², lambda in N and N/m */
 };
 
 /* The row of a run's model, or NULL when it has no units. */

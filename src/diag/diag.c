@@ -33,7 +33,7 @@ int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p) {
   d->y = lv_calloc((size_t)nv, sizeof(double));
   d->tmp = lv_calloc((size_t)nv, sizeof(double));
   d->xi = lv_calloc((size_t)nv, sizeof(double));
-  d->gbuf = lv_calloc((size_t)nc, sizeof(double));
+  d->gbuf = lv_calloc(2 * (size_t)nc, sizeof(double)); /* and c(t) or c'(t) of driving constraints */
   d->momentum = lv_calloc((size_t)ns, sizeof(double));
   d->J0 = lv_calloc((size_t)ns, sizeof(double));
   int rc = (d->y && d->tmp && d->xi && d->gbuf && d->momentum && d->J0) ? 0 : LV_ENOMEM;
@@ -238,12 +238,12 @@ int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   pt->t = s->t;
   pt->g_norm = pt->gv_norm = pt->gp_norm = 0.0;
   if (nc > 0) {
-    LV_CHECK(lv_model_constraints(m, s->q, d->gbuf));
+    LV_CHECK(lv_model_constraints_at(m, s->t, s->q, d->gbuf, d->gbuf + nc)); /* g(q) - c(t) */
     pt->g_norm = lv_vnorm_inf(nc, d->gbuf);
-    LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf));
+    LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, s->v, d->gbuf, d->gbuf + nc));
     pt->gv_norm = lv_vnorm_inf(nc, d->gbuf);
     if (d->has_p) {
-      LV_CHECK(lv_model_G_apply(m, s->q, d->y, d->gbuf));
+      LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, d->y, d->gbuf, d->gbuf + nc));
       pt->gp_norm = lv_vnorm_inf(nc, d->gbuf);
     } else {
       pt->gp_norm = pt->gv_norm;

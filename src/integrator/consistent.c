@@ -11,11 +11,11 @@ static int project(lv_integrator *it, int positions) {
   lv_saddle *S = NULL;
   int rc = lv_saddle_new(&S, it->model, it->resolved_kind, it->linsol_threshold);
   if (!rc && positions) {
-    rc = lv_saddle_project_q(S, it->state.q, 0);
+    rc = lv_saddle_project_q_at(S, it->state.t, it->state.q, 0);
     if (rc == LV_ENEWTON || rc == LV_EDIVERGE || rc == LV_ESINGULAR) rc = LV_EINCONSISTENT;
   }
   if (!rc && !positions) {
-    rc = lv_saddle_project_v(S, it->state.q, it->state.v);
+    rc = lv_saddle_project_v_at(S, it->state.t, it->state.q, it->state.v);
     if (rc == LV_ESINGULAR) rc = LV_EINCONSISTENT;
   }
   lv_saddle_free(S);
@@ -34,11 +34,11 @@ static int residual_norms(const lv_model *m, const lv_state *s, double *gn, doub
   int nc = lv_model_nc(m);
   *gn = *gvn = 0.0;
   if (nc == 0) return 0;
-  double *r = lv_calloc((size_t)nc, sizeof(double));
+  double *r = lv_calloc(2 * (size_t)nc, sizeof(double));
   if (!r) return LV_ENOMEM;
-  int rc = lv_model_constraints(m, s->q, r);
+  int rc = lv_model_constraints_at(m, s->t, s->q, r, r + nc); /* g(q) - c(t): the driving part too */
   if (!rc) *gn = lv_vnorm_inf(nc, r);
-  if (!rc) rc = lv_model_G_apply(m, s->q, s->v, r);
+  if (!rc) rc = lv_model_velocity_constraints_at(m, s->t, s->q, s->v, r, r + nc);
   if (!rc) *gvn = lv_vnorm_inf(nc, r);
   free(r);
   return rc;

@@ -63,6 +63,7 @@ int lv_integrator_new_with_type(lv_integrator **out, const lv_model *model, cons
   if ((type->flags & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) return LV_ENOTIMPL;
   if ((type->flags & LV_SCHEME_UNCONSTRAINED) && nc > 0) return LV_ENOTIMPL;
   if ((type->flags & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) return LV_ENOTIMPL;
+  if (!(type->flags & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) return LV_ENOTIMPL;
 
   lv_integrator *it = lv_calloc(1, sizeof *it);
   if (!it) return LV_ENOMEM;
@@ -264,7 +265,7 @@ static int guard_check(lv_integrator *it) {
     it->div_what = "non-finite";
     return LV_EDIVERGED;
   }
-  if (it->guard_escale > 0) {
+  if (it->guard_escale > 0 && !lv_model_has_driving(m)) { /* prescribed motion does unbounded work */
     double de = fabs(pt.energy - it->guard_e0) / it->guard_escale;
     if (de > it->guard_energy) {
       it->div_what = "relative energy error";

@@ -39,7 +39,7 @@ int lv_model_check_derivatives(const lv_model *m, const double *q, const double 
                                FILE *log, lv_check_result *res) {
   lv_check_result r;
   memset(&r, 0, sizeof r);
-  r.err_dV = r.err_d2V = r.err_G = r.err_hessian = r.err_curvature = r.err_df_dq = r.err_df_dv = -1.0;
+  r.err_dV = r.err_d2V = r.err_G = r.err_hessian = r.err_curvature = r.err_df_dq = r.err_df_dv = r.err_drive = -1.0;
   if (!m) return LV_EINPUT;
   if (!q) q = m->q0;
   if (!v) v = m->v0;
@@ -118,6 +118,31 @@ int lv_model_check_derivatives(const lv_model *m, const double *q, const double 
     if (!rc) DENSE_EVAL(B, nv, nv, lv_fd_force_dv(m, 0.0, q, v, S, 1.0));
     if (!rc) DENSE_EVAL(C, nv, nv, lv_fd_force_dv(m, 0.0, q, v, S, 2.0));
     if (!rc) report(log, "df/dv (force Jacobian)", rel_dev(nv * nv, A, B, C), tol, &r, &r.err_df_dv);
+  }
+  if (!rc && nc > 0 && m->drive) {
+    /* c' against central differences of c, c'' against those of c', at
+     * t = 0 and t = 1 (c has no state to take a time from) */
+    double *dr = lv_calloc(4 * (size_t)nc, sizeof(double));
+    double *a = dr, *b = dr + nc, *cp = dr + 2 * nc, *cm = dr + 3 * nc, worst = 0.0;
+    double *b2 = B; /* nv x max(nv, nc) >= nc */
+    if (!dr) rc = LV_ENOMEM;
+    for (int k = 0; k < 4 && !rc; k++) {
+      double t = k < 2 ? 0.0 : 1.0, eps0 = 6e-6 * (1.0 + fabs(t));
+      int order = 1 + k % 2;
+      rc = lv_model_driving(m, t, order, a);
+      for (int s = 1; s <= 2 && !rc; s++) {
+        double eps = s * eps0, *D = s == 1 ? b : b2;
+        rc = lv_model_driving(m, t + eps, order - 1, cp);
+        if (!rc) rc = lv_model_driving(m, t - eps, order - 1, cm);
+        for (int i = 0; i < nc && !rc; i++) D[i] = (cp[i] - cm[i]) / (2 * eps);
+      }
+      if (!rc) {
+        double e = rel_dev(nc, a, b, b2);
+        if (e > worst || e != e) worst = e;
+      }
+    }
+    if (!rc) report(log, "c', c'' (driving constraints)", worst, tol, &r, &r.err_drive);
+    free(dr);
   }
   free(A);
   free(B);

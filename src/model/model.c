@@ -79,6 +79,12 @@ int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G, lv_mat
   return 0;
 }
 
+int lv_model_set_driving(lv_model *m, lv_drive_fn c) {
+  if (!m || (c && m->nc == 0)) return LV_EINPUT;
+  m->drive = c;
+  return 0;
+}
+
 int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi) {
   if (!m || n < 0 || (n > 0 && !xi)) return LV_EINPUT;
   m->nsym = n;
@@ -115,6 +121,7 @@ const double *lv_model_q0(const lv_model *m) { return m ? m->q0 : NULL; }
 const double *lv_model_v0(const lv_model *m) { return m ? m->v0 : NULL; }
 void *lv_model_user(const lv_model *m) { return m ? m->user : NULL; }
 int lv_model_has_force(const lv_model *m) { return m && m->force != NULL; }
+int lv_model_has_driving(const lv_model *m) { return m && m->drive != NULL; }
 int lv_model_validate(const lv_model *m) {
   if (!m || !m->mass) return LV_EINPUT;
   if (m->nc > 0 && !m->g) return LV_EINPUT;
@@ -266,6 +273,35 @@ int lv_model_force_dv(const lv_model *m, double t, const double *q, const double
 int lv_model_constraints(const lv_model *m, const double *q, double *g) {
   if (m->nc == 0) return 0;
   return finish_vector(m, "g", m->g(q, g, m->user), m->nc, g);
+}
+
+static const char *const drive_names[3] = {"driving c", "driving c'", "driving c''"};
+
+int lv_model_driving(const lv_model *m, double t, int order, double *out) {
+  if (order < 0 || order > 2) return LV_EINPUT;
+  if (m->nc == 0) return 0;
+  if (!m->drive) {
+    memset(out, 0, (size_t)m->nc * sizeof(double));
+    return 0;
+  }
+  return finish_vector(m, drive_names[order], m->drive(t, order, out, m->user), m->nc, out);
+}
+
+int lv_model_constraints_at(const lv_model *m, double t, const double *q, double *g, double *tmp) {
+  LV_CHECK(lv_model_constraints(m, q, g));
+  if (!m->drive || m->nc == 0) return 0;
+  LV_CHECK(lv_model_driving(m, t, 0, tmp));
+  for (int i = 0; i < m->nc; i++) g[i] -= tmp[i];
+  return 0;
+}
+
+int lv_model_velocity_constraints_at(const lv_model *m, double t, const double *q, const double *v, double *y,
+                                     double *tmp) {
+  LV_CHECK(lv_model_G_apply(m, q, v, y));
+  if (!m->drive || m->nc == 0) return 0;
+  LV_CHECK(lv_model_driving(m, t, 1, tmp));
+  for (int i = 0; i < m->nc; i++) y[i] -= tmp[i];
+  return 0;
 }
 
 int lv_model_constraint_jac(const lv_model *m, const double *q, lv_sink *G) {
@@ -471,6 +507,10 @@ int lv_model_consistent_accelerations(const lv_model *m, lv_linsol *kkt, double 
   if (k > 0) {
     LV_CHECK(lv_model_curvature_apply(m, q, v, v, b + d));
     for (int i = 0; i < k; i++) b[d + i] = -b[d + i];
+    if (m->drive) { /* G v' + Z(q; v) v = c''(t) */
+      LV_CHECK(lv_model_driving(m, t, 2, tmp));
+      for (int i = 0; i < k; i++) b[d + i] += tmp[i];
+    }
   }
   return lv_linsol_solve(kkt, b);
 }

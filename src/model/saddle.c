@@ -19,8 +19,10 @@ struct lv_saddle {
   const double *q0; /* the given configuration (a copy in q0buf) */
   double *q0buf;    /* nq */
   double *q;        /* the iterate q0 o exp(delta) (the caller's array) */
+  double t;         /* the time of the driving constraints g(q) = c(t) */
   double *delta;    /* nv */
   double *mu;       /* nc */
+  double *drv;      /* c(t) or c'(t) of driving constraints, nc */
 };
 
 int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int threshold) {
@@ -34,9 +36,9 @@ int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int t
   S->nc = lv_model_nc(m);
   S->kind = kind;
   S->threshold = threshold;
-  /* one block: b (nv + nc), tmp, delta (nv each), mu (nc), q0buf (nq) */
+  /* one block: b (nv + nc), tmp, delta (nv each), mu (nc), q0buf (nq), drv (nc) */
   size_t d = (size_t)S->nv, k = (size_t)S->nc, n = d + k;
-  double *w = lv_calloc(n + 2 * d + k + (size_t)S->nq, sizeof(double));
+  double *w = lv_calloc(n + 2 * d + 2 * k + (size_t)S->nq, sizeof(double));
   int rc = w ? lv_linsol_new(&S->ls, kind, (int)n, threshold) : LV_ENOMEM;
   if (w) {
     S->b = w;
@@ -44,6 +46,7 @@ int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int t
     S->delta = S->tmp + d;
     S->mu = S->delta + d;
     S->q0buf = S->mu + k;
+    S->drv = S->q0buf + S->nq;
   }
   if (rc) {
     lv_saddle_free(S);
@@ -93,12 +96,14 @@ int lv_saddle_accelerations_factored(lv_saddle *S, double t, const double *q, co
   return 0;
 }
 
-int lv_saddle_project_v(lv_saddle *S, const double *q, double *v) {
+int lv_saddle_project_v(lv_saddle *S, const double *q, double *v) { return lv_saddle_project_v_at(S, 0.0, q, v); }
+
+int lv_saddle_project_v_at(lv_saddle *S, double t, const double *q, double *v) {
   int d = S->nv, k = S->nc;
   if (k == 0) return 0;
   LV_CHECK(lv_saddle_factor(S, q));
   LV_CHECK(lv_model_mass_apply(S->m, q, v, S->b));
-  memset(S->b + d, 0, (size_t)k * sizeof(double));
+  LV_CHECK(lv_model_driving(S->m, t, 1, S->b + d)); /* G v* = c'(t) (0 unless driven) */
   LV_CHECK(lv_linsol_solve(S->ls, S->b));
   memcpy(v, S->b, (size_t)d * sizeof(double));
   return 0;
@@ -126,7 +131,7 @@ static int proj_residual(void *ctx, double *r) {
   LV_CHECK(lv_model_mass_apply(m, S->q0, S->delta, r));
   LV_CHECK(lv_model_GT_apply(m, S->q, S->mu, S->tmp));
   for (int i = 0; i < S->nv; i++) r[i] += S->tmp[i];
-  return lv_model_constraints(m, S->q, r + S->nv);
+  return lv_model_constraints_at(m, S->t, S->q, r + S->nv, S->drv);
 }
 
 /* Simplified Newton matrix (no curvature terms): the projection distance is
@@ -144,8 +149,11 @@ static int proj_update(void *ctx, const double *dx) {
   return lv_space_compose_exp(S->sp, S->q0, 1.0, S->delta, S->q);
 }
 
-int lv_saddle_project_q(lv_saddle *S, double *q, int to_roundoff) {
+int lv_saddle_project_q(lv_saddle *S, double *q, int to_roundoff) { return lv_saddle_project_q_at(S, 0.0, q, to_roundoff); }
+
+int lv_saddle_project_q_at(lv_saddle *S, double t, double *q, int to_roundoff) {
   if (S->nc == 0) return 0;
+  S->t = t;
   int n = S->nv + S->nc;
   if (!S->nw) LV_CHECK(lv_newton_new(&S->nw, n, S->kind));
   memcpy(S->q0buf, q, (size_t)S->nq * sizeof(double));

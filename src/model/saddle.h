@@ -48,6 +48,10 @@ int lv_saddle_accelerations_factored(lv_saddle *S, double t, const double *q, co
 /* Factorise at q, then replace v by its M-orthogonal projection onto
  * ker G(q).  Nothing (no factorisation) when the model has no constraints. */
 int lv_saddle_project_v(lv_saddle *S, const double *q, double *v);
+/* The same onto G(q) v = c'(t) for a model with driving constraints
+ * (lv_model_set_driving); lv_saddle_project_v is this at t = 0, right only
+ * for a model without them (the schemes that refuse driven models). */
+int lv_saddle_project_v_at(lv_saddle *S, double t, const double *q, double *v);
 
 /* dv (nv) from [M G^T; G 0] [dv; .] = [0; G(q) w] with the factorisation in
  * place (lv_saddle_factor or lv_saddle_accelerations at the same q): the
@@ -68,5 +72,8 @@ int lv_saddle_solve(lv_saddle *S, double *b);
  * (LV_ENEWTON, LV_EDIVERGE, LV_ESINGULAR, ...).  Nothing without
  * constraints. */
 int lv_saddle_project_q(lv_saddle *S, double *q, int to_roundoff);
+/* The same onto g(q) = c(t) (driving constraints); lv_saddle_project_q is
+ * this at t = 0, for models without them. */
+int lv_saddle_project_q_at(lv_saddle *S, double t, double *q, int to_roundoff);
 
 #endif

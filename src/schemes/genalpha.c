@@ -9,8 +9,11 @@
  *   Dq      = v_n - [G(q_n)^T eta] + (1/2 - beta) h a_n + beta h a_{n+1}
  *   v_{n+1} = v_n + (1 - gamma) h a_n + gamma h a_{n+1}
  *   (1 - alpha_m) a_{n+1} + alpha_m a_n = (1 - alpha_f) vd_{n+1} + alpha_f vd_n
- *   M vd_{n+1} + dV - f + G^T lambda_{n+1} = 0,   g(q_{n+1}) = 0
- *   [index 2 only:  G(q_{n+1}) v_{n+1} = 0]
+ *   M vd_{n+1} + dV - f + G^T lambda_{n+1} = 0,   g(q_{n+1}) = c(t_{n+1})
+ *   [index 2 only:  G(q_{n+1}) v_{n+1} = c'(t_{n+1})]
+ * (c = 0 unless the model has driving constraints, lv_model_set_driving;
+ * the spec's §8 item 9: the Newton matrix does not change, and the start
+ * and projections take c'' and c' through the saddle-point module).
  *
  * Newton runs in (Dx, [zeta,] dlambda^) with Dx = h d(Dq), zeta = h d(eta),
  * dlambda = beta' dlambda^.  The iteration matrix is the spec's S_t (§2.6)
@@ -116,11 +119,15 @@ static int ga_residual(void *ctx, double *r) {
   }
   double sb = 1.0 / g->bp;
   for (int i = 0; i < d; i++) r[i] *= sb;
-  if (k > 0) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
+  if (k > 0) LV_CHECK(lv_model_constraints_at(m, g->t1, g->q1, r + d, g->drv)); /* g(q) - c(t) */
   if (g->index == 2 && k > 0) {
     double *rv = r + d + k;
     memset(rv, 0, (size_t)k * sizeof(double));
     lv_spm_seq_matvec(&g->G1, g->v1, rv, 0);
+    if (g->driven) { /* G v = c'(t) */
+      LV_CHECK(lv_model_driving(m, g->t1, 1, g->drv));
+      for (int i = 0; i < k; i++) rv[i] -= g->drv[i];
+    }
     for (int i = 0; i < k; i++) rv[i] *= g->s3;
   }
   return 0;
@@ -345,7 +352,7 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int next;
   int proj = ga_projection_due(g, h, &next);
   if (proj && k > 0) {
-    LV_CHECK(lv_saddle_project_v(g->saddle, g->q1, g->v1));
+    LV_CHECK(lv_saddle_project_v_at(g->saddle, g->t1, g->q1, g->v1)); /* onto G v = c'(t_{n+1}) */
     ns->factorizations++;
   }
 
@@ -517,7 +524,7 @@ const lv_scheme_type lv_scheme_genalpha = {
     "g(q) = 0 at every node (to the Newton tolerance); index=2 also G(q) v = 0; numerical "
     "dissipation of high frequencies (rho-inf)",
     2,
-    LV_SCHEME_HAS_GAMMA | LV_SCHEME_SIMPLIFIED_NEWTON,
+    LV_SCHEME_HAS_GAMMA | LV_SCHEME_SIMPLIFIED_NEWTON | LV_SCHEME_DRIVEN,
     ga_options,
     ga_create,
     ga_init,

@@ -29,6 +29,8 @@ typedef struct {
   /* the model's properties used in the step (its accessors, read once) */
   const lv_space *sp;
   int mass_constant, has_force, has_dV;
+  int driven;                 /* driving constraints g(q) - c(t) (lv_model_set_driving) */
+  double *drv;                /* c(t_{n+1}) or c'(t_{n+1}), nc */
   /* method parameters */
   double am, af, beta, gam;
   start_kind start;

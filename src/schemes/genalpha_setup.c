@@ -19,7 +19,8 @@ const lv_param_info ga_options[] = {
      "suite's default; for index 3 the transient stays); perturbed-no-commutator: "
      "ablation, (56)+(57) without the commutator ad_v v' in l0 (the transient "
      "reappears, at half its size)"},
-    {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 after every step"},
+    {"projection", "off", "on: M-orthogonal velocity projection onto G v = 0 (G v = c'(t) for driving constraints) "
+        "after every step"},
     {"projection-times", "", "comma-separated times t* after which v is projected (Arnold, Cardona & Brüls 2015 "
         "report)"},
     {"sigma", "0",
@@ -145,6 +146,7 @@ void ga_destroy(lv_stepper *st) {
   free(g->rk);
   free(g->grp);
   free(g->wacc);
+  free(g->drv);
   free(g->wmark);
   free(g->wlist);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
@@ -166,6 +168,7 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->mass_constant = lv_model_mass_constant(m);
   g->has_force = lv_model_has_force(m);
   g->has_dV = lv_model_has_potential(m);
+  g->driven = lv_model_has_driving(m);
   LV_CHECK(parse_options(g, st));
   int d = g->nv, k = g->nc;
   g->N = d + (g->index == 2 ? 2 * k : k);
@@ -195,6 +198,8 @@ static int create_body(lv_stepper *st, genalpha *g) {
   g->xblk = lv_calloc(36 * (size_t)nf, sizeof(double));
   g->bne = lv_calloc(sd, sizeof(double));
   g->wacc = lv_calloc(sk, sizeof(double));
+  g->drv = lv_calloc(sk, sizeof(double));
+  if (!g->drv) return LV_ENOMEM;
   g->wmark = lv_calloc(sk, sizeof(int));
   g->wlist = lv_calloc(sk, sizeof(int));
   if (!g->wacc || !g->wmark || !g->wlist) return LV_ENOMEM;
