@@ -5,6 +5,7 @@
 struct lv_diag {
   const lv_model *m;
   int has_p;
+  int driven; /* driving constraints: the constraint norms subtract c(t), c'(t) */
   lv_linsol *mass;      /* factorised M for M^{-1} p (schemes with momenta), made on first need */
   int mass_factored;
   int mass_tried;       /* the diagonal form below was tried (constant M) */
@@ -29,6 +30,7 @@ int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p) {
   if (!d) return LV_ENOMEM;
   d->m = m;
   d->has_p = has_p;
+  d->driven = lv_model_has_driving(m);
   int nv = lv_model_nv(m), nc = lv_model_nc(m), ns = lv_model_nsym(m);
   d->y = lv_calloc((size_t)nv, sizeof(double));
   d->tmp = lv_calloc((size_t)nv, sizeof(double));
@@ -238,9 +240,17 @@ int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   pt->t = s->t;
   pt->g_norm = pt->gv_norm = pt->gp_norm = 0.0;
   if (nc > 0) {
-    LV_CHECK(lv_model_constraints_at(m, s->t, s->q, d->gbuf, d->gbuf + nc)); /* g(q) - c(t) */
+    if (d->driven) { /* g(q) - c(t), G v - c'(t) */
+      LV_CHECK(lv_model_constraints_at(m, s->t, s->q, d->gbuf, d->gbuf + nc));
+    } else {
+      LV_CHECK(lv_model_constraints(m, s->q, d->gbuf));
+    }
     pt->g_norm = lv_vnorm_inf(nc, d->gbuf);
-    LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, s->v, d->gbuf, d->gbuf + nc));
+    if (d->driven) {
+      LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, s->v, d->gbuf, d->gbuf + nc));
+    } else {
+      LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf));
+    }
     pt->gv_norm = lv_vnorm_inf(nc, d->gbuf);
     if (d->has_p) {
       LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, d->y, d->gbuf, d->gbuf + nc));

@@ -265,9 +265,9 @@ static int guard_check(lv_integrator *it) {
     it->div_what = "non-finite";
     return LV_EDIVERGED;
   }
-  if (it->guard_escale > 0 && !lv_model_has_driving(m)) { /* prescribed motion does unbounded work */
+  if (it->guard_escale > 0) {
     double de = fabs(pt.energy - it->guard_e0) / it->guard_escale;
-    if (de > it->guard_energy) {
+    if (de > it->guard_energy && !lv_model_has_driving(m)) { /* prescribed motion does unbounded work */
       it->div_what = "relative energy error";
       it->div_value = de;
       it->div_bound = it->guard_energy;

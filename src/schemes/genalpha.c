@@ -119,7 +119,8 @@ static int ga_residual(void *ctx, double *r) {
   }
   double sb = 1.0 / g->bp;
   for (int i = 0; i < d; i++) r[i] *= sb;
-  if (k > 0) LV_CHECK(lv_model_constraints_at(m, g->t1, g->q1, r + d, g->drv)); /* g(q) - c(t) */
+  if (k > 0 && g->driven) LV_CHECK(lv_model_constraints_at(m, g->t1, g->q1, r + d, g->drv)); /* g(q) - c(t) */
+  if (k > 0 && !g->driven) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
   if (g->index == 2 && k > 0) {
     double *rv = r + d + k;
     memset(rv, 0, (size_t)k * sizeof(double));
