@@ -46,6 +46,7 @@ typedef int (*lv_matrix_w_fn)(const double *q, const double *w, lv_sink *out, vo
 typedef int (*lv_force_fn)(double t, const double *q, const double *v, double *out, void *user);
 typedef int (*lv_force_jac_fn)(double t, const double *q, const double *v, lv_sink *out, void *user);
 typedef int (*lv_symmetry_fn)(int k, const double *q, double *xi_q, void *user);
+typedef int (*lv_drive_fn)(double t, int order, double *out, void *user);
 int lv_model_new(lv_model **out, const char *name, lv_space *space, int nconstr);
 void lv_model_free(lv_model *m);
 int lv_model_set_user(lv_model *m, void *user, void (*free_user)(void *));
@@ -54,6 +55,7 @@ int lv_model_set_potential(lv_model *m, lv_scalar_fn V, lv_vector_fn dV, lv_matr
 int lv_model_set_force(lv_model *m, lv_force_fn f, lv_force_jac_fn df_dq, lv_force_jac_fn df_dv);
 int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G,
                              lv_matrix_w_fn hessian, lv_matrix_w_fn curvature);
+int lv_model_set_driving(lv_model *m, lv_drive_fn c);
 int lv_model_set_symmetries(lv_model *m, int n, lv_symmetry_fn xi);
 int lv_model_set_initial(lv_model *m, const double *q0, const double *v0);
 typedef int (*lv_invariant_fn)(const double *q, double *pi, void *user);
@@ -66,6 +68,7 @@ int lv_model_nv(const lv_model *m);
 int lv_model_nc(const lv_model *m);
 int lv_model_nsym(const lv_model *m);
 int lv_model_mass_constant(const lv_model *m);
+int lv_model_has_driving(const lv_model *m);
 const double *lv_model_q0(const lv_model *m);
 const double *lv_model_v0(const lv_model *m);
 int lv_model_potential(const lv_model *m, const double *q, double *V);
@@ -77,7 +80,7 @@ int lv_model_constraint_jac_dense(const lv_model *m, const double *q, double *G)
 typedef struct {
   int checked;
   int failed;
-  double err_dV, err_d2V, err_G, err_hessian, err_curvature, err_df_dq, err_df_dv;
+  double err_dV, err_d2V, err_G, err_hessian, err_curvature, err_df_dq, err_df_dv, err_drive;
   ...;
 } lv_check_result;
 int lv_model_check_derivatives(const lv_model *m, const double *q, const double *v,
@@ -216,6 +219,7 @@ extern "Python" int pylv_cb_curv(const double *q, const double *w, lv_sink *out,
 extern "Python" int pylv_cb_force(double t, const double *q, const double *v, double *out, void *user);
 extern "Python" int pylv_cb_force_dq(double t, const double *q, const double *v, lv_sink *out, void *user);
 extern "Python" int pylv_cb_force_dv(double t, const double *q, const double *v, lv_sink *out, void *user);
+extern "Python" int pylv_cb_drive(double t, int order, double *out, void *user);
 extern "Python" int pylv_cb_sym(int k, const double *q, double *xi_q, void *user);
 extern "Python" int pylv_cb_pi(const double *q, double *pi, void *user);
 extern "Python" int pylv_cb_dpi(const double *q, lv_sink *out, void *user);

@@ -171,6 +171,16 @@ def pylv_cb_force_dv(t, q, v, sink, user):
 
 
 @ffi.def_extern()
+def pylv_cb_drive(t, order, out, user):
+    cb = ffi.from_handle(user)  # the model's user pointer, as for every callback
+    try:
+        _put(out, cb.nc, cb.fns["driving"](t, order), f"driving (order {order})")
+        return 0
+    except BaseException as e:
+        return cb.fail(e)
+
+
+@ffi.def_extern()
 def pylv_cb_sym(k, q, xi, user):
     cb = ffi.from_handle(user)
     try:
@@ -261,11 +271,12 @@ def _space(space, nq):
 def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=None, constraints=None,
                    jacobian=None, constraint_hessian=None, constraint_curvature=None, force=None,
                    force_dq=None, force_dv=None, symmetries=(), invariants=None, space=None,
-                   mass_constant=None, name="python"):
+                   mass_constant=None, name="python", driving=None):
     """A model written in Python (``livens.Model.from_functions``).
 
     Equations (as in C, ``include/livens/lv_model.h``): q' = v (q o v~ on a
-    Lie group), M(q) v' = -dV(q) + f(t, q, v) - G(q)^T lambda, g(q) = 0.
+    Lie group), M(q) v' = -dV(q) + f(t, q, v) - G(q)^T lambda, g(q) = 0
+    (g(q) = c(t) with ``driving``).
 
     - ``q0`` (nq), ``v0`` (nv): initial state (projected onto the
       constraints at the start of a run).
@@ -278,6 +289,13 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
       q -> G (m x nv), ``constraint_hessian`` (q, gamma) -> D_q(G^T gamma)
       (nv x nv), ``constraint_curvature`` (q, w) -> D_q(G w) (m x nv), all
       optional.
+    - ``driving`` (t, order) -> c(t), c'(t) or c''(t) (m numbers) for
+      ``order`` 0, 1, 2: driving (rheonomic) constraints g(q) - c(t) = 0,
+      prescribed motion such as a support moved along a path (the built-in
+      model ``kapitza``); needs ``constraints``.  c' and c'' must be exact
+      (the library differences none of them; ``livens.check`` compares them
+      with differences of c).  Only the scheme ``genalpha`` runs such a
+      model: the others raise NotSupportedError (LV_ENOTIMPL).
     - ``force`` (t, q, v) -> f (nv), an applied force, with optional
       Jacobians ``force_dq``, ``force_dv`` (t, q, v) -> nv x nv.
     - ``symmetries``: functions q -> xi(q) (nv), one per momentum map
@@ -304,7 +322,7 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
                      (constraints, "constraints"), (jacobian, "jacobian"),
                      (constraint_hessian, "constraint_hessian"),
                      (constraint_curvature, "constraint_curvature"), (force, "force"),
-                     (force_dq, "force_dq"), (force_dv, "force_dv")):
+                     (force_dq, "force_dq"), (force_dv, "force_dv"), (driving, "driving")):
         if fn is not None and not callable(fn):
             raise _bad(f"{what} must be a function.")
     if (potential is None) != (gradient is None):
@@ -314,6 +332,8 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
         raise _bad("hessian given without potential and gradient.")
     if constraints is None and (jacobian or constraint_hessian or constraint_curvature):
         raise _bad("constraint derivatives given without constraints.")
+    if driving is not None and constraints is None:
+        raise _bad("driving given without constraints: it prescribes c(t) in g(q) - c(t) = 0.")
     if force is None and (force_dq or force_dv):
         raise _bad("force Jacobians given without force.")
     if invariants is not None:
@@ -377,7 +397,8 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
     fns = {"mass": mass, "potential": potential, "gradient": gradient, "hessian": hessian,
            "constraints": constraints, "jacobian": jacobian, "constraint_hessian": constraint_hessian,
            "constraint_curvature": constraint_curvature, "force": force, "force_dq": force_dq,
-           "force_dv": force_dv, "symmetries": symmetries, "invariants": invariants}
+           "force_dv": force_dv, "symmetries": symmetries, "invariants": invariants,
+           "driving": driving}
     self._cb = _Callbacks(nq, nv, nc, fns, mass_const)
     self._cb.ninv = ninv
     self._handle = ffi.new_handle(self._cb)
@@ -400,6 +421,8 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
         steps.append(lib.lv_model_set_constraints(m, lib.pylv_cb_g, fp(jacobian, lib.pylv_cb_G),
                                                   fp(constraint_hessian, lib.pylv_cb_hess),
                                                   fp(constraint_curvature, lib.pylv_cb_curv)))
+    if driving is not None:
+        steps.append(lib.lv_model_set_driving(m, lib.pylv_cb_drive))
     if symmetries:
         steps.append(lib.lv_model_set_symmetries(m, len(symmetries), lib.pylv_cb_sym))
     if invariants is not None:

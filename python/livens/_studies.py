@@ -139,8 +139,9 @@ def check(model, q=None, v=None, tol=1e-6, params=None):
 
     Returns a dict: ``ok`` (all agree), ``checked`` and ``failed`` (counts),
     and ``errors``: derivative name (dV, d2V, G, hessian, curvature, df_dq,
-    df_dv) -> max relative deviation beyond the finite differences' own
-    error, None where the model does not supply it.  An evaluation failure
+    df_dv, drive: c' and c'' of driving constraints) -> max relative
+    deviation beyond the finite differences' own error, None where the model
+    does not supply it.  An evaluation failure
     raises its LivensError.
     """
     m = _model(model, params)
@@ -165,7 +166,7 @@ def check(model, q=None, v=None, tol=1e-6, params=None):
             raise err from cause
         raise err
     errors = {}
-    for k in ("dV", "d2V", "G", "hessian", "curvature", "df_dq", "df_dv"):
+    for k in ("dV", "d2V", "G", "hessian", "curvature", "df_dq", "df_dv", "drive"):
         e = getattr(res, "err_" + k)
         errors[k] = None if e < 0 else float(e)
     return {"ok": rc == 0, "checked": int(res.checked), "failed": int(res.failed), "errors": errors}
