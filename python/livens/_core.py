@@ -161,6 +161,7 @@ class Model:
     Attributes: ``name``, ``nq``, ``nv`` (configuration and velocity sizes),
     ``nc`` (constraints), ``nsym`` (momentum maps), ``q0``, ``v0`` (initial
     values, numpy copies), ``space`` (e.g. ``"R^3"``), ``mass_constant``,
+    ``driven`` (driving constraints g(q) = c(t): only genalpha runs it),
     ``params`` (the overrides given).
     """
 
@@ -207,6 +208,7 @@ class Model:
         self.nc = lib.lv_model_nc(ptr)
         self.nsym = lib.lv_model_nsym(ptr)
         self.mass_constant = bool(lib.lv_model_mass_constant(ptr))
+        self.driven = bool(lib.lv_model_has_driving(ptr))
         self.space = _s(lib.lv_space_name(lib.lv_model_space(ptr)))
         self.q0 = _array(lib.lv_model_q0(ptr), self.nq)
         self.v0 = _array(lib.lv_model_v0(ptr), self.nv)

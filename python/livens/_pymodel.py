@@ -435,5 +435,6 @@ def from_functions(cls, q0, v0, mass, potential=None, gradient=None, hessian=Non
     self.v0 = v0.copy()
     self.nsym = len(symmetries)
     self.mass_constant = const
+    self.driven = bool(lib.lv_model_has_driving(m))
     self.params = {}
     return self
