@@ -106,6 +106,7 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
     return LV_ENOMEM;
   }
   s->cap_el = s->sys.nel = 1; /* the ground */
+  s->sys.last_joint = -1;
   s->sys.el[0].kind = MBS_GROUND;
   s->sys.el[0].R0[0] = s->sys.el[0].R0[4] = s->sys.el[0].R0[8] = 1.0;
   *out = s;
@@ -172,6 +173,7 @@ static mbs_joint *new_joint(lv_mbs *s, const char *kind, int a, int b, int nrows
   J->rows = lv_calloc((size_t)nrows, sizeof(mbs_row));
   if (!J->rows) return NULL;
   J->kind = kind;
+  if (strcmp(kind, "orthonormality") != 0) S->last_joint = S->nj;
   J->el[0] = a;
   J->el[1] = b;
   J->nrows = nrows;
@@ -249,7 +251,8 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
    * d_a, d_b as coordinates and d_c = d_a x d_b (form.c). */
   double tr = Jm[0] + Jm[4] + Jm[8], E[9];
   for (int i = 0; i < 9; i++) E[i] = -Jm[i];
-  for (int i = 0; i < 3; i++) E[4 * i] += 0.5 * tr;
+  /* the diagonal as 1/2 (J_j + J_k - J_i): no cancellation against tr */
+  for (int i = 0; i < 3; i++) E[4 * i] = 0.5 * (Jm[4 * ((i + 1) % 3)] + Jm[4 * ((i + 2) % 3)] - Jm[4 * i]);
   double m1 = E[0], m2 = E[0] * E[4] - E[1] * E[3],
          m3 = E[0] * (E[4] * E[8] - E[5] * E[7]) - E[1] * (E[3] * E[8] - E[5] * E[6]) +
               E[2] * (E[3] * E[7] - E[4] * E[6]);
@@ -296,10 +299,13 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
   memcpy(e->R0, R, sizeof R);
   if (v0) memcpy(e->v0, v0, sizeof e->v0);
   if (w0) {
-    if (frame == LV_MBS_SPACE_FRAME)
+    if (frame == LV_MBS_SPACE_FRAME) {
       mbs_rt_mul(R, w0, e->W0);
-    else
+      e->w0s = 1;
+      memcpy(e->w0, w0, sizeof e->w0);
+    } else {
       memcpy(e->W0, w0, sizeof e->W0);
+    }
   }
   memcpy(e->seq, S->seq, sizeof e->seq);
   if (S->form == MBS_CARDAN) { /* the angles must describe R0 and W0 */
@@ -558,6 +564,24 @@ int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b, const double X
   return 0;
 }
 
+int lv_mbs_scale_last_joint(lv_mbs *s, double factor) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  if (S->last_joint < 0) return fail(s, LV_EINPUT, "joint scale: no joint added yet");
+  mbs_joint *J = &S->j[S->last_joint];
+  if (!(factor != 0.0) || !isfinite(factor))
+    return fail(s, LV_EINPUT, "%s joint %d: scale %g is not finite and non-zero", J->kind, S->last_joint, factor);
+  for (int r = 0; r < J->nrows; r++) {
+    mbs_row *R = &J->rows[r];
+    for (int i = 0; i < MBS_TERMS; i++) {
+      for (int k = 0; k < 3; k++) R->g[i][k] *= factor;
+      for (int k = 0; k < MBS_TERMS; k++) R->P[i][k] *= factor;
+    }
+    R->c0 *= factor;
+  }
+  return 0;
+}
+
 /* --------------------------------------------------------------- springs */
 
 /* springs and dampers: the same two attachment points */
@@ -678,7 +702,7 @@ static void joint_index_terms(mbs_joint *J) {
       int nz = 0, kk = -1;
       for (int j = 0; j < 3; j++)
         if (R->g[i][j] != 0.0) nz++, kk = j;
-      R->uk[i] = nz == 1 && fabs(R->g[i][kk]) == 1.0 ? kk : -1;
+      R->uk[i] = nz == 1 ? kk : -1;
       R->us[i] = R->uk[i] >= 0 ? R->g[i][kk] : 0.0;
     }
   }
@@ -779,7 +803,7 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
         int n = nv[i];
         double *Gr = G + r * ld + o[i];
         if (!n) continue;
-        if (!R->quad && R->uk[i] >= 0 && !kr[i]) { /* f = +-e_k: +-row k of D */
+        if (!R->quad && R->uk[i] >= 0 && !kr[i]) { /* f = us e_k: us times row k of D */
           const double *Dk = D[i] + R->uk[i] * n, us = R->us[i];
           for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
           continue;
@@ -908,7 +932,10 @@ static int cb_mass(const double *q, lv_sink *M, void *u) {
 static int cb_V(const double *q, double *V, void *u) {
   const mbs_sys *S = u;
   double s = 0.0;
-  for (int k = 1; k < S->nel; k++) s -= S->el[k].m * mbs_dot3(S->grav, q + S->el[k].qoff);
+  for (int k = 1; k < S->nel; k++) { /* -m g . x as (-m g) . x: m g0 x_3 for g = -g0 e3, bit for bit */
+    const double m = S->el[k].m, mg[3] = {-m * S->grav[0], -m * S->grav[1], -m * S->grav[2]};
+    s += mbs_dot3(mg, q + S->el[k].qoff);
+  }
   *V = s;
   return 0;
 }
