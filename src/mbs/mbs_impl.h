@@ -113,6 +113,14 @@ typedef struct {
   /* the same as scatter lists: local flat index, global row, global column */
   int nG, nH, nZ;
   int *sG, *sH, *sZ; /* 3 ints per entry */
+  /* Directors with every map constant (ground points, particles, director
+   * bodies' linear maps): G is affine in q, H linear in gamma, Z linear in
+   * w, compiled at build time per scatter entry (lin = 1): entry e of G is
+   * Gc[e] + sum_{k in [Gs[e], Gs[e+1])} Gk[k] q[Gi[k]], of H
+   * sum Hk[k] gam[Hi[k]] (global row), of Z sum Zk[k] w[Zi[k]]. */
+  int lin;
+  double *Gc, *Gk, *Hk, *Zk;
+  int *Gs, *Gi, *Hs, *Hi, *Zs, *Zi;
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
