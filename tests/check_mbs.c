@@ -1318,6 +1318,33 @@ START_TEST(test_refusals) {
     ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd1, x1, NULL, NULL, NULL, LV_MBS_BODY_FRAME, NULL), 0);
     lv_mbs_free(s);
   }
+  /* a joint scale needs a joint (a director body's orthonormality rows are
+   * none) and a finite non-zero factor; it scales g and leaves the motion */
+  {
+    double Jd1[3] = {1, 1, 1}, x1[3] = {0, 0, -1}, o[3] = {0, 0, 0}, up[3] = {0, 0, 1}, v1[3] = {0.3, 0, 0};
+    ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
+    ck_assert_int_eq(lv_mbs_scale_last_joint(s, 2.0), LV_EINPUT);
+    int b = 0;
+    ck_assert_int_eq(lv_mbs_add_body(s, 1.0, NULL, Jd1, x1, NULL, v1, NULL, LV_MBS_BODY_FRAME, &b), 0);
+    ck_assert_int_eq(lv_mbs_scale_last_joint(s, 2.0), LV_EINPUT);
+    ck_assert_ptr_nonnull(strstr(lv_mbs_error(s), "no joint"));
+    ck_assert_int_eq(lv_mbs_add_spherical(s, b, up, LV_MBS_GROUND, o), 0);
+    ck_assert_int_eq(lv_mbs_scale_last_joint(s, 0.0), LV_EINPUT);
+    ck_assert_int_eq(lv_mbs_scale_last_joint(s, NAN), LV_EINPUT);
+    lv_model *m1, *m2;
+    ck_assert_int_eq(lv_mbs_build(s, "unscaled", &m1), 0);
+    ck_assert_int_eq(lv_mbs_scale_last_joint(s, -4.0), 0);
+    ck_assert_int_eq(lv_mbs_build(s, "scaled", &m2), 0);
+    lv_mbs_free(s);
+    double q[12], g1[9], g2[9];
+    unsigned long long st = tu_seed(3);
+    for (int i = 0; i < 12; i++) q[i] = tu_rand(&st);
+    ck_assert_int_eq(lv_model_constraints(m1, q, g1), 0);
+    ck_assert_int_eq(lv_model_constraints(m2, q, g2), 0);
+    for (int r = 0; r < 9; r++) ck_assert(g2[r] == (r < 6 ? g1[r] : -4.0 * g1[r]));
+    lv_model_free(m1);
+    lv_model_free(m2);
+  }
   ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
   lv_model *m = (lv_model *)1;
   ck_assert_int_eq(lv_mbs_build(s, "empty", &m), LV_EINPUT);
