@@ -1,16 +1,18 @@
 /* High-speed rotor on flexible supports (spec 002 §5.2, paper §7.2,
- * Table 1): one rigid body in R^3 x SO(3), q = (x, R) (R row-major),
- * v = (u, Omega), u = x' inertial, Omega body angular velocity; no
- * constraints.
+ * Table 1) described on the multibody layer: one rigid body, no
+ * constraints; in r3so3 (the default) q = (x, R) (R row-major),
+ * v = (u, Omega), u = x' inertial, Omega body angular velocity.
  *
  * The rotor spins about its body x axis.  Bearing points, body frame,
  * relative to the centre of mass: p_L = (-L_L, 0, 0), p_R = (L_R, 0, 0).
  * Springs connect r_i = x + R p_i to their rest positions a_i = p_i
  * (x0 = 0, R0 = I): left k_L in x, y, z, right k_R in y, z only; dampers
- * d_L, d_R on the point velocities in the same directions.  Gravity is not
- * applied; the paper's (86) constant torque t = (0, 0, -(L/2 - L_L) m g) is,
- * with L = L_L + L_R, applied in the global frame (the paper does not say
- * which; spec §5.2).
+ * d_L, d_R on the point velocities in the same directions: the two
+ * bearings are bushings to the ground (lv_mbs_add_bushing, per-axis
+ * springs k_i and dampers d_i).  Gravity is not applied; the paper's (86)
+ * constant torque t = (0, 0, -(L/2 - L_L) m g) is, with L = L_L + L_R,
+ * applied in the global frame (the paper does not say which; spec §5.2),
+ * a constant space-frame load.
  *
  * Mass: Table 1 prints m = 1.223 kg, inconsistent with its own J_xx, J_yy
  * and d = 2 D omega m; all three match m = rho pi r^2 L_r = 1.233075 kg
@@ -18,20 +20,15 @@
  * J_zz and the dampers are computed from m (parameter "m" overrides).
  *
  *   M = diag(m I, J),  V = 1/2 sum_i e_i^T K_i e_i,  e_i = x + R p_i - p_i,
- *   dV = (sum K_i e_i, sum p_i x (R^T K_i e_i)),
- *   f  = (sum F_i + 0, sum p_i x (R^T F_i) + R^T t - Omega x J Omega),
- *   F_i = -D_i (u + R (Omega x p_i)).
- * Second derivatives by the library's finite differences.
- *
- * formulation=euler-parameters|cardan[-SEQ]|directors|se3 (or mbs=1 with
- * r3so3) builds the same rotor on the multibody layer: one body, the
- * bearings as bushings to the ground (lv_mbs_add_bushing: per-axis springs
- * k_i and dampers d_i, the model's K_i, D_i), the torque as a constant
- * space-frame load; exact derivatives.  In r3so3 it is this model with
- * exact rather than finite-difference second derivatives. */
+ *   f = (sum F_i, sum p_i x (R^T F_i) + R^T t - Omega x J Omega),
+ *   F_i = -D_i (u + R (Omega x p_i)),
+ * with exact derivatives.  formulation=euler-parameters|cardan[-SEQ]|
+ * directors|se3 builds the same description in the layer's other
+ * formulations.  The model formerly written by hand in r3so3 (second
+ * derivatives by finite differences) is tests/ref_rotor.c; check_mbs.c
+ * compares the two. */
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
-#include "models/models.h"
 
 typedef struct {
   double m, J[3];
@@ -40,67 +37,6 @@ typedef struct {
   double d[2][3];   /* damper coefficient per global direction */
   double torque[3]; /* global frame */
 } rotor;
-
-static int mass(const double *q, lv_sink *M, void *u) {
-  const rotor *P = u;
-  (void)q;
-  for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(M, i, i, P->m));
-  for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(M, 3 + i, 3 + i, P->J[i]));
-  return 0;
-}
-
-/* e_i = x + R p_i - p_i */
-static void elong(const rotor *P, const double *q, int i, double e[3]) {
-  double y[3];
-  lv_models_rvec(q + 3, P->p[i], y);
-  for (int j = 0; j < 3; j++) e[j] = q[j] + y[j] - P->p[i][j];
-}
-
-static int potential(const double *q, double *V, void *u) {
-  const rotor *P = u;
-  double s = 0.0, e[3];
-  for (int i = 0; i < 2; i++) {
-    elong(P, q, i, e);
-    for (int j = 0; j < 3; j++) s += 0.5 * P->k[i][j] * e[j] * e[j];
-  }
-  *V = s;
-  return 0;
-}
-
-static int grad(const double *q, double *dV, void *u) {
-  const rotor *P = u;
-  double e[3], ke[3], b[3], c[3];
-  for (int j = 0; j < 6; j++) dV[j] = 0.0;
-  for (int i = 0; i < 2; i++) {
-    elong(P, q, i, e);
-    for (int j = 0; j < 3; j++) ke[j] = P->k[i][j] * e[j];
-    lv_models_rtvec(q + 3, ke, b);
-    lv_models_cross(P->p[i], b, c);
-    for (int j = 0; j < 3; j++) dV[j] += ke[j], dV[3 + j] += c[j];
-  }
-  return 0;
-}
-
-static int force(double t, const double *q, const double *v, double *f, void *u) {
-  const rotor *P = u;
-  (void)t;
-  const double *R = q + 3, *W = v + 3;
-  double a[3], b[3], F[3], c[3];
-  for (int j = 0; j < 6; j++) f[j] = 0.0;
-  for (int i = 0; i < 2; i++) {
-    lv_models_cross(W, P->p[i], a);
-    lv_models_rvec(R, a, b); /* R (Omega x p_i) */
-    for (int j = 0; j < 3; j++) F[j] = -P->d[i][j] * (v[j] + b[j]);
-    lv_models_rtvec(R, F, b);
-    lv_models_cross(P->p[i], b, c);
-    for (int j = 0; j < 3; j++) f[j] += F[j], f[3 + j] += c[j];
-  }
-  lv_models_rtvec(R, P->torque, b);
-  double L[3] = {P->J[0] * W[0], P->J[1] * W[1], P->J[2] * W[2]};
-  lv_models_cross(W, L, c);
-  for (int j = 0; j < 3; j++) f[3 + j] += b[j] - c[j];
-  return 0;
-}
 
 /* The rotor on the multibody layer in formulation form. */
 static int rotor_mbs(const rotor *P, double w, const char *form, lv_model **out) {
@@ -132,9 +68,9 @@ static const lv_param_info params[] = {
     {"D", "0.0001", "dimensionless damping: d = 2 D omega m"},
     {"gravity", "9.81", "g in the torque (86) [m/s^2]"},
     {"formulation", "r3so3",
-     "r3so3 (hand-written), or on the multibody layer (bearings as bushings): euler-parameters (R^7, one norm "
+     "multibody layer (bearings as bushings): r3so3 (R^3 x SO(3)), euler-parameters (R^7, one norm "
      "constraint), cardan or cardan-SEQ (R^6), directors (R^12), se3"},
-    {"mbs", "0", "1: build the r3so3 rotor on the multibody layer too (exact second derivatives)"},
+    {"mbs", "1", "accepted for old scripts: the rotor is always built on the multibody layer"},
     {NULL, NULL, NULL},
 };
 
@@ -167,42 +103,13 @@ static int create(const lv_kv *kv, lv_model **out) {
   }
   P.torque[2] = -(0.5 * (LL + LR) - LL) * P.m * g;
   const char *form = lv_kv_string(kv, "formulation", "r3so3");
-  int use_mbs = 0;
-  LV_CHECK(lv_kv_int(kv, "mbs", 0, &use_mbs));
-  if (use_mbs || strcmp(form, "r3so3") != 0) return rotor_mbs(&P, w, form, out);
-
-  lv_space *sp = NULL;
-  int rc = lv_space_new(&sp);
-  if (rc) return rc;
-  rc = lv_space_add(sp, LV_FACTOR_R3SO3, 0);
-  lv_model *m = NULL;
-  if (!rc) rc = lv_model_new(&m, "rotor", sp, 0);
-  if (rc) {
-    lv_space_free(sp);
-    return rc;
-  }
-  rotor *U = lv_calloc(1, sizeof *U);
-  if (!U) {
-    lv_model_free(m);
-    return LV_ENOMEM;
-  }
-  *U = P;
-  lv_model_set_user(m, U, free);
-  double q0[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1}, v0[6] = {0, 0, 0, w, 0, 0};
-  rc = lv_model_set_mass(m, mass, 1);
-  if (!rc) rc = lv_model_set_potential(m, potential, grad, NULL);
-  if (!rc) rc = lv_model_set_force(m, force, NULL, NULL);
-  if (!rc) rc = lv_model_set_initial(m, q0, v0);
-  if (rc) {
-    lv_model_free(m);
-    return rc;
-  }
-  *out = m;
-  return 0;
+  int use_mbs = 1;
+  LV_CHECK(lv_kv_int(kv, "mbs", 1, &use_mbs));
+  return rotor_mbs(&P, w, form, out);
 }
 
 const lv_model_info lv_model_rotor = {
     "rotor",
     "high-speed rotor on flexible supports (Holzinger, Arnold & Gerstmayr, §7.2; 200000 rpm; corrected mass 1.233075 "
-    "kg)",
+    "kg), described on the multibody layer: one body, two bushings, a constant torque",
     params, create};

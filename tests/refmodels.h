@@ -19,6 +19,15 @@ static inline int ref_heavy_top(const lv_kv *kv, lv_model **out) {
 int ref_heavy_top_ep(const lv_kv *kv, lv_model **out);
 /* heavy-top-ctb: Cardan angles on R^6, parameter sequence */
 int ref_heavy_top_ctb(const lv_kv *kv, lv_model **out);
+/* gyro-top: the gyroscopic top in directors, R^12, 9 constraints (tip rows
+ * phi/l - d3); the built-in model's parameters */
+int ref_gyro_top(const lv_kv *kv, lv_model **out);
+/* rotor in r3so3 (R^3 x SO(3), second derivatives by finite differences);
+ * the built-in model's parameters but formulation and mbs */
+int ref_rotor(const lv_kv *kv, lv_model **out);
+/* rigid-chain in (R^3 x SO(3))^N, 3 N constraints; the built-in model's
+ * parameters but formulation */
+int ref_rigid_chain(const lv_kv *kv, lv_model **out);
 /* slider-crank in (R^3 x SO(3))^3, 17 constraints (H and Z by finite
  * differences); parameters gravity, omega0 */
 int ref_slider_crank(const lv_kv *kv, lv_model **out);

@@ -172,6 +172,25 @@ bad_file "torque on a particle" "bad.yaml:4: torque: torque 0: element 1 is a pa
   - {name: p, mass: 1, position: [1, 0, 0]}
 torques:
   - {body: p, value: [0, 0, 1]}"
+# a joint's scale: its rows (and so its multiplier's reciprocal) times the
+# factor, the same motion; zero refused
+bad_file "zero joint scale" "bad.yaml:4: scale: distance joint 0: scale 0 is not finite and non-zero" "particles:
+  - {name: p, mass: 1, position: [1, 0, 0], velocity: [0, 1, 0.5]}
+joints:
+  - {type: distance, a: p, b: ground, length: 1, scale: 0}"
+for sc in 1 0.25; do
+  printf '%s\n' "gravity: [0, 0, -9.81]" "particles:" "  - {name: p, mass: 1, position: [1, 0, 0], velocity: [0, 1, 0.5]}" \
+    "joints:" "  - {type: distance, a: p, b: ground, length: 1, scale: $sc}" >scale$sc.yaml
+  $T "$L" run scale$sc.yaml --scheme rattle --step 1e-2 --t-end 1 --out scale$sc.csv >/dev/null 2>&1
+done
+r=$(paste -d, scale1.csv scale0.25.csv | awk -F, '/^#/ { next } !h { for (i = 1; i <= NF; i++) c[$i] = c[$i] ? c[$i] : i; h = 1; n = NF / 2; next }
+  { for (i = 2; i <= 4; i++) { d = $c["q" i - 1] - $(n + c["q" i - 1]); if (d < 0) d = -d; if (d > dq) dq = d }
+    l = $c["lambda1"]; l2 = $(n + c["lambda1"]); if (l != 0) { e = l2 / l - 4; if (e < 0) e = -e; if (e > dl) dl = e }; rows++ }
+  END { printf "%d %.3e %.3e", rows, dq, dl }')
+set -- $r
+[ "${1:-0}" -ge 100 ] && awk -v a="${2:-1}" -v b="${3:-1}" 'BEGIN { exit !(a + 0 <= 1e-12 && b + 0 <= 1e-9) }' &&
+  ok "distance joint scale 0.25: the same motion (max |dq| $2 over $1 rows), multiplier times 4 (to $3)" ||
+  bad "joint scale: rows ${1:-?}, |dq| ${2:-?}, multiplier ratio off by ${3:-?}"
 # the file's run: settings are the defaults of --step and --t-end
 $T "$L" run "$sys/spring_chain.yaml" --scheme em >out.txt 2>err.txt && grep -q "h = 0.001, t = \[0, 5\]" out.txt &&
   ok "spring_chain.yaml run: {step: 1e-3, t_end: 5} used: $(head -1 out.txt)" || bad "run: settings of the file ($(head -1 out.txt) $(cat err.txt))"

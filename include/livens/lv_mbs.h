@@ -270,6 +270,17 @@ LV_API int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b,
 LV_API int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b,
                                const double Xb[3], double L);
 
+/** Scale the constraint rows of the joint added last (lv_mbs_add_spherical
+ *  ... lv_mbs_add_distance) by @p factor (finite, non-zero): its rows
+ *  become @p factor times those described above.  The motion is the same;
+ *  the joint's multipliers come out divided by @p factor, and its rows'
+ *  weight in the schemes' Newton residuals changes with it.  E.g. 1/L for a
+ *  spherical joint at distance L from a body's centre of mass makes its
+ *  rows dimensionless like the directors' orthonormality rows (the
+ *  gyroscopic top's tip rows phi/l - d3).  Status: LV_EINPUT (no joint
+ *  added yet, @p factor zero or not finite). */
+LV_API int lv_mbs_scale_last_joint(lv_mbs *s, double factor);
+
 /** Declare a symmetry for a momentum map: the rotation of the whole
  *  system about the spatial axis @p axis through @p point (J = angular
  *  momentum about that axis). */

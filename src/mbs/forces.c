@@ -631,21 +631,24 @@ int mbs_forces_dq(const mbs_sys *S, double t, const double *q, const double *v, 
       if (L->torque) {
         mbs_cross3(F, y, l);
         for (int i = 0; i < 3; i++) l[i] *= 0.5;
-        /* + 1/2 D^T tau~ D */
-        for (int a = 0; a < nv; a++)
-          for (int b = 0; b < nv; b++) {
-            double s = 0.0;
-            for (int i = 0; i < 3; i++)
-              for (int j = 0; j < 3; j++) s += D[i * nv + a] * Tx[3 * i + j] * D[j * nv + b];
-            Hb[a * nv + b] += 0.5 * s;
-          }
+        /* + 1/2 D^T (tau~ D); an axis map does not depend on the centre of
+         * mass (its first three columns are zero in every formulation) */
+        double TD[3 * MBS_NV_MAX];
+        for (int i = 0; i < 3; i++)
+          for (int b = 3; b < nv; b++)
+            TD[i * nv + b] = Tx[3 * i] * D[b] + Tx[3 * i + 1] * D[nv + b] + Tx[3 * i + 2] * D[2 * nv + b];
+        for (int a = 3; a < nv; a++)
+          for (int b = 3; b < nv; b++)
+            Hb[a * nv + b] +=
+                0.5 * (D[a] * TD[b] + D[nv + a] * TD[nv + b] + D[2 * nv + a] * TD[2 * nv + b]);
       } else {
         memcpy(l, F, sizeof l);
       }
       mbs_map_hess(S->form, e, q + e->qoff, &tt, l, 1.0, Hb, nv);
     }
-    for (int a = 0; a < nv; a++)
-      for (int b = 0; b < nv; b++) LV_CHECK(lv_sink_add(K, e->voff + a, e->voff + b, Hb[a * nv + b]));
+    int o = L->torque ? 3 : 0; /* a torque's block: the rotation coordinates only */
+    for (int a = o; a < nv; a++)
+      for (int b = o; b < nv; b++) LV_CHECK(lv_sink_add(K, e->voff + a, e->voff + b, Hb[a * nv + b]));
   }
   return 0;
 }

@@ -200,7 +200,10 @@ void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *
   }
   if (f == MBS_DIRECTORS) {
     double w[3], d[3];
-    for (int i = 0; i < 3; i++) w[i] = e->R0[3 * i] * e->W0[0] + e->R0[3 * i + 1] * e->W0[1] + e->R0[3 * i + 2] * e->W0[2];
+    if (e->w0s)
+      memcpy(w, e->w0, sizeof w);
+    else
+      for (int i = 0; i < 3; i++) w[i] = e->R0[3 * i] * e->W0[0] + e->R0[3 * i + 1] * e->W0[1] + e->R0[3 * i + 2] * e->W0[2];
     for (int k = 0; k < (e->planar ? 2 : 3); k++) {
       for (int i = 0; i < 3; i++) d[i] = e->R0[3 * i + e->ax[k]];
       memcpy(qb + 3 + 3 * k, d, sizeof d);

@@ -106,6 +106,7 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
     return LV_ENOMEM;
   }
   s->cap_el = s->sys.nel = 1; /* the ground */
+  s->sys.last_joint = -1;
   s->sys.el[0].kind = MBS_GROUND;
   s->sys.el[0].R0[0] = s->sys.el[0].R0[4] = s->sys.el[0].R0[8] = 1.0;
   *out = s;
@@ -128,6 +129,14 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
   return 0;
 }
 
+static void lin_free(mbs_joint *J) {
+  free(J->Gc), free(J->Gk), free(J->Hk), free(J->Zk);
+  free(J->Gs), free(J->Gi), free(J->Hs), free(J->Hi), free(J->Zs), free(J->Zi);
+  J->Gc = J->Gk = J->Hk = J->Zk = NULL;
+  J->Gs = J->Gi = J->Hs = J->Hi = J->Zs = J->Zi = NULL;
+  J->lin = 0;
+}
+
 static void sys_clear(mbs_sys *S) {
   for (int k = 0; k < S->nj; k++) {
     free(S->j[k].rows);
@@ -137,6 +146,7 @@ static void sys_clear(mbs_sys *S) {
     free(S->j[k].sG);
     free(S->j[k].sH);
     free(S->j[k].sZ);
+    lin_free(&S->j[k]);
   }
   free(S->j);
   free(S->el);
@@ -172,6 +182,7 @@ static mbs_joint *new_joint(lv_mbs *s, const char *kind, int a, int b, int nrows
   J->rows = lv_calloc((size_t)nrows, sizeof(mbs_row));
   if (!J->rows) return NULL;
   J->kind = kind;
+  if (strcmp(kind, "orthonormality") != 0) S->last_joint = S->nj;
   J->el[0] = a;
   J->el[1] = b;
   J->nrows = nrows;
@@ -249,7 +260,8 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
    * d_a, d_b as coordinates and d_c = d_a x d_b (form.c). */
   double tr = Jm[0] + Jm[4] + Jm[8], E[9];
   for (int i = 0; i < 9; i++) E[i] = -Jm[i];
-  for (int i = 0; i < 3; i++) E[4 * i] += 0.5 * tr;
+  /* the diagonal as 1/2 (J_j + J_k - J_i): no cancellation against tr */
+  for (int i = 0; i < 3; i++) E[4 * i] = 0.5 * (Jm[4 * ((i + 1) % 3)] + Jm[4 * ((i + 2) % 3)] - Jm[4 * i]);
   double m1 = E[0], m2 = E[0] * E[4] - E[1] * E[3],
          m3 = E[0] * (E[4] * E[8] - E[5] * E[7]) - E[1] * (E[3] * E[8] - E[5] * E[6]) +
               E[2] * (E[3] * E[7] - E[4] * E[6]);
@@ -296,10 +308,13 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
   memcpy(e->R0, R, sizeof R);
   if (v0) memcpy(e->v0, v0, sizeof e->v0);
   if (w0) {
-    if (frame == LV_MBS_SPACE_FRAME)
+    if (frame == LV_MBS_SPACE_FRAME) {
       mbs_rt_mul(R, w0, e->W0);
-    else
+      e->w0s = 1;
+      memcpy(e->w0, w0, sizeof e->w0);
+    } else {
       memcpy(e->W0, w0, sizeof e->W0);
+    }
   }
   memcpy(e->seq, S->seq, sizeof e->seq);
   if (S->form == MBS_CARDAN) { /* the angles must describe R0 and W0 */
@@ -558,6 +573,24 @@ int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b, const double X
   return 0;
 }
 
+int lv_mbs_scale_last_joint(lv_mbs *s, double factor) {
+  if (!s) return LV_EINPUT;
+  mbs_sys *S = &s->sys;
+  if (S->last_joint < 0) return fail(s, LV_EINPUT, "joint scale: no joint added yet");
+  mbs_joint *J = &S->j[S->last_joint];
+  if (!(factor != 0.0) || !isfinite(factor))
+    return fail(s, LV_EINPUT, "%s joint %d: scale %g is not finite and non-zero", J->kind, S->last_joint, factor);
+  for (int r = 0; r < J->nrows; r++) {
+    mbs_row *R = &J->rows[r];
+    for (int i = 0; i < MBS_TERMS; i++) {
+      for (int k = 0; k < 3; k++) R->g[i][k] *= factor;
+      for (int k = 0; k < MBS_TERMS; k++) R->P[i][k] *= factor;
+    }
+    R->c0 *= factor;
+  }
+  return 0;
+}
+
 /* --------------------------------------------------------------- springs */
 
 /* springs and dampers: the same two attachment points */
@@ -678,7 +711,7 @@ static void joint_index_terms(mbs_joint *J) {
       int nz = 0, kk = -1;
       for (int j = 0; j < 3; j++)
         if (R->g[i][j] != 0.0) nz++, kk = j;
-      R->uk[i] = nz == 1 && fabs(R->g[i][kk]) == 1.0 ? kk : -1;
+      R->uk[i] = nz == 1 ? kk : -1;
       R->us[i] = R->uk[i] >= 0 ? R->g[i][kk] : 0.0;
     }
   }
@@ -779,7 +812,7 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
         int n = nv[i];
         double *Gr = G + r * ld + o[i];
         if (!n) continue;
-        if (!R->quad && R->uk[i] >= 0 && !kr[i]) { /* f = +-e_k: +-row k of D */
+        if (!R->quad && R->uk[i] >= 0 && !kr[i]) { /* f = us e_k: us times row k of D */
           const double *Dk = D[i] + R->uk[i] * n, us = R->us[i];
           for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
           continue;
@@ -908,7 +941,10 @@ static int cb_mass(const double *q, lv_sink *M, void *u) {
 static int cb_V(const double *q, double *V, void *u) {
   const mbs_sys *S = u;
   double s = 0.0;
-  for (int k = 1; k < S->nel; k++) s -= S->el[k].m * mbs_dot3(S->grav, q + S->el[k].qoff);
+  for (int k = 1; k < S->nel; k++) { /* -m g . x as (-m g) . x: m g0 x_3 for g = -g0 e3, bit for bit */
+    const double m = S->el[k].m, mg[3] = {-m * S->grav[0], -m * S->grav[1], -m * S->grav[2]};
+    s += mbs_dot3(mg, q + S->el[k].qoff);
+  }
   *V = s;
   return 0;
 }
@@ -1265,6 +1301,14 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
   double Gl[6 * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->lin) {
+      for (int e = 0; e < J->nG; e++) {
+        double v = J->Gc[e];
+        for (int t = J->Gs[e]; t < J->Gs[e + 1]; t++) v += J->Gk[t] * q[J->Gi[t]];
+        LV_CHECK(lv_sink_add(G, J->sG[3 * e + 1], J->sG[3 * e + 2], v));
+      }
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
@@ -1279,6 +1323,14 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   double Hl[NLOC * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->lin) {
+      for (int e = 0; e < J->nH; e++) {
+        double v = 0.0;
+        for (int t = J->Hs[e]; t < J->Hs[e + 1]; t++) v += J->Hk[t] * gam[J->Hi[t]];
+        LV_CHECK(lv_sink_add(H, J->sH[3 * e + 1], J->sH[3 * e + 2], v));
+      }
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
@@ -1293,6 +1345,14 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
   double Zl[6 * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->lin) {
+      for (int e = 0; e < J->nZ; e++) {
+        double v = 0.0;
+        for (int t = J->Zs[e]; t < J->Zs[e + 1]; t++) v += J->Zk[t] * w[J->Zi[t]];
+        LV_CHECK(lv_sink_add(Z, J->sZ[3 * e + 1], J->sZ[3 * e + 2], v));
+      }
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
@@ -1400,6 +1460,9 @@ static int sys_clone(const mbs_sys *S, mbs_sys *T) {
     *J = S->j[k];
     J->mG = J->mH = J->mZ = NULL;
     J->sG = J->sH = J->sZ = NULL;
+    J->lin = 0;
+    J->Gc = J->Gk = J->Hk = J->Zk = NULL;
+    J->Gs = J->Gi = J->Hs = J->Hi = J->Zs = J->Zi = NULL;
     J->rows = lv_calloc((size_t)J->nrows, sizeof(mbs_row));
     T->nj = k + 1;
     if (!J->rows) return LV_ENOMEM;
@@ -1506,6 +1569,125 @@ static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
   return 0;
 }
 
+/* Compile G, H, Z of a directors joint whose maps are all constant (see
+ * mbs_joint.lin) from its rows: with D_i = kc_i (x) I3 and
+ * y_j = [ground: X_j] or sum_p kc_j[p] q_{j,p} (the block p of element j),
+ *   G_r  = sum_i kc_i (x) (g_i + sum_j P_ij y_j)^T,
+ *   H    = sum_r gam_r sum_ij P_ij (kc_i kc_j^T) (x) I3,
+ *   Z_r  = sum_ij P_ij kc_j (x) (D_i w)^T,
+ * coefficients summed over rows and terms into dense local tables, then
+ * listed along the scatter lists (whose entries the masks fixed).  Leaves
+ * J->lin = 0 when a map is not constant. */
+static int compile_linear(const mbs_sys *S, mbs_joint *J) {
+  if (S->form != MBS_DIRECTORS) return 0;
+  jloc L;
+  jloc_init(S, J, &L);
+  int n = L.n;
+  double KC[MBS_UNIQ][MBS_NV_MAX / 3], y[3], qb[MBS_NV_MAX] = {0};
+  for (int t = 0; t < J->nu; t++) {
+    const mbs_elem *e = L.e[J->u[t].slot];
+    if (e->kind != MBS_GROUND && !mbs_map_kron(S->form, e, qb, &J->u[t], y, KC[t])) return 0;
+  }
+  size_t nn = (size_t)n * (size_t)n;
+  double *GC = lv_calloc((size_t)J->nrows * n, sizeof(double));
+  double *GQ = lv_calloc((size_t)J->nrows * nn, sizeof(double)); /* [r][c][qc] */
+  double *HG = lv_calloc(nn * (size_t)J->nrows, sizeof(double)); /* [a][b][r] */
+  double *ZW = lv_calloc((size_t)J->nrows * nn, sizeof(double)); /* [r][c][wc] */
+  int rc = 0;
+  if (!GC || !GQ || !HG || !ZW) rc = LV_ENOMEM;
+  for (int r = 0; r < J->nrows && !rc; r++) {
+    const mbs_row *R = &J->rows[r];
+    for (int i = 0; i < R->nt; i++) {
+      int sli = R->t[i].slot, oi = L.off[sli], nbi = L.e[sli]->nv / 3;
+      const double *kci = KC[R->ix[i]];
+      for (int p = 0; p < nbi; p++) {
+        if (kci[p] == 0.0) continue;
+        for (int k = 0; k < 3; k++) {
+          int col = oi + 3 * p + k;
+          GC[r * n + col] += kci[p] * R->g[i][k];
+          for (int j = 0; j < R->nt; j++) {
+            double P = R->P[i][j];
+            if (P == 0.0) continue;
+            int slj = R->t[j].slot, oj = L.off[slj], nbj = L.e[slj]->nv / 3;
+            const double *kcj = KC[R->ix[j]];
+            if (L.e[slj]->kind == MBS_GROUND) {
+              GC[r * n + col] += kci[p] * P * R->t[j].X[k];
+              continue;
+            }
+            for (int pp = 0; pp < nbj; pp++) {
+              if (kcj[pp] == 0.0) continue;
+              int cj = oj + 3 * pp + k;
+              double v = P * kci[p] * kcj[pp];
+              GQ[((size_t)r * n + col) * n + cj] += v; /* G_r,col: y_j's block pp */
+              HG[((size_t)col * n + cj) * J->nrows + r] += v;
+              ZW[((size_t)r * n + cj) * n + col] += v; /* Z_r,cj: (D_i w)_k */
+            }
+          }
+        }
+      }
+    }
+  }
+  /* the lists along the scatter lists */
+  int cnt[3] = {0, 0, 0};
+  for (int pass = 0; pass < 2 && !rc; pass++) {
+    if (pass) {
+      J->Gc = lv_calloc((size_t)J->nG + 1, sizeof(double));
+      J->Gs = lv_calloc((size_t)J->nG + 1, sizeof(int));
+      J->Hs = lv_calloc((size_t)J->nH + 1, sizeof(int));
+      J->Zs = lv_calloc((size_t)J->nZ + 1, sizeof(int));
+      J->Gk = lv_calloc((size_t)cnt[0] + 1, sizeof(double));
+      J->Gi = lv_calloc((size_t)cnt[0] + 1, sizeof(int));
+      J->Hk = lv_calloc((size_t)cnt[1] + 1, sizeof(double));
+      J->Hi = lv_calloc((size_t)cnt[1] + 1, sizeof(int));
+      J->Zk = lv_calloc((size_t)cnt[2] + 1, sizeof(double));
+      J->Zi = lv_calloc((size_t)cnt[2] + 1, sizeof(int));
+      if (!J->Gc || !J->Gs || !J->Hs || !J->Zs || !J->Gk || !J->Gi || !J->Hk || !J->Hi || !J->Zk || !J->Zi) {
+        rc = LV_ENOMEM;
+        break;
+      }
+      cnt[0] = cnt[1] = cnt[2] = 0;
+    }
+    for (int e = 0; e < J->nG; e++) {
+      int f = J->sG[3 * e], r = f / n, c = f % n;
+      if (pass) J->Gc[e] = GC[f], J->Gs[e] = cnt[0];
+      for (int qc = 0; qc < n; qc++) {
+        double v = GQ[((size_t)r * n + c) * n + qc];
+        if (v == 0.0) continue;
+        if (pass) J->Gk[cnt[0]] = v, J->Gi[cnt[0]] = jloc_global(&L, qc);
+        cnt[0]++;
+      }
+    }
+    for (int e = 0; e < J->nH; e++) {
+      int f = J->sH[3 * e];
+      if (pass) J->Hs[e] = cnt[1];
+      for (int r = 0; r < J->nrows; r++) {
+        double v = HG[(size_t)f * J->nrows + r];
+        if (v == 0.0) continue;
+        if (pass) J->Hk[cnt[1]] = v, J->Hi[cnt[1]] = J->row0 + r;
+        cnt[1]++;
+      }
+    }
+    for (int e = 0; e < J->nZ; e++) {
+      int f = J->sZ[3 * e];
+      if (pass) J->Zs[e] = cnt[2];
+      for (int wc = 0; wc < n; wc++) {
+        double v = ZW[(size_t)f * n + wc];
+        if (v == 0.0) continue;
+        if (pass) J->Zk[cnt[2]] = v, J->Zi[cnt[2]] = jloc_global(&L, wc);
+        cnt[2]++;
+      }
+    }
+    if (pass) J->Gs[J->nG] = cnt[0], J->Hs[J->nH] = cnt[1], J->Zs[J->nZ] = cnt[2];
+  }
+  free(GC), free(GQ), free(HG), free(ZW);
+  if (rc) {
+    lin_free(J);
+    return rc;
+  }
+  J->lin = 1;
+  return 0;
+}
+
 int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!out) return LV_EINPUT;
   *out = NULL;
@@ -1547,6 +1729,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   for (int k = 0; !rc && k < d->sys.nj; k++) joint_index_terms(&d->sys.j[k]);
   if (!rc) rc = find_patterns(&d->sys);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
+  for (int k = 0; !rc && k < d->sys.nj; k++) rc = compile_linear(&d->sys, &d->sys.j[k]);
   lv_space *sp = NULL;
   if (!rc) {
     if (S->form == MBS_DIRECTORS || MBS_VEC(S->form)) {

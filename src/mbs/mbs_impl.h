@@ -58,6 +58,10 @@ typedef struct {
   double J[9];     /* inertia about the centre of mass, body axes */
   double E[9];     /* Euler tensor 1/2 tr(J) I - J (directors' mass) */
   double x0[3], R0[9], v0[3], W0[3]; /* W0: body-frame angular velocity */
+  /* w0 as given in the space frame (w0s = 1; directors use it as is rather
+   * than R0 W0, which differs from it by round-off) */
+  int w0s;
+  double w0[3];
   /* directors of a planar body (E singular: all mass in the plane normal
    * to body axis ax[2]): only d_ax[0], d_ax[1] are coordinates and
    * d_ax[2] = d_ax[0] x d_ax[1]; otherwise planar = 0, ax = (0, 1, 2). */
@@ -91,7 +95,7 @@ typedef struct {
   double P[MBS_TERMS][MBS_TERMS];
   double c0;
   int quad; /* some P_ij != 0 (set at build with ix): else the row is linear in the maps */
-  /* g_i = us[i] e_uk[i] (a unit vector, us = +-1; set with ix), uk = -1 otherwise */
+  /* g_i = us[i] e_uk[i] (one non-zero component; set with ix), uk = -1 otherwise */
   int uk[MBS_TERMS];
   double us[MBS_TERMS];
 } mbs_row;
@@ -109,6 +113,14 @@ typedef struct {
   /* the same as scatter lists: local flat index, global row, global column */
   int nG, nH, nZ;
   int *sG, *sH, *sZ; /* 3 ints per entry */
+  /* Directors with every map constant (ground points, particles, director
+   * bodies' linear maps): G is affine in q, H linear in gamma, Z linear in
+   * w, compiled at build time per scatter entry (lin = 1): entry e of G is
+   * Gc[e] + sum_{k in [Gs[e], Gs[e+1])} Gk[k] q[Gi[k]], of H
+   * sum Hk[k] gam[Hi[k]] (global row), of Z sum Zk[k] w[Zi[k]]. */
+  int lin;
+  double *Gc, *Gk, *Hk, *Zk;
+  int *Gs, *Gi, *Hs, *Hi, *Zs, *Zi;
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
@@ -134,6 +146,7 @@ typedef struct {
   mbs_sym *sym;
   mbs_spring *sp;
   mbs_spring *dp; /* dampers: k is the coefficient c, L0 unused */
+  int last_joint; /* index in j of the joint added last by the user (-1: none) */
   int ninv; /* invariants handed to EM (0: none): springs, then gravity per element */
   double grav[3];
   int nq, nv, nc;

@@ -284,9 +284,9 @@ static int particle(rd *r, const yaml_node_t *el) {
 }
 
 static int joint(rd *r, const yaml_node_t *el) {
-  static const char *const with_axes[] = {"type", "a", "point_a", "axis_a", "b", "point_b", "axis_b", NULL};
-  static const char *const pts[] = {"type", "a", "point_a", "b", "point_b", NULL};
-  static const char *const dist[] = {"type", "a", "point_a", "b", "point_b", "length", NULL};
+  static const char *const with_axes[] = {"type", "a", "point_a", "axis_a", "b", "point_b", "axis_b", "scale", NULL};
+  static const char *const pts[] = {"type", "a", "point_a", "b", "point_b", "scale", NULL};
+  static const char *const dist[] = {"type", "a", "point_a", "b", "point_b", "length", "scale", NULL};
   static const char *const types[] = {"spherical", "revolute", "universal", "cylindrical",
                                       "prismatic", "fixed",    "distance",  NULL};
   if (!el || el->type != YAML_MAPPING_NODE) return fail(r, el, "joints", "expected a mapping of KEY: VALUE");
@@ -324,7 +324,12 @@ static int joint(rd *r, const yaml_node_t *el) {
   case 5: rc = lv_mbs_add_fixed(r->s, a, Xa, b, Xb); break;
   default: rc = lv_mbs_add_distance(r->s, a, Xa, b, Xb, L); break;
   }
-  return lib(r, el, type, rc);
+  LV_CHECK(lib(r, el, type, rc));
+  /* the joint's rows times scale (lv_mbs_scale_last_joint; default 1) */
+  double sc = 1.0;
+  LV_CHECK(get_num(r, el, "scale", 0, &sc));
+  if (sc == 1.0) return 0;
+  return lib(r, find(r, el, "scale"), "scale", lv_mbs_scale_last_joint(r->s, sc));
 }
 
 static int spring(rd *r, const yaml_node_t *el) {
