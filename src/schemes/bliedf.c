@@ -264,9 +264,10 @@ static int correction_term(const bliedf *B, const double *vh, double h, double *
 
 /* ---- starting phase ---- */
 
-/* One RKMK4 sub-step of length hs from (t, q, v) to (qo, vo). */
-static int rk_substep(bliedf *B, double t, const double *q, const double *v, double hs, double *qo,
-                      double *vo) {
+/* One RKMK4 sub-step of length hs from (t, q, v) to (qo, vo); a0: v' at
+ * (t, q, v) if known (NULL: computed). */
+static int rk_substep(bliedf *B, double t, const double *q, const double *v, double hs, const double *a0,
+                      double *qo, double *vo) {
   const lv_space *sp = B->sp;
   int d = B->nv;
   double *th = B->th, *qs = B->qs, *vs = B->vs, *acc = B->acc, *thd = B->thd;
@@ -287,7 +288,8 @@ static int rk_substep(bliedf *B, double t, const double *q, const double *v, dou
       LV_CHECK(lv_space_compose_exp(sp, q, 1.0, th, qs));
       LV_CHECK(lv_space_tangent_inv_apply(sp, th, vs, thd));
     }
-    LV_CHECK(lv_saddle_accelerations(B->saddle, t + cc[s] * hs, qs, vs, acc, NULL));
+    if (s == 0 && a0) memcpy(acc, a0, (size_t)d * sizeof(double));
+    else LV_CHECK(lv_saddle_accelerations(B->saddle, t + cc[s] * hs, qs, vs, acc, NULL));
     for (int i = 0; i < d; i++) {
       sth[i] += bw[s] * thd[i];
       sv[i] += bw[s] * acc[i];
@@ -300,8 +302,9 @@ static int rk_substep(bliedf *B, double t, const double *q, const double *v, dou
   return lv_space_compose_exp(sp, q, 1.0, th, qo);
 }
 
-/* Nodes t + j h, j = 0..K, with m sub-steps per step. */
-static int rk_run(bliedf *B, double t, const double *q, const double *v, double h, long msub,
+/* Nodes t + j h, j = 0..K, with m sub-steps per step; a0 = v' at (t, q, v)
+ * (the first stage of every run). */
+static int rk_run(bliedf *B, double t, const double *q, const double *v, const double *a0, double h, long msub,
                   double *nq, double *nv) {
   int Q = B->nq, d = B->nv;
   memcpy(nq, q, (size_t)Q * sizeof(double));
@@ -316,7 +319,7 @@ static int rk_run(bliedf *B, double t, const double *q, const double *v, double 
       /* the start-up can take 2 * 4096 sub-steps per node on a large
        * model: a stop request must not wait for it (Ctrl-C, issue 14) */
       if (B->stop && *B->stop) return LV_ESTOPPED;
-      LV_CHECK(rk_substep(B, t + j * h + (double)s * hs, qb, vb, hs, qb, vb));
+      LV_CHECK(rk_substep(B, t + j * h + (double)s * hs, qb, vb, hs, j == 0 && s == 0 ? a0 : NULL, qb, vb));
     }
   }
   return 0;
@@ -342,6 +345,13 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   /* A restart follows BLieDF steps, whose v satisfies G v = 0 only to
    * O(h^k); the start integrator needs consistent values. */
   LV_CHECK(lv_saddle_project_v(B->saddle, s->q, v0));
+  /* v'_0 and lambda_0 with the factorisation at q_0 the projection made (none
+   * without constraints): the first stage of every RKMK4 run and the
+   * history's lambda_0 */
+  double *a0 = B->a1;
+  if (c > 0) LV_CHECK(lv_saddle_accelerations_factored(B->saddle, s->t, s->q, v0, a0, B->nl));
+  else LV_CHECK(lv_saddle_accelerations(B->saddle, s->t, s->q, v0, a0, NULL));
+  if (ns) ns->factorizations++;
   int fix = B->lambda_fix && c > 0 && B->index == 3;
   B->kc = k;
   B->al = ALPHA[k - 1];
@@ -356,11 +366,11 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
     msub = 0;
   } else if (B->K > 0) {
     double *qa = B->nq_a, *va = B->nv_a, *qb = B->nq_b, *vb = B->nv_b;
-    LV_CHECK(rk_run(B, s->t, s->q, v0, h, msub, qa, va));
+    LV_CHECK(rk_run(B, s->t, s->q, v0, a0, h, msub, qa, va));
     double prev = HUGE_VAL;
     for (;;) {
       if (msub > 4096) return LV_ESTEPMIN;
-      LV_CHECK(rk_run(B, s->t, s->q, v0, h, 2 * msub, qb, vb));
+      LV_CHECK(rk_run(B, s->t, s->q, v0, a0, h, 2 * msub, qb, vb));
       msub *= 2;
       /* successive runs differ by ~15/16 of the coarser one's error, so
        * the finer one is accurate to diff / 15 */
@@ -385,16 +395,19 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   memcpy(B->nv_a, v0, (size_t)d * sizeof(double));
   B->start_substeps = B->K > 0 ? msub : 0;
   double *NQ = B->nq_a, *NV = B->nv_a;
-  /* consistent nodes and their multipliers */
-  for (int j = 1; j <= B->K; j++) {
+  /* consistent nodes and their multipliers (lambda_0 above), each node's
+   * multiplier with the factorisation its velocity projection made; node
+   * k - 1 last, so that the saddle stays factorised at q_{k-1} for (56) */
+  for (int jj = 1; jj <= B->K; jj++) {
+    int j = jj;
+    if (B->K == k && k >= 2 && jj >= k - 1) j = jj == k ? k - 1 : k; /* order .., k, k - 1 */
     /* to the round-off floor: the start's increments divide q by h */
     LV_CHECK(lv_saddle_project_q(B->saddle, NQ + (size_t)j * Q, 1));
     LV_CHECK(lv_saddle_project_v(B->saddle, NQ + (size_t)j * Q, NV + (size_t)j * d));
-  }
-  for (int j = 0; j < k; j++) {
-    if (c > 0) LV_CHECK(lv_saddle_accelerations(B->saddle, s->t + j * h, NQ + (size_t)j * Q, NV + (size_t)j * d, NULL,
-                                      B->nl + (size_t)j * c));
-    if (ns) ns->factorizations++;
+    if (c > 0 && j < k)
+      LV_CHECK(lv_saddle_accelerations_factored(B->saddle, s->t + j * h, NQ + (size_t)j * Q, NV + (size_t)j * d,
+                                                NULL, B->nl + (size_t)j * c));
+    if (ns && c > 0) ns->factorizations++;
   }
   /* increments Dq_j = log(q_j^-1 q_{j+1}) / h, j = 0..k-2; history order
    * is newest first: dqh[i] = Dq_{k-2-i} */
@@ -424,13 +437,14 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
     }
     const double *qk1 = NQ + (size_t)(k - 1) * Q;
     double *dv = B->tmp2;
-    LV_CHECK(lv_saddle_factor(B->saddle, qk1));
+    /* factorised at q_{k-1} by the last projection above (k >= 2) */
+    if (k == 1) LV_CHECK(lv_saddle_factor(B->saddle, qk1));
     LV_CHECK(lv_saddle_shift(B->saddle, qk1, w, dv));
     for (int j = 0; j < k; j++)
       for (int i = 0; i < d; i++) B->vh[(size_t)j * d + i] += dv[i];
     for (int j = 0; j < k; j++)
       for (int i = 0; i < d; i++) NV[(size_t)j * d + i] += dv[i];
-    if (ns) ns->factorizations++;
+    if (ns && k == 1) ns->factorizations++;
   }
   memset(B->etah, 0, (size_t)c * sizeof(double));
   B->hist_h = h;
