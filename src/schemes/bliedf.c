@@ -53,8 +53,9 @@
  * q_1..q_{k-1}, v_1..v_{k-1} come from the Runge-Kutta-Munthe-Kaas method of
  * order 4 (classical RK4 in the chart q_n o exp(theta), with exact dexp^-1)
  * applied to the index-1 form [M G^T; G 0][v'; lambda] = [f - dV; -Z(q; v) v]
- * with sub-steps.  The number of sub-steps per step is doubled until two
- * successive runs agree to start-tol (relative, in the root mean square of
+ * with sub-steps.  The number of sub-steps per step grows (a factor 2 to
+ * 16, as the order-4 error estimate predicts) until two successive runs
+ * agree to start-tol (relative, in the root mean square of
  * the nodes' components, q and v apart), so the start error is at that
  * level whatever h is (an error O(h^{k+1}) is all the theory asks for; this
  * makes it negligible) and a too large sub-step of the explicit method
@@ -376,22 +377,30 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   } else if (B->K > 0) {
     double *qa = B->nq_a, *va = B->nv_a, *qb = B->nq_b, *vb = B->nv_b;
     LV_CHECK(rk_run(B, s->t, s->q, v0, a0, h, msub, qa, va));
-    double prev = HUGE_VAL;
+    /* runs with msub and mnext sub-steps differ by (1 - (msub/mnext)^4) of the
+     * coarser one's error, so the finer one is accurate to est = diff /
+     * ((mnext/msub)^4 - 1); the next run takes the sub-steps that est and
+     * order 4 predict for start-tol (2 to 16 times as many), so a start
+     * that needs m sub-steps runs 1 + 2 + m or so, not 1 + 2 + .. + m */
+    double prev = HUGE_VAL; /* est of the previous comparison */
+    long mnext = 2;
     for (;;) {
-      if (msub > 4096) return LV_ESTEPMIN;
-      LV_CHECK(rk_run(B, s->t, s->q, v0, a0, h, 2 * msub, qb, vb));
-      msub *= 2;
-      /* successive runs differ by ~15/16 of the coarser one's error, so
-       * the finer one is accurate to diff / 15 */
+      if (mnext > 8192) return LV_ESTEPMIN;
+      LV_CHECK(rk_run(B, s->t, s->q, v0, a0, h, mnext, qb, vb));
+      double r4 = pow((double)mnext / (double)msub, 4.0);
+      msub = mnext;
       /* nodes 1..K: node 0 is the same in both runs */
       double eq = rel_diff(B->K * Q, qa + Q, qb + Q), ev = rel_diff(B->K * d, va + d, vb + d);
       if (!(eq == eq && ev == ev)) return LV_ENONFINITE;
-      double e = fmax(eq, ev);
-      if (e <= 15.0 * B->start_tol) break;
-      /* a tiny difference that no longer shrinks (order 4 would divide it
-       * by 16) is round-off: more sub-steps cannot help */
-      if (e < 1e-10 && e > 0.25 * prev) break;
-      prev = e;
+      double e = fmax(eq, ev), est = e / (r4 - 1.0);
+      if (est <= B->start_tol) break;
+      /* a tiny difference that shrinks by less than a quarter of what
+       * order 4 predicts is round-off: more sub-steps cannot help */
+      if (e < 1e-10 && est > 4.0 * prev / r4) break;
+      prev = est;
+      long f = 2;
+      while (f < 16 && est / pow((double)f, 4.0) > B->start_tol) f *= 2;
+      mnext = msub * f;
       double *t1 = qa, *t2 = va;
       qa = qb, va = vb, qb = t1, vb = t2;
     }
