@@ -827,9 +827,9 @@ static const lv_param_info bl_options[] = {
      "off: exact starting velocities"},
     {"start", "rkmk4",
      "starting values for the first k-1 steps: rkmk4 = Runge-Kutta-Munthe-Kaas order 4 with "
-     "sub-steps doubled until start-tol is met, projected onto the constraints; ramp = first step "
+     "sub-steps added until start-tol is met, projected onto the constraints; ramp = first step "
      "BDF1, then orders 2 .. k (as Hante's public Fortran BLieDF; global order min(k, 2))"},
-    {"start-tol", "1e-12", "relative accuracy of the starting values"},
+    {"start-tol", "1e-12", "relative accuracy of the starting values (root mean square over their components)"},
     {"predictor", "extrapolate",
      "Newton predictor for v and lambda: extrapolate (cubic through the last 4 values, fewer "
      "right after a start) or last (v_n, lambda_n)"},
