@@ -393,13 +393,16 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
       double eq = rel_diff(B->K * Q, qa + Q, qb + Q), ev = rel_diff(B->K * d, va + d, vb + d);
       if (!(eq == eq && ev == ev)) return LV_ENONFINITE;
       double e = fmax(eq, ev), est = e / (r4 - 1.0);
-      if (est <= B->start_tol) break;
+      /* after a jump, est holds only if the coarser run's error (~ e) is
+       * what the previous comparison estimated: else double from here */
+      int trusted = r4 <= 16.0 || (e >= 0.5 * prev && e <= 2.0 * prev);
+      if (est <= B->start_tol && trusted) break;
       /* a tiny difference that shrinks by less than a quarter of what
        * order 4 predicts is round-off: more sub-steps cannot help */
       if (e < 1e-10 && est > 4.0 * prev / r4) break;
       prev = est;
       long f = 2;
-      while (f < 16 && est / pow((double)f, 4.0) > B->start_tol) f *= 2;
+      while (trusted && f < 16 && est / pow((double)f, 4.0) > B->start_tol) f *= 2;
       mnext = msub * f;
       double *t1 = qa, *t2 = va;
       qa = qb, va = vb, qb = t1, vb = t2;
