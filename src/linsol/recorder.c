@@ -18,7 +18,7 @@ static int resize_double(double **p, size_t n) {
   return 0;
 }
 
-/* Room for cap adds in the running sequence. */
+/* Room for cap adds off the recording: positions and values. */
 static int reserve(lv_recorder *r, size_t cap) {
   LV_CHECK(resize_int(&r->ci, cap));
   LV_CHECK(resize_int(&r->cj, cap));
@@ -32,8 +32,13 @@ int lv_recorder_init(lv_recorder *r, size_t cap) {
   return cap ? reserve(r, cap) : 0;
 }
 
+/* Room for one more add off the recording (cnt < cap after it); with keep
+ * at least the recorded count, so cv keeps the values of a replay. */
 int lv_recorder_grow_(lv_recorder *r) {
-  return reserve(r, r->cap ? 2 * r->cap : 64);
+  size_t c = r->cap ? 2 * r->cap : 64;
+  if (c < r->rcnt) c = r->rcnt;
+  if (c <= r->cnt) c = 2 * r->cnt + 1;
+  return reserve(r, c);
 }
 
 void lv_recorder_free(lv_recorder *r) {
@@ -47,14 +52,16 @@ void lv_recorder_free(lv_recorder *r) {
 }
 
 /* Add k left the recorded sequence: the positions before it were the
- * recorded ones. */
-void lv_recorder_leave_(lv_recorder *r, size_t k) {
+ * recorded ones (their values are in cv with keep, else in their slots). */
+int lv_recorder_leave_(lv_recorder *r, size_t k) {
+  if (k >= r->cap) LV_CHECK(lv_recorder_grow_(r));
   if (k > 0) {
     memcpy(r->ci, r->ri, k * sizeof(int));
     memcpy(r->cj, r->rj, k * sizeof(int));
   }
   r->match = 0;
   r->mis = k;
+  return 0;
 }
 
 /* The running sequence becomes the recording: keys in ptr, the other index
@@ -66,16 +73,19 @@ static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, 
   lv_recorder_forget(r); /* no valid recording until the end */
   if (cnt > (size_t)INT_MAX) return LV_ELINSOL; /* the int APIs' limit */
   size_t c1 = cnt ? cnt : 1;
+  /* the running positions become the recorded ones (no copy), fitted */
+  free(r->ri);
+  free(r->rj);
+  r->ri = r->ci;
+  r->rj = r->cj;
+  r->ci = r->cj = NULL;
+  r->cap = 0;
   LV_CHECK(resize_int(&r->ri, c1));
   LV_CHECK(resize_int(&r->rj, c1));
   LV_CHECK(resize_int(&r->map, c1));
   LV_CHECK(resize_int(ptr, (size_t)nkeys + 1));
   LV_CHECK(resize_int(idx, c1));
   int *ri = r->ri, *rj = r->rj, *map = r->map, *p = *ptr, *x = *idx;
-  if (cnt > 0) {
-    memcpy(ri, r->ci, cnt * sizeof(int));
-    memcpy(rj, r->cj, cnt * sizeof(int));
-  }
   const int *key = by_col ? rj : ri, *oth = by_col ? ri : rj;
   memset(p, 0, ((size_t)nkeys + 1) * sizeof(int));
   if (!merge) {
@@ -135,24 +145,46 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
                        double **val, int *nnz) {
   if (r->oom) return LV_ENOMEM;
   /* a shorter sequence that matched so far: its positions are the recorded ones */
-  if (r->match) lv_recorder_leave_(r, r->cnt);
-  LV_CHECK(record(r, by_col, merge, nkeys, nother, ptr, idx, nnz));
+  if (r->match) LV_CHECK(lv_recorder_leave_(r, r->cnt));
+  /* Without keep, the adds before the sequence left the recording have
+   * their values only in their slots, summed in add order: each such add
+   * takes its old slot's value into its new slot (a slot is one position
+   * in a merged layout, one add in a grouped one, so in the same layout
+   * the old slot holds exactly the sum so far of the new slot's adds). */
+  size_t pre = r->keep ? 0 : r->mis;
+  if (pre > 0 && (merge != 0) != r->rmerge) return LV_EINPUT;
+  int *omap = NULL;
+  double *oval = NULL;
+  if (pre > 0) {
+    omap = r->map;
+    oval = *val;
+    r->map = NULL;
+    *val = NULL;
+    *nnz = 0;
+  }
+  int rc = record(r, by_col, merge, nkeys, nother, ptr, idx, nnz);
   size_t z = *nnz ? (size_t)*nnz : 1;
-  LV_CHECK(resize_double(val, z));
-  double *v = *val;
-  memset(v, 0, z * sizeof(double));
-  for (size_t k = 0; k < r->cnt; k++) v[r->map[k]] += r->cv[k];
-  /* The doubling in lv_recorder_grow_ left up to twice the adds' room: fit
-   * it to the recorded count, which every later sequence of this recording
-   * repeats (a longer one grows again).  A shrink that fails leaves its
-   * array larger, which is safe. */
-  if (r->cnt > 0 && r->cnt < r->cap) {
-    (void)resize_int(&r->ci, r->cnt);
-    (void)resize_int(&r->cj, r->cnt);
+  if (rc == 0) rc = resize_double(val, z);
+  if (rc == 0) {
+    double *v = *val;
+    memset(v, 0, z * sizeof(double));
+    for (size_t k = 0; k < pre; k++) v[r->map[k]] = oval[omap[k]];
+    for (size_t k = pre; k < r->cnt; k++) v[r->map[k]] += r->cv[k];
+  }
+  free(omap);
+  free(oval);
+  if (rc != 0) return rc;
+  /* The values of the adds off the recording are summed into the slots:
+   * only keep needs them (a replay writes every value again).  A shrink
+   * that fails leaves its array larger, which is safe. */
+  if (!r->keep) {
+    free(r->cv);
+    r->cv = NULL;
+  } else if (r->cnt > 0) {
     (void)resize_double(&r->cv, r->cnt);
-    r->cap = r->cnt;
   }
   r->rcnt = r->cnt;
+  r->rmerge = merge != 0;
   r->version = ++r->recorded;
   r->match = 1;
   r->mis = r->cnt;

@@ -64,6 +64,7 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.transpose = 0;
   A->sink.scale = 1.0;
   A->bad = 0;
+  A->rec.keep = A->group != LV_SPM_MERGED; /* the call-order sequence is read from grouped captures only */
   if (lv_recorder_begin(&A->rec) && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   return &A->sink;
 }

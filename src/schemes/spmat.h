@@ -32,7 +32,8 @@
  * A(r, key) expands into A(r, key) F(key, o) for every o with the same
  * sums as the callback's own sequence (lv_blk below).  The call-order
  * sequence (rec.ri, rec.rj, rec.cv) serves too (lv_spm_seq_matvec,
- * lv_blk_seq). */
+ * lv_blk_seq); a merged capture keeps no values but its slots' (rec.keep
+ * is set for the grouped layouts only). */
 #ifndef LIVENS_SPMAT_H
 #define LIVENS_SPMAT_H
 
