@@ -51,17 +51,58 @@ void lv_recorder_free(lv_recorder *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Key of each slot of the recording (a new array of rp[rnkeys] entries, at
+ * least one), or NULL for lack of memory. */
+static int *slot_keys(const lv_recorder *r) {
+  int nz = r->rp[r->rnkeys];
+  int *sk = malloc((nz ? (size_t)nz : 1) * sizeof(int));
+  if (sk)
+    for (int g = 0; g < r->rnkeys; g++)
+      for (int s = r->rp[g]; s < r->rp[g + 1]; s++) sk[s] = g;
+  return sk;
+}
+
 /* Add k left the recorded sequence: the positions before it were the
  * recorded ones (their values are in cv with keep, else in their slots). */
 int lv_recorder_leave_(lv_recorder *r, size_t k) {
   if (k >= r->cap) LV_CHECK(lv_recorder_grow_(r));
-  if (k > 0) {
+  if (k > 0 && r->ri) {
     memcpy(r->ci, r->ri, k * sizeof(int));
     memcpy(r->cj, r->rj, k * sizeof(int));
+  } else if (k > 0) {
+    int *sk = slot_keys(r);
+    if (sk == NULL) return LV_ENOMEM;
+    int *key = r->rbycol ? r->cj : r->ci, *oth = r->rbycol ? r->ci : r->cj;
+    for (size_t a = 0; a < k; a++) {
+      key[a] = sk[r->map[a]];
+      oth[a] = r->rx[r->map[a]];
+    }
+    free(sk);
   }
   r->match = 0;
   r->mis = k;
   return 0;
+}
+
+void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j) {
+  if (!(r->match || k < r->mis)) { /* off the recorded sequence */
+    *i = r->ci[k];
+    *j = r->cj[k];
+  } else if (r->ri) {
+    *i = r->ri[k];
+    *j = r->rj[k];
+  } else {
+    int s = r->map[k], lo = 0, hi = r->rnkeys - 1; /* the key g with rp[g] <= s < rp[g + 1] */
+    while (lo < hi) {
+      int mid = lo + (hi - lo + 1) / 2;
+      if (r->rp[mid] <= s)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    *i = r->rbycol ? r->rx[s] : lo;
+    *j = r->rbycol ? lo : r->rx[s];
+  }
 }
 
 /* The running sequence becomes the recording: keys in ptr, the other index
@@ -73,13 +114,15 @@ static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, 
   lv_recorder_forget(r); /* no valid recording until the end */
   if (cnt > (size_t)INT_MAX) return LV_ELINSOL; /* the int APIs' limit */
   size_t c1 = cnt ? cnt : 1;
-  /* the running positions become the recorded ones (no copy), fitted */
+  /* the running positions become the recorded ones (no copy), fitted;
+   * they are dropped at the end without keep */
   free(r->ri);
   free(r->rj);
   r->ri = r->ci;
   r->rj = r->cj;
   r->ci = r->cj = NULL;
   r->cap = 0;
+  r->rp = r->rx = NULL;
   LV_CHECK(resize_int(&r->ri, c1));
   LV_CHECK(resize_int(&r->rj, c1));
   LV_CHECK(resize_int(&r->map, c1));
@@ -177,9 +220,16 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
   /* The values of the adds off the recording are summed into the slots:
    * only keep needs them (a replay writes every value again).  A shrink
    * that fails leaves its array larger, which is safe. */
+  r->rp = *ptr;
+  r->rx = *idx;
+  r->rbycol = by_col != 0;
+  r->rnkeys = nkeys;
   if (!r->keep) {
     free(r->cv);
+    free(r->ri);
+    free(r->rj);
     r->cv = NULL;
+    r->ri = r->rj = NULL;
   } else if (r->cnt > 0) {
     (void)resize_double(&r->cv, r->cnt);
   }

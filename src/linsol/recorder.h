@@ -40,16 +40,24 @@ struct lv_recorder {
   size_t mis;      /* index of the first add off the recorded sequence */
   int oom;         /* an add was lost for lack of memory: the sequence is incomplete */
   /* the recording */
-  int *ri, *rj, *map; /* its position sequence, and the slot of each add */
+  int *ri, *rj;  /* its position sequence, with keep only (the call-order sequence's readers) */
+  int *map;      /* the slot of each add */
+  const int *rp, *rx; /* the writer's ptr and idx of the recording: without keep, slot map[k]
+                       * is where add k's position is read (key g holds slots rp[g] .. rp[g+1]-1,
+                       * rx[slot] the other index) */
   size_t rcnt;
   int rmerge;    /* the recording's layout is merged */
+  int rbycol;    /* its key is the column */
+  int rnkeys;    /* its key count */
   long version;  /* changes whenever a sequence is recorded; 0: none */
   long recorded; /* recordings so far */
 };
 
-/* Memory: a recorder on its recording holds 12 bytes per add (ri, rj,
- * map), plus 8 with keep (cv); only a sequence off the recording holds its
- * positions and values (16 more per add), until it is recorded. */
+/* Memory: a recorder on its recording holds 4 bytes per add (map), 20
+ * with keep (ri, rj, cv); only a sequence off the recording holds its
+ * positions and values (16 more per add), until it is recorded.  Without
+ * keep the writer must leave the arrays the recording gave it (*ptr, *idx
+ * of lv_recorder_record) as they are until the next recording. */
 
 /* An empty recorder (zeroed memory is one too) with room for @p cap adds.
  * Status 0 or LV_ENOMEM (it can be freed either way). */
@@ -81,10 +89,17 @@ int lv_recorder_leave_(lv_recorder *r, size_t k);
  * goes straight into its slot of the writer's values @p slots (summed; with
  * @p assign stored, for a layout with no position twice); off it, v is
  * kept for lv_recorder_record.  Status 0 or LV_ENOMEM (the add is lost). */
+/* Add k (k < rcnt) of the running sequence is at the recorded position. */
+LV_ALWAYS_INLINE int lv_recorder_on_(const lv_recorder *r, size_t k, int i, int j) {
+  if (r->ri) return r->ri[k] == i && r->rj[k] == j;
+  int s = r->map[k], key = r->rbycol ? j : i, oth = r->rbycol ? i : j;
+  return (unsigned)key < (unsigned)r->rnkeys && r->rx[s] == oth && r->rp[key] <= s && s < r->rp[key + 1];
+}
+
 LV_ALWAYS_INLINE int lv_recorder_put_(lv_recorder *r, double *slots, int i, int j, double v, int assign) {
   size_t k = r->cnt;
   if (r->match) {
-    if (k < r->rcnt && r->ri[k] == i && r->rj[k] == j) {
+    if (k < r->rcnt && lv_recorder_on_(r, k, i, j)) {
       r->cnt = k + 1;
       if (r->keep) r->cv[k] = v; /* cv holds rcnt values with keep */
       if (assign)
@@ -118,11 +133,7 @@ static inline int lv_recorder_set(lv_recorder *r, double *slots, int i, int j, d
 }
 
 /* Position of add k of the running sequence (k < cnt). */
-static inline void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j) {
-  int on = r->match || k < r->mis; /* still on the recorded sequence */
-  *i = on ? r->ri[k] : r->ci[k];
-  *j = on ? r->rj[k] : r->cj[k];
-}
+void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j);
 
 /* Forget the recording: the next sequence is recorded whatever it is. */
 static inline void lv_recorder_forget(lv_recorder *r) {
