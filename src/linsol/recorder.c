@@ -144,28 +144,25 @@ static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, 
     p[0] = 0;
     *nnz = (int)cnt;
   } else {
+    /* the two orders are kept in map (by the other index) and in x (then
+     * by the key), which the merge overwrites behind its reading position:
+     * no array of the add count besides the results */
     int nmax = nkeys > nother ? nkeys : nother;
     int *count = lv_calloc((size_t)nmax + 1, sizeof(int));
-    int *ord1 = lv_calloc(c1, sizeof(int)), *ord2 = lv_calloc(c1, sizeof(int));
-    if (!count || !ord1 || !ord2) {
-      free(count);
-      free(ord1);
-      free(ord2);
-      return LV_ENOMEM;
-    }
+    if (!count) return LV_ENOMEM;
     for (size_t k = 0; k < cnt; k++) count[oth[k] + 1]++;
     for (int o = 0; o < nother; o++) count[o + 1] += count[o];
-    for (size_t k = 0; k < cnt; k++) ord1[count[oth[k]]++] = (int)k;
+    for (size_t k = 0; k < cnt; k++) map[count[oth[k]]++] = (int)k;
     memset(count, 0, ((size_t)nkeys + 1) * sizeof(int));
     for (size_t k = 0; k < cnt; k++) count[key[k] + 1]++;
     for (int g = 0; g < nkeys; g++) count[g + 1] += count[g];
     for (size_t s = 0; s < cnt; s++) {
-      int k = ord1[s];
-      ord2[count[key[k]]++] = k;
+      int k = map[s];
+      x[count[key[k]]++] = k;
     }
     int nz = 0, lk = -1, lo = -1;
     for (size_t s = 0; s < cnt; s++) {
-      int k = ord2[s];
+      int k = x[s]; /* read before x[nz] (nz <= s) is written */
       if (key[k] != lk || oth[k] != lo) {
         lk = key[k];
         lo = oth[k];
@@ -178,8 +175,6 @@ static int record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, 
     *nnz = nz;
     if ((size_t)nz < cnt) (void)resize_int(idx, nz ? (size_t)nz : 1); /* merged: idx was sized for every add */
     free(count);
-    free(ord1);
-    free(ord2);
   }
   return 0;
 }
