@@ -42,6 +42,7 @@ int lv_recorder_grow_(lv_recorder *r) {
 }
 
 void lv_recorder_free(lv_recorder *r) {
+  size_t pm = r->pos_min;
   free(r->ci);
   free(r->cj);
   free(r->cv);
@@ -49,6 +50,7 @@ void lv_recorder_free(lv_recorder *r) {
   free(r->rj);
   free(r->map);
   memset(r, 0, sizeof *r);
+  r->pos_min = pm;
 }
 
 /* Key of each slot of the recording (a new array of rp[rnkeys] entries, at
@@ -221,11 +223,17 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
   r->rnkeys = nkeys;
   if (!r->keep) {
     free(r->cv);
-    free(r->ri);
-    free(r->rj);
     r->cv = NULL;
-    r->ri = r->rj = NULL;
-  } else if (r->cnt > 0) {
+    /* the positions are read from the slots (lv_recorder_on_) only for a
+     * large recording: a small one keeps them, whose check is cheaper (the
+     * small systems' captures, 3.5 % of a VI-A step on four particles) */
+    if (r->cnt >= (r->pos_min ? r->pos_min : (size_t)LV_RECORDER_KEEP_POS)) {
+      free(r->ri);
+      free(r->rj);
+      r->ri = r->rj = NULL;
+    }
+  }
+  if (r->keep && r->cnt > 0) {
     (void)resize_double(&r->cv, r->cnt);
   }
   r->rcnt = r->cnt;

@@ -49,15 +49,19 @@ struct lv_recorder {
   int rmerge;    /* the recording's layout is merged */
   int rbycol;    /* its key is the column */
   int rnkeys;    /* its key count */
+  size_t pos_min; /* without keep, a recording of fewer adds keeps ri and rj (0: LV_RECORDER_KEEP_POS) */
   long version;  /* changes whenever a sequence is recorded; 0: none */
   long recorded; /* recordings so far */
 };
 
-/* Memory: a recorder on its recording holds 4 bytes per add (map), 20
- * with keep (ri, rj, cv); only a sequence off the recording holds its
- * positions and values (16 more per add), until it is recorded.  Without
- * keep the writer must leave the arrays the recording gave it (*ptr, *idx
- * of lv_recorder_record) as they are until the next recording. */
+/* Memory: a recorder on its recording of at least pos_min adds
+ * (LV_RECORDER_KEEP_POS unless set) holds 4 bytes per add (map), 20 with keep (ri, rj, cv; a smaller
+ * recording keeps ri and rj in any case); only a sequence off the
+ * recording holds its positions and values (16 more per add), until it is
+ * recorded.  Without ri and rj an add's position is checked against its
+ * slot in the writer's arrays, which must then stay as the recording gave
+ * them (*ptr, *idx of lv_recorder_record) until the next recording. */
+enum { LV_RECORDER_KEEP_POS = 1 << 16 };
 
 /* An empty recorder (zeroed memory is one too) with room for @p cap adds.
  * Status 0 or LV_ENOMEM (it can be freed either way). */
