@@ -31,7 +31,6 @@ struct lv_klu_data {
   klu_symbolic *sym;
   klu_numeric *num;
   double rcond_fresh; /* of the last factorisation with a pivot search */
-  int terms;          /* 1 + the most entries of a column of U: the longest sum of the LU */
   int refine;         /* solve refines: kept pivots have degraded (see lv_klu_factor) */
   double *x, *r;      /* solve scratch: solution and residual for refinement */
 };
@@ -110,12 +109,6 @@ static int factor_fresh(lv_klu_data *d, const lv_assembly *a) {
   if (d->num == NULL) return klu_status(&d->common);
   if (!klu_rcond(d->sym, d->num, &d->common)) return klu_status(&d->common);
   d->rcond_fresh = d->common.rcond;
-  /* every entry of L and U is a sum over the entries of its column of U
-   * (Ulen, which a refactorisation keeps) */
-  int m = 0;
-  for (int k = 0; k < d->num->n; k++)
-    if (d->num->Ulen[k] > m) m = d->num->Ulen[k];
-  d->terms = m + 1;
   return 0;
 }
 
@@ -159,24 +152,15 @@ int lv_klu_factor(lv_linsol *ls) {
   double rcond = d->common.rcond;
   ls->rcond = isfinite(rcond) ? rcond : 0.0;
   /* One singularity rule for every back-end (dense.c, umfpack.c): reject
-   * when the reciprocal condition figure is below m eps, m the length of
-   * the longest sum of the factorisation, which bounds the rounding of a
-   * pivot (Higham, Accuracy and Stability, Thm 9.3: |dA| <= gamma_m |L||U|).
-   * Dense LU sums up to n terms; a sparse column of U with c entries makes
-   * sums of at most c + 1, so the sparse threshold is (1 + max column count
-   * of U) eps, independent of n for a chain.  With n eps instead, the chain
-   * at N = 10^6 under EM (n = 5 10^6, threshold 1.1e-9) was rejected in its
-   * second step: a fresh pivot search gave a pivot ratio of 9e-10, and the
-   * condition estimate 2.9e12 -- that of every chain matrix, ~3 N^2 -- fell
-   * below 1/(n eps) although the matrix is as regular as the first step's.
-   * klu_rcond is only min/max |U_ii|, cheap but pessimistic under pivot
-   * growth (a well-posed saddle matrix of check_chain has it below 60 eps),
-   * so below the threshold the 1-norm condition estimate klu_condest -- the
-   * quantity dense.c takes from LAPACK's dgecon -- decides; it costs a few
-   * solves, paid only by such matrices.  Before this rule a 3x3 matrix with
-   * pivot ratio 2.2e-16 (condition ~1e16), which dense LU and UMFPACK
-   * reject, was accepted.  The negated tests catch NaN. */
-  const double threshold = (double)(d->terms > 0 && d->terms < ls->n ? d->terms : ls->n) * DBL_EPSILON;
+   * when the reciprocal condition figure is below n eps.  klu_rcond is only
+   * min/max |U_ii|, cheap but pessimistic under pivot growth (a well-posed
+   * saddle matrix of check_chain has it below 60 eps), so below the
+   * threshold the 1-norm condition estimate klu_condest -- the quantity
+   * dense.c takes from LAPACK's dgecon -- decides; it costs a few solves,
+   * paid only by such matrices.  Before this rule a 3x3 matrix with pivot
+   * ratio 2.2e-16 (condition ~1e16), which dense LU and UMFPACK reject, was
+   * accepted (issue 14).  The negated tests catch NaN. */
+  const double threshold = (double)ls->n * DBL_EPSILON;
   int singular = !(rcond >= threshold);
   if (singular && klu_condest(a->Ap, a->Ax, d->sym, d->num, &d->common))
     singular = !(1.0 / d->common.condest >= threshold);
