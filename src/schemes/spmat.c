@@ -236,11 +236,14 @@ static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
     if (!pass) {
       size_t z = nnz ? (size_t)nnz : 1;
       C->ci = lv_calloc(z, sizeof(int));
-      C->val = lv_calloc(z, sizeof(double));
-      if (!C->ci || !C->val) return LV_ENOMEM;
+      if (!C->ci) return LV_ENOMEM;
       C->nnz = nnz;
     }
   }
+  /* the marks serve the pattern only; the values come with the first
+   * lv_spm_product (lv_spm_product_put keeps none) */
+  free(C->mark);
+  C->mark = NULL;
   C->opA = A;
   C->opB = B;
   C->verA = A->version;
@@ -256,6 +259,7 @@ int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
     LV_CHECK(product_pattern(C, A, B));
     C->version = v + 1 > 0 ? v + 1 : 1;
   }
+  if (C->val == NULL && (C->val = lv_calloc(C->nnz ? (size_t)C->nnz : 1, sizeof(double))) == NULL) return LV_ENOMEM;
   double *acc = C->acc;
   for (int i = 0; i < C->nrows; i++) {
     for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
@@ -269,6 +273,50 @@ int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
     }
   }
   return 0;
+}
+
+int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B, double scale,
+                       const double *rowscale) {
+  if (A->ncols != B->nrows || A->group || B->group) return LV_EINPUT;
+  if (r0 < 0 || c0 < 0 || r0 + A->nrows > S->n || c0 + B->ncols > S->n) return LV_EINPUT;
+  if (C->version == 0 || C->opA != A || C->opB != B || C->verA != A->version || C->verB != B->version) {
+    long v = C->version;
+    LV_CHECK(product_pattern(C, A, B));
+    C->version = v + 1 > 0 ? v + 1 : 1;
+  }
+  free(C->val); /* a product written by lv_spm_product before keeps no values now */
+  C->val = NULL;
+  double *acc = C->acc;
+  const int *cp = C->rp, *cc = C->ci;
+  size_t n = (size_t)S->n;
+  int bad = 0, rc = 0;
+  for (int i = 0; i < C->nrows; i++) {
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+      double a = A->val[p];
+      int k = A->ci[p];
+      for (int q = B->rp[k]; q < B->rp[k + 1]; q++) acc[B->ci[q]] += a * B->val[q];
+    }
+    /* the row's values as lv_spm_product stores them, written as lv_spm_put
+     * writes them: the same bits */
+    double f = rowscale ? scale * rowscale[i] : scale;
+    if (S->dense) {
+      double *row = S->D + (size_t)(r0 + i) + (size_t)c0 * n;
+      for (int p = cp[i]; p < cp[i + 1]; p++) {
+        double v = f * acc[cc[p]];
+        acc[cc[p]] = 0.0;
+        bad |= !isfinite(v);
+        row[(size_t)cc[p] * n] += v;
+      }
+    } else {
+      for (int p = cp[i]; p < cp[i + 1]; p++) {
+        double v = f * acc[cc[p]];
+        acc[cc[p]] = 0.0;
+        if (!rc) rc = lv_assembly_add(S, r0 + i, c0 + cc[p], v);
+      }
+    }
+  }
+  if (bad) S->nonfinite = 1;
+  return rc;
 }
 
 /* ------------------------------------------------------------ products with vectors */

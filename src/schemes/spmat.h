@@ -101,6 +101,14 @@ int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B);
 
+/* lv_spm_put(S, r0, c0, A B, scale, rowscale, 0) without keeping the
+ * values of A B: @p C holds the product's pattern (rebuilt as by
+ * lv_spm_product) and one row of values at a time.  The same bits as
+ * lv_spm_product then lv_spm_put, 8 bytes per entry of A B less for a
+ * product that serves that one term only.  Status as lv_spm_put. */
+int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B, double scale,
+                       const double *rowscale);
+
 /* The d x d identity (sparse). */
 int lv_spm_identity(lv_spm *A, int d);
 
