@@ -2,6 +2,15 @@
 #include <float.h>
 #include "schemes/spmat.h"
 
+/* the per-entry adds of lv_spm_product_put and lv_spm_put inlined whatever the
+ * compiler's size heuristics (as lv_spm_put was before the recorder's
+ * check grew: out of line they cost 10 % of a chain VI-A step) */
+#if defined(__GNUC__)
+#define LV_FLATTEN __attribute__((flatten))
+#else
+#define LV_FLATTEN
+#endif
+
 void lv_spm_init(lv_spm *A, int nrows, int ncols) {
   memset(A, 0, sizeof *A);
   A->nrows = nrows;
@@ -275,8 +284,8 @@ int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   return 0;
 }
 
-int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B, double scale,
-                       const double *rowscale) {
+LV_FLATTEN int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B,
+                                  double scale, const double *rowscale) {
   if (A->ncols != B->nrows || A->group || B->group) return LV_EINPUT;
   if (r0 < 0 || c0 < 0 || r0 + A->nrows > S->n || c0 + B->ncols > S->n) return LV_EINPUT;
   if (C->version == 0 || C->opA != A || C->opB != B || C->verA != A->version || C->verB != B->version) {
@@ -344,8 +353,8 @@ void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y) {
 
 /* ------------------------------------------------------------ assembly */
 
-int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
-               int transpose) {
+LV_FLATTEN int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
+                          int transpose) {
   int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
   if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n || A->group) return LV_EINPUT;
   const int *rp = A->rp, *ci = A->ci;
