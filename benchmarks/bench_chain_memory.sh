@@ -9,9 +9,13 @@
 # over K, so start-up (model, projection, symbolic analysis, first
 # factorisation) cancels.  A measurement, not a test: N = 10^6 needs several
 # GB and minutes per scheme, run the schemes one at a time on a quiet
-# machine.  --quick (N = 10^4, K = 2) is cheap.
+# machine.  --quick (N = 10^4, K = 2) is cheap.  A scheme may carry run
+# options after a slash, e.g. bliedf2/start=ramp (--opt start=ramp): BLieDF2
+# is measured with the ramp start, since its default RKMK4 start needs
+# sub-steps that grow with N (the chain's stiffest mode) -- more than 4096 per
+# node before N = 10^5, where one step took over 90 s of CPU.
 #   benchmarks/bench_chain_memory.sh [--quick] [--n N] [--steps K]
-#       [--schemes rattle,vi-a,em,genalpha,bliedf2] [--livens PATH]
+#       [--schemes rattle,vi-a,em,genalpha,bliedf2/start=ramp] [--livens PATH]
 #       [--out DIR] [--timeout SECONDS]
 # Writes DIR/bench_chain_memory.csv (scheme,N,peak_MB,bytes_per_particle,
 # s_per_step,startup_s,newton_per_step,status) and prints the same table.
@@ -20,7 +24,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 L=$top/build/livens
 N=100000
 K=2
-schemes=rattle,vi-a,em,genalpha,bliedf2
+schemes=rattle,vi-a,em,genalpha,bliedf2/start=ramp
 out=
 tmo=1800
 while [ $# -gt 0 ]; do
@@ -49,10 +53,14 @@ trap 'rm -rf "$w"' EXIT
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
-# one run: `measure STEPS SCHEME` -> "cpu_seconds max_rss_kB newton_iterations" or "fail ..."
+# one run: `measure STEPS SCHEME[/K=V/..]` -> "status cpu_seconds max_rss_kB newton_iterations"
 measure() {
-  "$py" - "$w/log" "$tmo" "$L" run chain --param N="$N" --scheme "$2" --step 0.01 \
-    --t-end "$(awk -v n="$1" 'BEGIN { printf "%.10g", n * 0.01 }')" <<'EOF'
+  sch=${2%%/*}
+  set -- "$1" "$2" $(echo "$2" | tr / ' ' | awk '{ for (i = 2; i <= NF; i++) printf " --opt %s", $i }')
+  st=$1
+  shift 2
+  "$py" - "$w/log" "$tmo" "$L" run chain --param N="$N" --scheme "$sch" "$@" --step 0.01 \
+    --t-end "$(awk -v n="$st" 'BEGIN { printf "%.10g", n * 0.01 }')" <<'EOF'
 import re, resource, subprocess, sys
 log, tmo, cmd = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
 with open(log, "w") as f:

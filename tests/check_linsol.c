@@ -1043,7 +1043,7 @@ static void rec_check(const lv_recorder *r, int by_col, int merge, const int *ai
 
 START_TEST(test_recorder) {
   static const int by_cols[3] = {1, 0, 1}, merges[3] = {1, 0, 0};
-  int by_col = by_cols[_i], merge = merges[_i];
+  int by_col = by_cols[_i % 3], merge = merges[_i % 3];
   /* the sequences: base (positions repeat), base left at add 17, base,
    * the other one again but abandoned before its finish (its positions
    * must not leak into the next), base's first 25 adds, the same, none,
@@ -1064,6 +1064,10 @@ START_TEST(test_recorder) {
   static const int on_after[9] = {0, 1, 0, 0, 0, 1, 1, 1, 0};
   lv_recorder r;
   ck_assert_int_eq(lv_recorder_init(&r, 3), 0); /* small: the sequences grow it */
+  /* cases 3..5: positions read from the slots, as for a large recording;
+   * 6..8: every value kept (the grouped captures' mode) */
+  if (_i / 3 == 1) r.pos_min = 1;
+  if (_i / 3 == 2) r.keep = 1;
   int *ptr = NULL, *idx = NULL, nnz = 0, pn = -1, po = -1;
   double *val = NULL;
   long ver = 0;
@@ -1306,7 +1310,7 @@ static Suite *linsol_suite(void) {
   tc = tu_tcase(s, "assembly", 0.05);
   tcase_add_test(tc, test_assembly_dense_sparse_bits);
   tcase_add_test(tc, test_assembly_mismatch);
-  tcase_add_loop_test(tc, test_recorder, 0, 3);
+  tcase_add_loop_test(tc, test_recorder, 0, 9);
 
   tc = tu_tcase(s, "small", 0.1);
   tcase_add_loop_test(tc, test_dense_small_vs_lapack, 0, (int)(sizeof small_sizes / sizeof small_sizes[0]));

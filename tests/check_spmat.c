@@ -151,6 +151,71 @@ START_TEST(test_grouped) {
 }
 END_TEST
 
+/* lv_spm_product_put: the product A B written into dense and sparse
+ * assemblies with the same bits as lv_spm_product then lv_spm_put, twice
+ * (the second time with new values on the kept pattern), and the product
+ * keeps no values. */
+START_TEST(test_product_put) {
+  unsigned long long seed = tu_seed(23);
+  trip ta, tb;
+  ta.n = tb.n = 0;
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 5; j++)
+      if ((i * 3 + j) % 3 != 2) {
+        ta.i[ta.n] = i;
+        ta.j[ta.n] = j;
+        ta.v[ta.n++] = 0.0;
+      }
+  for (int i = 0; i < 5; i++)
+    for (int j = 0; j < 3; j++)
+      if ((i + 2 * j) % 4 != 1) {
+        tb.i[tb.n] = i;
+        tb.j[tb.n] = j;
+        tb.v[tb.n++] = 0.0;
+      }
+  lv_spm A, B, C, P;
+  lv_spm_init(&A, 4, 5);
+  lv_spm_init(&B, 5, 3);
+  lv_spm_init(&C, 4, 3);
+  lv_spm_init(&P, 4, 3);
+  double rs[6] = {0.5, 3.0, -1.25, 7.0, 1.0, 2.0};
+  for (int round = 0; round < 2; round++) {
+    for (int k = 0; k < ta.n; k++) ta.v[k] = tu_rand(&seed) - 0.5;
+    for (int k = 0; k < tb.n; k++) tb.v[k] = tu_rand(&seed) - 0.5;
+    ck_assert_int_eq(lv_spm_fill(&A, 4, 5, fill_trip, &ta), 0);
+    ck_assert_int_eq(lv_spm_fill(&B, 5, 3, fill_trip, &tb), 0);
+    for (int dense = 0; dense < 2; dense++) {
+      lv_assembly S1, S2;
+      ck_assert_int_eq(lv_assembly_init(&S1, 6, dense), 0);
+      ck_assert_int_eq(lv_assembly_init(&S2, 6, dense), 0);
+      lv_assembly_begin(&S1);
+      lv_assembly_begin(&S2);
+      ck_assert_int_eq(lv_spm_product(&P, &A, &B), 0);
+      ck_assert_int_eq(lv_spm_put(&S1, 1, 2, &P, -0.75, rs, 0), 0);
+      ck_assert_int_eq(lv_spm_product_put(&S2, 1, 2, &C, &A, &B, -0.75, rs), 0);
+      ck_assert_ptr_null(C.val);
+      ck_assert_int_eq(C.nnz, P.nnz);
+      ck_assert_int_eq(lv_assembly_finish(&S1), 0);
+      ck_assert_int_eq(lv_assembly_finish(&S2), 0);
+      double x[6] = {1.0, -2.0, 3.5, 0.25, 5.0, -1.5}, y1[6], y2[6];
+      lv_assembly_matvec(&S1, x, y1);
+      lv_assembly_matvec(&S2, x, y2);
+      ck_assert(memcmp(y1, y2, sizeof y1) == 0);
+      double nz = 0.0;
+      for (int i = 0; i < 6; i++) nz += fabs(y1[i]);
+      ck_assert(nz > 0.0);
+      ck_assert_int_eq(lv_spm_product_put(&S2, 3, 4, &C, &A, &B, 1.0, NULL), LV_EINPUT); /* does not fit */
+      lv_assembly_free(&S1);
+      lv_assembly_free(&S2);
+    }
+  }
+  lv_spm_free(&A);
+  lv_spm_free(&B);
+  lv_spm_free(&C);
+  lv_spm_free(&P);
+}
+END_TEST
+
 /* lv_blk: a callback's block times a grouped factor F into dense and sparse
  * assemblies: the product, and the same bits in both back-ends. */
 START_TEST(test_blk_product) {
@@ -238,5 +303,6 @@ int main(void) {
   tcase_add_test(tc, test_merged_capture);
   tcase_add_test(tc, test_grouped);
   tcase_add_test(tc, test_blk_product);
+  tcase_add_test(tc, test_product_put);
   return tu_run_suite(s);
 }

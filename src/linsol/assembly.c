@@ -51,11 +51,14 @@ void lv_assembly_matvec(const lv_assembly *a, const double *x, double *y) {
     return;
   }
   memset(y, 0, (size_t)n * sizeof(double));
-  for (size_t k = 0; k < a->rec.cnt; k++) {
-    int i, j;
-    lv_recorder_pos(&a->rec, k, &i, &j);
-    y[i] += a->rec.cv[k] * x[j];
-  }
+  /* the adds made on the recording are in their slots (the recorder keeps
+   * no value of theirs), those off it in the recorder's kept values */
+  const lv_recorder *r = &a->rec;
+  size_t on = r->match ? r->cnt : r->mis;
+  if (on > 0)
+    for (int j = 0; j < n; j++)
+      for (int p = a->Ap[j]; p < a->Ap[j + 1]; p++) y[a->Ai[p]] += a->Ax[p] * x[j];
+  for (size_t k = on; k < r->cnt; k++) y[r->ci[k]] += r->cv[k] * x[r->cj[k]];
 }
 
 void lv_assembly_csc_matvec(const lv_assembly *a, const double *vals, const double *x, double *y) {

@@ -67,7 +67,8 @@ static inline int lv_assembly_add(lv_assembly *a, int i, int j, double v) {
  * than INT_MAX adds).  Dense: nothing to do. */
 int lv_assembly_finish(lv_assembly *a);
 
-/* y = A x for the values assembled so far (in add order, sparse). */
+/* y = A x for the values assembled so far (sparse: the slots' sums of the
+ * adds on the recorded sequence, then the adds off it in add order). */
 void lv_assembly_matvec(const lv_assembly *a, const double *x, double *y);
 
 /* y = A x for the CSC pattern with values @p vals (one per slot). */

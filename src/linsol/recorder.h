@@ -8,10 +8,10 @@
  * it, and the value goes straight there (lv_recorder_add: no search, no
  * sort).  This lets a writer add in any order it likes, provided it is
  * the same order every time.  Leaving the sequence is not an
- * error: from the first add off it the positions are kept (ci, cj), and
- * lv_recorder_record records the new sequence as the pattern and sums the
- * kept values (cv, every add's) into the new slots, so a change half-way
- * needs no replay.  A shorter sequence that matched so far is a new one too.
+ * error: from the first add off it the positions and values are kept (ci,
+ * cj, cv), and lv_recorder_record records the new sequence as the pattern
+ * and sums the slots' values so far and the kept values into the new
+ * slots, so a change half-way needs no replay.  A shorter sequence that matched so far is a new one too.
  *
  * A recording is compressed by a key index (the column, or the row), with
  * the other index in idx: merged (each position once, the other index
@@ -28,18 +28,40 @@
 typedef struct lv_recorder lv_recorder;
 struct lv_recorder {
   /* the running sequence */
-  size_t cnt, cap; /* adds so far, capacity of ci/cj/cv */
-  int *ci, *cj;    /* positions of the adds (filled from the first add off the recording) */
-  double *cv;      /* value of every add */
+  size_t cnt;      /* adds so far */
+  size_t cap;      /* capacity of ci/cj (and of cv off the recording); 0: not allocated */
+  int *ci, *cj;    /* positions of the adds, only while off the recording (allocated when
+                    * the sequence leaves it, freed when it is recorded) */
+  double *cv;      /* values of the adds: of every add with keep, else only of those off the
+                    * recording (the adds on it are in their slots) */
+  int keep;        /* keep every add's value (writers that read the call-order sequence:
+                    * the grouped captures of schemes/spmat.h); set before the first add */
   int match;       /* every add so far hit the recorded position of its index */
   size_t mis;      /* index of the first add off the recorded sequence */
   int oom;         /* an add was lost for lack of memory: the sequence is incomplete */
   /* the recording */
-  int *ri, *rj, *map; /* its position sequence, and the slot of each add */
+  int *ri, *rj;  /* its position sequence, with keep only (the call-order sequence's readers) */
+  int *map;      /* the slot of each add */
+  const int *rp, *rx; /* the writer's ptr and idx of the recording: without keep, slot map[k]
+                       * is where add k's position is read (key g holds slots rp[g] .. rp[g+1]-1,
+                       * rx[slot] the other index) */
   size_t rcnt;
+  int rmerge;    /* the recording's layout is merged */
+  int rbycol;    /* its key is the column */
+  int rnkeys;    /* its key count */
+  size_t pos_min; /* without keep, a recording of fewer adds keeps ri and rj (0: LV_RECORDER_KEEP_POS) */
   long version;  /* changes whenever a sequence is recorded; 0: none */
   long recorded; /* recordings so far */
 };
+
+/* Memory: a recorder on its recording of at least pos_min adds
+ * (LV_RECORDER_KEEP_POS unless set) holds 4 bytes per add (map), 20 with keep (ri, rj, cv; a smaller
+ * recording keeps ri and rj in any case); only a sequence off the
+ * recording holds its positions and values (16 more per add), until it is
+ * recorded.  Without ri and rj an add's position is checked against its
+ * slot in the writer's arrays, which must then stay as the recording gave
+ * them (*ptr, *idx of lv_recorder_record) until the next recording. */
+enum { LV_RECORDER_KEEP_POS = 1 << 16 };
 
 /* An empty recorder (zeroed memory is one too) with room for @p cap adds.
  * Status 0 or LV_ENOMEM (it can be freed either way). */
@@ -57,7 +79,7 @@ static inline int lv_recorder_begin(lv_recorder *r) {
 }
 
 int lv_recorder_grow_(lv_recorder *r);
-void lv_recorder_leave_(lv_recorder *r, size_t k);
+int lv_recorder_leave_(lv_recorder *r, size_t k);
 
 #ifndef LV_ALWAYS_INLINE
 #if defined(__GNUC__)
@@ -71,24 +93,36 @@ void lv_recorder_leave_(lv_recorder *r, size_t k);
  * goes straight into its slot of the writer's values @p slots (summed; with
  * @p assign stored, for a layout with no position twice); off it, v is
  * kept for lv_recorder_record.  Status 0 or LV_ENOMEM (the add is lost). */
+/* Add k (k < rcnt) of the running sequence is at the recorded position. */
+LV_ALWAYS_INLINE int lv_recorder_on_(const lv_recorder *r, size_t k, int i, int j) {
+  if (r->ri) return r->ri[k] == i && r->rj[k] == j;
+  int s = r->map[k], key = r->rbycol ? j : i, oth = r->rbycol ? i : j;
+  return (unsigned)key < (unsigned)r->rnkeys && r->rx[s] == oth && r->rp[key] <= s && s < r->rp[key + 1];
+}
+
 LV_ALWAYS_INLINE int lv_recorder_put_(lv_recorder *r, double *slots, int i, int j, double v, int assign) {
   size_t k = r->cnt;
-  if (k == r->cap && lv_recorder_grow_(r) != 0) {
-    r->oom = 1;
-    return LV_ENOMEM;
-  }
-  r->cnt = k + 1;
-  r->cv[k] = v;
   if (r->match) {
-    if (k < r->rcnt && r->ri[k] == i && r->rj[k] == j) {
+    if (k < r->rcnt && lv_recorder_on_(r, k, i, j)) {
+      r->cnt = k + 1;
+      if (r->keep) r->cv[k] = v; /* cv holds rcnt values with keep */
       if (assign)
         slots[r->map[k]] = v;
       else
         slots[r->map[k]] += v;
       return 0;
     }
-    lv_recorder_leave_(r, k);
+    if (lv_recorder_leave_(r, k) != 0) {
+      r->oom = 1;
+      return LV_ENOMEM;
+    }
   }
+  if (k >= r->cap && lv_recorder_grow_(r) != 0) {
+    r->oom = 1;
+    return LV_ENOMEM;
+  }
+  r->cnt = k + 1;
+  r->cv[k] = v;
   r->ci[k] = i;
   r->cj[k] = j;
   return 0;
@@ -103,11 +137,7 @@ static inline int lv_recorder_set(lv_recorder *r, double *slots, int i, int j, d
 }
 
 /* Position of add k of the running sequence (k < cnt). */
-static inline void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j) {
-  int on = r->match || k < r->mis; /* still on the recorded sequence */
-  *i = on ? r->ri[k] : r->ci[k];
-  *j = on ? r->rj[k] : r->cj[k];
-}
+void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j);
 
 /* Forget the recording: the next sequence is recorded whatever it is. */
 static inline void lv_recorder_forget(lv_recorder *r) {
@@ -126,9 +156,12 @@ static inline int lv_recorder_replayed(const lv_recorder *r) {
  * the row, @p nkeys keys, other index below @p nother; @p merge: duplicates
  * merged, the other index ascending, else one slot per add in add order.
  * *ptr (nkeys + 1), *idx and *val (nnz) are reallocated, *nnz set, and
- * *val summed from the kept values.  Status 0, LV_ENOMEM (also for an add
- * lost earlier: then the recording is kept, its slot values incomplete),
- * LV_ELINSOL (more than INT_MAX adds). */
+ * *val summed in add order: without keep, the adds made on the recording
+ * before the sequence left it are taken as their slots' sums so far (which
+ * are those adds' sums in add order), so such a recorder must keep its
+ * layout (@p merge) from one recording to the next (LV_EINPUT otherwise).
+ * Status 0, LV_ENOMEM (also for an add lost earlier: then the recording is
+ * kept, its slot values incomplete), LV_ELINSOL (more than INT_MAX adds). */
 int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int nother, int **ptr, int **idx,
                        double **val, int *nnz);
 

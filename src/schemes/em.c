@@ -330,8 +330,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   if (ggl) {
     LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
     LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
-    LV_CHECK(lv_spm_product(&E->sP11, &E->sHb, &E->sMiHb));
-    LV_CHECK(lv_spm_put(S, 0, 0, &E->sP11, -0.25, E->mass.rs, 0));
+    LV_CHECK(lv_spm_product_put(S, 0, 0, &E->sP11, &E->sHb, &E->sMiHb, -0.25, E->mass.rs));
   }
   if (nonquad) {
     double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
@@ -362,8 +361,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
   LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
   LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
-  LV_CHECK(lv_spm_product(&E->sP13, &E->sHb, &E->sMiGzT));
-  LV_CHECK(lv_spm_put(S, 0, d + k, &E->sP13, -0.5, E->mass.rs, 0));
+  LV_CHECK(lv_spm_product_put(S, 0, d + k, &E->sP13, &E->sHb, &E->sMiGzT, -0.5, E->mass.rs));
   if (nonquad) {
     outer(d, k, 0.5 * h, E->wo, E->betav, E->B);
     LV_CHECK(capture_dense(&E->sWb, d, k, E->B));
@@ -375,11 +373,9 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_end(&E->sZw, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZw))));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZw, 1.0, NULL, 0));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
-  LV_CHECK(lv_spm_product(&E->sP31, &E->sGy, &E->sMiHb));
-  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sP31, -0.5, NULL, 0));
+  LV_CHECK(lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
-  LV_CHECK(lv_spm_product(&E->sP33, &E->sGy, &E->sMiGzT));
-  LV_CHECK(lv_spm_put(S, d + k, d + k, &E->sP33, -1.0, NULL, 0));
+  LV_CHECK(lv_spm_product_put(S, d + k, d + k, &E->sP33, &E->sGy, &E->sMiGzT, -1.0, NULL));
   return 0;
 }
 

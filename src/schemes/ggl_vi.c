@@ -248,8 +248,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
       LV_CHECK(lv_spm_end(&V->sHa, lv_model_constraint_hessian(m, V->qt, a, lv_spm_begin(&V->sHa))));
       LV_CHECK(lv_spm_put(S, 0, 0, &V->sHa, c1, V->mass.rs, 0));
     }
-    LV_CHECK(lv_spm_product(&V->sP11, &V->sHb, &V->sMiHb));
-    LV_CHECK(lv_spm_put(S, 0, 0, &V->sP11, -c1, V->mass.rs, 0));
+    LV_CHECK(lv_spm_product_put(S, 0, 0, &V->sP11, &V->sHb, &V->sMiHb, -c1, V->mass.rs));
   }
   if (k == 0) return 0;
 
@@ -264,8 +263,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
   if (1.0 - th != 0.0) {
     LV_CHECK(lv_spm_put(S, 0, d + k, &V->sZ, 1.0 - th, V->mass.rs, 1));
-    LV_CHECK(lv_spm_product(&V->sP13, &V->sHb, &V->sMiGtT));
-    LV_CHECK(lv_spm_put(S, 0, d + k, &V->sP13, -(1.0 - th), V->mass.rs, 0));
+    LV_CHECK(lv_spm_product_put(S, 0, d + k, &V->sP13, &V->sHb, &V->sMiGtT, -(1.0 - th), V->mass.rs));
   }
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
@@ -278,12 +276,10 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_put(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
   if (th != 0.0) {
     LV_CHECK(lv_spm_put(S, d + k, 0, &V->sZ, th, NULL, 0));
-    LV_CHECK(lv_spm_product(&V->sP31, &V->sGt, &V->sMiHb));
-    LV_CHECK(lv_spm_put(S, d + k, 0, &V->sP31, -th, NULL, 0));
+    LV_CHECK(lv_spm_product_put(S, d + k, 0, &V->sP31, &V->sGt, &V->sMiHb, -th, NULL));
   }
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
-  LV_CHECK(lv_spm_product(&V->sP33, &V->sGt, &V->sMiGtT));
-  LV_CHECK(lv_spm_put(S, d + k, d + k, &V->sP33, -1.0, NULL, 0));
+  LV_CHECK(lv_spm_product_put(S, d + k, d + k, &V->sP33, &V->sGt, &V->sMiGtT, -1.0, NULL));
   return 0;
 }
 

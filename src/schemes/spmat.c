@@ -2,6 +2,15 @@
 #include <float.h>
 #include "schemes/spmat.h"
 
+/* the per-entry adds of lv_spm_product_put and lv_spm_put inlined whatever the
+ * compiler's size heuristics (as lv_spm_put was before the recorder's
+ * check grew: out of line they cost 10 % of a chain VI-A step) */
+#if defined(__GNUC__)
+#define LV_FLATTEN __attribute__((flatten))
+#else
+#define LV_FLATTEN
+#endif
+
 void lv_spm_init(lv_spm *A, int nrows, int ncols) {
   memset(A, 0, sizeof *A);
   A->nrows = nrows;
@@ -64,6 +73,7 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.transpose = 0;
   A->sink.scale = 1.0;
   A->bad = 0;
+  A->rec.keep = A->group != LV_SPM_MERGED; /* the call-order sequence is read from grouped captures only */
   if (lv_recorder_begin(&A->rec) && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   return &A->sink;
 }
@@ -235,11 +245,14 @@ static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
     if (!pass) {
       size_t z = nnz ? (size_t)nnz : 1;
       C->ci = lv_calloc(z, sizeof(int));
-      C->val = lv_calloc(z, sizeof(double));
-      if (!C->ci || !C->val) return LV_ENOMEM;
+      if (!C->ci) return LV_ENOMEM;
       C->nnz = nnz;
     }
   }
+  /* the marks serve the pattern only; the values come with the first
+   * lv_spm_product (lv_spm_product_put keeps none) */
+  free(C->mark);
+  C->mark = NULL;
   C->opA = A;
   C->opB = B;
   C->verA = A->version;
@@ -255,6 +268,7 @@ int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
     LV_CHECK(product_pattern(C, A, B));
     C->version = v + 1 > 0 ? v + 1 : 1;
   }
+  if (C->val == NULL && (C->val = lv_calloc(C->nnz ? (size_t)C->nnz : 1, sizeof(double))) == NULL) return LV_ENOMEM;
   double *acc = C->acc;
   for (int i = 0; i < C->nrows; i++) {
     for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
@@ -268,6 +282,50 @@ int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
     }
   }
   return 0;
+}
+
+LV_FLATTEN int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B,
+                                  double scale, const double *rowscale) {
+  if (A->ncols != B->nrows || A->group || B->group) return LV_EINPUT;
+  if (r0 < 0 || c0 < 0 || r0 + A->nrows > S->n || c0 + B->ncols > S->n) return LV_EINPUT;
+  if (C->version == 0 || C->opA != A || C->opB != B || C->verA != A->version || C->verB != B->version) {
+    long v = C->version;
+    LV_CHECK(product_pattern(C, A, B));
+    C->version = v + 1 > 0 ? v + 1 : 1;
+  }
+  free(C->val); /* a product written by lv_spm_product before keeps no values now */
+  C->val = NULL;
+  double *acc = C->acc;
+  const int *cp = C->rp, *cc = C->ci;
+  size_t n = (size_t)S->n;
+  int bad = 0, rc = 0;
+  for (int i = 0; i < C->nrows; i++) {
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+      double a = A->val[p];
+      int k = A->ci[p];
+      for (int q = B->rp[k]; q < B->rp[k + 1]; q++) acc[B->ci[q]] += a * B->val[q];
+    }
+    /* the row's values as lv_spm_product stores them, written as lv_spm_put
+     * writes them: the same bits */
+    double f = rowscale ? scale * rowscale[i] : scale;
+    if (S->dense) {
+      double *row = S->D + (size_t)(r0 + i) + (size_t)c0 * n;
+      for (int p = cp[i]; p < cp[i + 1]; p++) {
+        double v = f * acc[cc[p]];
+        acc[cc[p]] = 0.0;
+        bad |= !isfinite(v);
+        row[(size_t)cc[p] * n] += v;
+      }
+    } else {
+      for (int p = cp[i]; p < cp[i + 1]; p++) {
+        double v = f * acc[cc[p]];
+        acc[cc[p]] = 0.0;
+        if (!rc) rc = lv_assembly_add(S, r0 + i, c0 + cc[p], v);
+      }
+    }
+  }
+  if (bad) S->nonfinite = 1;
+  return rc;
 }
 
 /* ------------------------------------------------------------ products with vectors */
@@ -295,8 +353,8 @@ void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y) {
 
 /* ------------------------------------------------------------ assembly */
 
-int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
-               int transpose) {
+LV_FLATTEN int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
+                          int transpose) {
   int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
   if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n || A->group) return LV_EINPUT;
   const int *rp = A->rp, *ci = A->ci;

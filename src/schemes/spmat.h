@@ -32,7 +32,8 @@
  * A(r, key) expands into A(r, key) F(key, o) for every o with the same
  * sums as the callback's own sequence (lv_blk below).  The call-order
  * sequence (rec.ri, rec.rj, rec.cv) serves too (lv_spm_seq_matvec,
- * lv_blk_seq). */
+ * lv_blk_seq); a merged capture keeps no values but its slots' (rec.keep
+ * is set for the grouped layouts only). */
 #ifndef LIVENS_SPMAT_H
 #define LIVENS_SPMAT_H
 
@@ -99,6 +100,14 @@ int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 /* T = A^T, C = A B (pattern rebuilt only when an operand's changed). */
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B);
+
+/* lv_spm_put(S, r0, c0, A B, scale, rowscale, 0) without keeping the
+ * values of A B: @p C holds the product's pattern (rebuilt as by
+ * lv_spm_product) and one row of values at a time.  The same bits as
+ * lv_spm_product then lv_spm_put, 8 bytes per entry of A B less for a
+ * product that serves that one term only.  Status as lv_spm_put. */
+int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B, double scale,
+                       const double *rowscale);
 
 /* The d x d identity (sparse). */
 int lv_spm_identity(lv_spm *A, int d);
