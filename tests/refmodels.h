@@ -23,4 +23,7 @@ int ref_heavy_top_ctb(const lv_kv *kv, lv_model **out);
  * differences); parameters gravity, omega0 */
 int ref_slider_crank(const lv_kv *kv, lv_model **out);
 
+/* chain: N particles on rods scaled by 1/l (models/chain.c's parameters) */
+int ref_chain(const lv_kv *kv, lv_model **out);
+
 #endif

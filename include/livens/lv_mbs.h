@@ -269,6 +269,15 @@ LV_API int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b,
  *  as 1/2 (|x_a - x_b|^2 - L^2) = 0 (quadratic in directors). */
 LV_API int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b,
                                const double Xb[3], double L);
+/** lv_mbs_add_distance with its row scaled by @p scale > 0:
+ *  @p scale / 2 (|x_a - x_b|^2 - L^2) = 0.  The motion is the same; G, H
+ *  and Z are multiplied by scale and the multiplier divided by it.
+ *  scale = 1/L gives G rows of unit length on the constraint manifold (the
+ *  Newton matrices stay O(1) whatever L: the chain), 1/L^2 a dimensionless
+ *  constraint.  Either form is evaluated on the difference x_a - x_b, so it
+ *  keeps its relative accuracy far from the origin.  Status: LV_EINPUT. */
+LV_API int lv_mbs_add_distance_scaled(lv_mbs *s, int a, const double Xa[3], int b,
+                                      const double Xb[3], double L, double scale);
 
 /** Declare a symmetry for a momentum map: the rotation of the whole
  *  system about the spatial axis @p axis through @p point (J = angular

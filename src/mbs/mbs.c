@@ -447,21 +447,31 @@ int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const doub
   return 0;
 }
 
-int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L) {
+int lv_mbs_add_distance_scaled(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L,
+                               double scale) {
   if (!s) return LV_EINPUT;
   LV_CHECK(check_joint(s, "distance", a, Xa, NULL, b, Xb, NULL));
   if (!(L > 0) || !isfinite(L))
     return fail(s, LV_EINPUT, "distance joint %d: length %g is not positive and finite", s->sys.nj, L);
+  if (!(scale > 0) || !isfinite(scale))
+    return fail(s, LV_EINPUT, "distance joint %d: scale %g is not positive and finite", s->sys.nj, scale);
   mbs_joint *J = new_joint(s, "distance", a, b, 1);
   if (!J) return fail(s, LV_ENOMEM, "out of memory");
   mbs_row *r = &J->rows[0];
   r->nt = 2;
   r->t[0] = term(0, 0, Xa);
   r->t[1] = term(1, 0, Xb);
-  r->P[0][0] = r->P[1][1] = 1.0;
-  r->P[0][1] = r->P[1][0] = -1.0;
-  r->c0 = -0.5 * L * L;
+  r->P[0][0] = r->P[1][1] = scale;
+  r->P[0][1] = r->P[1][0] = -scale;
+  r->c0 = -0.5 * scale * L * L;
+  r->dist = 1;
+  r->ds = scale;
+  r->L2 = L * L;
   return 0;
+}
+
+int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L) {
+  return lv_mbs_add_distance_scaled(s, a, Xa, b, Xb, L, 1.0);
 }
 
 int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
@@ -740,6 +750,12 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
   if (c)
     for (int r = 0; r < J->nrows; r++) {
       const mbs_row *R = &J->rows[r];
+      if (R->dist) {
+        const double *y0 = Y[R->ix[0]], *y1 = Y[R->ix[1]];
+        double d[3] = {y0[0] - y1[0], y0[1] - y1[1], y0[2] - y1[2]};
+        c[r] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
+        continue;
+      }
       double cv = R->c0;
       for (int i = 0; i < R->nt; i++) {
         const double *yi = Y[R->ix[i]];
@@ -767,7 +783,9 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
       kc[i] = KC[t];
       kr[i] = KR[t];
     }
-    for (int i = 0; i < R->nt; i++) {
+    if (R->dist) /* f_0 = -f_1 = ds (y_0 - y_1) */
+      for (int k = 0; k < 3; k++) f[0][k] = R->ds * (y[0][k] - y[1][k]), f[1][k] = -f[0][k];
+    for (int i = 0; !R->dist && i < R->nt; i++) {
       for (int k = 0; k < 3; k++) f[i][k] = R->g[i][k];
       if (R->quad)
         for (int j = 0; j < R->nt; j++)
@@ -844,7 +862,22 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
     }
     if (Z) {
       double *Zr = Z + r * ld;
-      if (R->quad)
+      if (R->dist) { /* ds (u_0 - u_1)^T (D_0 - D_1), the difference first */
+        const double *u0 = U[R->ix[0]], *u1 = U[R->ix[1]];
+        double z[3] = {R->ds * (u0[0] - u1[0]), R->ds * (u0[1] - u1[1]), R->ds * (u0[2] - u1[2])};
+        for (int j = 0; j < 2; j++) {
+          int nj = nv[j];
+          double sg = j ? -1.0 : 1.0;
+          if (kr[j]) {
+            for (int qq = 0; qq < nj / 3; qq++)
+              if (kc[j][qq] != 0.0)
+                for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += sg * kc[j][qq] * z[k];
+          } else {
+            for (int b = 0; b < nj; b++) Zr[o[j] + b] += sg * (z[0] * D[j][b] + z[1] * D[j][nj + b] + z[2] * D[j][2 * nj + b]);
+          }
+        }
+      }
+      if (R->quad && !R->dist)
         for (int i = 0; i < R->nt; i++)
           for (int j = 0; j < R->nt; j++) {
             if (R->P[i][j] == 0.0 || !nv[j]) continue;

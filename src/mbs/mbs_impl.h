@@ -94,6 +94,12 @@ typedef struct {
   /* g_i = us[i] e_uk[i] (a unit vector, us = +-1; set with ix), uk = -1 otherwise */
   int uk[MBS_TERMS];
   double us[MBS_TERMS];
+  /* a distance row ds/2 (|y_0 - y_1|^2 - L2) (dist = 1; P = ds [[1, -1],
+   * [-1, 1]], c0 = -ds L2 / 2 say the same): evaluated on the difference
+   * r = y_0 - y_1, so that c and f_i = +-ds r keep their relative accuracy
+   * far from the origin (no cancellation of |y|^2 terms) */
+  int dist;
+  double ds, L2;
 } mbs_row;
 
 typedef struct {
