@@ -143,6 +143,8 @@ static void sys_clear(mbs_sys *S) {
   free(S->sym);
   free(S->sp);
   free(S->dp);
+  free(S->ppoff);
+  free(S->ppj);
   mbs_forces_clear(S);
   memset(S, 0, sizeof *S);
 }
@@ -1281,10 +1283,124 @@ static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *
   return mbs_forces_dq(S, t, q, v, K);
 }
 
+/* ---- distance joints between particles: the particle systems' fast path
+ * (chains, pendulums, bar-and-spring systems) ----
+ * A row ds/2 (|y_0 - y_1|^2 - L2) on the positions y_s of slot s's
+ * particle (or its ground point): G = ds [d^T, -d^T], H(gam) = gam ds
+ * [[I, -I], [-I, I]], Z(w) = ds (w_0 - w_1)^T [I, -I], d = y_0 - y_1; the
+ * same numbers, in the same order, as joint_eval's scatter lists. */
+static int pp_joint(const mbs_sys *S, const mbs_joint *J) {
+  if (J->nrows != 1 || !J->rows[0].dist) return 0;
+  for (int k = 0; k < 2; k++)
+    if (S->el[J->el[k]].kind == MBS_BODY) return 0;
+  return J->rows[0].t[0].slot == 0 && J->rows[0].t[1].slot == 1;
+}
+
+/* d = y_0 - y_1 and the tangent offsets o[s] of the slots (-1: ground) */
+static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const double *q, double d[3], int o[2]) {
+  const mbs_row *R = J->rows;
+  const double *y[2];
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[J->el[k]];
+    int gr = e->kind == MBS_GROUND;
+    o[k] = gr ? -1 : e->voff;
+    y[k] = gr ? R->t[k].X : q + e->qoff;
+  }
+  for (int i = 0; i < 3; i++) d[i] = y[0][i] - y[1][i];
+  return R;
+}
+
+static int pp_G(const mbs_sys *S, const mbs_joint *J, const double *q, lv_sink *G) {
+  double d[3];
+  int o[2];
+  const mbs_row *R = pp_diff(S, J, q, d, o);
+  for (int k = 0; k < 2; k++) {
+    if (o[k] < 0) continue;
+    for (int i = 0; i < 3; i++) {
+      double f = R->ds * d[i];
+      LV_CHECK(lv_sink_add(G, J->row0, o[k] + i, k ? -f : f));
+    }
+  }
+  return 0;
+}
+
+/* H's diagonal blocks: one entry per coordinate of each particle, the sum
+ * over its distance joints (as many entries as a hand-written chain adds) */
+static int pp_H_diag(const mbs_sys *S, const double *gam, lv_sink *H) {
+  for (int e = 1; e < S->nel; e++) {
+    if (S->ppoff[e + 1] == S->ppoff[e]) continue;
+    double s = 0.0;
+    for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
+      const mbs_joint *J = &S->j[S->ppj[k]];
+      s += gam[J->row0] * J->rows[0].ds;
+    }
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(H, S->el[e].voff + i, S->el[e].voff + i, s));
+  }
+  return 0;
+}
+
+/* ... and the off-diagonal blocks of a joint between two particles */
+static int pp_H(const mbs_joint *J, const int o[2], double gam, lv_sink *H) {
+  double s = gam * J->rows[0].ds;
+  if (o[0] < 0 || o[1] < 0) return 0;
+  for (int i = 0; i < 3; i++) {
+    LV_CHECK(lv_sink_add(H, o[0] + i, o[1] + i, -s));
+    LV_CHECK(lv_sink_add(H, o[1] + i, o[0] + i, -s));
+  }
+  return 0;
+}
+
+/* the CSR lists ppoff, ppj of the pp joints at each element */
+static int pp_lists(mbs_sys *S) {
+  int n = 0;
+  for (int k = 0; k < S->nj; k++) n += S->j[k].pp;
+  if (!n) return 0;
+  S->ppoff = lv_calloc((size_t)S->nel + 1, sizeof(int));
+  S->ppj = lv_calloc((size_t)(2 * n), sizeof(int));
+  if (!S->ppoff || !S->ppj) return LV_ENOMEM;
+  for (int k = 0; k < S->nj; k++) /* counts, then offsets */
+    for (int sl = 0; S->j[k].pp && sl < 2; sl++)
+      if (S->el[S->j[k].el[sl]].kind != MBS_GROUND) S->ppoff[S->j[k].el[sl] + 1]++;
+  for (int e = 0; e < S->nel; e++) S->ppoff[e + 1] += S->ppoff[e];
+  int *pos = lv_calloc((size_t)S->nel, sizeof(int));
+  if (!pos) return LV_ENOMEM;
+  memcpy(pos, S->ppoff, (size_t)S->nel * sizeof(int));
+  for (int k = 0; k < S->nj; k++)
+    for (int sl = 0; S->j[k].pp && sl < 2; sl++)
+      if (S->el[S->j[k].el[sl]].kind != MBS_GROUND) S->ppj[pos[S->j[k].el[sl]]++] = k;
+  free(pos);
+  return 0;
+}
+
+static int pp_Z(const mbs_joint *J, const int o[2], const double *w, lv_sink *Z) {
+  double ds = J->rows[0].ds, z[3];
+  for (int i = 0; i < 3; i++) z[i] = ds * ((o[0] >= 0 ? w[o[0] + i] : 0.0) - (o[1] >= 0 ? w[o[1] + i] : 0.0));
+  for (int k = 0; k < 2; k++) {
+    if (o[k] < 0) continue;
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(Z, J->row0, o[k] + i, k ? -z[i] : z[i]));
+  }
+  return 0;
+}
+
+/* the tangent offsets of a joint's slots (-1: ground) */
+static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2]) {
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[J->el[k]];
+    o[k] = e->kind == MBS_GROUND ? -1 : e->voff;
+  }
+}
+
 static int cb_g(const double *q, double *g, void *u) {
   const mbs_sys *S = u;
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      double d[3];
+      int o[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o);
+      g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, NULL, NULL, NULL);
@@ -1298,6 +1414,10 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
   double Gl[6 * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      LV_CHECK(pp_G(S, J, q, G));
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
@@ -1310,8 +1430,15 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
 static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   const mbs_sys *S = u;
   double Hl[NLOC * NLOC];
+  if (S->ppoff) LV_CHECK(pp_H_diag(S, gam, H));
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      int o[2];
+      pp_offsets(S, J, o);
+      LV_CHECK(pp_H(J, o, gam[J->row0], H));
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
@@ -1326,6 +1453,12 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
   double Zl[6 * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      int o[2];
+      pp_offsets(S, J, o);
+      LV_CHECK(pp_Z(J, o, w, Z));
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
@@ -1415,7 +1548,7 @@ static void model_data_free(void *p) {
 static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   memset(T, 0, sizeof *T);
   *T = *S;
-  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL;
+  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL, T->ppoff = T->ppj = NULL;
   T->nj = 0;
   if (mbs_forces_clone(S, T)) return LV_ENOMEM;
   T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
@@ -1467,6 +1600,7 @@ static int find_patterns(mbs_sys *S) {
   int rc = 0;
   for (int k = 0; k < S->nj && !rc; k++) {
     mbs_joint *J = &S->j[k];
+    if (J->pp) continue; /* written directly */
     J->mG = lv_calloc(6 * NLOC, 1);
     J->mH = lv_calloc(NLOC * NLOC, 1);
     J->mZ = lv_calloc(6 * NLOC, 1);
@@ -1483,6 +1617,7 @@ static int find_patterns(mbs_sys *S) {
         }
     for (int k = 0; k < S->nj; k++) {
       mbs_joint *J = &S->j[k];
+      if (J->pp) continue;
       jloc L;
       jloc_init(S, J, &L);
       for (int r = 0; r < 6; r++) gam[r] = 1.0 + rnd(&st) * 0.5;
@@ -1505,6 +1640,7 @@ static int find_patterns(mbs_sys *S) {
  * masks' row-major order: the callbacks then add exactly the structural
  * non-zeros, in a fixed order. */
 static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
+  if (J->pp) return 0;
   jloc L;
   jloc_init(S, J, &L);
   int n = L.n, cnt[3] = {0, 0, 0};
@@ -1536,6 +1672,9 @@ static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
           cnt[1]++;
         }
   }
+  /* the masks are not needed any more */
+  free(J->mG), free(J->mH), free(J->mZ);
+  J->mG = J->mH = J->mZ = NULL;
   return 0;
 }
 
@@ -1577,7 +1716,11 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   mbs_model_data *d = lv_calloc(1, sizeof *d);
   if (!d) return fail(s, LV_ENOMEM, "out of memory");
   int rc = sys_clone(S, &d->sys);
-  for (int k = 0; !rc && k < d->sys.nj; k++) joint_index_terms(&d->sys.j[k]);
+  for (int k = 0; !rc && k < d->sys.nj; k++) {
+    joint_index_terms(&d->sys.j[k]);
+    d->sys.j[k].pp = pp_joint(&d->sys, &d->sys.j[k]);
+  }
+  if (!rc) rc = pp_lists(&d->sys);
   if (!rc) rc = find_patterns(&d->sys);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
   lv_space *sp = NULL;

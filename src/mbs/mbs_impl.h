@@ -115,6 +115,11 @@ typedef struct {
   /* the same as scatter lists: local flat index, global row, global column */
   int nG, nH, nZ;
   int *sG, *sH, *sZ; /* 3 ints per entry */
+  /* a distance joint between particles (or a particle and the ground),
+   * set at build: its maps are the positions themselves (D = I), and the
+   * callbacks write its rows directly (mbs.c, pp_*), without joint_eval,
+   * masks or scatter lists */
+  int pp;
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
@@ -152,6 +157,10 @@ typedef struct {
   /* bushings: spring-dampers per space axis (forces.c) */
   int nbu, cap_bu;
   struct mbs_bushing *bu;
+  /* built models: the distance joints between particles (mbs_joint.pp)
+   * at each element, ppj[ppoff[e] .. ppoff[e + 1]) (NULL: none), so that
+   * H adds each particle's diagonal once */
+  int *ppoff, *ppj;
 } mbs_sys;
 
 /* ---- formulation maps (form.c) ----
