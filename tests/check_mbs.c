@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "livens/livens.h"
+#include "lv_internal.h" /* lv_model_ninv */
 #include "refmodels.h"
 #include "testutil.h"
 
@@ -1080,6 +1081,35 @@ START_TEST(test_chain_equals_hand_written) {
 }
 END_TEST
 
+START_TEST(test_pendulum3d_equals_hand_written) {
+  const char *keys[4] = {"l", "x0", "z0", "vz0"}, *vals[4] = {"1.3", "0.8", "-1.0247", "0.4"};
+  lv_kv kv = {4, keys, vals};
+  lv_model *d, *h;
+  ck_assert_int_eq(lv_model_create("pendulum3d", &kv, &d), 0);
+  ck_assert_int_eq(ref_pendulum3d(&kv, &h), 0);
+  equal_runs(d, h, eq_schemes[_i], 1e-2, 400, 1e-12, "pendulum3d l=1.3");
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
+/* four-particle: the springs on the squared length (lv_mbs_add_spring_squared)
+ * and the bars scaled by 1/l^2; EM through the invariants |q3 - q1|^2,
+ * |q4 - q2|^2 as the hand-written model (otherwise EM's discrete gradient,
+ * hence its steps, would differ by more than round-off) */
+START_TEST(test_four_particle_equals_hand_written) {
+  const char *keys[3] = {"l12", "k24", "v1x"}, *vals[3] = {"1.1", "300", "0.3"};
+  lv_kv kv0 = {0, NULL, NULL}, kv = {3, keys, vals};
+  lv_model *d, *h;
+  ck_assert_int_eq(lv_model_create("four-particle", _i < 4 ? &kv0 : &kv, &d), 0);
+  ck_assert_int_eq(ref_four_particle(_i < 4 ? &kv0 : &kv, &h), 0);
+  ck_assert_int_eq(lv_model_ninv(d), 2);
+  equal_runs(d, h, eq_schemes[_i % 4], 1e-3, 500, 1e-12, _i < 4 ? "four-particle" : "four-particle l12=1.1");
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
 /* ============================================================ springs */
 
 /* A body hanging from the ground by a spherical joint, a particle on
@@ -1335,6 +1365,8 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_scheme_formulation_match);
   tcase_add_test(tc, test_chain_sparse);
   tcase_add_loop_test(tc, test_chain_equals_hand_written, 0, 4);
+  tcase_add_loop_test(tc, test_pendulum3d_equals_hand_written, 0, 4);
+  tcase_add_loop_test(tc, test_four_particle_equals_hand_written, 0, 8);
   tcase_add_test(tc, test_springs_em);
   tcase_add_test(tc, test_damper_oscillator);
   /* the euler-parameters and cardan formulations (M(q) on R^n) */

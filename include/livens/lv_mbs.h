@@ -147,6 +147,16 @@ LV_API int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
 LV_API int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b,
                              const double Xb[3], double k, double L0);
 
+/** Spring on the squared distance (Gonzalez' four-particle system, a
+ *  St Venant-Kirchhoff bar): V = 1/2 @p k (|x_a(Xa) -
+ *  x_b(Xb)|^2 - @p L0^2)^2, k >= 0, L0 >= 0, between the same kind of
+ *  points as lv_mbs_add_spring.  A polynomial in q in directors: EM gets
+ *  the invariant |x_a - x_b|^2 as for lv_mbs_add_spring (V = Vt(pi) with
+ *  Vt(pi) = 1/2 k (pi - L0^2)^2), and the gradient is defined everywhere,
+ *  where the points meet too.  Status: LV_EINPUT. */
+LV_API int lv_mbs_add_spring_squared(lv_mbs *s, int a, const double Xa[3], int b,
+                                     const double Xb[3], double k, double L0);
+
 /** Linear damper of coefficient @p c >= 0 between point @p Xa of @p a and
  *  point @p Xb of @p b: the force -c (e . r') e along e = r / |r|,
  *  r = x_a - x_b (non-conservative, with exact Jacobians; the conserving

@@ -612,6 +612,13 @@ int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double 
   return add_pair(s, 0, a, Xa, b, Xb, k, L0);
 }
 
+int lv_mbs_add_spring_squared(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k,
+                              double L0) {
+  LV_CHECK(add_pair(s, 0, a, Xa, b, Xb, k, L0));
+  s->sys.sp[s->sys.nsp - 1].sq = 1;
+  return 0;
+}
+
 int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double c) {
   return add_pair(s, 1, a, Xa, b, Xb, c, 0.0);
 }
@@ -1079,6 +1086,12 @@ static double spring_eval(const mbs_sys *S, const mbs_spring *p, const double *q
 
 /* Vt(pi) = 1/2 k (sqrt(pi) - L0)^2 and its first two derivatives */
 static double spring_vt(const mbs_spring *p, double pi, double *d1, double *d2) {
+  if (p->sq) { /* Vt(pi) = 1/2 k (pi - L0^2)^2 */
+    double e = pi - p->L0 * p->L0;
+    if (d1) *d1 = p->k * e;
+    if (d2) *d2 = p->k;
+    return 0.5 * p->k * e * e;
+  }
   double l = sqrt(pi);
   if (d1) *d1 = p->L0 == 0.0 ? 0.5 * p->k : 0.5 * p->k * (1.0 - p->L0 / l);
   if (d2) *d2 = p->L0 == 0.0 ? 0.0 : 0.25 * p->k * p->L0 / (pi * l);

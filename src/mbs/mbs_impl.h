@@ -130,11 +130,13 @@ typedef struct {
   double axis[3], point[3];
 } mbs_sym;
 
-/* Linear spring between body points: V = 1/2 k (|x_a(Xa) - x_b(Xb)| - L0)^2. */
+/* Linear spring between body points: V = 1/2 k (|x_a(Xa) - x_b(Xb)| - L0)^2,
+ * or with sq = 1 (lv_mbs_add_spring_squared) V = 1/2 k (|x_a - x_b|^2 - L0^2)^2. */
 typedef struct {
   int el[2];
   double X[2][3];
   double k, L0;
+  int sq;
 } mbs_spring;
 
 typedef struct {
