@@ -73,6 +73,7 @@ int lv_mbs_set_name(lv_mbs *s, int id, const char *name) {
     if (k != id && strcmp(S->el[k].name, name) == 0)
       return fail(s, LV_EINPUT, "element %d: '%s' is already the name of element %d", id, name, k);
   memcpy(S->el[id].name, name, n + 1);
+  S->el[id].named = 1;
   return 0;
 }
 
@@ -1801,6 +1802,12 @@ int lv_mbs_model_element(const lv_model *m, int id, const char **name, int *rigi
   if (name) *name = id == LV_MBS_GROUND ? "ground" : S->el[id].name;
   if (rigid) *rigid = S->el[id].kind == MBS_BODY;
   return 0;
+}
+
+int lv_mbs_model_has_columns(const lv_model *m, int id) {
+  const mbs_sys *S = model_sys(m);
+  if (!S || id <= 0 || id >= S->nel) return 0;
+  return S->el[id].kind == MBS_BODY || S->el[id].named;
 }
 
 int lv_mbs_model_pose(const lv_model *m, int id, const double *q, double x[3], double R[9]) {

@@ -68,6 +68,7 @@ typedef struct {
   /* name (lv_mbs_set_name; default body<id> or particle<id>): the prefix
    * of the element's CSV columns <name>.x1, ... */
   char name[LV_MBS_NAME_MAX];
+  int named; /* set by lv_mbs_set_name */
 } mbs_elem;
 
 /* One map term: the position of body point X (axis = 0) or the direction
