@@ -131,7 +131,8 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
 
 static void sys_clear(mbs_sys *S) {
   for (int k = 0; k < S->nj; k++) {
-    free(S->j[k].rows);
+    if (!S->j[k].rows_shared) free(S->j[k].rows);
+    free(S->j[k].u);
     free(S->j[k].mG);
     free(S->j[k].mH);
     free(S->j[k].mZ);
@@ -180,6 +181,18 @@ static mbs_joint *new_joint(lv_mbs *s, const char *kind, int a, int b, int nrows
   J->nrows = nrows;
   S->nj++;
   return J;
+}
+
+/* Joint k's rows, if equal to those of joint k - 1, become a reference to
+ * them (large systems of equal joints, the rods of a chain, keep one copy). */
+static void share_rows(mbs_sys *S, int k) {
+  if (k <= 0) return;
+  mbs_joint *J = &S->j[k], *P = &S->j[k - 1];
+  if (J->rows_shared || J->nrows != P->nrows || memcmp(J->rows, P->rows, (size_t)J->nrows * sizeof(mbs_row)))
+    return;
+  free(J->rows);
+  J->rows = P->rows;
+  J->rows_shared = 1;
 }
 
 static mbs_term term(int slot, int axis, const double X[3]) {
@@ -470,6 +483,7 @@ int lv_mbs_add_distance_scaled(lv_mbs *s, int a, const double Xa[3], int b, cons
   r->dist = 1;
   r->ds = scale;
   r->L2 = L * L;
+  share_rows(&s->sys, s->sys.nj - 1);
   return 0;
 }
 
@@ -1580,10 +1594,13 @@ static int sys_clone(const mbs_sys *S, mbs_sys *T) {
     *J = S->j[k];
     J->mG = J->mH = J->mZ = NULL;
     J->sG = J->sH = J->sZ = NULL;
+    J->u = NULL;
+    J->rows_shared = 0;
     J->rows = lv_calloc((size_t)J->nrows, sizeof(mbs_row));
     T->nj = k + 1;
     if (!J->rows) return LV_ENOMEM;
     memcpy(J->rows, S->j[k].rows, (size_t)J->nrows * sizeof(mbs_row));
+    share_rows(T, k);
   }
   return 0;
 }
@@ -1730,9 +1747,13 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   mbs_model_data *d = lv_calloc(1, sizeof *d);
   if (!d) return fail(s, LV_ENOMEM, "out of memory");
   int rc = sys_clone(S, &d->sys);
-  for (int k = 0; !rc && k < d->sys.nj; k++) {
-    joint_index_terms(&d->sys.j[k]);
-    d->sys.j[k].pp = pp_joint(&d->sys, &d->sys.j[k]);
+  for (int k = 0; !rc && k < d->sys.nj; k++) { /* pp joints are written directly: no maps to index */
+    mbs_joint *J = &d->sys.j[k];
+    J->pp = pp_joint(&d->sys, J);
+    if (J->pp) continue;
+    J->u = lv_calloc(MBS_UNIQ, sizeof(mbs_term));
+    if (!J->u) rc = LV_ENOMEM;
+    else joint_index_terms(J);
   }
   if (!rc) rc = pp_lists(&d->sys);
   if (!rc) rc = find_patterns(&d->sys);

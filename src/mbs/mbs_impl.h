@@ -108,8 +108,11 @@ typedef struct {
   int el[2];        /* element ids of slots a, b */
   int nrows, row0;
   mbs_row *rows;
-  int nu;                 /* distinct maps of the rows, evaluated once per call */
-  mbs_term u[MBS_UNIQ];
+  /* rows_shared: rows is an earlier joint's (the same rows, e.g. the rods
+   * of a chain: one copy for all of them) and is not freed with this one */
+  int rows_shared;
+  int nu;      /* distinct maps of the rows, evaluated once per call */
+  mbs_term *u; /* room for MBS_UNIQ (set at build; not for pp joints) */
   /* structural non-zeros of the local G (nrows x nloc), H (nloc x nloc)
    * and Z (nrows x nloc), found at build time */
   unsigned char *mG, *mH, *mZ;
