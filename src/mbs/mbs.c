@@ -1124,6 +1124,24 @@ static int cb_V_springs(const double *q, double *V, void *u) {
   return mbs_torsion_V(S, q, V);
 }
 
+/* A spring between particles (or a particle and a ground point): its maps
+ * are the positions (Dr = [I, -I]), so the callbacks below write it without
+ * forming Dr (the particle systems' fast path, as for the pp joints; the
+ * same numbers in the same order).  1 and r = y_a - y_b, the tangent
+ * offsets o[s] of the slots (-1: ground), or 0 for any other spring. */
+static int spring_pp(const mbs_sys *S, const mbs_spring *p, const double *q, double r[3], int o[2]) {
+  const double *y[2];
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[p->el[k]];
+    if (e->kind == MBS_BODY) return 0;
+    int gr = e->kind == MBS_GROUND;
+    o[k] = gr ? -1 : e->voff;
+    y[k] = gr ? p->X[k] : q + e->qoff;
+  }
+  for (int i = 0; i < 3; i++) r[i] = y[0][i] - y[1][i];
+  return 1;
+}
+
 static int cb_dV_springs(const double *q, double *dV, void *u) {
   const mbs_sys *S = u;
   LV_CHECK(cb_dV(q, dV, u));
@@ -1131,6 +1149,13 @@ static int cb_dV_springs(const double *q, double *dV, void *u) {
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3], d1;
+    int o[2];
+    if (spring_pp(S, &S->sp[k], q, r, o)) {
+      spring_vt(&S->sp[k], mbs_dot3(r, r), &d1, NULL);
+      for (int sl = 0; sl < 2; sl++)
+        for (int i = 0; o[sl] >= 0 && i < 3; i++) dV[o[sl] + i] += 2.0 * d1 * (sl ? -r[i] : r[i]);
+      continue;
+    }
     spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, Dr), &d1, NULL);
     for (int c = 0; c < L.n; c++)
       dV[jloc_global(&L, c)] += 2.0 * d1 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c]);
@@ -1147,6 +1172,18 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
     jloc L;
     double r[3], d1, d2;
     const mbs_spring *p = &S->sp[k];
+    int o[2];
+    if (spring_pp(S, p, q, r, o)) { /* blocks +-(2 Vt' I + 4 Vt'' r r^T) */
+      spring_vt(p, mbs_dot3(r, r), &d1, &d2);
+      for (int ka = 0; ka < 2; ka++)
+        for (int a = 0; o[ka] >= 0 && a < 3; a++)
+          for (int kb = 0; kb < 2; kb++)
+            for (int b = 0; o[kb] >= 0 && b < 3; b++) {
+              double x = 2.0 * d1 * (a == b) + 4.0 * d2 * r[a] * r[b];
+              LV_CHECK(lv_sink_add(H, o[ka] + a, o[kb] + b, ka == kb ? x : -x));
+            }
+      continue;
+    }
     spring_vt(p, spring_eval(S, p, q, &L, r, Dr), &d1, &d2);
     int n = L.n;
     double f[3] = {2.0 * d1 * r[0], 2.0 * d1 * r[1], 2.0 * d1 * r[2]}, rD[2 * MBS_NV_MAX];
@@ -1188,6 +1225,12 @@ static int cb_dpi(const double *q, lv_sink *D, void *u) {
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3];
+    int o[2];
+    if (spring_pp(S, &S->sp[k], q, r, o)) {
+      for (int sl = 0; sl < 2; sl++)
+        for (int i = 0; o[sl] >= 0 && i < 3; i++) LV_CHECK(lv_sink_add(D, k, o[sl] + i, 2.0 * (sl ? -r[i] : r[i])));
+      continue;
+    }
     spring_eval(S, &S->sp[k], q, &L, r, Dr);
     for (int c = 0; c < L.n; c++)
       LV_CHECK(lv_sink_add(D, k, jloc_global(&L, c),
