@@ -124,7 +124,10 @@ START_TEST(test_derivatives_every_joint) {
 END_TEST
 
 /* Particles: spherical particle-body, distance particle-particle and
- * particle-ground. */
+ * particle-ground (the directly written rods), a scaled distance
+ * body-particle (joint_eval's distance row), springs on the length and on
+ * the squared length between a particle and a body (the general path),
+ * two particles and a particle and the ground (the direct path). */
 START_TEST(test_derivatives_particles) {
   const char *form = forms_all[_i];
   lv_mbs *s;
@@ -137,6 +140,11 @@ START_TEST(test_derivatives_particles) {
   ck_assert_int_eq(lv_mbs_add_distance(s, p, O3, r, O3, 1.0), 0);
   ck_assert_int_eq(lv_mbs_add_distance(s, r, O3, LV_MBS_GROUND, p1, 2.0), 0);
   ck_assert_int_eq(lv_mbs_add_spring(s, r, O3, b, Xa, 30.0, 0.4), 0);
+  double Xc[3] = {-0.1, 0.25, 0.3};
+  ck_assert_int_eq(lv_mbs_add_distance_scaled(s, b, Xc, r, O3, 1.7, 1.0 / 1.7), 0);
+  ck_assert_int_eq(lv_mbs_add_spring_squared(s, p, O3, b, Xc, 7.0, 0.8), 0);
+  ck_assert_int_eq(lv_mbs_add_spring_squared(s, p, O3, r, O3, 11.0, 0.6), 0);
+  ck_assert_int_eq(lv_mbs_add_spring_squared(s, LV_MBS_GROUND, p0, r, O3, 3.0, 0.0), 0);
   double g[3] = {0, 0, -9.81};
   ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
   lv_model *m;
