@@ -72,6 +72,12 @@ void (*lv_model_user_destructor(const lv_model *m))(void *);
  * outside the block LV_EINPUT, a callback's failure LV_ECALLBACK) and record
  * the failure for lv_model_last_error.  Only call them when ninv > 0. */
 int lv_model_ninv(const lv_model *m);
+/* The multibody layer's CSV pose columns of element @p id of a model built
+ * by lv_mbs_build (src/mbs/mbs.c): 1 if the element has them (a rigid
+ * body; a particle only when it was named with lv_mbs_set_name, as every
+ * particle of a system file is: an unnamed particle's position is its own
+ * three q columns), 0 otherwise. */
+int lv_mbs_model_has_columns(const lv_model *m, int id);
 int lv_model_invariants(const lv_model *m, const double *q, double *pi);
 int lv_model_invariant_jac(const lv_model *m, const double *q, lv_sink *D);
 int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt, double *dvt);

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "livens/livens.h"
+#include "lv_internal.h" /* lv_model_ninv */
 #include "refmodels.h"
 #include "testutil.h"
 
@@ -123,7 +124,10 @@ START_TEST(test_derivatives_every_joint) {
 END_TEST
 
 /* Particles: spherical particle-body, distance particle-particle and
- * particle-ground. */
+ * particle-ground (the directly written rods), a scaled distance
+ * body-particle (joint_eval's distance row), springs on the length and on
+ * the squared length between a particle and a body (the general path),
+ * two particles and a particle and the ground (the direct path). */
 START_TEST(test_derivatives_particles) {
   const char *form = forms_all[_i];
   lv_mbs *s;
@@ -136,6 +140,11 @@ START_TEST(test_derivatives_particles) {
   ck_assert_int_eq(lv_mbs_add_distance(s, p, O3, r, O3, 1.0), 0);
   ck_assert_int_eq(lv_mbs_add_distance(s, r, O3, LV_MBS_GROUND, p1, 2.0), 0);
   ck_assert_int_eq(lv_mbs_add_spring(s, r, O3, b, Xa, 30.0, 0.4), 0);
+  double Xc[3] = {-0.1, 0.25, 0.3};
+  ck_assert_int_eq(lv_mbs_add_distance_scaled(s, b, Xc, r, O3, 1.7, 1.0 / 1.7), 0);
+  ck_assert_int_eq(lv_mbs_add_spring_squared(s, p, O3, b, Xc, 7.0, 0.8), 0);
+  ck_assert_int_eq(lv_mbs_add_spring_squared(s, p, O3, r, O3, 11.0, 0.6), 0);
+  ck_assert_int_eq(lv_mbs_add_spring_squared(s, LV_MBS_GROUND, p0, r, O3, 3.0, 0.0), 0);
   double g[3] = {0, 0, -9.81};
   ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
   lv_model *m;
@@ -1147,6 +1156,128 @@ START_TEST(test_chain_sparse) {
 }
 END_TEST
 
+/* ================================ particle models: built-in vs hand-written
+ *
+ * chain (and, below, the other particle models) are described on the
+ * layer; the models formerly written by hand are tests/ref_*.c.  Same q0,
+ * v0, the same constraint rows (the layer's distance row scaled as the
+ * hand-written one), the same potential: under each scheme, with the Newton
+ * increments solved to round-off, the same q, v and multiplier after
+ * `steps` steps, to 1e-12 (relative to the largest entry). */
+/* q, v, lambda of model m after `steps` steps of `scheme` with linear
+ * solver ls, Newton increments solved to round-off */
+static void run_steps(lv_model *m, const char *scheme, double step, int steps, lv_linsol_kind ls, double *q,
+                      double *v, double *l) {
+  lv_integrator *it;
+  ck_assert_int_eq(lv_integrator_new(&it, m, scheme, step), 0);
+  ck_assert_int_eq(lv_integrator_set_linsol(it, ls, 0), 0);
+  lv_newton_options no;
+  lv_integrator_get_newton(it, &no);
+  no.rtol = 1e-15, no.atol = 1e-15;
+  ck_assert_int_eq(lv_integrator_set_newton(it, &no), 0);
+  ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+  for (int i = 0; i < steps; i++) ck_assert_int_eq(lv_integrator_step(it), 0);
+  const lv_state *x = lv_integrator_state(it);
+  memcpy(q, x->q, (size_t)lv_model_nq(m) * sizeof(double));
+  memcpy(v, x->v, (size_t)lv_model_nv(m) * sizeof(double));
+  for (int i = 0; i < lv_model_nc(m); i++) l[i] = x->lambda ? x->lambda[i] : 0.0;
+  lv_integrator_free(it);
+}
+
+/* largest of the relative differences of q, v, lambda (relative to the
+ * largest entry of b's) into e[3] */
+static void rel_diffs(int n, int nv, int nc, double *const a[3], double *const b[3], double e[3]) {
+  int len[3] = {n, nv, nc};
+  for (int k = 0; k < 3; k++)
+    e[k] = len[k] ? tu_max_abs_diff(len[k], a[k], b[k]) / fmax(1e-300, tu_norm_inf(len[k], b[k])) : 0.0;
+}
+
+/* The built-in model d against the hand-written h under `scheme`: the same
+ * q, v and lambda to tol, or, where the scheme amplifies round-off beyond
+ * that (genalpha's index-3 lambda is fixed by the position constraint:
+ * a round-off dq moves it by dq / (beta h^2)), to 4 times the hand-written
+ * model's own round-off spread, the difference between its runs with the
+ * dense and the UMFPACK solver. */
+static void equal_runs(lv_model *d, lv_model *h, const char *scheme, double step, int steps, double tol,
+                       const char *what) {
+  int n = lv_model_nq(d), nv = lv_model_nv(d), nc = lv_model_nc(d);
+  ck_assert_int_eq(n, lv_model_nq(h));
+  ck_assert_int_eq(nv, lv_model_nv(h));
+  ck_assert_int_eq(nc, lv_model_nc(h));
+  ck_assert_double_le(tu_max_abs_diff(n, lv_model_q0(d), lv_model_q0(h)), 0.0);
+  ck_assert_double_le(tu_max_abs_diff(nv, lv_model_v0(d), lv_model_v0(h)), 0.0);
+  if (!lv_scheme_find(scheme)) {
+    fprintf(stderr, "check_mbs: %s not registered in this build, skipped\n", scheme);
+    return;
+  }
+  double *x[3][3];
+  for (int r = 0; r < 3; r++) {
+    x[r][0] = malloc((size_t)n * sizeof(double));
+    x[r][1] = malloc((size_t)nv * sizeof(double));
+    x[r][2] = malloc((size_t)(nc > 0 ? nc : 1) * sizeof(double));
+  }
+  run_steps(d, scheme, step, steps, LV_LINSOL_DENSE, x[0][0], x[0][1], x[0][2]);
+  run_steps(h, scheme, step, steps, LV_LINSOL_DENSE, x[1][0], x[1][1], x[1][2]);
+  run_steps(h, scheme, step, steps, LV_LINSOL_UMFPACK, x[2][0], x[2][1], x[2][2]);
+  double e[3], f[3];
+  rel_diffs(n, nv, nc, x[0], x[1], e);
+  rel_diffs(n, nv, nc, x[2], x[1], f);
+  fprintf(stderr, "%s, built-in (layer) vs hand-written, %s, %d steps of %g: |dq| %.3e, |dv| %.3e, "
+          "|dlambda| %.3e (hand-written dense vs UMFPACK: %.3e, %.3e, %.3e; relative to the largest entry)\n",
+          what, scheme, steps, step, e[0], e[1], e[2], f[0], f[1], f[2]);
+  for (int k = 0; k < 3; k++)
+    ck_assert_msg(e[k] <= fmax(tol, 4.0 * f[k]), "%s under %s: %s differs by %.3e (round-off spread %.3e)", what,
+                  scheme, k == 0 ? "q" : k == 1 ? "v" : "lambda", e[k], f[k]);
+  /* the motion is not trivial: the state has moved */
+  ck_assert_double_gt(tu_max_abs_diff(n, x[1][0], lv_model_q0(h)), 1e-3);
+  for (int r = 0; r < 3; r++)
+    for (int k = 0; k < 3; k++) free(x[r][k]);
+}
+
+static const char *const eq_schemes[] = {"genalpha", "em", "vi-a", "rattle"};
+
+START_TEST(test_chain_equals_hand_written) {
+  const char *keys[3] = {"N", "l", "angle"}, *vals[3] = {"12", "0.7", "60"};
+  lv_kv kv = {3, keys, vals};
+  lv_model *d, *h;
+  ck_assert_int_eq(lv_model_create("chain", &kv, &d), 0);
+  ck_assert_int_eq(ref_chain(&kv, &h), 0);
+  ck_assert_str_eq(lv_mbs_model_formulation(d), "directors");
+  equal_runs(d, h, eq_schemes[_i], 1e-3, 300, 1e-12, "chain N=12, l=0.7");
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
+START_TEST(test_pendulum3d_equals_hand_written) {
+  const char *keys[4] = {"l", "x0", "z0", "vz0"}, *vals[4] = {"1.3", "0.8", "-1.0247", "0.4"};
+  lv_kv kv = {4, keys, vals};
+  lv_model *d, *h;
+  ck_assert_int_eq(lv_model_create("pendulum3d", &kv, &d), 0);
+  ck_assert_int_eq(ref_pendulum3d(&kv, &h), 0);
+  equal_runs(d, h, eq_schemes[_i], 1e-2, 400, 1e-12, "pendulum3d l=1.3");
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
+/* four-particle: the springs on the squared length (lv_mbs_add_spring_squared)
+ * and the bars scaled by 1/l^2; EM through the invariants |q3 - q1|^2,
+ * |q4 - q2|^2 as the hand-written model (otherwise EM's discrete gradient,
+ * hence its steps, would differ by more than round-off) */
+START_TEST(test_four_particle_equals_hand_written) {
+  const char *keys[3] = {"l12", "k24", "v1x"}, *vals[3] = {"1.1", "300", "0.3"};
+  lv_kv kv0 = {0, NULL, NULL}, kv = {3, keys, vals};
+  lv_model *d, *h;
+  ck_assert_int_eq(lv_model_create("four-particle", _i < 4 ? &kv0 : &kv, &d), 0);
+  ck_assert_int_eq(ref_four_particle(_i < 4 ? &kv0 : &kv, &h), 0);
+  ck_assert_int_eq(lv_model_ninv(d), 2);
+  equal_runs(d, h, eq_schemes[_i % 4], 1e-3, 500, 1e-12, _i < 4 ? "four-particle" : "four-particle l12=1.1");
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
 /* ============================================================ springs */
 
 /* A body hanging from the ground by a spherical joint, a particle on
@@ -1345,6 +1476,28 @@ START_TEST(test_refusals) {
     lv_model_free(m1);
     lv_model_free(m2);
   }
+  /* two rods alike share one row array (a chain's rods): scaling the second
+   * must leave the first as it was, on the direct particle path too */
+  {
+    double x1[3] = {1, 0, 0}, x2[3] = {2, 0, 0}, o[3] = {0, 0, 0};
+    ck_assert_int_eq(lv_mbs_new(&s, "r3so3"), 0);
+    int p1 = 0, p2 = 0;
+    ck_assert_int_eq(lv_mbs_add_particle(s, 1.0, x1, NULL, &p1), 0);
+    ck_assert_int_eq(lv_mbs_add_particle(s, 1.0, x2, NULL, &p2), 0);
+    ck_assert_int_eq(lv_mbs_add_distance(s, p1, o, LV_MBS_GROUND, o, 1.0), 0);
+    ck_assert_int_eq(lv_mbs_add_distance(s, p2, o, p1, o, 1.0), 0);
+    ck_assert_int_eq(lv_mbs_scale_last_joint(s, 3.0), 0);
+    lv_model *m3;
+    ck_assert_int_eq(lv_mbs_build(s, "rods", &m3), 0);
+    lv_mbs_free(s);
+    double q[6] = {1.1, 0.2, -0.3, 2.5, 0.1, 0.4}, g[2];
+    ck_assert_int_eq(lv_model_constraints(m3, q, g), 0);
+    double d1 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2], d2 = 0.0;
+    for (int i = 0; i < 3; i++) d2 += (q[3 + i] - q[i]) * (q[3 + i] - q[i]);
+    ck_assert_double_eq_tol(g[0], 0.5 * (d1 - 1.0), 1e-15);
+    ck_assert_double_eq_tol(g[1], 3.0 * 0.5 * (d2 - 1.0), 1e-15);
+    lv_model_free(m3);
+  }
   ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
   lv_model *m = (lv_model *)1;
   ck_assert_int_eq(lv_mbs_build(s, "empty", &m), LV_EINPUT);
@@ -1430,6 +1583,9 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_slider_crank_directors_vs_lie_group);
   tcase_add_test(tc, test_scheme_formulation_match);
   tcase_add_test(tc, test_chain_sparse);
+  tcase_add_loop_test(tc, test_chain_equals_hand_written, 0, 4);
+  tcase_add_loop_test(tc, test_pendulum3d_equals_hand_written, 0, 4);
+  tcase_add_loop_test(tc, test_four_particle_equals_hand_written, 0, 8);
   tcase_add_test(tc, test_springs_em);
   tcase_add_test(tc, test_damper_oscillator);
   /* the euler-parameters and cardan formulations (M(q) on R^n) */

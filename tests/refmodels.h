@@ -32,4 +32,14 @@ int ref_rigid_chain(const lv_kv *kv, lv_model **out);
  * differences); parameters gravity, omega0 */
 int ref_slider_crank(const lv_kv *kv, lv_model **out);
 
+/* chain: N particles on rods scaled by 1/l (models/chain.c's parameters) */
+int ref_chain(const lv_kv *kv, lv_model **out);
+/* pendulum3d: one particle on a rod scaled by 1/l^2 (models/pendulum3d.c's
+ * parameters) */
+int ref_pendulum3d(const lv_kv *kv, lv_model **out);
+/* four-particle: springs 1-3, 2-4 on the squared length, bars 1-2, 3-4
+ * scaled by 1/l^2, the invariants of the potential for EM
+ * (models/four_particle.c's parameters) */
+int ref_four_particle(const lv_kv *kv, lv_model **out);
+
 #endif

@@ -147,6 +147,16 @@ LV_API int lv_mbs_set_gravity(lv_mbs *s, const double g[3]);
 LV_API int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b,
                              const double Xb[3], double k, double L0);
 
+/** Spring on the squared distance (Gonzalez' four-particle system, a
+ *  St Venant-Kirchhoff bar): V = 1/2 @p k (|x_a(Xa) -
+ *  x_b(Xb)|^2 - @p L0^2)^2, k >= 0, L0 >= 0, between the same kind of
+ *  points as lv_mbs_add_spring.  A polynomial in q in directors: EM gets
+ *  the invariant |x_a - x_b|^2 as for lv_mbs_add_spring (V = Vt(pi) with
+ *  Vt(pi) = 1/2 k (pi - L0^2)^2), and the gradient is defined everywhere,
+ *  where the points meet too.  Status: LV_EINPUT. */
+LV_API int lv_mbs_add_spring_squared(lv_mbs *s, int a, const double Xa[3], int b,
+                                     const double Xb[3], double k, double L0);
+
 /** Linear damper of coefficient @p c >= 0 between point @p Xa of @p a and
  *  point @p Xb of @p b: the force -c (e . r') e along e = r / |r|,
  *  r = x_a - x_b (non-conservative, with exact Jacobians; the conserving
@@ -269,6 +279,15 @@ LV_API int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b,
  *  as 1/2 (|x_a - x_b|^2 - L^2) = 0 (quadratic in directors). */
 LV_API int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b,
                                const double Xb[3], double L);
+/** lv_mbs_add_distance with its row scaled by @p scale > 0:
+ *  @p scale / 2 (|x_a - x_b|^2 - L^2) = 0.  The motion is the same; G, H
+ *  and Z are multiplied by scale and the multiplier divided by it.
+ *  scale = 1/L gives G rows of unit length on the constraint manifold (the
+ *  Newton matrices stay O(1) whatever L: the chain), 1/L^2 a dimensionless
+ *  constraint.  Either form is evaluated on the difference x_a - x_b, so it
+ *  keeps its relative accuracy far from the origin.  Status: LV_EINPUT. */
+LV_API int lv_mbs_add_distance_scaled(lv_mbs *s, int a, const double Xa[3], int b,
+                                      const double Xb[3], double L, double scale);
 
 /** Scale the constraint rows of the joint added last (lv_mbs_add_spherical
  *  ... lv_mbs_add_distance) by @p factor (finite, non-zero): its rows

@@ -86,13 +86,14 @@ static void cols(line *b, const char *name, int n) {
 /* Body-level columns of a model built by the multibody layer (issue 15):
  * per element, its centre of mass <name>.x1..x3 and, for a rigid body, its
  * rotation matrix <name>.R11..R33 (row-major), whatever the formulation,
- * so runs in different formulations line up column by column. */
+ * so runs in different formulations line up column by column.  Unnamed
+ * particles (the built-in particle models') have none: their q columns. */
 static void body_cols(line *b, const lv_model *m) {
   int n = lv_mbs_model_elements(m);
   for (int id = 1; id < n; id++) {
     const char *name = NULL;
     int rigid = 0;
-    if (lv_mbs_model_element(m, id, &name, &rigid)) continue;
+    if (!lv_mbs_model_has_columns(m, id) || lv_mbs_model_element(m, id, &name, &rigid)) continue;
     for (int i = 1; i <= 3; i++) add(b, ",%s.x%d", name, i);
     for (int i = 1; rigid && i <= 3; i++)
       for (int k = 1; k <= 3; k++) add(b, ",%s.R%d%d", name, i, k);
@@ -104,7 +105,9 @@ static void body_vals(line *b, const lv_model *m, const double *q) {
   for (int id = 1; id < n; id++) {
     int rigid = 0;
     double x[3], R[9];
-    if (lv_mbs_model_element(m, id, NULL, &rigid) || lv_mbs_model_pose(m, id, q, x, R)) continue;
+    if (!lv_mbs_model_has_columns(m, id) || lv_mbs_model_element(m, id, NULL, &rigid) ||
+        lv_mbs_model_pose(m, id, q, x, R))
+      continue;
     for (int i = 0; i < 3; i++) add(b, ",%.17g", x[i]);
     for (int i = 0; rigid && i < 9; i++) add(b, ",%.17g", R[i]);
   }

@@ -307,7 +307,9 @@ static int torsion_eval(const mbs_sys *S, const mbs_torsion *T, const double *q,
   mbs_joint J;
   mbs_row rows[2]; /* a copy: indexing writes the rows, and the model may be shared between threads */
   memcpy(rows, T->rows, sizeof rows);
+  mbs_term u[MBS_UNIQ]; /* room for the distinct maps (mbs_joint.u) */
   memset(&J, 0, sizeof J);
+  J.u = u;
   J.kind = "torsion";
   J.el[0] = T->el[0], J.el[1] = T->el[1];
   J.nrows = 2;

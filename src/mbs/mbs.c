@@ -73,6 +73,7 @@ int lv_mbs_set_name(lv_mbs *s, int id, const char *name) {
     if (k != id && strcmp(S->el[k].name, name) == 0)
       return fail(s, LV_EINPUT, "element %d: '%s' is already the name of element %d", id, name, k);
   memcpy(S->el[id].name, name, n + 1);
+  S->el[id].named = 1;
   return 0;
 }
 
@@ -139,7 +140,8 @@ static void lin_free(mbs_joint *J) {
 
 static void sys_clear(mbs_sys *S) {
   for (int k = 0; k < S->nj; k++) {
-    free(S->j[k].rows);
+    if (!S->j[k].rows_shared) free(S->j[k].rows);
+    free(S->j[k].u);
     free(S->j[k].mG);
     free(S->j[k].mH);
     free(S->j[k].mZ);
@@ -153,6 +155,8 @@ static void sys_clear(mbs_sys *S) {
   free(S->sym);
   free(S->sp);
   free(S->dp);
+  free(S->ppoff);
+  free(S->ppj);
   mbs_forces_clear(S);
   memset(S, 0, sizeof *S);
 }
@@ -188,6 +192,18 @@ static mbs_joint *new_joint(lv_mbs *s, const char *kind, int a, int b, int nrows
   J->nrows = nrows;
   S->nj++;
   return J;
+}
+
+/* Joint k's rows, if equal to those of joint k - 1, become a reference to
+ * them (large systems of equal joints, the rods of a chain, keep one copy). */
+static void share_rows(mbs_sys *S, int k) {
+  if (k <= 0) return;
+  mbs_joint *J = &S->j[k], *P = &S->j[k - 1];
+  if (J->rows_shared || J->nrows != P->nrows || memcmp(J->rows, P->rows, (size_t)J->nrows * sizeof(mbs_row)))
+    return;
+  free(J->rows);
+  J->rows = P->rows;
+  J->rows_shared = 1;
 }
 
 static mbs_term term(int slot, int axis, const double X[3]) {
@@ -462,21 +478,32 @@ int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const doub
   return 0;
 }
 
-int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L) {
+int lv_mbs_add_distance_scaled(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L,
+                               double scale) {
   if (!s) return LV_EINPUT;
   LV_CHECK(check_joint(s, "distance", a, Xa, NULL, b, Xb, NULL));
   if (!(L > 0) || !isfinite(L))
     return fail(s, LV_EINPUT, "distance joint %d: length %g is not positive and finite", s->sys.nj, L);
+  if (!(scale > 0) || !isfinite(scale))
+    return fail(s, LV_EINPUT, "distance joint %d: scale %g is not positive and finite", s->sys.nj, scale);
   mbs_joint *J = new_joint(s, "distance", a, b, 1);
   if (!J) return fail(s, LV_ENOMEM, "out of memory");
   mbs_row *r = &J->rows[0];
   r->nt = 2;
   r->t[0] = term(0, 0, Xa);
   r->t[1] = term(1, 0, Xb);
-  r->P[0][0] = r->P[1][1] = 1.0;
-  r->P[0][1] = r->P[1][0] = -1.0;
-  r->c0 = -0.5 * L * L;
+  r->P[0][0] = r->P[1][1] = scale;
+  r->P[0][1] = r->P[1][0] = -scale;
+  r->c0 = -0.5 * scale * L * L;
+  r->dist = 1;
+  r->ds = scale;
+  r->L2 = L * L;
+  share_rows(&s->sys, s->sys.nj - 1);
   return 0;
+}
+
+int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L) {
+  return lv_mbs_add_distance_scaled(s, a, Xa, b, Xb, L, 1.0);
 }
 
 int lv_mbs_add_revolute(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
@@ -580,6 +607,13 @@ int lv_mbs_scale_last_joint(lv_mbs *s, double factor) {
   mbs_joint *J = &S->j[S->last_joint];
   if (!(factor != 0.0) || !isfinite(factor))
     return fail(s, LV_EINPUT, "%s joint %d: scale %g is not finite and non-zero", J->kind, S->last_joint, factor);
+  if (J->rows_shared) { /* the rows are an earlier joint's too (share_rows): scale a copy of its own */
+    mbs_row *own = lv_calloc((size_t)J->nrows, sizeof(mbs_row));
+    if (!own) return fail(s, LV_ENOMEM, "out of memory");
+    memcpy(own, J->rows, (size_t)J->nrows * sizeof(mbs_row));
+    J->rows = own;
+    J->rows_shared = 0;
+  }
   for (int r = 0; r < J->nrows; r++) {
     mbs_row *R = &J->rows[r];
     for (int i = 0; i < MBS_TERMS; i++) {
@@ -587,6 +621,7 @@ int lv_mbs_scale_last_joint(lv_mbs *s, double factor) {
       for (int k = 0; k < MBS_TERMS; k++) R->P[i][k] *= factor;
     }
     R->c0 *= factor;
+    R->ds *= factor; /* a distance row's own scale, used where it is written directly (pp_*) */
   }
   return 0;
 }
@@ -631,6 +666,13 @@ static int add_pair(lv_mbs *s, int damper, int a, const double Xa[3], int b, con
 
 int lv_mbs_add_spring(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k, double L0) {
   return add_pair(s, 0, a, Xa, b, Xb, k, L0);
+}
+
+int lv_mbs_add_spring_squared(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double k,
+                              double L0) {
+  LV_CHECK(add_pair(s, 0, a, Xa, b, Xb, k, L0));
+  s->sys.sp[s->sys.nsp - 1].sq = 1;
+  return 0;
 }
 
 int lv_mbs_add_damper(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double c) {
@@ -773,6 +815,12 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
   if (c)
     for (int r = 0; r < J->nrows; r++) {
       const mbs_row *R = &J->rows[r];
+      if (R->dist) {
+        const double *y0 = Y[R->ix[0]], *y1 = Y[R->ix[1]];
+        double d[3] = {y0[0] - y1[0], y0[1] - y1[1], y0[2] - y1[2]};
+        c[r] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
+        continue;
+      }
       double cv = R->c0;
       for (int i = 0; i < R->nt; i++) {
         const double *yi = Y[R->ix[i]];
@@ -800,7 +848,9 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
       kc[i] = KC[t];
       kr[i] = KR[t];
     }
-    for (int i = 0; i < R->nt; i++) {
+    if (R->dist) /* f_0 = -f_1 = ds (y_0 - y_1) */
+      for (int k = 0; k < 3; k++) f[0][k] = R->ds * (y[0][k] - y[1][k]), f[1][k] = -f[0][k];
+    for (int i = 0; !R->dist && i < R->nt; i++) {
       for (int k = 0; k < 3; k++) f[i][k] = R->g[i][k];
       if (R->quad)
         for (int j = 0; j < R->nt; j++)
@@ -877,7 +927,22 @@ static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, con
     }
     if (Z) {
       double *Zr = Z + r * ld;
-      if (R->quad)
+      if (R->dist) { /* ds (u_0 - u_1)^T (D_0 - D_1), the difference first */
+        const double *u0 = U[R->ix[0]], *u1 = U[R->ix[1]];
+        double z[3] = {R->ds * (u0[0] - u1[0]), R->ds * (u0[1] - u1[1]), R->ds * (u0[2] - u1[2])};
+        for (int j = 0; j < 2; j++) {
+          int nj = nv[j];
+          double sg = j ? -1.0 : 1.0;
+          if (kr[j]) {
+            for (int qq = 0; qq < nj / 3; qq++)
+              if (kc[j][qq] != 0.0)
+                for (int k = 0; k < 3; k++) Zr[o[j] + 3 * qq + k] += sg * kc[j][qq] * z[k];
+          } else {
+            for (int b = 0; b < nj; b++) Zr[o[j] + b] += sg * (z[0] * D[j][b] + z[1] * D[j][nj + b] + z[2] * D[j][2 * nj + b]);
+          }
+        }
+      }
+      if (R->quad && !R->dist)
         for (int i = 0; i < R->nt; i++)
           for (int j = 0; j < R->nt; j++) {
             if (R->P[i][j] == 0.0 || !nv[j]) continue;
@@ -1080,6 +1145,12 @@ static double spring_eval(const mbs_sys *S, const mbs_spring *p, const double *q
 
 /* Vt(pi) = 1/2 k (sqrt(pi) - L0)^2 and its first two derivatives */
 static double spring_vt(const mbs_spring *p, double pi, double *d1, double *d2) {
+  if (p->sq) { /* Vt(pi) = 1/2 k (pi - L0^2)^2 */
+    double e = pi - p->L0 * p->L0;
+    if (d1) *d1 = p->k * e;
+    if (d2) *d2 = p->k;
+    return 0.5 * p->k * e * e;
+  }
   double l = sqrt(pi);
   if (d1) *d1 = p->L0 == 0.0 ? 0.5 * p->k : 0.5 * p->k * (1.0 - p->L0 / l);
   if (d2) *d2 = p->L0 == 0.0 ? 0.0 : 0.25 * p->k * p->L0 / (pi * l);
@@ -1097,6 +1168,24 @@ static int cb_V_springs(const double *q, double *V, void *u) {
   return mbs_torsion_V(S, q, V);
 }
 
+/* A spring between particles (or a particle and a ground point): its maps
+ * are the positions (Dr = [I, -I]), so the callbacks below write it without
+ * forming Dr (the particle systems' fast path, as for the pp joints; the
+ * same numbers in the same order).  1 and r = y_a - y_b, the tangent
+ * offsets o[s] of the slots (-1: ground), or 0 for any other spring. */
+static int spring_pp(const mbs_sys *S, const mbs_spring *p, const double *q, double r[3], int o[2]) {
+  const double *y[2];
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[p->el[k]];
+    if (e->kind == MBS_BODY) return 0;
+    int gr = e->kind == MBS_GROUND;
+    o[k] = gr ? -1 : e->voff;
+    y[k] = gr ? p->X[k] : q + e->qoff;
+  }
+  for (int i = 0; i < 3; i++) r[i] = y[0][i] - y[1][i];
+  return 1;
+}
+
 static int cb_dV_springs(const double *q, double *dV, void *u) {
   const mbs_sys *S = u;
   LV_CHECK(cb_dV(q, dV, u));
@@ -1104,6 +1193,13 @@ static int cb_dV_springs(const double *q, double *dV, void *u) {
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3], d1;
+    int o[2];
+    if (spring_pp(S, &S->sp[k], q, r, o)) {
+      spring_vt(&S->sp[k], mbs_dot3(r, r), &d1, NULL);
+      for (int sl = 0; sl < 2; sl++)
+        for (int i = 0; o[sl] >= 0 && i < 3; i++) dV[o[sl] + i] += 2.0 * d1 * (sl ? -r[i] : r[i]);
+      continue;
+    }
     spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, Dr), &d1, NULL);
     for (int c = 0; c < L.n; c++)
       dV[jloc_global(&L, c)] += 2.0 * d1 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c]);
@@ -1120,6 +1216,18 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
     jloc L;
     double r[3], d1, d2;
     const mbs_spring *p = &S->sp[k];
+    int o[2];
+    if (spring_pp(S, p, q, r, o)) { /* blocks +-(2 Vt' I + 4 Vt'' r r^T) */
+      spring_vt(p, mbs_dot3(r, r), &d1, &d2);
+      for (int ka = 0; ka < 2; ka++)
+        for (int a = 0; o[ka] >= 0 && a < 3; a++)
+          for (int kb = 0; kb < 2; kb++)
+            for (int b = 0; o[kb] >= 0 && b < 3; b++) {
+              double x = 2.0 * d1 * (a == b) + 4.0 * d2 * r[a] * r[b];
+              LV_CHECK(lv_sink_add(H, o[ka] + a, o[kb] + b, ka == kb ? x : -x));
+            }
+      continue;
+    }
     spring_vt(p, spring_eval(S, p, q, &L, r, Dr), &d1, &d2);
     int n = L.n;
     double f[3] = {2.0 * d1 * r[0], 2.0 * d1 * r[1], 2.0 * d1 * r[2]}, rD[2 * MBS_NV_MAX];
@@ -1161,6 +1269,12 @@ static int cb_dpi(const double *q, lv_sink *D, void *u) {
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3];
+    int o[2];
+    if (spring_pp(S, &S->sp[k], q, r, o)) {
+      for (int sl = 0; sl < 2; sl++)
+        for (int i = 0; o[sl] >= 0 && i < 3; i++) LV_CHECK(lv_sink_add(D, k, o[sl] + i, 2.0 * (sl ? -r[i] : r[i])));
+      continue;
+    }
     spring_eval(S, &S->sp[k], q, &L, r, Dr);
     for (int c = 0; c < L.n; c++)
       LV_CHECK(lv_sink_add(D, k, jloc_global(&L, c),
@@ -1284,10 +1398,124 @@ static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *
   return mbs_forces_dq(S, t, q, v, K);
 }
 
+/* ---- distance joints between particles: the particle systems' fast path
+ * (chains, pendulums, bar-and-spring systems) ----
+ * A row ds/2 (|y_0 - y_1|^2 - L2) on the positions y_s of slot s's
+ * particle (or its ground point): G = ds [d^T, -d^T], H(gam) = gam ds
+ * [[I, -I], [-I, I]], Z(w) = ds (w_0 - w_1)^T [I, -I], d = y_0 - y_1; the
+ * same numbers, in the same order, as joint_eval's scatter lists. */
+static int pp_joint(const mbs_sys *S, const mbs_joint *J) {
+  if (J->nrows != 1 || !J->rows[0].dist) return 0;
+  for (int k = 0; k < 2; k++)
+    if (S->el[J->el[k]].kind == MBS_BODY) return 0;
+  return J->rows[0].t[0].slot == 0 && J->rows[0].t[1].slot == 1;
+}
+
+/* d = y_0 - y_1 and the tangent offsets o[s] of the slots (-1: ground) */
+static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const double *q, double d[3], int o[2]) {
+  const mbs_row *R = J->rows;
+  const double *y[2];
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[J->el[k]];
+    int gr = e->kind == MBS_GROUND;
+    o[k] = gr ? -1 : e->voff;
+    y[k] = gr ? R->t[k].X : q + e->qoff;
+  }
+  for (int i = 0; i < 3; i++) d[i] = y[0][i] - y[1][i];
+  return R;
+}
+
+static int pp_G(const mbs_sys *S, const mbs_joint *J, const double *q, lv_sink *G) {
+  double d[3];
+  int o[2];
+  const mbs_row *R = pp_diff(S, J, q, d, o);
+  for (int k = 0; k < 2; k++) {
+    if (o[k] < 0) continue;
+    for (int i = 0; i < 3; i++) {
+      double f = R->ds * d[i];
+      LV_CHECK(lv_sink_add(G, J->row0, o[k] + i, k ? -f : f));
+    }
+  }
+  return 0;
+}
+
+/* H's diagonal blocks: one entry per coordinate of each particle, the sum
+ * over its distance joints (as many entries as a hand-written chain adds) */
+static int pp_H_diag(const mbs_sys *S, const double *gam, lv_sink *H) {
+  for (int e = 1; e < S->nel; e++) {
+    if (S->ppoff[e + 1] == S->ppoff[e]) continue;
+    double s = 0.0;
+    for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
+      const mbs_joint *J = &S->j[S->ppj[k]];
+      s += gam[J->row0] * J->rows[0].ds;
+    }
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(H, S->el[e].voff + i, S->el[e].voff + i, s));
+  }
+  return 0;
+}
+
+/* ... and the off-diagonal blocks of a joint between two particles */
+static int pp_H(const mbs_joint *J, const int o[2], double gam, lv_sink *H) {
+  double s = gam * J->rows[0].ds;
+  if (o[0] < 0 || o[1] < 0) return 0;
+  for (int i = 0; i < 3; i++) {
+    LV_CHECK(lv_sink_add(H, o[0] + i, o[1] + i, -s));
+    LV_CHECK(lv_sink_add(H, o[1] + i, o[0] + i, -s));
+  }
+  return 0;
+}
+
+/* the CSR lists ppoff, ppj of the pp joints at each element */
+static int pp_lists(mbs_sys *S) {
+  int n = 0;
+  for (int k = 0; k < S->nj; k++) n += S->j[k].pp;
+  if (!n) return 0;
+  S->ppoff = lv_calloc((size_t)S->nel + 1, sizeof(int));
+  S->ppj = lv_calloc((size_t)(2 * n), sizeof(int));
+  if (!S->ppoff || !S->ppj) return LV_ENOMEM;
+  for (int k = 0; k < S->nj; k++) /* counts, then offsets */
+    for (int sl = 0; S->j[k].pp && sl < 2; sl++)
+      if (S->el[S->j[k].el[sl]].kind != MBS_GROUND) S->ppoff[S->j[k].el[sl] + 1]++;
+  for (int e = 0; e < S->nel; e++) S->ppoff[e + 1] += S->ppoff[e];
+  int *pos = lv_calloc((size_t)S->nel, sizeof(int));
+  if (!pos) return LV_ENOMEM;
+  memcpy(pos, S->ppoff, (size_t)S->nel * sizeof(int));
+  for (int k = 0; k < S->nj; k++)
+    for (int sl = 0; S->j[k].pp && sl < 2; sl++)
+      if (S->el[S->j[k].el[sl]].kind != MBS_GROUND) S->ppj[pos[S->j[k].el[sl]]++] = k;
+  free(pos);
+  return 0;
+}
+
+static int pp_Z(const mbs_joint *J, const int o[2], const double *w, lv_sink *Z) {
+  double ds = J->rows[0].ds, z[3];
+  for (int i = 0; i < 3; i++) z[i] = ds * ((o[0] >= 0 ? w[o[0] + i] : 0.0) - (o[1] >= 0 ? w[o[1] + i] : 0.0));
+  for (int k = 0; k < 2; k++) {
+    if (o[k] < 0) continue;
+    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(Z, J->row0, o[k] + i, k ? -z[i] : z[i]));
+  }
+  return 0;
+}
+
+/* the tangent offsets of a joint's slots (-1: ground) */
+static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2]) {
+  for (int k = 0; k < 2; k++) {
+    const mbs_elem *e = &S->el[J->el[k]];
+    o[k] = e->kind == MBS_GROUND ? -1 : e->voff;
+  }
+}
+
 static int cb_g(const double *q, double *g, void *u) {
   const mbs_sys *S = u;
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      double d[3];
+      int o[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o);
+      g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
+      continue;
+    }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, NULL, NULL, NULL);
@@ -1301,6 +1529,10 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
   double Gl[6 * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      LV_CHECK(pp_G(S, J, q, G));
+      continue;
+    }
     if (J->lin) {
       for (int e = 0; e < J->nG; e++) {
         double v = J->Gc[e];
@@ -1321,8 +1553,15 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
 static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   const mbs_sys *S = u;
   double Hl[NLOC * NLOC];
+  if (S->ppoff) LV_CHECK(pp_H_diag(S, gam, H));
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      int o[2];
+      pp_offsets(S, J, o);
+      LV_CHECK(pp_H(J, o, gam[J->row0], H));
+      continue;
+    }
     if (J->lin) {
       for (int e = 0; e < J->nH; e++) {
         double v = 0.0;
@@ -1345,6 +1584,12 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
   double Zl[6 * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      int o[2];
+      pp_offsets(S, J, o);
+      LV_CHECK(pp_Z(J, o, w, Z));
+      continue;
+    }
     if (J->lin) {
       for (int e = 0; e < J->nZ; e++) {
         double v = 0.0;
@@ -1442,7 +1687,7 @@ static void model_data_free(void *p) {
 static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   memset(T, 0, sizeof *T);
   *T = *S;
-  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL;
+  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL, T->ppoff = T->ppj = NULL;
   T->nj = 0;
   if (mbs_forces_clone(S, T)) return LV_ENOMEM;
   T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
@@ -1463,10 +1708,13 @@ static int sys_clone(const mbs_sys *S, mbs_sys *T) {
     J->lin = 0;
     J->Gc = J->Gk = J->Hk = J->Zk = NULL;
     J->Gs = J->Gi = J->Hs = J->Hi = J->Zs = J->Zi = NULL;
+    J->u = NULL;
+    J->rows_shared = 0;
     J->rows = lv_calloc((size_t)J->nrows, sizeof(mbs_row));
     T->nj = k + 1;
     if (!J->rows) return LV_ENOMEM;
     memcpy(J->rows, S->j[k].rows, (size_t)J->nrows * sizeof(mbs_row));
+    share_rows(T, k);
   }
   return 0;
 }
@@ -1497,6 +1745,7 @@ static int find_patterns(mbs_sys *S) {
   int rc = 0;
   for (int k = 0; k < S->nj && !rc; k++) {
     mbs_joint *J = &S->j[k];
+    if (J->pp) continue; /* written directly */
     J->mG = lv_calloc(6 * NLOC, 1);
     J->mH = lv_calloc(NLOC * NLOC, 1);
     J->mZ = lv_calloc(6 * NLOC, 1);
@@ -1513,6 +1762,7 @@ static int find_patterns(mbs_sys *S) {
         }
     for (int k = 0; k < S->nj; k++) {
       mbs_joint *J = &S->j[k];
+      if (J->pp) continue;
       jloc L;
       jloc_init(S, J, &L);
       for (int r = 0; r < 6; r++) gam[r] = 1.0 + rnd(&st) * 0.5;
@@ -1535,6 +1785,7 @@ static int find_patterns(mbs_sys *S) {
  * masks' row-major order: the callbacks then add exactly the structural
  * non-zeros, in a fixed order. */
 static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
+  if (J->pp) return 0;
   jloc L;
   jloc_init(S, J, &L);
   int n = L.n, cnt[3] = {0, 0, 0};
@@ -1566,6 +1817,9 @@ static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
           cnt[1]++;
         }
   }
+  /* the masks are not needed any more */
+  free(J->mG), free(J->mH), free(J->mZ);
+  J->mG = J->mH = J->mZ = NULL;
   return 0;
 }
 
@@ -1579,7 +1833,7 @@ static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
  * listed along the scatter lists (whose entries the masks fixed).  Leaves
  * J->lin = 0 when a map is not constant. */
 static int compile_linear(const mbs_sys *S, mbs_joint *J) {
-  if (S->form != MBS_DIRECTORS) return 0;
+  if (S->form != MBS_DIRECTORS || J->pp) return 0; /* pp joints have their own direct path */
   jloc L;
   jloc_init(S, J, &L);
   int n = L.n;
@@ -1726,7 +1980,15 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   mbs_model_data *d = lv_calloc(1, sizeof *d);
   if (!d) return fail(s, LV_ENOMEM, "out of memory");
   int rc = sys_clone(S, &d->sys);
-  for (int k = 0; !rc && k < d->sys.nj; k++) joint_index_terms(&d->sys.j[k]);
+  for (int k = 0; !rc && k < d->sys.nj; k++) { /* pp joints are written directly: no maps to index */
+    mbs_joint *J = &d->sys.j[k];
+    J->pp = pp_joint(&d->sys, J);
+    if (J->pp) continue;
+    J->u = lv_calloc(MBS_UNIQ, sizeof(mbs_term));
+    if (!J->u) rc = LV_ENOMEM;
+    else joint_index_terms(J);
+  }
+  if (!rc) rc = pp_lists(&d->sys);
   if (!rc) rc = find_patterns(&d->sys);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = compile_linear(&d->sys, &d->sys.j[k]);
@@ -1795,6 +2057,12 @@ int lv_mbs_model_element(const lv_model *m, int id, const char **name, int *rigi
   if (name) *name = id == LV_MBS_GROUND ? "ground" : S->el[id].name;
   if (rigid) *rigid = S->el[id].kind == MBS_BODY;
   return 0;
+}
+
+int lv_mbs_model_has_columns(const lv_model *m, int id) {
+  const mbs_sys *S = model_sys(m);
+  if (!S || id <= 0 || id >= S->nel) return 0;
+  return S->el[id].kind == MBS_BODY || S->el[id].named;
 }
 
 int lv_mbs_model_pose(const lv_model *m, int id, const double *q, double x[3], double R[9]) {

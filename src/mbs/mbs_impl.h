@@ -72,6 +72,7 @@ typedef struct {
   /* name (lv_mbs_set_name; default body<id> or particle<id>): the prefix
    * of the element's CSV columns <name>.x1, ... */
   char name[LV_MBS_NAME_MAX];
+  int named; /* set by lv_mbs_set_name */
 } mbs_elem;
 
 /* One map term: the position of body point X (axis = 0) or the direction
@@ -98,6 +99,12 @@ typedef struct {
   /* g_i = us[i] e_uk[i] (one non-zero component; set with ix), uk = -1 otherwise */
   int uk[MBS_TERMS];
   double us[MBS_TERMS];
+  /* a distance row ds/2 (|y_0 - y_1|^2 - L2) (dist = 1; P = ds [[1, -1],
+   * [-1, 1]], c0 = -ds L2 / 2 say the same): evaluated on the difference
+   * r = y_0 - y_1, so that c and f_i = +-ds r keep their relative accuracy
+   * far from the origin (no cancellation of |y|^2 terms) */
+  int dist;
+  double ds, L2;
 } mbs_row;
 
 typedef struct {
@@ -105,8 +112,11 @@ typedef struct {
   int el[2];        /* element ids of slots a, b */
   int nrows, row0;
   mbs_row *rows;
-  int nu;                 /* distinct maps of the rows, evaluated once per call */
-  mbs_term u[MBS_UNIQ];
+  /* rows_shared: rows is an earlier joint's (the same rows, e.g. the rods
+   * of a chain: one copy for all of them) and is not freed with this one */
+  int rows_shared;
+  int nu;      /* distinct maps of the rows, evaluated once per call */
+  mbs_term *u; /* room for MBS_UNIQ (set at build; not for pp joints) */
   /* structural non-zeros of the local G (nrows x nloc), H (nloc x nloc)
    * and Z (nrows x nloc), found at build time */
   unsigned char *mG, *mH, *mZ;
@@ -121,6 +131,11 @@ typedef struct {
   int lin;
   double *Gc, *Gk, *Hk, *Zk;
   int *Gs, *Gi, *Hs, *Hi, *Zs, *Zi;
+  /* a distance joint between particles (or a particle and the ground),
+   * set at build: its maps are the positions themselves (D = I), and the
+   * callbacks write its rows directly (mbs.c, pp_*), without joint_eval,
+   * masks or scatter lists */
+  int pp;
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
@@ -131,11 +146,13 @@ typedef struct {
   double axis[3], point[3];
 } mbs_sym;
 
-/* Linear spring between body points: V = 1/2 k (|x_a(Xa) - x_b(Xb)| - L0)^2. */
+/* Linear spring between body points: V = 1/2 k (|x_a(Xa) - x_b(Xb)| - L0)^2,
+ * or with sq = 1 (lv_mbs_add_spring_squared) V = 1/2 k (|x_a - x_b|^2 - L0^2)^2. */
 typedef struct {
   int el[2];
   double X[2][3];
   double k, L0;
+  int sq;
 } mbs_spring;
 
 typedef struct {
@@ -159,6 +176,10 @@ typedef struct {
   /* bushings: spring-dampers per space axis (forces.c) */
   int nbu, cap_bu;
   struct mbs_bushing *bu;
+  /* built models: the distance joints between particles (mbs_joint.pp)
+   * at each element, ppj[ppoff[e] .. ppoff[e + 1]) (NULL: none), so that
+   * H adds each particle's diagonal once */
+  int *ppoff, *ppj;
 } mbs_sys;
 
 /* ---- formulation maps (form.c) ----
