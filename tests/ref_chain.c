@@ -140,18 +140,11 @@ static int sym(int s, const double *q, double *xi, void *u) {
   return 0;
 }
 
-static const lv_param_info params[] = {
-    {"N", "10", "number of particles (1 .. 10000000)"},
-    {"m", "1", "mass of each particle"},
-    {"l", "1", "length of each link"},
-    {"gravity", "9.81", "gravitational acceleration (along -e3)"},
-    {"angle", "90", "initial angle of the straight chain from the downward vertical, degrees"},
-    {"vy", "1", "amplitude of the initial velocity field (along e2, perpendicular to the chain's plane)"},
-    {NULL, NULL, NULL},
-};
 
 int ref_chain(const lv_kv *kv, lv_model **out) {
   *out = NULL;
+  const lv_param_info *params = ref_params("chain");
+  if (!params) return LV_EUNKNOWN;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   chain *C = lv_calloc(1, sizeof *C);
   if (!C) return LV_ENOMEM;

@@ -211,47 +211,11 @@ static int inv_pot(const double *pi, double *vt, double *dvt, void *u) {
   return 0;
 }
 
-#define V4Z0 "1.1764705882352942"
-static const lv_param_info params[] = {
-    {"m1", "1", "mass of particle 1"},
-    {"m2", "3", "mass of particle 2"},
-    {"m3", "2.3", "mass of particle 3"},
-    {"m4", "1.7", "mass of particle 4"},
-    {"k13", "50", "stiffness of the spring 1-3"},
-    {"k24", "500", "stiffness of the spring 2-4"},
-    {"l13", "1", "rest length of the spring 1-3"},
-    {"l24", "1", "rest length of the spring 2-4"},
-    {"l12", "1", "length of the rigid bar 1-2"},
-    {"l34", "1", "length of the rigid bar 3-4"},
-    {"q1x", "0", "initial position of particle 1, x"},
-    {"q1y", "0", "initial position of particle 1, y"},
-    {"q1z", "0", "initial position of particle 1, z"},
-    {"q2x", "1", "initial position of particle 2, x"},
-    {"q2y", "0", "initial position of particle 2, y"},
-    {"q2z", "0", "initial position of particle 2, z"},
-    {"q3x", "0", "initial position of particle 3, x"},
-    {"q3y", "1", "initial position of particle 3, y"},
-    {"q3z", "0", "initial position of particle 3, z"},
-    {"q4x", "1", "initial position of particle 4, x"},
-    {"q4y", "1", "initial position of particle 4, y"},
-    {"q4z", "0", "initial position of particle 4, z"},
-    {"v1x", "0", "initial velocity of particle 1, x"},
-    {"v1y", "0", "initial velocity of particle 1, y"},
-    {"v1z", "0", "initial velocity of particle 1, z"},
-    {"v2x", "0", "initial velocity of particle 2, x"},
-    {"v2y", "0", "initial velocity of particle 2, y"},
-    {"v2z", "0", "initial velocity of particle 2, z"},
-    {"v3x", "0", "initial velocity of particle 3, x"},
-    {"v3y", "0", "initial velocity of particle 3, y"},
-    {"v3z", "0", "initial velocity of particle 3, z"},
-    {"v4x", "0", "initial velocity of particle 4, x"},
-    {"v4y", "0", "initial velocity of particle 4, y (the authors' metis error-analysis input uses 3/1.7)"},
-    {"v4z", V4Z0, "initial velocity of particle 4, z (= 2/1.7, Kinon, Betsch & Schneider 2023, eq. (127))"},
-    {NULL, NULL, NULL},
-};
 
 int ref_four_particle(const lv_kv *kv, lv_model **out) {
   *out = NULL;
+  const lv_param_info *params = ref_params("four-particle");
+  if (!params) return LV_EUNKNOWN;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   fourp *F = lv_calloc(1, sizeof *F);
   if (!F) return LV_ENOMEM;

@@ -126,18 +126,6 @@ static int sym(int k, const double *q, double *xi, void *u) {
   return 0;
 }
 
-static const lv_param_info params[] = {
-    {"m", "0.7069", "mass"},
-    {"I1", "5.3014e-4", "principal moment of inertia about the centre of mass, axis d1"},
-    {"I2", "5.3014e-4", "principal moment of inertia about the centre of mass, axis d2"},
-    {"I3", "5.3014e-4", "principal moment of inertia about the centre of mass, axis d3 (symmetry axis)"},
-    {"l", "0.075", "distance from the fixed tip to the centre of mass"},
-    {"gravity", "9.81", "gravitational acceleration (along -e3)"},
-    {"alpha0", "1.0471975511965976", "initial nutation angle about e1 (pi/3)"},
-    {"omega_p", "10", "initial precession rate about e3"},
-    {"omega_s", "eq. (112)", "initial spin rate about d3; default: the steady-precession value of eq. (112)"},
-    {NULL, NULL, NULL},
-};
 
 static void cross(const double *a, const double *b, double *c) {
   c[0] = a[1] * b[2] - a[2] * b[1];
@@ -147,6 +135,8 @@ static void cross(const double *a, const double *b, double *c) {
 
 int ref_gyro_top(const lv_kv *kv, lv_model **out) {
   *out = NULL;
+  const lv_param_info *params = ref_params("gyro-top");
+  if (!params) return LV_EUNKNOWN;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   gtop *T = lv_calloc(1, sizeof *T);
   if (!T) return LV_ENOMEM;

@@ -76,21 +76,11 @@ static int sym(int k, const double *q, double *xi, void *u) {
   return 0;
 }
 
-static const lv_param_info params[] = {
-    {"m", "1", "mass"},
-    {"l", "1", "rod length"},
-    {"gravity", "9.81", "gravitational acceleration (along -e3)"},
-    {"x0", "1", "initial position, x"},
-    {"y0", "0", "initial position, y"},
-    {"z0", "0", "initial position, z"},
-    {"vx0", "0", "initial velocity, x"},
-    {"vy0", "1", "initial velocity, y"},
-    {"vz0", "0", "initial velocity, z"},
-    {NULL, NULL, NULL},
-};
 
 int ref_pendulum3d(const lv_kv *kv, lv_model **out) {
   *out = NULL;
+  const lv_param_info *params = ref_params("pendulum3d");
+  if (!params) return LV_EUNKNOWN;
   LV_CHECK(lv_kv_check(kv, params, NULL));
   pendulum *P = lv_calloc(1, sizeof *P);
   if (!P) return LV_ENOMEM;

@@ -8,6 +8,17 @@
 
 #include "livens/livens.h"
 #include "models/models.h"
+#include <string.h>
+
+/* The parameter table of the built-in model @p name (its models/ file): a
+ * reference takes the same parameters, in the same order, with the same
+ * defaults, so the two are compared on equal terms.  NULL if none. */
+static inline const lv_param_info *ref_params(const char *name) {
+  const lv_model_info *const *reg = lv_model_registry();
+  for (int i = 0; reg[i]; i++)
+    if (strcmp(reg[i]->name, name) == 0) return reg[i]->params;
+  return NULL;
+}
 
 /* heavy-top, formulation r3so3 (default), se3, so3 or udq: the hand-written
  * top of models/heavy_top_hand.c, which the built-in model also uses for so3
