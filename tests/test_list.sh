@@ -99,6 +99,9 @@ $T "$L" run "$sys/driven_rotor.yaml" --t-end 2e-3 >out.txt 2>err.txt; st=$?
 $T "$L" run four-particle --t-end 0.01 >out.txt 2>err.txt; st=$?
 [ $st -eq 0 ] && grep -q '^vi-a .* ok$' out.txt && ! grep -q 'running genalpha' err.txt &&
   ok "four-particle without --scheme keeps VI-A" || bad "four-particle default scheme: exit $st $(cat out.txt err.txt)"
+$T "$L" run kapitza --t-end 0.01 >out.txt 2>err.txt; st=$?
+[ $st -eq 0 ] && grep -q '^genalpha .* ok$' out.txt && grep -q 'driving constraints.*running genalpha' err.txt &&
+  ok "kapitza (driven) without --scheme runs genalpha" || bad "kapitza default scheme: exit $st $(cat out.txt err.txt)"
 expect_usage "a named scheme that cannot run the model" run heavy-top --scheme vi-a --t-end 0.01
 expect_usage "list of a missing file" list nothere.yaml
 expect_usage "list with a non-file argument" list heavy-top

@@ -336,19 +336,21 @@ static void on_sigint(int sig) {
   if (cli_running) lv_integrator_request_stop(cli_running);
 }
 
-/* Why @p scheme refuses @p model (LV_ENOTIMPL from lv_integrator_new): the
- * first requirement it does not meet, in lv_integrator_new's order, and the
- * way out when the model has a directors formulation (issue 15). */
 /* The first requirement of a scheme's flags that the model does not meet
- * (0: none; the scheme may still refuse it for a reason of its own). */
+ * (0: none; the scheme may still refuse it for a reason of its own); a
+ * driven model needs LV_SCHEME_DRIVEN. */
 static unsigned unmet_requirement(unsigned fl, const lv_model *model) {
   if ((fl & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) return LV_SCHEME_CONSTANT_MASS;
   if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) return LV_SCHEME_LINEAR_SPACE;
   if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(model) > 0) return LV_SCHEME_UNCONSTRAINED;
   if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) return LV_SCHEME_CONSERVATIVE;
+  if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) return LV_SCHEME_DRIVEN;
   return 0;
 }
 
+/* Why @p scheme refuses @p model (LV_ENOTIMPL from lv_integrator_new): the
+ * first requirement it does not meet, in lv_integrator_new's order, and the
+ * way out when the model has a directors formulation (issue 15). */
 static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, size_t n) {
   const lv_scheme_type *st = lv_scheme_find(scheme);
   unsigned fl = st ? st->flags : 0, unmet = unmet_requirement(fl, model);
@@ -365,7 +367,7 @@ static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, s
   } else if (unmet == LV_SCHEME_CONSERVATIVE) {
     snprintf(buf, n, "it needs a conservative model (no applied or gyroscopic force)");
     fix = 1;
-  } else if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) {
+  } else if (unmet == LV_SCHEME_DRIVEN) {
     snprintf(buf, n, "it supports only scleronomic constraints g(q) = 0, and this model has driving constraints "
              "g(q) = c(t) (use genalpha)");
   } else {
