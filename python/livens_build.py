@@ -161,6 +161,7 @@ typedef struct {
 } lv_scheme_type;
 const lv_scheme_type *const *lv_scheme_registry(void);
 const lv_scheme_type *lv_scheme_find(const char *name);
+unsigned lv_scheme_unmet_requirement(const lv_scheme_type *type, const lv_model *model, char *why, size_t n);
 
 /* lv_integrator.h */
 typedef struct lv_integrator lv_integrator;

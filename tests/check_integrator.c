@@ -389,6 +389,43 @@ START_TEST(test_bliedf_refuses_halving) {
 }
 END_TEST
 
+/* lv_scheme_unmet_requirement names the reason lv_integrator_new refuses a
+ * model, for every scheme and a model of each kind: Lie group with
+ * configuration-dependent mass (heavy-top), applied forces (slider-crank),
+ * driving constraints (kapitza), constrained on R^n (pendulum3d). */
+START_TEST(test_unmet_requirement) {
+  const char *models[] = {"heavy-top", "slider-crank", "kapitza", "pendulum3d", "four-particle"};
+  const lv_scheme_type *const *reg = lv_scheme_registry();
+  int refusals = 0;
+  for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
+    lv_model *m = builtin(models[k]);
+    for (int i = 0; reg[i]; i++) {
+      char why[256] = "x";
+      unsigned u = lv_scheme_unmet_requirement(reg[i], m, why, sizeof why);
+      lv_integrator *it = NULL;
+      int rc = lv_integrator_new(&it, m, reg[i]->name, 0.01);
+      ck_assert_msg((rc == LV_ENOTIMPL) == (u != 0), "%s on %s: rc %d, unmet %#x", reg[i]->name, models[k], rc, u);
+      ck_assert_msg(u == 0 || (u & reg[i]->flags) || u == LV_SCHEME_DRIVEN, "%s: flag %#x", reg[i]->name, u);
+      ck_assert_msg((u != 0) == (why[0] != '\0'), "%s on %s: '%s'", reg[i]->name, models[k], why);
+      refusals += u != 0;
+      lv_integrator_free(it);
+    }
+    lv_model_free(m);
+  }
+  ck_assert_int_gt(refusals, 10);
+  lv_model *top = builtin("heavy-top"), *kap = builtin("kapitza");
+  char why[16];
+  ck_assert_uint_eq(lv_scheme_unmet_requirement(lv_scheme_find("vi-a"), top, why, sizeof why), LV_SCHEME_LINEAR_SPACE);
+  ck_assert_str_eq(why, "it needs a cons"); /* truncated to the buffer, terminated */
+  ck_assert_uint_eq(lv_scheme_unmet_requirement(lv_scheme_find("rattle"), kap, NULL, 0), LV_SCHEME_DRIVEN);
+  ck_assert_uint_eq(lv_scheme_unmet_requirement(lv_scheme_find("genalpha"), kap, why, sizeof why), 0);
+  ck_assert_str_eq(why, "");
+  ck_assert_uint_eq(lv_scheme_unmet_requirement(NULL, kap, why, sizeof why), 0);
+  lv_model_free(top);
+  lv_model_free(kap);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("integrator");
   TCase *tc = tu_tcase(s, "core", 0.02);
@@ -401,6 +438,7 @@ int main(void) {
   tcase_add_test(tc, test_failed_halving_restores_history);
   tcase_add_test(tc, test_halving_then_continuing);
   tcase_add_test(tc, test_bliedf_refuses_halving);
+  tcase_add_test(tc, test_unmet_requirement);
   tcase_add_test(tc, test_new_step_refactorises);
   return tu_run_suite(s);
 }

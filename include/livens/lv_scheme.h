@@ -136,6 +136,18 @@ enum {
 LV_API const lv_scheme_type *const *lv_scheme_registry(void);
 /** Look a scheme up by name; NULL if unknown. */
 LV_API const lv_scheme_type *lv_scheme_find(const char *name);
+/** Why scheme @p type cannot run @p model, if it cannot: the first
+ *  requirement of its flags that the model does not meet, in the order
+ *  lv_integrator_new_with_type() tests them (which then returns
+ *  LV_ENOTIMPL).  Returns that LV_SCHEME_* flag (LV_SCHEME_CONSTANT_MASS,
+ *  LV_SCHEME_LINEAR_SPACE, LV_SCHEME_UNCONSTRAINED, LV_SCHEME_CONSERVATIVE,
+ *  or LV_SCHEME_DRIVEN for a model with driving constraints and a scheme
+ *  without them), or 0 when every requirement is met (the scheme's init
+ *  may still refuse the model for a reason of its own, with LV_ENOTIMPL
+ *  and no sentence).  When @p why is not NULL it receives one sentence
+ *  (at most @p n bytes, always terminated), e.g. "it needs a constant mass
+ *  matrix", or "" for 0.  NULL @p type or @p model: 0. */
+LV_API unsigned lv_scheme_unmet_requirement(const lv_scheme_type *type, const lv_model *model, char *why, size_t n);
 
 #ifdef __cplusplus
 }

@@ -495,7 +495,13 @@ def simulate(model, scheme, step, t_end, params=None, opts=None, every=1, halvin
     if rc == lib.LV_EUNKNOWN:
         raise UnknownNameError(f"unknown scheme '{scheme}' (see livens.schemes()).", status=rc)
     if rc:
-        raise make_error(rc, f"scheme '{scheme}' cannot run model '{model.name}': {_strerror(rc)}.")
+        why = ffi.new("char[512]")
+        if rc != lib.LV_ENOTIMPL or not lib.lv_scheme_unmet_requirement(lib.lv_scheme_find(scheme.encode()),
+                                                                        model._ptr, why, 512):
+            why = _strerror(rc)
+        else:
+            why = ffi.string(why).decode()
+        raise make_error(rc, f"scheme '{scheme}' cannot run model '{model.name}': {why}.")
     it = ffi.gc(pit[0], lib.lv_integrator_free)
     rec_p = ffi.new("pylv_recorder **")
     try:

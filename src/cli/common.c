@@ -336,43 +336,14 @@ static void on_sigint(int sig) {
   if (cli_running) lv_integrator_request_stop(cli_running);
 }
 
-/* The first requirement of a scheme's flags that the model does not meet
- * (0: none; the scheme may still refuse it for a reason of its own); a
- * driven model needs LV_SCHEME_DRIVEN. */
-static unsigned unmet_requirement(unsigned fl, const lv_model *model) {
-  if ((fl & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) return LV_SCHEME_CONSTANT_MASS;
-  if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) return LV_SCHEME_LINEAR_SPACE;
-  if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(model) > 0) return LV_SCHEME_UNCONSTRAINED;
-  if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) return LV_SCHEME_CONSERVATIVE;
-  if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) return LV_SCHEME_DRIVEN;
-  return 0;
-}
-
 /* Why @p scheme refuses @p model (LV_ENOTIMPL from lv_integrator_new): the
  * first requirement it does not meet, in lv_integrator_new's order, and the
  * way out when the model has a directors formulation (issue 15). */
 static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, size_t n) {
   const lv_scheme_type *st = lv_scheme_find(scheme);
-  unsigned fl = st ? st->flags : 0, unmet = unmet_requirement(fl, model);
-  int fix = 0;
-  if (unmet == LV_SCHEME_CONSTANT_MASS) {
-    snprintf(buf, n, "it needs a constant mass matrix");
-    fix = 1;
-  } else if (unmet == LV_SCHEME_LINEAR_SPACE) {
-    snprintf(buf, n, "it needs a constant mass matrix on a linear space R^n, and this model is on %s",
-             lv_space_name(lv_model_space(model)));
-    fix = 1;
-  } else if (unmet == LV_SCHEME_UNCONSTRAINED) {
-    snprintf(buf, n, "it runs only models without constraints, and this one has %d", lv_model_nc(model));
-  } else if (unmet == LV_SCHEME_CONSERVATIVE) {
-    snprintf(buf, n, "it needs a conservative model (no applied or gyroscopic force)");
-    fix = 1;
-  } else if (unmet == LV_SCHEME_DRIVEN) {
-    snprintf(buf, n, "it supports only scleronomic constraints g(q) = 0, and this model has driving constraints "
-             "g(q) = c(t) (use genalpha)");
-  } else {
-    snprintf(buf, n, "%s", lv_strerror(LV_ENOTIMPL));
-  }
+  unsigned unmet = lv_scheme_unmet_requirement(st, model, buf, n);
+  int fix = unmet == LV_SCHEME_CONSTANT_MASS || unmet == LV_SCHEME_LINEAR_SPACE || unmet == LV_SCHEME_CONSERVATIVE;
+  if (!unmet) snprintf(buf, n, "%s", lv_strerror(LV_ENOTIMPL));
   const char *form = lv_mbs_model_formulation(model);
   if (!fix || (form && strcmp(form, "directors") == 0)) return;
   const lv_model_info *const *reg = lv_model_registry();
@@ -394,7 +365,8 @@ static void cli_mismatch(const char *scheme, const lv_model *model, char *buf, s
 void cli_choose_scheme(cli_run *r, const lv_model *model) {
   if (!r->scheme_auto) return;
   const lv_scheme_type *st = lv_scheme_find(r->scheme), *ga = lv_scheme_find("genalpha");
-  if (!st || !ga || !unmet_requirement(st->flags, model) || unmet_requirement(ga->flags, model)) return;
+  if (!st || !ga || !lv_scheme_unmet_requirement(st, model, NULL, 0) || lv_scheme_unmet_requirement(ga, model, NULL, 0))
+    return;
   char why[256];
   cli_mismatch(r->scheme, model, why, sizeof why);
   fprintf(stderr, "livens: no --scheme given, and the default %s cannot run '%s': %s; running genalpha.\n",

@@ -31,13 +31,14 @@ static char mark(const lv_model *m, const lv_scheme_type *st) {
   lv_integrator *it = NULL;
   int rc = lv_integrator_new(&it, m, st->name, h);
   if (rc == LV_ENOTIMPL) {
-    unsigned fl = st->flags;
-    if ((fl & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(m)) return 'M';
-    if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(m))) return 'L';
-    if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(m) > 0) return 'U';
-    if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(m)) return 'F';
-    if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(m)) return 'D';
-    return 'S';
+    switch (lv_scheme_unmet_requirement(st, m, NULL, 0)) {
+      case LV_SCHEME_CONSTANT_MASS: return 'M';
+      case LV_SCHEME_LINEAR_SPACE: return 'L';
+      case LV_SCHEME_UNCONSTRAINED: return 'U';
+      case LV_SCHEME_CONSERVATIVE: return 'F';
+      case LV_SCHEME_DRIVEN: return 'D';
+      default: return 'S';
+    }
   }
   if (rc) return '?';
   rc = lv_integrator_init(it, 0.0, NULL, NULL);

@@ -43,6 +43,33 @@ void lv_state_copy(lv_state *dst, const lv_state *src, int nq, int nv, int nc) {
   }
 }
 
+unsigned lv_scheme_unmet_requirement(const lv_scheme_type *type, const lv_model *model, char *why, size_t n) {
+  if (why && n) why[0] = '\0';
+  if (!type || !model) return 0;
+  unsigned fl = type->flags, unmet = 0;
+  if ((fl & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) {
+    unmet = LV_SCHEME_CONSTANT_MASS;
+    if (why && n) snprintf(why, n, "it needs a constant mass matrix");
+  } else if ((fl & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) {
+    unmet = LV_SCHEME_LINEAR_SPACE;
+    if (why && n)
+      snprintf(why, n, "it needs a constant mass matrix on a linear space R^n, and this model is on %s",
+               lv_space_name(lv_model_space(model)));
+  } else if ((fl & LV_SCHEME_UNCONSTRAINED) && lv_model_nc(model) > 0) {
+    unmet = LV_SCHEME_UNCONSTRAINED;
+    if (why && n) snprintf(why, n, "it runs only models without constraints, and this one has %d", lv_model_nc(model));
+  } else if ((fl & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) {
+    unmet = LV_SCHEME_CONSERVATIVE;
+    if (why && n) snprintf(why, n, "it needs a conservative model (no applied or gyroscopic force)");
+  } else if (!(fl & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) {
+    unmet = LV_SCHEME_DRIVEN;
+    if (why && n)
+      snprintf(why, n, "it supports only scleronomic constraints g(q) = 0, and this model has driving constraints "
+               "g(q) = c(t) (use genalpha)");
+  }
+  return unmet;
+}
+
 int lv_integrator_new(lv_integrator **out, const lv_model *model, const char *scheme, double h) {
   if (!out) return LV_EINPUT;
   *out = NULL;
@@ -59,11 +86,7 @@ int lv_integrator_new_with_type(lv_integrator **out, const lv_model *model, cons
   if (!(h > 0.0) || !isfinite(h)) return LV_EINPUT;
   if (lv_model_validate(model)) return LV_EINPUT;
   int nq = lv_model_nq(model), nv = lv_model_nv(model), nc = lv_model_nc(model);
-  if ((type->flags & LV_SCHEME_CONSTANT_MASS) && !lv_model_mass_constant(model)) return LV_ENOTIMPL;
-  if ((type->flags & LV_SCHEME_LINEAR_SPACE) && !lv_space_is_linear(lv_model_space(model))) return LV_ENOTIMPL;
-  if ((type->flags & LV_SCHEME_UNCONSTRAINED) && nc > 0) return LV_ENOTIMPL;
-  if ((type->flags & LV_SCHEME_CONSERVATIVE) && lv_model_has_force(model)) return LV_ENOTIMPL;
-  if (!(type->flags & LV_SCHEME_DRIVEN) && lv_model_has_driving(model)) return LV_ENOTIMPL;
+  if (lv_scheme_unmet_requirement(type, model, NULL, 0)) return LV_ENOTIMPL;
 
   lv_integrator *it = lv_calloc(1, sizeof *it);
   if (!it) return LV_ENOMEM;

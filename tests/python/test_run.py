@@ -165,6 +165,11 @@ def test_run_failures_carry_the_program_sentence(program):
      "unknown scheme 'no-such-scheme'"),
     (lambda: livens.simulate("pendulum3d", "midpoint", 0.01, 1), livens.NotSupportedError,
      "scheme 'midpoint' cannot run model 'pendulum3d': "),
+    (lambda: livens.simulate("heavy-top", "vi-a", 0.01, 1), livens.NotSupportedError,
+     "scheme 'vi-a' cannot run model 'heavy-top': it needs a constant mass matrix on a linear space R^n, and this "
+     "model is on R^3xSO(3)."),
+    (lambda: livens.simulate("kapitza", "em", 0.01, 1), livens.NotSupportedError,
+     "it supports only scleronomic constraints g(q) = 0, and this model has driving constraints"),
     (lambda: livens.simulate("pendulum3d", "rattle", 0.01, 1, opts={"theta": 1}), livens.UnknownNameError,
      "scheme 'rattle' has no option 'theta'"),
     (lambda: livens.simulate("pendulum3d", "genalpha", 0.01, 1, opts={"rho-inf": 2}), livens.InputError,
