@@ -874,8 +874,10 @@ END_TEST
  * many as index 3 (3.0; 1.16), CTB as many as index 3 (2.0; 1.11);
  * modified Newton several per step (7.2; 4.4 / 6.8) with 50-300
  * factorisations per run (paper 170; 104 / 182).  Not reproduced, asserted
- * as measured: the absolute counts (about one below the paper's) and EP's
- * 1000 factorisations (livens: about as many as the Lie group schemes). */
+ * as measured: the absolute counts (about one below the paper's from this
+ * start, v'_n and lambda_n; from the paper's software's start see
+ * test_newton_counts_exudyn) and EP's 1000 factorisations (livens: about
+ * as many as the Lie group schemes). */
 START_TEST(test_newton_counts) {
   const int MOD = LV_NEWTON_MODIFIED, FULL = LV_NEWTON_FULL;
   form_end r1 = form_run("rotor", NULL, 0, "1", "exact", "3", 0.9, MOD, 1e-8, 1e-4, 0.1);
