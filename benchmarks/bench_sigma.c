@@ -12,9 +12,11 @@
  * 16, 17): rotor-forms (bearing error at t = 1 vs h, EP and CTB beside the
  * Lie group schemes), rotor-newton (modified Newton: iterations per step
  * and factorisations per run), crank-forms (errors in s, s' at t = 2),
- * crank-newton (full, simplified, modified Newton); each prints the
- * paper's value beside livens' and writes sigma_<section>.csv in the
- * working directory.
+ * crank-newton (full, simplified, modified Newton); the three Newton
+ * sections also count from the start and with the Newton matrix of the
+ * paper's software (genalpha newton-start=exudyn, newton-matrix=exudyn);
+ * each prints the paper's value beside livens' and writes
+ * sigma_<section>.csv in the working directory.
  * Usage: bench_sigma [reps] [section ...], sections heavy cost rotor crank
  * rotor-forms rotor-newton crank-forms crank-newton heavy-newton (default:
  * all). */
