@@ -12,9 +12,11 @@
  * 16, 17): rotor-forms (bearing error at t = 1 vs h, EP and CTB beside the
  * Lie group schemes), rotor-newton (modified Newton: iterations per step
  * and factorisations per run), crank-forms (errors in s, s' at t = 2),
- * crank-newton (full, simplified, modified Newton); each prints the
- * paper's value beside livens' and writes sigma_<section>.csv in the
- * working directory.
+ * crank-newton (full, simplified, modified Newton); the three Newton
+ * sections also count from the start and with the Newton matrix of the
+ * paper's software (genalpha newton-start=exudyn, newton-matrix=exudyn);
+ * each prints the paper's value beside livens' and writes
+ * sigma_<section>.csv in the working directory.
  * Usage: bench_sigma [reps] [section ...], sections heavy cost rotor crank
  * rotor-forms rotor-newton crank-forms crank-newton heavy-newton (default:
  * all). */
@@ -160,6 +162,8 @@ typedef struct {
   int kind;
   double atol, rtol, reuse;
   int stop, frozen; /* lv_newton_stop; max_frozen */
+  int exudyn;       /* bits: 1 genalpha newton-start=exudyn (Exudyn's start of every step's Newton),
+                       2 newton-matrix=exudyn (the terms Exudyn's Jacobian leaves out left out) */
 } nset;
 
 static int set_nset(lv_integrator *it, const nset *ns) {
@@ -236,6 +240,8 @@ static gres gen_run(const char *model, const gvar *V, const nset *ns, double rho
   const char *o[] = {"rho-inf", rs, "sigma", V->sigma, "corrector", V->corr, "predictor-factor", V->f, "index",
                      V->index, NULL};
   for (int i = 0; !r.rc && o[i]; i += 2) r.rc = lv_integrator_set_option(it, o[i], o[i + 1]);
+  if (!r.rc && (ns->exudyn & 1)) r.rc = lv_integrator_set_option(it, "newton-start", "exudyn");
+  if (!r.rc && (ns->exudyn & 2)) r.rc = lv_integrator_set_option(it, "newton-matrix", "exudyn");
   if (!r.rc) r.rc = set_nset(it, ns);
   if (!r.rc) r.rc = lv_integrator_init(it, 0.0, NULL, NULL);
   int N = (int)(T / h + 0.5), crank = model[0] == 's', N2 = (int)(2.0 / h + 0.5);
@@ -311,7 +317,7 @@ static void rotor_sweep(void) {
 static const gvar G_HAND0 = {NULL, 0, "0", "exact", "1", "3"};
 static const gvar G_HAND1 = {NULL, 0, "1", "exact", "1", "3"};
 static const gvar G_EP = {"euler-parameters", 0, "0", "exact", "1", "3"}, G_CTB = {"cardan", 0, "0", "exact", "1", "3"};
-static const nset N_TIGHT = {-1, 0, 0, 0, 0, 0};
+static const nset N_TIGHT = {-1, 0, 0, 0, 0, 0, 0};
 
 /* Rotor in Euler parameters and Cardan angles (claims 12 and 14). */
 static void rotor_forms(void) {
@@ -356,8 +362,17 @@ static void rotor_forms(void) {
  * 1e-10, r_tol 1e-8. */
 static void rotor_newton(void) {
   const double Hr[5] = {2e-4, 1e-4, 5e-5, 2.5e-5, 1.25e-5};
-  const nset mods[2] = {{LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, LV_NEWTON_STOP_REDUCTION, 8},
-                        {LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, 0, 0}};
+  /* the reduction test (Exudyn's), livens' increment test, then the
+   * reduction test from Exudyn's start (newton-start=exudyn) and with its
+   * Newton matrix as well (newton-matrix=exudyn) */
+  const nset mods[4] = {{LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, LV_NEWTON_STOP_REDUCTION, 8, 0},
+                        {LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, 0, 0, 0},
+                        {LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, LV_NEWTON_STOP_REDUCTION, 8, 1},
+                        {LV_NEWTON_MODIFIED, 1e-10, 1e-8, 0.5, LV_NEWTON_STOP_REDUCTION, 8, 3}};
+  const char *tn[4] = {"reduction", "increment", "exudyn", "exudyn+mat"};
+  const char *th[4] = {"(residual reduction test, Exudyn's)", "(livens' increment test)",
+                       "(reduction test from Exudyn's start, newton-start=exudyn)",
+                       "(and Exudyn's Newton matrix, newton-matrix=exudyn)"};
   const gvar var[] = {{NULL, 0, "1", "exact", "1", "3"},      {NULL, 0, "1", "exact", "1", "2"},
                       {NULL, 0, "1", "paper", "1", "3"},      {NULL, 0, "0", "exact", "1", "3"},
                       {NULL, 0, "0", "exact", "1", "2"},      G_CTB, G_EP};
@@ -369,10 +384,10 @@ static void rotor_newton(void) {
   printf("   paper it/step\n");
   FILE *f = bench_csv("sigma_rotor_newton.csv");
   if (f) fprintf(f, "test,variant,h,status,t_reached,it_per_step,factorizations,steps\n");
-  for (int t = 0; t < 2; t++)
+  for (int t = 0; t < 4; t++)
   for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
     printf("  %-13s", lab[v]);
-    if (v == 0) printf("%s\n  %-13s", t ? "(livens' increment test)" : "(residual reduction test, Exudyn's)", "");
+    if (v == 0) printf("%s\n  %-13s", th[t], "");
     for (int k = 0; k < 5; k++) {
       gres r = gen_run("rotor", &var[v], &mods[t], 0.9, Hr[k], 1.0);
       if (r.rc)
@@ -380,19 +395,19 @@ static void rotor_newton(void) {
       else
         printf("  %5.2f (%6.0f)", r.its, r.facts);
       if (f)
-        fprintf(f, "%s,%s,%g,%d,%.6g,%.4f,%.0f,%.0f\n", t ? "increment" : "reduction", lab[v], Hr[k], r.rc, r.t,
+        fprintf(f, "%s,%s,%g,%d,%.6g,%.4f,%.0f,%.0f\n", tn[t], lab[v], Hr[k], r.rc, r.t,
                 r.its, r.facts, r.steps);
     }
     printf("   %s\n", paper[v]);
   }
   /* EP completes below the sweep (h = 5e-6) */
-  for (int t = 0; t < 2; t++) {
+  for (int t = 0; t < 4; t++) {
     gres r = gen_run("rotor", &G_EP, &mods[t], 0.9, 5e-6, 1.0);
     printf("  EP, h = 5e-6, %s test: status %d at t = %.3f, %.2f it/step, %.0f factorisations in %.0f steps "
            "(paper 8.3 it/step, 119823 Jacobian updates)\n",
-           t ? "increment" : "reduction", r.rc, r.t, r.its, r.facts, r.steps);
+           tn[t], r.rc, r.t, r.its, r.facts, r.steps);
     if (f)
-      fprintf(f, "%s,EP,5e-6,%d,%.6g,%.4f,%.0f,%.0f\n", t ? "increment" : "reduction", r.rc, r.t, r.its, r.facts,
+      fprintf(f, "%s,EP,5e-6,%d,%.6g,%.4f,%.0f,%.0f\n", tn[t], r.rc, r.t, r.its, r.facts,
               r.steps);
   }
   if (f) fclose(f);
@@ -533,21 +548,27 @@ static void crank_newton(void) {
   /* the paper's software's test (residual reduction, Exudyn's defaults:
    * contractivity 0.5, 8 corrections per factorisation at most), then
    * livens' own (increment and residual tests) */
-  const nset ns[5] = {{LV_NEWTON_FULL, 1e-10, 1e-9, 0, LV_NEWTON_STOP_REDUCTION, 0},
-                      {LV_NEWTON_SIMPLIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8},
-                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8},
-                      {LV_NEWTON_FULL, 1e-10, 1e-9, 0, 0, 0},
-                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, 0, 0}};
-  const char *nl[5] = {"full", "simplified", "modified", "full/inc", "modif/inc"};
+  const nset ns[9] = {{LV_NEWTON_FULL, 1e-10, 1e-9, 0, LV_NEWTON_STOP_REDUCTION, 0, 0},
+                      {LV_NEWTON_SIMPLIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8, 0},
+                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8, 0},
+                      {LV_NEWTON_FULL, 1e-10, 1e-9, 0, 0, 0, 0},
+                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, 0, 0, 0},
+                      {LV_NEWTON_FULL, 1e-10, 1e-9, 0, LV_NEWTON_STOP_REDUCTION, 0, 1},
+                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8, 1},
+                      {LV_NEWTON_FULL, 1e-10, 1e-9, 0, LV_NEWTON_STOP_REDUCTION, 0, 3},
+                      {LV_NEWTON_MODIFIED, 1e-10, 1e-9, 0.5, LV_NEWTON_STOP_REDUCTION, 8, 3}};
+  const char *nl[9] = {"full", "simplified", "modified", "full/inc", "modif/inc",
+                       "full/X",  "modif/X", "full/XM", "modif/XM"};
   FILE *f = bench_csv("sigma_crank_newton.csv");
   if (f) fprintf(f, "variant,newton,h,status,it_per_step,factorizations,steps\n");
   printf("\nslider-crank, t = 2, a_tol 1e-10, r_tol 1e-9: it/step (factorisations per run); paper full/simplified "
          "and modified.\n  full, simplified, modified: residual reduction test (Exudyn's); /inc: livens' increment "
-         "test\n  %-13s %-10s", "", "");
+         "test;\n  /X: the reduction test from Exudyn's start (newton-start=exudyn); /XM: and its Newton matrix "
+         "(newton-matrix=exudyn)\n  %-13s %-10s", "", "");
   for (int k = 0; k < 4; k++) printf(" %15g", Hc2[k]);
   printf("  paper\n");
   for (size_t v = 0; v < sizeof var / sizeof var[0]; v++)
-    for (int n = 0; n < 5; n++) {
+    for (int n = 0; n < 9; n++) {
       printf("  %-13s %-10s", n ? "" : lab[v], nl[n]);
       for (int k = 0; k < 4; k++) {
         gres r = gen_run("slider-crank", &var[v], &ns[n], 0.875, Hc2[k], 2.0);
@@ -557,7 +578,7 @@ static void crank_newton(void) {
           printf("  %5.2f (%6.0f)", r.its, r.facts);
         if (f) fprintf(f, "%s,%s,%g,%d,%.4f,%.0f,%.0f\n", lab[v], nl[n], Hc2[k], r.rc, r.its, r.facts, r.steps);
       }
-      printf("  %s\n", n == 2 || n == 4 ? pm[v] : pf[v]);
+      printf("  %s\n", n == 2 || n == 4 || n == 6 || n == 8 ? pm[v] : pf[v]);
     }
   if (f) fclose(f);
 }
@@ -658,26 +679,52 @@ static void heavy_newton(void) {
                       {NULL, 0, "0", "exact", "1", "3"}, {NULL, 0, "0", "exact", "1", "3"}};
   const char *lab[] = {"geom1", "sigma=1", "sigma_opt", "sigma=1 Alg1", "EP", "CTB"};
   const char *paper[] = {"2", "2", "2", "2", "3.8", "2.1, fails at the 3 largest h"};
-  const nset ns[2] = {{LV_NEWTON_FULL, 1e-10, 1e-8, 0, LV_NEWTON_STOP_REDUCTION, 0},
-                      {LV_NEWTON_FULL, 1e-10, 1e-8, 0, 0, 0}};
+  /* reduction: the paper's software's test from livens' start; exudyn:
+   * the same test and Exudyn's start (newton-start=exudyn); increment:
+   * livens' own test */
+  const nset ns[4] = {{LV_NEWTON_FULL, 1e-10, 1e-8, 0, LV_NEWTON_STOP_REDUCTION, 0, 0},
+                      {LV_NEWTON_FULL, 1e-10, 1e-8, 0, LV_NEWTON_STOP_REDUCTION, 0, 1},
+                      {LV_NEWTON_FULL, 1e-10, 1e-8, 0, LV_NEWTON_STOP_REDUCTION, 0, 3},
+                      {LV_NEWTON_FULL, 1e-10, 1e-8, 0, 0, 0, 0}};
+  const char *tl[4] = {"reduction", "exudyn", "exudyn+mat", "increment"};
   FILE *f = bench_csv("sigma_heavy_newton.csv");
   if (f) fprintf(f, "test,variant,h,status,it_per_step\n");
-  printf("\nheavy top, full Newton, a_tol 1e-10, r_tol 1e-8, rho-inf 0.65, t = 1: it/step\n  %-22s", "");
+  printf("\nheavy top, full Newton, a_tol 1e-10, r_tol 1e-8, rho-inf 0.65, t = 1: it/step\n"
+         "  reduction: the residual-reduction test of the paper's software (Exudyn); exudyn: the same with "
+         "its start\n  (newton-start=exudyn); exudyn+mat: and its Newton matrix (newton-matrix=exudyn); "
+         "increment: livens' own test\n  %-23s", "");
   for (int k = 0; k < 5; k++) printf(" %10g", H[k]);
   printf("  paper\n");
-  for (int t = 0; t < 2; t++)
+  for (int t = 0; t < 4; t++)
     for (size_t v = 0; v < sizeof var / sizeof var[0]; v++) {
-      printf("  %-9s %-12s", t ? "increment" : "reduction", lab[v]);
+      printf("  %-10s %-12s", tl[t], lab[v]);
       for (int k = 0; k < 5; k++) {
         gres r = gen_run(mdl[v], &var[v], &ns[t], 0.65, H[k], 1.0);
         if (r.rc)
           printf(" %10s", "fail");
         else
           printf(" %10.2f", r.its);
-        if (f) fprintf(f, "%s,%s,%g,%d,%.4f\n", t ? "increment" : "reduction", lab[v], H[k], r.rc, r.its);
+        if (f) fprintf(f, "%s,%s,%g,%d,%.4f\n", tl[t], lab[v], H[k], r.rc, r.its);
       }
       printf("  %s\n", paper[v]);
     }
+  /* CTB completes only below the sweep */
+  const double Hc[3] = {6.25e-5, 3.125e-5, 1.5625e-5};
+  printf("  CTB below the sweep, h =");
+  for (int k = 0; k < 3; k++) printf(" %g", Hc[k]);
+  printf("\n");
+  for (int t = 0; t < 4; t++) {
+    printf("  %-10s %-12s", tl[t], "CTB");
+    for (int k = 0; k < 3; k++) {
+      gres r = gen_run("heavy-top-ctb", &var[5], &ns[t], 0.65, Hc[k], 1.0);
+      if (r.rc)
+        printf(" %10s", "fail");
+      else
+        printf(" %10.2f", r.its);
+      if (f) fprintf(f, "%s,CTB,%g,%d,%.4f\n", tl[t], Hc[k], r.rc, r.its);
+    }
+    printf("\n");
+  }
   if (f) fclose(f);
 }
 

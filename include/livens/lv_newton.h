@@ -108,7 +108,10 @@ typedef enum {
    *  used.  Modified and simplified Newton then refactorise, as that code
    *  does, from the third correction on when ||r_k||_2 > reuse_rate
    *  ||r_{k-1}||_2 (its modifiedNewtonContractivity, 0.5 there) and after
-   *  max_frozen corrections of a solve.  For comparisons with the
+   *  max_frozen corrections of a solve.  With units
+   *  (lv_newton_set_units) the norm is that of r_i / u_i, the equations
+   *  in their own units, as that code takes it before scaling its rows.
+   *  For comparisons with the
    *  iteration counts that code reports: the test's meaning changes with
    *  the scaling of the residual rows, so it is not the default. */
   LV_NEWTON_STOP_REDUCTION = 1

@@ -191,17 +191,23 @@ int lv_newton_solve(lv_newton *nw, const lv_newton_problem *pb, int reuse, lv_ne
        * predictor's residual (at least 2 atol), or the first corrected
        * one where that is larger */
       int k = st.iterations;
-      if (k == 0) r0 = rlast = fmax(r2, 2.0 * o->atol);
-      if (k == 1 && r2 > r0) r0 = rlast = r2;
-      if (k >= 1 && (r2 <= o->rtol * r0 || r2 <= o->atol)) break;
+      double rr = r2; /* the norm the test judges */
+      if (have_units) { /* the equations in their own units (lv_newton.h) */
+        double q = 0.0;
+        for (int i = 0; i < n; i++) q += (nw->r[i] / nw->u[i]) * (nw->r[i] / nw->u[i]);
+        rr = sqrt(q);
+      }
+      if (k == 0) r0 = rlast = fmax(rr, 2.0 * o->atol);
+      if (k == 1 && rr > r0) r0 = rlast = rr;
+      if (k >= 1 && (rr <= o->rtol * r0 || rr <= o->atol)) break;
       if (k >= 1 && !full) {
         /* refactorise beyond max_frozen corrections of this solve, and
          * from the third on where the residual contracts slower than
          * reuse_rate */
         if (o->max_frozen > 0 && k > o->max_frozen) refactor = 1;
-        if (k > 2 && r2 > o->reuse_rate * rlast) refactor = 1;
+        if (k > 2 && rr > o->reuse_rate * rlast) refactor = 1;
       }
-      if (k >= 1) rlast = r2;
+      if (k >= 1) rlast = rr;
     } else { /* the default tests */
       if (o->res_tol > 0 && corrected) {
         double unit_ratio = residual_ratio(nw, rnorm, have_units, 0);

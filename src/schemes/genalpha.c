@@ -155,8 +155,13 @@ static int assemble(genalpha *g, lv_assembly *A) {
   }
   if (g->has_dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
   if (g->has_force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
-  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (!g->mass_constant) LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
+  /* newton-matrix=exudyn (ablation) leaves out what Exudyn's Jacobian
+   * (CSystem::JacobianODE2RHS, JacobianAE: only C_q and C_q^T; the mass
+   * matrix times beta') does not contain */
+  int all = !g->nmat_exudyn;
+  if (k > 0 && all) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (!g->mass_constant && all)
+    LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
   if (k == 0) return 0;
   int cl = g->index == 2 ? d + k : d; /* column of the lambda block */
   lv_blk_seq(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
@@ -168,7 +173,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
   lv_blk_seq(A, &g->G1, d + k, 0, sgp, 0, NULL);
-  LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
+  if (all) LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
   lv_blk_seq(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
   return 0;
 }
@@ -260,6 +265,21 @@ static int ga_scale(void *ctx, double *sc) {
   return 0;
 }
 
+/* newton-start=exudyn with the residual-reduction test: the rows' units
+ * (lv_newton_set_units), so that the test measures the residual Exudyn
+ * measures, ||[M v' + g + B^T lambda; Phi (; B v)]||_2 in forces and
+ * constraint values, taken before its force rows are scaled by h^2 beta
+ * (ComputeNewtonResidual): here they are divided by beta'. */
+static int ga_units(void *ctx, double *u) {
+  genalpha *g = ctx;
+  int d = g->nv, k = g->nc;
+  for (int i = 0; i < d; i++) u[i] = 1.0 / g->bp;
+  for (int i = 0; i < k; i++) u[d + i] = 1.0;
+  if (g->index == 2)
+    for (int i = 0; i < k; i++) u[d + k + i] = g->s3;
+  return 0;
+}
+
 int ga_set_scale(genalpha *g) {
   if (lv_space_is_linear(g->sp) && g->nq == g->nv) lv_newton_set_scale(g->nw, ga_scale);
   return 0;
@@ -324,6 +344,33 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
     ga_bn_t_apply(g, g->eta, g->bnz);
     for (int i = 0; i < d; i++) g->dq[i] -= g->bnz[i];
   }
+  if (g->nstart_exudyn) {
+    /* newton-start=exudyn (ablation): the start of Exudyn's
+     * CSolverImplicitSecondOrderTimeInt (v1.11.0), the code behind the
+     * paper's iteration counts.  Per step it (CSolverBase::Newton) sets
+     * lambda = 0 ("zero Lagrange multipliers as start guess"), then
+     * (ComputeNewtonUpdate, initial) a_{n+1} = (alpha_f v'_n - alpha_m a_n) /
+     * (1 - alpha_m), v_{n+1} = v_n + h (1 - gamma) a_n + h gamma a_{n+1},
+     * theta = h v_n + h^2 (1/2 - beta) a_n + h^2 beta a_{n+1} and v'_{n+1} = 0,
+     * q_{n+1} = q_n o exp(theta) (sigma = 1 first multiplies the rotation
+     * part by I - (1/2)(h beta/gamma) w^, w the predicted body angular
+     * velocity: ga_sigma_predict); the same after a restart of modified
+     * Newton.  Every step, also the first, starts there, whatever the
+     * previous step converged to.  Exudyn's index 2 has no eta (velocity
+     * constraints only); livens' stabilised index 2 starts it at 0 as well,
+     * with the other algebraic unknowns. */
+    for (int i = 0; i < d; i++) {
+      g->vd1[i] = 0.0;
+      g->a1[i] = (af * g->vd[i] - am * an[i]) / (1.0 - am);
+      g->v1[i] = vn[i] + h * (1.0 - ga) * an[i] + ga * h * g->a1[i];
+      g->dq[i] = vn[i] + (0.5 - be) * h * an[i] + be * h * g->a1[i];
+    }
+    memset(g->lam1, 0, (size_t)k * sizeof(double));
+    if (g->index == 2 && k > 0) {
+      memset(g->eta, 0, (size_t)k * sizeof(double));
+      memset(g->bnz, 0, (size_t)d * sizeof(double));
+    }
+  }
   if (g->corr_paper || g->sigma != 0.0) LV_CHECK(ga_sigma_predict(g));
   LV_CHECK(lv_space_compose_exp(g->sp, s->q, h, g->dq, g->q1));
   g->g1_valid = 0; /* new iterate */
@@ -343,6 +390,8 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
 
   lv_newton_problem pb = {ga_residual, ga_jacobian, ga_update, ga_weights, g, g->N};
   *lv_newton_opts(g->nw) = st->newton;
+  if (g->nstart_exudyn) /* Exudyn's residual norm for its test only (ga_units) */
+    lv_newton_set_units(g->nw, st->newton.stop == LV_NEWTON_STOP_REDUCTION ? ga_units : NULL);
   LV_CHECK(lv_newton_solve(g->nw, &pb, 1, ns));
 
   if (g->sigma != 0.0 && !g->corr_paper) ga_sigma_keep_correction(g);

@@ -63,6 +63,10 @@ typedef struct {
   double sigma, pfac;         /* sigma; predictor factor f of the paper's corrector */
   int corr_paper;             /* 1: the paper's simplified corrector (Algs 1-3); 2: the same with the
                                  previous-acceleration predictor (ablation, spec 002 §4.4) */
+  int nstart_exudyn;          /* newton-start=exudyn (ablation): Exudyn's start of every step's Newton
+                                 iteration, v'_{n+1} = lambda = eta = 0 (genalpha.c, ga_predict) */
+  int nmat_exudyn;            /* newton-matrix=exudyn (ablation): no D_q(M v'), D_q(G^T lambda), Z in the
+                                 Newton matrix (genalpha.c, assemble) */
   double *dql;                /* paper corrector: theta_lin / h (the linear part of theta) */
   double *dqc;                /* exact corrector: (theta - theta_lin) / h of the last step */
   /* exact corrector: per factor f its Lie block (space/group.h), the

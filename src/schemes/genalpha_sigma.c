@@ -241,7 +241,7 @@ int ga_sigma_predict(genalpha *g) {
      * correction of theta_lin (84) with the predictor factor f.  The
      * ablation corr_paper = 2 keeps the previous-acceleration predictor
      * of genalpha.c's ga_predict (v'_n, lambda_n). */
-    if (g->corr_paper == 1) {
+    if (g->corr_paper == 1 && !g->nstart_exudyn) { /* exudyn: done in ga_predict */
       for (int i = 0; i < d; i++) {
         g->vd1[i] = 0.0;
         g->a1[i] = (af * g->vd[i] - am * an[i]) / (1.0 - am);
@@ -261,7 +261,18 @@ int ga_sigma_predict(genalpha *g) {
       memcpy(g->bne, g->bnz, (size_t)d * sizeof(double));
     else
       memset(g->bne, 0, (size_t)d * sizeof(double));
-    for (int i = 0; i < d; i++) g->dq[i] += g->dqc[i];
+    if (g->nstart_exudyn) {
+      /* newton-start=exudyn: no correction carried over; theta from the
+       * zero-acceleration predictor times I - (sigma/2)(h beta/gamma) v^,
+       * the factor of Exudyn's sigma = 1 predictor (and the first-order
+       * part of the exact relation, T^-1(theta) = I + theta^/2 + ...) */
+      memcpy(g->tmp2, g->dq, (size_t)d * sizeof(double));
+      LV_CHECK(lv_space_ad(g->sp, g->v1, g->tmp2, g->tmp));
+      double c = 0.5 * g->sigma * h * be / ga;
+      for (int i = 0; i < d; i++) g->dq[i] -= c * g->tmp[i];
+    } else {
+      for (int i = 0; i < d; i++) g->dq[i] += g->dqc[i];
+    }
     sigma_step_init(g);
     LV_CHECK(sigma_state(g));
   }
