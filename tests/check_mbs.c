@@ -1261,6 +1261,56 @@ START_TEST(test_pendulum3d_equals_hand_written) {
 }
 END_TEST
 
+/* pendulum2d: one planar particle (lv_mbs_add_planar_particle, q in R^2) on
+ * the unscaled rod; the same arithmetic as the hand-written model, under
+ * every scheme of eq_schemes and the paper's genalpha-i3, for two parameter
+ * sets (the paper's defaults, and a heavier, longer pendulum started the
+ * other way) */
+START_TEST(test_pendulum2d_equals_hand_written) {
+  static const char *const schemes[5] = {"genalpha", "em", "vi-a", "rattle", "bliedf2"};
+  const char *keys[4] = {"m", "l", "x0", "vsign"}, *vals[4] = {"2.5", "1.7", "-0.15", "-1"};
+  lv_kv kv0 = {0, NULL, NULL}, kv = {4, keys, vals};
+  lv_model *d, *h;
+  ck_assert_int_eq(lv_model_create("pendulum2d", _i < 5 ? &kv0 : &kv, &d), 0);
+  ck_assert_int_eq(ref_pendulum2d(_i < 5 ? &kv0 : &kv, &h), 0);
+  ck_assert_str_eq(lv_mbs_model_formulation(d), "directors");
+  ck_assert_int_eq(lv_model_nq(d), 2);
+  ck_assert_int_eq(lv_model_nc(d), 1);
+  /* the same M, V, dV, g, G, H, Z at a generic point, bit for bit */
+  unsigned long long st = tu_seed(31 + (unsigned long long)_i);
+  double q[2], w[2], gam[1] = {tu_rand(&st)}, Md[4], Mh[4], Vd, Vh, dVd[2], dVh[2], gd[1], gh[1];
+  double Gd[2], Gh[2], Hd[4], Hh[4], Zd[2], Zh[2];
+  for (int i = 0; i < 2; i++) q[i] = tu_rand(&st), w[i] = tu_rand(&st);
+  ck_assert_int_eq(lv_model_mass_dense(d, q, Md), 0);
+  ck_assert_int_eq(lv_model_mass_dense(h, q, Mh), 0);
+  ck_assert(same_values(4, Md, Mh));
+  ck_assert_int_eq(lv_model_potential(d, q, &Vd), 0);
+  ck_assert_int_eq(lv_model_potential(h, q, &Vh), 0);
+  ck_assert(Vd == Vh);
+  ck_assert_int_eq(lv_model_grad_potential(d, q, dVd), 0);
+  ck_assert_int_eq(lv_model_grad_potential(h, q, dVh), 0);
+  ck_assert(same_values(2, dVd, dVh));
+  ck_assert_int_eq(lv_model_constraints(d, q, gd), 0);
+  ck_assert_int_eq(lv_model_constraints(h, q, gh), 0);
+  ck_assert(gd[0] == gh[0]);
+  ck_assert_int_eq(lv_model_constraint_jac_dense(d, q, Gd), 0);
+  ck_assert_int_eq(lv_model_constraint_jac_dense(h, q, Gh), 0);
+  ck_assert(same_values(2, Gd, Gh));
+  memset(Hd, 0, sizeof Hd), memset(Hh, 0, sizeof Hh), memset(Zd, 0, sizeof Zd), memset(Zh, 0, sizeof Zh);
+  lv_sink shd = lv_sink_dense(Hd, 2, 2, 2), shh = lv_sink_dense(Hh, 2, 2, 2);
+  lv_sink szd = lv_sink_dense(Zd, 1, 1, 2), szh = lv_sink_dense(Zh, 1, 1, 2);
+  ck_assert_int_eq(lv_model_constraint_hessian(d, q, gam, &shd), 0);
+  ck_assert_int_eq(lv_model_constraint_hessian(h, q, gam, &shh), 0);
+  ck_assert(same_values(4, Hd, Hh));
+  ck_assert_int_eq(lv_model_constraint_curvature(d, q, w, &szd), 0);
+  ck_assert_int_eq(lv_model_constraint_curvature(h, q, w, &szh), 0);
+  ck_assert(same_values(2, Zd, Zh));
+  equal_runs(d, h, schemes[_i % 5], 1e-2, 400, 1e-12, _i < 5 ? "pendulum2d" : "pendulum2d m=2.5 l=1.7 x0=-0.15");
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
 /* four-particle: the springs on the squared length (lv_mbs_add_spring_squared)
  * and the bars scaled by 1/l^2; EM through the invariants |q3 - q1|^2,
  * |q4 - q2|^2 as the hand-written model (otherwise EM's discrete gradient,
@@ -1585,6 +1635,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_chain_sparse);
   tcase_add_loop_test(tc, test_chain_equals_hand_written, 0, 4);
   tcase_add_loop_test(tc, test_pendulum3d_equals_hand_written, 0, 4);
+  tcase_add_loop_test(tc, test_pendulum2d_equals_hand_written, 0, 10);
   tcase_add_loop_test(tc, test_four_particle_equals_hand_written, 0, 8);
   tcase_add_test(tc, test_springs_em);
   tcase_add_test(tc, test_damper_oscillator);
