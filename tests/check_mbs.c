@@ -160,6 +160,66 @@ START_TEST(test_derivatives_particles) {
 }
 END_TEST
 
+/* Planar particles (lv_mbs_add_planar_particle, q = (x, y)) beside a body
+ * and a spatial particle, in every formulation: rods to the ground (a
+ * ground point off the plane), to each other, to a body point; a spherical
+ * joint to the spatial particle and to a body point; springs, a squared
+ * spring, a damper, a bushing, an applied force, gravity with a z
+ * component, and the symmetries that keep the plane.  Every derivative the
+ * layer supplies agrees with finite differences at a generic state. */
+START_TEST(test_derivatives_planar_particles) {
+  const char *form = forms_all[_i];
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, form), 0);
+  double x1[3] = {0.3, -0.2, 0.5}, a0[2] = {1, 2}, b0[2] = {2, 2.5}, bv[2] = {0.3, -0.4}, c0[3] = {1, 1, 1};
+  double Xa[3] = {0.2, -0.3, 0.4}, Xc[3] = {-0.1, 0.25, 0.3}, gp[3] = {0.5, -1, 0.7};
+  int b = add_body(s, 2.0, x1, 0.4), p, r, c;
+  ck_assert_int_eq(lv_mbs_add_planar_particle(s, 1.5, a0, NULL, &p), 0);
+  ck_assert_int_eq(lv_mbs_add_planar_particle(s, 0.5, b0, bv, &r), 0);
+  ck_assert_int_eq(lv_mbs_add_particle(s, 0.7, c0, NULL, &c), 0);
+  ck_assert_int_eq(lv_mbs_add_distance(s, p, O3, LV_MBS_GROUND, gp, 2.0), 0);
+  ck_assert_int_eq(lv_mbs_add_distance_scaled(s, p, O3, r, O3, 1.1, 0.5), 0);
+  ck_assert_int_eq(lv_mbs_add_distance(s, b, Xc, r, O3, 1.7), 0);
+  ck_assert_int_eq(lv_mbs_scale_last_joint(s, 1.0 / 1.7), 0);
+  ck_assert_int_eq(lv_mbs_add_spherical(s, c, O3, r, O3), 0);
+  ck_assert_int_eq(lv_mbs_add_spherical(s, b, Xa, p, O3), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, r, O3, b, Xa, 30.0, 0.4), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, p, O3, LV_MBS_GROUND, gp, 5.0, 0.3), 0);
+  ck_assert_int_eq(lv_mbs_add_spring_squared(s, p, O3, r, O3, 11.0, 0.6), 0);
+  ck_assert_int_eq(lv_mbs_add_damper(s, r, O3, b, Xc, 0.8), 0);
+  double kb[3] = {3, 4, 5}, cb[3] = {0.1, 0.2, 0.3};
+  ck_assert_msg(lv_mbs_add_bushing(s, p, O3, LV_MBS_GROUND, gp, kb, cb) == 0, "%s", lv_mbs_error(s));
+  lv_mbs_profile pr = {LV_MBS_SINE, {0.4, -0.3, 2.0}, 1.5, 0.2, 0, 0};
+  ck_assert_int_eq(lv_mbs_add_force_profile(s, r, O3, &pr), 0);
+  double g[3] = {0.5, -9.81, -2.0}, e3[3] = {0, 0, 2}, ex[3] = {1, 0.5, 0};
+  ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
+  ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, e3, gp), 0);
+  ck_assert_int_eq(lv_mbs_add_translation_symmetry(s, ex), 0);
+  lv_model *m;
+  ck_assert_msg(lv_mbs_build(s, "planar", &m) == 0, "%s", lv_mbs_error(s));
+  lv_mbs_free(s);
+  int nb = lv_model_nv(m) - 7; /* the body's coordinates, then 2 + 2 + 3 */
+  unsigned long long st = tu_seed(91 + (unsigned long long)_i);
+  double q[64], v[64];
+  tu_generic_state(m, &st, q, v);
+  lv_check_result res;
+  int rc = lv_model_check_derivatives(m, q, v, 1e-6, NULL, &res);
+  if (rc) lv_model_check_derivatives(m, q, v, 1e-6, stderr, &res);
+  ck_assert_msg(rc == 0 && res.failed == 0, "planar particles in %s: derivatives off", form);
+  /* the generators of the two symmetries at the planar particles: the
+   * plane's rotation about (gp_x, gp_y) and the translation (1, 0.5)/|.| */
+  double xi[64];
+  const double *qp = q + lv_model_nq(m) - 7;
+  ck_assert_int_eq(lv_model_symmetry(m, 0, q, xi), 0);
+  ck_assert_double_eq_tol(xi[nb], -(qp[1] - gp[1]), 1e-15);
+  ck_assert_double_eq_tol(xi[nb + 1], qp[0] - gp[0], 1e-15);
+  ck_assert_int_eq(lv_model_symmetry(m, 1, q, xi), 0);
+  ck_assert_double_eq_tol(xi[nb + 2], 1.0 / sqrt(1.25), 1e-15);
+  ck_assert_double_eq_tol(xi[nb + 3], 0.5 / sqrt(1.25), 1e-15);
+  lv_model_free(m);
+}
+END_TEST
+
 /* ================================= described gyro top = hand-written one */
 
 /* The built-in gyro-top (described on the layer: one body in directors, a
@@ -1261,6 +1321,129 @@ START_TEST(test_pendulum3d_equals_hand_written) {
 }
 END_TEST
 
+/* pendulum2d: one planar particle (lv_mbs_add_planar_particle, q in R^2) on
+ * the unscaled rod; the same arithmetic as the hand-written model, under
+ * every scheme of eq_schemes and the paper's genalpha-i3, for two parameter
+ * sets (the paper's defaults, and a heavier, longer pendulum started the
+ * other way) */
+START_TEST(test_pendulum2d_equals_hand_written) {
+  static const char *const schemes[5] = {"genalpha", "em", "vi-a", "rattle", "bliedf2"};
+  const char *keys[4] = {"m", "l", "x0", "vsign"}, *vals[4] = {"2.5", "1.7", "-0.15", "-1"};
+  lv_kv kv0 = {0, NULL, NULL}, kv = {4, keys, vals};
+  lv_model *d, *h;
+  ck_assert_int_eq(lv_model_create("pendulum2d", _i < 5 ? &kv0 : &kv, &d), 0);
+  ck_assert_int_eq(ref_pendulum2d(_i < 5 ? &kv0 : &kv, &h), 0);
+  ck_assert_str_eq(lv_mbs_model_formulation(d), "directors");
+  ck_assert_int_eq(lv_model_nq(d), 2);
+  ck_assert_int_eq(lv_model_nc(d), 1);
+  /* the same M, V, dV, g, G, H, Z at a generic point, bit for bit */
+  unsigned long long st = tu_seed(31 + (unsigned long long)_i);
+  double q[2], w[2], gam[1] = {tu_rand(&st)}, Md[4], Mh[4], Vd, Vh, dVd[2], dVh[2], gd[1], gh[1];
+  double Gd[2], Gh[2], Hd[4], Hh[4], Zd[2], Zh[2];
+  for (int i = 0; i < 2; i++) q[i] = tu_rand(&st), w[i] = tu_rand(&st);
+  ck_assert_int_eq(lv_model_mass_dense(d, q, Md), 0);
+  ck_assert_int_eq(lv_model_mass_dense(h, q, Mh), 0);
+  ck_assert(same_values(4, Md, Mh));
+  ck_assert_int_eq(lv_model_potential(d, q, &Vd), 0);
+  ck_assert_int_eq(lv_model_potential(h, q, &Vh), 0);
+  ck_assert(Vd == Vh);
+  ck_assert_int_eq(lv_model_grad_potential(d, q, dVd), 0);
+  ck_assert_int_eq(lv_model_grad_potential(h, q, dVh), 0);
+  ck_assert(same_values(2, dVd, dVh));
+  ck_assert_int_eq(lv_model_constraints(d, q, gd), 0);
+  ck_assert_int_eq(lv_model_constraints(h, q, gh), 0);
+  ck_assert(gd[0] == gh[0]);
+  ck_assert_int_eq(lv_model_constraint_jac_dense(d, q, Gd), 0);
+  ck_assert_int_eq(lv_model_constraint_jac_dense(h, q, Gh), 0);
+  ck_assert(same_values(2, Gd, Gh));
+  memset(Hd, 0, sizeof Hd), memset(Hh, 0, sizeof Hh), memset(Zd, 0, sizeof Zd), memset(Zh, 0, sizeof Zh);
+  lv_sink shd = lv_sink_dense(Hd, 2, 2, 2), shh = lv_sink_dense(Hh, 2, 2, 2);
+  lv_sink szd = lv_sink_dense(Zd, 1, 1, 2), szh = lv_sink_dense(Zh, 1, 1, 2);
+  ck_assert_int_eq(lv_model_constraint_hessian(d, q, gam, &shd), 0);
+  ck_assert_int_eq(lv_model_constraint_hessian(h, q, gam, &shh), 0);
+  ck_assert(same_values(4, Hd, Hh));
+  ck_assert_int_eq(lv_model_constraint_curvature(d, q, w, &szd), 0);
+  ck_assert_int_eq(lv_model_constraint_curvature(h, q, w, &szh), 0);
+  ck_assert(same_values(2, Zd, Zh));
+  equal_runs(d, h, schemes[_i % 5], 1e-2, 400, 1e-12, _i < 5 ? "pendulum2d" : "pendulum2d m=2.5 l=1.7 x0=-0.15");
+  lv_model_free(d);
+  lv_model_free(h);
+}
+END_TEST
+
+/* A planar double pendulum with a spring, of planar particles, moves as the
+ * same system of spatial particles started in the plane (which stay there:
+ * its forces have no z component); the two run different code (the
+ * particles' direct path with D = I3, the planar particles' maps D = [e1
+ * e2]).  Under EM (with the invariants of the spring and of gravity, whose
+ * counts agree), VI-A, RATTLE and genalpha, x, y, v and lambda agree to
+ * 1e-11 over 300 steps (genalpha's lambda to its round-off spread), the spatial z stays 0, and EM keeps the planar
+ * system's energy to 1e-12. */
+static lv_model *planar_pendulum(int planar) {
+  lv_mbs *s;
+  ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
+  double x1[3] = {0.6, -0.8, 0}, v1[3] = {0.5, 0.375, 0}, x2[3] = {1.4, -1.4, 0}, v2[3] = {1.1, 1.175, 0};
+  double g[3] = {0, -9.81, 0}, anchor[3] = {2.0, -0.5, 0}, e3[3] = {0, 0, 1};
+  int a, b;
+  if (planar) {
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 1.2, x1, v1, &a), 0);
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 0.8, x2, v2, &b), 0);
+  } else {
+    ck_assert_int_eq(lv_mbs_add_particle(s, 1.2, x1, v1, &a), 0);
+    ck_assert_int_eq(lv_mbs_add_particle(s, 0.8, x2, v2, &b), 0);
+  }
+  ck_assert_int_eq(lv_mbs_add_distance(s, a, O3, LV_MBS_GROUND, O3, 1.0), 0);
+  ck_assert_int_eq(lv_mbs_add_distance_scaled(s, b, O3, a, O3, 1.0, 1.0), 0);
+  ck_assert_int_eq(lv_mbs_add_spring(s, b, O3, LV_MBS_GROUND, anchor, 20.0, 0.5), 0);
+  ck_assert_int_eq(lv_mbs_set_gravity(s, g), 0);
+  ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, e3, O3), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_mbs_build(s, planar ? "planar" : "spatial", &m), 0);
+  lv_mbs_free(s);
+  return m;
+}
+
+START_TEST(test_planar_equals_spatial) {
+  static const char *const schemes[4] = {"em", "vi-a", "rattle", "genalpha"};
+  lv_model *mp = planar_pendulum(1), *ms = planar_pendulum(0);
+  ck_assert_int_eq(lv_model_nq(mp), 4);
+  ck_assert_int_eq(lv_model_nq(ms), 6);
+  ck_assert_int_eq(lv_model_ninv(mp), lv_model_ninv(ms));
+  double qp[4], vp[4], lp[2], qs[6], vs[6], ls[2], xs[4], us[4];
+  run_steps(mp, schemes[_i], 1e-2, 300, LV_LINSOL_DENSE, qp, vp, lp);
+  run_steps(ms, schemes[_i], 1e-2, 300, LV_LINSOL_DENSE, qs, vs, ls);
+  for (int k = 0; k < 2; k++) {
+    ck_assert_double_eq(qs[3 * k + 2], 0.0);
+    ck_assert_double_eq(vs[3 * k + 2], 0.0);
+    for (int i = 0; i < 2; i++) xs[2 * k + i] = qs[3 * k + i], us[2 * k + i] = vs[3 * k + i];
+  }
+  double eq = tu_max_abs_diff(4, qp, xs) / tu_norm_inf(4, xs), ev = tu_max_abs_diff(4, vp, us) / tu_norm_inf(4, us),
+         el = tu_max_abs_diff(2, lp, ls) / tu_norm_inf(2, ls);
+  fprintf(stderr, "planar vs spatial particles, %s, 300 steps: |dq| %.3e, |dv| %.3e, |dlambda| %.3e\n", schemes[_i],
+          eq, ev, el);
+  ck_assert_double_le(eq, 1e-11);
+  ck_assert_double_le(ev, 1e-11);
+  /* genalpha's index-3 lambda amplifies round-off (equal_runs): to 4 times
+   * the spatial model's own spread between the dense and UMFPACK solvers */
+  double q2[6], v2[6], l2[2];
+  run_steps(ms, schemes[_i], 1e-2, 300, LV_LINSOL_UMFPACK, q2, v2, l2);
+  double spread = tu_max_abs_diff(2, l2, ls) / tu_norm_inf(2, ls);
+  ck_assert_msg(el <= fmax(1e-11, 4.0 * spread), "lambda differs by %.3e (round-off spread %.3e)", el, spread);
+  ck_assert_double_gt(tu_max_abs_diff(4, qp, lv_model_q0(mp)), 1e-2); /* it moved */
+  if (_i == 0) { /* EM: the energy of the planar system */
+    double V0, V1, T0 = 0, T1 = 0;
+    const double m[4] = {1.2, 1.2, 0.8, 0.8};
+    ck_assert_int_eq(lv_model_potential(mp, lv_model_q0(mp), &V0), 0);
+    ck_assert_int_eq(lv_model_potential(mp, qp, &V1), 0);
+    for (int i = 0; i < 4; i++) T0 += 0.5 * m[i] * lv_model_v0(mp)[i] * lv_model_v0(mp)[i], T1 += 0.5 * m[i] * vp[i] * vp[i];
+    fprintf(stderr, "planar EM: |dE|/E %.3e\n", fabs(T1 + V1 - T0 - V0) / fabs(T0 + V0));
+    ck_assert_double_le(fabs(T1 + V1 - T0 - V0), 1e-12 * fabs(T0 + V0));
+  }
+  lv_model_free(mp);
+  lv_model_free(ms);
+}
+END_TEST
+
 /* four-particle: the springs on the squared length (lv_mbs_add_spring_squared)
  * and the bars scaled by 1/l^2; EM through the invariants |q3 - q1|^2,
  * |q4 - q2|^2 as the hand-written model (otherwise EM's discrete gradient,
@@ -1525,6 +1708,33 @@ START_TEST(test_refusals) {
   ck_assert_ptr_nonnull(strstr(lv_mbs_error(s), "spring 0"));
   ck_assert_int_eq(lv_mbs_add_spring(s, p, X, b, x, 1.0, 0.5), LV_EINPUT);
   lv_mbs_free(s);
+  /* planar particles: non-finite data, a spherical joint whose ends both
+   * stay in the plane, a symmetry that leaves the plane */
+  {
+    ck_assert_int_eq(lv_mbs_new(&s, "directors"), 0);
+    double xp[2] = {1, 0}, bad[2] = {NAN, 0}, ex[3] = {1, 0, 0}, ez[3] = {0, 0, 1};
+    int p1, p2;
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 1.0, bad, NULL, NULL), LV_EINPUT);
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 1.0, xp, bad, NULL), LV_EINPUT);
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 0.0, xp, NULL, NULL), LV_EINPUT);
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 1.0, xp, NULL, &p1), 0);
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 1.0, xp, NULL, &p2), 0);
+    ck_assert_int_eq(lv_mbs_add_spherical(s, p1, O3, LV_MBS_GROUND, O3), LV_EINPUT);
+    ck_assert_ptr_nonnull(strstr(lv_mbs_error(s), "x-y plane"));
+    ck_assert_int_eq(lv_mbs_add_spherical(s, p1, O3, p2, O3), LV_EINPUT);
+    ck_assert_int_eq(lv_mbs_add_distance(s, p1, O3, p2, O3, 0.5), 0);
+    ck_assert_int_eq(lv_mbs_add_rotation_symmetry(s, ex, O3), 0);
+    lv_model *m = NULL;
+    ck_assert_int_eq(lv_mbs_build(s, "p", &m), LV_EINPUT);
+    ck_assert_ptr_null(m);
+    ck_assert_ptr_nonnull(strstr(lv_mbs_error(s), "out of the x-y plane"));
+    lv_mbs_free(s);
+    ck_assert_int_eq(lv_mbs_new(&s, "r3so3"), 0);
+    ck_assert_int_eq(lv_mbs_add_planar_particle(s, 1.0, xp, NULL, &p1), 0);
+    ck_assert_int_eq(lv_mbs_add_translation_symmetry(s, ez), 0);
+    ck_assert_int_eq(lv_mbs_build(s, "p", &m), LV_EINPUT);
+    lv_mbs_free(s);
+  }
 }
 END_TEST
 
@@ -1566,6 +1776,7 @@ static Suite *mbs_suite(void) {
   TCase *tc = tu_tcase(s, "derivatives", 0.1);
   tcase_add_loop_test(tc, test_derivatives_every_joint, 0, N_FORMS * J_COUNT);
   tcase_add_loop_test(tc, test_derivatives_particles, 0, N_FORMS);
+  tcase_add_loop_test(tc, test_derivatives_planar_particles, 0, N_FORMS);
   tcase_add_test(tc, test_vec_initial_every_sequence);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
@@ -1585,6 +1796,8 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_chain_sparse);
   tcase_add_loop_test(tc, test_chain_equals_hand_written, 0, 4);
   tcase_add_loop_test(tc, test_pendulum3d_equals_hand_written, 0, 4);
+  tcase_add_loop_test(tc, test_pendulum2d_equals_hand_written, 0, 10);
+  tcase_add_loop_test(tc, test_planar_equals_spatial, 0, 4);
   tcase_add_loop_test(tc, test_four_particle_equals_hand_written, 0, 8);
   tcase_add_test(tc, test_springs_em);
   tcase_add_test(tc, test_damper_oscillator);

@@ -48,6 +48,9 @@ int ref_chain(const lv_kv *kv, lv_model **out);
 /* pendulum3d: one particle on a rod scaled by 1/l^2 (models/pendulum3d.c's
  * parameters) */
 int ref_pendulum3d(const lv_kv *kv, lv_model **out);
+/* pendulum2d: q = (x, y), the unscaled rod (|q|^2 - l^2)/2
+ * (models/pendulum2d.c's parameters) */
+int ref_pendulum2d(const lv_kv *kv, lv_model **out);
 /* four-particle: springs 1-3, 2-4 on the squared length, bars 1-2, 3-4
  * scaled by 1/l^2, the invariants of the potential for EM
  * (models/four_particle.c's parameters) */

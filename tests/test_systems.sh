@@ -9,7 +9,8 @@
 # the momentum maps to 1e-12 absolute, the heavy top's spin excepted); the
 # constant-mass schemes refuse the r3so3 form with a sentence.  The heavy-top
 # file gives the built-in heavy-top's trajectory bit for bit, the double
-# pendulum file the built-in double-pendulum's to 5e-14.  Bad files are
+# pendulum file the built-in double-pendulum's to 5e-14, the planar pendulum
+# file (a planar particle) the built-in pendulum2d's bit for bit.  Bad files are
 # refused with one sentence naming file:line and the key.
 set -u
 T="timeout -s KILL 120"
@@ -76,6 +77,19 @@ for s in em rattle; do
   [ -s a.dat ] && cmp -s a.dat b.dat && ok "heavy_top.yaml = heavy-top formulation=directors under $s, bit for bit (100 steps)" ||
     bad "heavy_top.yaml differs from heavy-top formulation=directors under $s"
 done
+# the planar pendulum file (one planar particle) is the built-in pendulum2d,
+# bit for bit (its columns; the file's particle is named, so its position
+# columns come after them)
+for s in genalpha em bliedf2; do
+  $T "$L" run pendulum2d --scheme $s --step 1e-2 --t-end 0.5 --out a.csv >/dev/null 2>&1
+  $T "$L" run "$sys/planar_pendulum.yaml" --scheme $s --step 1e-2 --t-end 0.5 --out b.csv >/dev/null 2>&1
+  nc=$(data a.csv | head -1 | tr ',' '\n' | wc -l)
+  data a.csv >a.dat; data b.csv | cut -d, -f1-"$nc" >b.dat
+  [ "$(wc -l <a.dat)" -eq 52 ] && cmp -s a.dat b.dat && ok "planar_pendulum.yaml = pendulum2d under $s, bit for bit (50 steps)" ||
+    bad "planar_pendulum.yaml differs from pendulum2d under $s"
+done
+"$L" check "$sys/planar_spring_pendulum.yaml" >out.txt 2>err.txt && grep -q 'supplied derivatives agree with finite differences' out.txt &&
+  ok "check on planar particles: exact derivatives agree with finite differences" || bad "check planar file: $(cat out.txt err.txt)"
 # the double pendulum file against the built-in model: q, v, p and the
 # energy to 5e-14 over 200 steps (measured: 1.1e-14).  The multipliers are
 # not compared column by column: the built-in adds each joint right after its
@@ -136,6 +150,14 @@ joints:
 bad_file "short vector" "expected a list of 3 numbers" "gravity: [0, -1]
 particles:
   - {name: p, mass: 1, position: [1, 0, 0]}"
+bad_file "planar particle with 3 coordinates" "bad.yaml:2: position: expected a list of 2 numbers" "particles:
+  - {name: p, planar: true, mass: 1, position: [1, 0, 0]}"
+bad_file "planar neither true nor false" "bad.yaml:2: planar: 'yes' is neither true nor false" "particles:
+  - {name: p, planar: yes, mass: 1, position: [1, 0]}"
+bad_file "symmetry leaving the plane" "moves planar particle 1 out of the x-y plane" "particles:
+  - {name: p, planar: true, mass: 1, position: [1, 0]}
+symmetries:
+  - {type: translation, direction: [0, 0, 1]}"
 bad_file "unknown formulation" "bad.yaml:1: formulation:" "formulation: quaternions
 particles:
   - {name: p, mass: 1, position: [1, 0, 0]}"

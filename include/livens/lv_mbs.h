@@ -40,7 +40,9 @@
  *                   quadratic-velocity force with df/dq, df/dv: genalpha
  *                   and BLieDF run them; RATTLE, VI and EM (constant mass
  *                   only) refuse them.
- *    A particle is q = x in R^3 in every formulation.
+ *    A particle is q = x in R^3 in every formulation; a planar particle
+ *    (lv_mbs_add_planar_particle) is q = (x, y) in R^2, its point
+ *    (x, y, 0).
  *  - Joints constrain body-fixed points and axes of two elements a and b
  *    (either may be the ground, not both, a != b).  Joints that lock a
  *    relative rotation (prismatic, fixed) hold the relative orientation of
@@ -107,6 +109,20 @@ LV_API int lv_mbs_set_name(lv_mbs *s, int id, const char *name);
  *  zero).  *id (may be NULL) receives its id. */
 LV_API int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3],
                                const double v0[3], int *id);
+/** Add a planar particle of mass @p m > 0: two coordinates q = (x, y),
+ *  moving in the x-y plane of the system (its point is (x, y, 0)), at
+ *  @p x0 with velocity @p v0 (2 numbers each; v0 NULL: zero).  It is a
+ *  particle for every call that takes one (distance joints, spherical
+ *  joints to an element that leaves the plane, springs, dampers, bushings,
+ *  gravity, applied forces) with exact derivatives in every formulation:
+ *  the forces' z components are taken up by the plane.  Refused: a
+ *  spherical joint between two elements that cannot leave the plane (its z
+ *  row would be constant), and at lv_mbs_build a symmetry that would move it
+ *  out of the plane (a translation with a z component, a rotation about
+ *  an axis other than z).  *id (may be NULL) receives its id.  Status:
+ *  LV_EINPUT, LV_ENOMEM. */
+LV_API int lv_mbs_add_planar_particle(lv_mbs *s, double m, const double x0[2],
+                                      const double v0[2], int *id);
 /** Add a rigid body: mass @p m > 0, inertia tensor @p J about the centre
  *  of mass in body axes (symmetric positive definite, satisfying the
  *  triangle inequalities of a physical body; 9 numbers row-major, or NULL

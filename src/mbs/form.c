@@ -5,6 +5,7 @@
  *
  *   ground      y = X (point or axis given in space), no coordinates.
  *   particle    q = x, y = x (points at X = 0 only), D = I.
+ *   planar particle  q = (x, y), y = (x, y, 0), D = [e1 e2] (3 x 2).
  *   directors   q = (phi, d1, d2, d3), y = [phi] + X_k d_k: LINEAR in q,
  *               D = [I | X1 I | X2 I | X3 I] ([0 | ...] for an axis),
  *               second derivatives vanish.
@@ -37,7 +38,7 @@ void mbs_elem_dims(mbs_formulation f, const mbs_elem *e, int *nq, int *nv) {
   if (k == MBS_GROUND) {
     *nq = *nv = 0;
   } else if (k == MBS_PARTICLE) {
-    *nq = *nv = 3;
+    *nq = *nv = e->pdim;
   } else if (f == MBS_DIRECTORS) {
     *nq = *nv = e->planar ? 9 : 12;
   } else if (MBS_VEC(f)) {
@@ -57,10 +58,10 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
       memcpy(y, X, 3 * sizeof(double));
       return;
     case MBS_PARTICLE: /* joints only reach points at X = 0 */
-      memcpy(y, qb, 3 * sizeof(double));
+      for (int i = 0; i < 3; i++) y[i] = i < nv ? qb[i] : 0.0;
       if (!D) return;
-      memset(D, 0, 9 * sizeof(double));
-      D[0] = D[4] = D[8] = 1.0;
+      memset(D, 0, (size_t)(3 * nv) * sizeof(double));
+      for (int i = 0; i < nv; i++) D[i * nv + i] = 1.0;
       return;
     case MBS_BODY:
       break;
@@ -191,8 +192,8 @@ void mbs_directors(const mbs_elem *e, const double *qb, double d[3][3]) {
 
 void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb) {
   if (e->kind == MBS_GROUND) return;
-  memcpy(qb, e->x0, 3 * sizeof(double));
-  memcpy(vb, e->v0, 3 * sizeof(double));
+  memcpy(qb, e->x0, (size_t)mbs_ntrans(e) * sizeof(double));
+  memcpy(vb, e->v0, (size_t)mbs_ntrans(e) * sizeof(double));
   if (e->kind == MBS_PARTICLE) return;
   if (MBS_VEC(f)) { /* lv_mbs_add_body checked that the orientation is regular */
     mbs_vec_initial(f, e, qb, vb);
@@ -224,7 +225,8 @@ void mbs_elem_pose(mbs_formulation f, const mbs_elem *e, const double *qb, doubl
     if (R) memcpy(R, I, sizeof I);
     return;
   }
-  if (x) memcpy(x, qb, 3 * sizeof(double));
+  if (x)
+    for (int i = 0; i < 3; i++) x[i] = i < mbs_ntrans(e) ? qb[i] : 0.0; /* a planar particle: z = 0 */
   if (!R) return;
   if (e->kind == MBS_PARTICLE)
     memcpy(R, I, sizeof I);

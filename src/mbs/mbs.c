@@ -235,6 +235,7 @@ int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0
   mbs_elem *e = &S->el[n];
   memset(e, 0, sizeof *e);
   e->kind = MBS_PARTICLE;
+  e->pdim = 3;
   e->m = m;
   memcpy(e->x0, x0, sizeof e->x0);
   if (v0) memcpy(e->v0, v0, sizeof e->v0);
@@ -242,6 +243,23 @@ int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0
   snprintf(e->name, sizeof e->name, "particle%d", n);
   S->nel++;
   if (id) *id = n;
+  return 0;
+}
+
+/* A particle with two coordinates (x, y), its point (x, y, 0): the same
+ * element as a particle (its maps, mass, gravity and joints go through the
+ * same code, form.c's map y = (x, y, 0), D = [e1 e2]), pdim = 2. */
+int lv_mbs_add_planar_particle(lv_mbs *s, double m, const double x0[2], const double v0[2], int *id) {
+  if (!s) return LV_EINPUT;
+  int n = s->sys.nel;
+  if (!x0 || !isfinite(x0[0]) || !isfinite(x0[1]))
+    return fail(s, LV_EINPUT, "planar particle %d: initial position missing or not finite", n);
+  if (v0 && (!isfinite(v0[0]) || !isfinite(v0[1])))
+    return fail(s, LV_EINPUT, "planar particle %d: initial velocity not finite", n);
+  double x[3] = {x0[0], x0[1], 0.0}, v[3] = {v0 ? v0[0] : 0.0, v0 ? v0[1] : 0.0, 0.0};
+  int rc = lv_mbs_add_particle(s, m, x, v, id);
+  if (rc) return rc;
+  s->sys.el[n].pdim = 2;
   return 0;
 }
 
@@ -403,6 +421,11 @@ static int check_joint(lv_mbs *s, const char *kind, int a, const double *Xa, con
   return 0;
 }
 
+/* the element cannot leave the x-y plane: a planar particle or the ground */
+static int in_plane(const mbs_elem *e) {
+  return e->kind == MBS_GROUND || (e->kind == MBS_PARTICLE && e->pdim == 2);
+}
+
 static void unit(const double *A, double u[3]) {
   double r = sqrt(mbs_dot3(A, A));
   for (int i = 0; i < 3; i++) u[i] = A[i] / r;
@@ -434,6 +457,11 @@ static void line_row(mbs_row *r, const double Xa[3], const double Xb[3], const d
 int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3]) {
   if (!s) return LV_EINPUT;
   LV_CHECK(check_joint(s, "spherical", a, Xa, NULL, b, Xb, NULL));
+  if (in_plane(&s->sys.el[a]) && in_plane(&s->sys.el[b]))
+    return fail(s, LV_EINPUT,
+                "spherical joint %d: both ends stay in the x-y plane (planar particles or the ground): its z row "
+                "would be a constant, not a constraint",
+                s->sys.nj);
   mbs_joint *J = new_joint(s, "spherical", a, b, 3);
   if (!J) return fail(s, LV_ENOMEM, "out of memory");
   /* A planar director body held at a ground point p by a body point X off
@@ -982,7 +1010,7 @@ static int cb_mass(const double *q, lv_sink *M, void *u) {
   for (int k = 1; k < S->nel; k++) {
     const mbs_elem *e = &S->el[k];
     int o = e->voff;
-    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(M, o + i, o + i, e->m));
+    for (int i = 0; i < mbs_ntrans(e); i++) LV_CHECK(lv_sink_add(M, o + i, o + i, e->m));
     if (e->kind != MBS_BODY) continue;
     if (S->form == MBS_DIRECTORS) {
       int nd = e->planar ? 2 : 3;
@@ -1007,8 +1035,8 @@ static int cb_V(const double *q, double *V, void *u) {
   const mbs_sys *S = u;
   double s = 0.0;
   for (int k = 1; k < S->nel; k++) { /* -m g . x as (-m g) . x: m g0 x_3 for g = -g0 e3, bit for bit */
-    const double m = S->el[k].m, mg[3] = {-m * S->grav[0], -m * S->grav[1], -m * S->grav[2]};
-    s += mbs_dot3(mg, q + S->el[k].qoff);
+    const double m = S->el[k].m, mg[3] = {-m * S->grav[0], -m * S->grav[1], -m * S->grav[2]}, *x = q + S->el[k].qoff;
+    s += mbs_ntrans(&S->el[k]) == 3 ? mbs_dot3(mg, x) : mg[0] * x[0] + mg[1] * x[1]; /* planar: z = 0 */
   }
   *V = s;
   return 0;
@@ -1023,7 +1051,7 @@ static int cb_dV(const double *q, double *dV, void *u) {
       double mg[3] = {-e->m * S->grav[0], -e->m * S->grav[1], -e->m * S->grav[2]};
       mbs_rt_mul(q + e->qoff + 3, mg, dV + e->voff);
     } else {
-      for (int i = 0; i < 3; i++) dV[e->voff + i] = -e->m * S->grav[i];
+      for (int i = 0; i < mbs_ntrans(e); i++) dV[e->voff + i] = -e->m * S->grav[i];
     }
   }
   return 0;
@@ -1177,7 +1205,7 @@ static int spring_pp(const mbs_sys *S, const mbs_spring *p, const double *q, dou
   const double *y[2];
   for (int k = 0; k < 2; k++) {
     const mbs_elem *e = &S->el[p->el[k]];
-    if (e->kind == MBS_BODY) return 0;
+    if (e->kind == MBS_BODY || (e->kind == MBS_PARTICLE && e->pdim != 3)) return 0; /* planar: spring_eval */
     int gr = e->kind == MBS_GROUND;
     o[k] = gr ? -1 : e->voff;
     y[k] = gr ? p->X[k] : q + e->qoff;
@@ -1259,7 +1287,11 @@ static int cb_pi(const double *q, double *pi, void *u) {
     double r[3];
     pi[k] = spring_eval(S, &S->sp[k], q, &L, r, NULL);
   }
-  for (int k = S->nsp; k < S->ninv; k++) pi[k] = mbs_dot3(S->grav, q + S->el[1 + k - S->nsp].qoff);
+  for (int k = S->nsp; k < S->ninv; k++) {
+    const mbs_elem *e = &S->el[1 + k - S->nsp];
+    const double *x = q + e->qoff;
+    pi[k] = mbs_ntrans(e) == 3 ? mbs_dot3(S->grav, x) : S->grav[0] * x[0] + S->grav[1] * x[1];
+  }
   return 0;
 }
 
@@ -1280,8 +1312,10 @@ static int cb_dpi(const double *q, lv_sink *D, void *u) {
       LV_CHECK(lv_sink_add(D, k, jloc_global(&L, c),
                            2.0 * (r[0] * Dr[c] + r[1] * Dr[L.n + c] + r[2] * Dr[2 * L.n + c])));
   }
-  for (int k = S->nsp; k < S->ninv; k++)
-    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(D, k, S->el[1 + k - S->nsp].voff + i, S->grav[i]));
+  for (int k = S->nsp; k < S->ninv; k++) {
+    const mbs_elem *e = &S->el[1 + k - S->nsp];
+    for (int i = 0; i < mbs_ntrans(e); i++) LV_CHECK(lv_sink_add(D, k, e->voff + i, S->grav[i]));
+  }
   return 0;
 }
 
@@ -1406,8 +1440,9 @@ static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *
  * same numbers, in the same order, as joint_eval's scatter lists. */
 static int pp_joint(const mbs_sys *S, const mbs_joint *J) {
   if (J->nrows != 1 || !J->rows[0].dist) return 0;
-  for (int k = 0; k < 2; k++)
-    if (S->el[J->el[k]].kind == MBS_BODY) return 0;
+  for (int k = 0; k < 2; k++) /* planar particles: joint_eval on their maps */
+    if (S->el[J->el[k]].kind == MBS_BODY || (S->el[J->el[k]].kind == MBS_PARTICLE && S->el[J->el[k]].pdim != 3))
+      return 0;
   return J->rows[0].t[0].slot == 0 && J->rows[0].t[1].slot == 1;
 }
 
@@ -1619,6 +1654,19 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
     double *o = xi + e->voff, r[3];
     /* se3 bodies move x by R U: the translational part is R^T x' */
     int body_frame = S->form == MBS_SE3 && e->kind == MBS_BODY;
+    if (e->kind == MBS_PARTICLE && e->pdim == 2) { /* in the plane (lv_mbs_build checked the axis) */
+      double c[3];
+      if (y->kind == SYM_TRANSLATION) {
+        memcpy(c, y->axis, sizeof c);
+      } else if (y->kind == SYM_ROTATION) {
+        r[0] = qb[0] - y->point[0], r[1] = qb[1] - y->point[1], r[2] = -y->point[2];
+        mbs_cross3(y->axis, r, c);
+      } else {
+        continue;
+      }
+      o[0] = c[0], o[1] = c[1];
+      continue;
+    }
     if (y->kind == SYM_TRANSLATION) {
       if (body_frame)
         mbs_rt_mul(qb + 3, y->axis, o);
@@ -1966,6 +2014,19 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     for (int k = 1; k < S->nel; k++)
       if (S->el[k].kind == MBS_BODY) S->el[k].nrow = nc++;
   S->nq = nq, S->nv = nv, S->nc = nc;
+  /* a symmetry must keep planar particles in their plane: a translation
+   * within it, a rotation about the z axis */
+  for (int y = 0; y < S->nsym; y++) {
+    const mbs_sym *Y = &S->sym[y];
+    int keeps = Y->kind == SYM_BODY || (Y->kind == SYM_TRANSLATION ? fabs(Y->axis[2]) <= 1e-12
+                                                                       : fabs(Y->axis[0]) <= 1e-12 && fabs(Y->axis[1]) <= 1e-12);
+    for (int k = 1; k < S->nel && !keeps; k++)
+      if (S->el[k].kind == MBS_PARTICLE && S->el[k].pdim == 2)
+        return fail(s, LV_EINPUT,
+                    "symmetry %d: the %s moves planar particle %d out of the x-y plane (a translation within it "
+                    "or a rotation about the z axis)",
+                    y, Y->kind == SYM_TRANSLATION ? "translation" : "rotation", k);
+  }
   /* invariants for EM when every spring is quadratic in q (directors, no
    * point off a planar body's plane) */
   int quad = S->form == MBS_DIRECTORS && S->nsp > 0;
@@ -1999,7 +2060,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     } else {
       rc = lv_space_new(&sp);
       for (int k = 1; k < S->nel && !rc; k++)
-        rc = S->el[k].kind != MBS_BODY ? lv_space_add(sp, LV_FACTOR_RN, 3)
+        rc = S->el[k].kind != MBS_BODY ? lv_space_add(sp, LV_FACTOR_RN, S->el[k].nq)
                                        : lv_space_add(sp, S->form == MBS_SE3 ? LV_FACTOR_SE3 : LV_FACTOR_R3SO3, 0);
     }
   }

@@ -66,6 +66,10 @@ typedef struct {
    * to body axis ax[2]): only d_ax[0], d_ax[1] are coordinates and
    * d_ax[2] = d_ax[0] x d_ax[1]; otherwise planar = 0, ax = (0, 1, 2). */
   int planar, ax[3];
+  /* a particle's coordinates: 3 (q = x), or 2 for a planar particle
+   * (lv_mbs_add_planar_particle: q = (x, y), its point (x, y, 0); x0, v0
+   * hold z = 0) */
+  int pdim;
   int qoff, voff, nq, nv;
   int seq[3]; /* cardan: axes (0 = x) of the three angles */
   int nrow;   /* euler-parameters: the body's norm row (set at build) */
@@ -74,6 +78,10 @@ typedef struct {
   char name[LV_MBS_NAME_MAX];
   int named; /* set by lv_mbs_set_name */
 } mbs_elem;
+
+/* Number of leading coordinates of an element that are its centre of mass
+ * (tangent: its velocity): a particle's pdim, 3 for a body. */
+static inline int mbs_ntrans(const mbs_elem *e) { return e->kind == MBS_PARTICLE ? e->pdim : 3; }
 
 /* One map term: the position of body point X (axis = 0) or the direction
  * of body axis X (axis = 1) of the joint's element slot (0 = a, 1 = b). */
@@ -188,7 +196,7 @@ typedef struct {
 void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t, double y[3],
              double *D);
 /* Kronecker form of a map whose D is constant: D = kc (x) I3 (kc has
- * e->nv / 3 entries) for particles and for director bodies unless the
+ * e->nv / 3 entries) for (non-planar) particles and for director bodies unless the
  * point leaves a planar body's plane.  Returns 1 and fills y and kc (D is
  * not formed) in that case, 0 otherwise (nothing written). */
 /* (inline: the directors' joint rows call it for every map) */
@@ -196,6 +204,7 @@ static inline int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const doubl
                                double *kc) {
   const double *X = t->X;
   if (e->kind == MBS_PARTICLE) {
+    if (e->pdim != 3) return 0; /* a planar particle: D = [e1 e2] is no Kronecker product */
     memcpy(y, qb, 3 * sizeof(double));
     kc[0] = 1.0;
     return 1;

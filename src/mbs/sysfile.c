@@ -148,7 +148,9 @@ static int get_vec(rd *r, const yaml_node_t *map, const char *key, int nmin, int
   if (!n) return required ? fail(r, map, key, "missing (required here)") : 0;
   long len = n->type == YAML_SEQUENCE_NODE ? (long)(n->data.sequence.items.top - n->data.sequence.items.start) : -1;
   if (len != nmin && len != nmax) {
-    if (nmin == nmax) return fail(r, n, key, "expected a list of %d numbers, e.g. [0, 0, 1]", nmin);
+    if (nmin == nmax)
+      return fail(r, n, key, "expected a list of %d numbers%s", nmin,
+                  nmin == 3 ? ", e.g. [0, 0, 1]" : nmin == 2 ? ", e.g. [0, 1]" : "");
     return fail(r, n, key, "expected a list of %d or %d numbers", nmin, nmax);
   }
   for (long i = 0; i < len; i++)
@@ -268,18 +270,24 @@ static int body(rd *r, const yaml_node_t *el) {
 }
 
 static int particle(rd *r, const yaml_node_t *el) {
-  static const char *const keys[] = {"name", "mass", "position", "velocity", NULL};
+  static const char *const keys[] = {"name", "mass", "position", "velocity", "planar", NULL};
   LV_CHECK(check_keys(r, el, "particles", keys));
-  const char *name = NULL;
+  const char *name = NULL, *planar = "false";
   double m = 0, x[3] = {0, 0, 0}, v[3] = {0, 0, 0};
   LV_CHECK(get_str(r, el, "name", 1, &name));
   LV_CHECK(add_name(r, el, name));
   LV_CHECK(get_num(r, el, "mass", 1, &m));
   if (!(m > 0)) return fail(r, find(r, el, "mass"), "mass", "must be positive");
-  LV_CHECK(get_vec(r, el, "position", 3, 3, 1, x, NULL));
-  LV_CHECK(get_vec(r, el, "velocity", 3, 3, 0, v, NULL));
+  /* planar: true: a planar particle (lv_mbs_add_planar_particle), two
+   * coordinates (x, y) in the system's x-y plane */
+  LV_CHECK(get_str(r, el, "planar", 0, &planar));
+  if (strcmp(planar, "true") && strcmp(planar, "false"))
+    return fail(r, find(r, el, "planar"), "planar", "'%.80s' is neither true nor false", planar);
+  int pl = planar[0] == 't', n = pl ? 2 : 3;
+  LV_CHECK(get_vec(r, el, "position", n, n, 1, x, NULL));
+  LV_CHECK(get_vec(r, el, "velocity", n, n, 0, v, NULL));
   int id = 0;
-  LV_CHECK(lib(r, el, name, lv_mbs_add_particle(r->s, m, x, v, &id)));
+  LV_CHECK(lib(r, el, name, pl ? lv_mbs_add_planar_particle(r->s, m, x, v, &id) : lv_mbs_add_particle(r->s, m, x, v, &id)));
   return lib(r, find(r, el, "name"), "name", lv_mbs_set_name(r->s, id, name)); /* the CSV columns' prefix */
 }
 
