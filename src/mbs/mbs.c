@@ -737,6 +737,7 @@ static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->v
  * which rows are quadratic in the maps. */
 static void joint_index_terms(mbs_joint *J) {
   J->nu = 0;
+  J->simple = 1;
   for (int r = 0; r < J->nrows; r++) {
     mbs_row *R = &J->rows[r];
     R->quad = 0;
@@ -755,8 +756,68 @@ static void joint_index_terms(mbs_joint *J) {
         if (R->g[i][j] != 0.0) nz++, kk = j;
       R->uk[i] = nz == 1 ? kk : -1;
       R->us[i] = R->uk[i] >= 0 ? R->g[i][kk] : 0.0;
+      if (R->uk[i] < 0) J->simple = 0;
+    }
+    if (R->quad || R->dist) J->simple = 0;
+  }
+}
+
+/* joint_eval of a simple joint (mbs_joint.simple) without Z: the same
+ * sums in the same order as the general path below (f_i = us_i e_uk adds
+ * exact zeros elsewhere), without its bookkeeping.  Not for directors,
+ * whose constant maps take the Kronecker form there. */
+static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q,
+                              const double *gam, double *c, double *G, double *H) {
+  double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], LH[MBS_UNIQ][3];
+  int HU[MBS_UNIQ], ld = L->n;
+  for (int t = 0; t < J->nu; t++) {
+    const mbs_elem *e = L->e[J->u[t].slot];
+    if (e->kind == MBS_GROUND) { /* y = X, no coordinates */
+      memcpy(Y[t], J->u[t].X, sizeof Y[t]);
+      continue;
+    }
+    mbs_map(F, e, q + e->qoff, &J->u[t], Y[t], G ? DD[t] : NULL);
+  }
+  if (c)
+    for (int r = 0; r < J->nrows; r++) {
+      const mbs_row *R = &J->rows[r];
+      double cv = R->c0;
+      for (int i = 0; i < R->nt; i++) cv += R->us[i] * Y[R->ix[i]][R->uk[i]];
+      c[r] = cv;
+    }
+  if (G) {
+    for (int k = 0; k < J->nrows * ld; k++) G[k] = 0.0;
+    for (int r = 0; r < J->nrows; r++) {
+      const mbs_row *R = &J->rows[r];
+      for (int i = 0; i < R->nt; i++) {
+        int sl = R->t[i].slot, n = L->e[sl]->nv;
+        if (!n) continue;
+        double *Gr = G + r * ld + L->off[sl];
+        const double *Dk = DD[R->ix[i]] + R->uk[i] * n, us = R->us[i];
+        for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
+      }
     }
   }
+  if (!H) return;
+  for (int k = 0; k < ld * ld; k++) H[k] = 0.0;
+  for (int t = 0; t < J->nu; t++) HU[t] = 0, LH[t][0] = LH[t][1] = LH[t][2] = 0.0;
+  for (int r = 0; r < J->nrows; r++) {
+    const mbs_row *R = &J->rows[r];
+    double s = gam[r];
+    if (s == 0.0) continue;
+    for (int i = 0; i < R->nt; i++) {
+      if (!L->e[R->t[i].slot]->nv) continue;
+      int t = R->ix[i];
+      HU[t] = 1;
+      for (int k = 0; k < 3; k++) LH[t][k] += s * (k == R->uk[i] ? R->us[i] : 0.0);
+    }
+  }
+  for (int t = 0; t < J->nu; t++)
+    if (HU[t]) {
+      const mbs_elem *e = L->e[J->u[t].slot];
+      int o = L->off[J->u[t].slot];
+      mbs_map_hess(F, e, q + e->qoff, &J->u[t], LH[t], 1.0, H + o * ld + o, ld);
+    }
 }
 
 /* c (nrows), and if given: G (nrows x n), H(gam) (n x n), Z(w) (nrows x n)
@@ -768,6 +829,10 @@ static void joint_index_terms(mbs_joint *J) {
  * the curvature D_q(D w) does not depend on the row. */
 static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q, const double *gam,
                        const double *w, double *c, double *G, double *H, double *Z) {
+  if (J->simple && !Z && F != MBS_DIRECTORS) {
+    joint_eval_simple(F, J, L, q, gam, c, G, H);
+    return;
+  }
   /* each distinct map once: y, and D either as kc (x) I3 (kr = 1, the
    * directors' and particles' constant maps) or in full */
   double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], KC[MBS_UNIQ][MBS_NV_MAX / 3], U[MBS_UNIQ][3];

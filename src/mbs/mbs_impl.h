@@ -136,6 +136,11 @@ typedef struct {
    * callbacks write its rows directly (mbs.c, pp_*), without joint_eval,
    * masks or scatter lists */
   int pp;
+  /* every row linear in the maps with one non-zero component per term
+   * (g_i = us e_uk, no P, not a distance row: spherical, revolute and
+   * prismatic point rows), set with ix: joint_eval's short path, where G's
+   * rows are sums of rows of D and H needs no D at all */
+  int simple;
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
