@@ -13,6 +13,7 @@
  * In directors every map is linear, so every row is at most quadratic and
  * the midpoint discrete gradients of EM are exact. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include "mbs/mbs_impl.h"
 
@@ -1570,8 +1571,78 @@ static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2]) {
   }
 }
 
+/* ---- configuration cache ----
+ * A step evaluates g and G at the same configuration several times (a
+ * Newton residual needs both, the divergence guard and the output both
+ * again at the accepted one): per thread, the last configuration of a small
+ * model, its g and its joints' local G (before the scatter through the
+ * sink, which every call still makes).  The values are those the
+ * callbacks compute, so a hit gives the same bits.  Keyed by the model's
+ * serial (unique per build, so a freed model's entry never matches a new
+ * one) and the configuration itself; per thread, so models shared between
+ * threads stay read-only. */
+#define MBS_CACHE_NQ 64
+#define MBS_CACHE_NC 64
+#define MBS_CACHE_NG 1024
+typedef struct {
+  unsigned long serial;
+  int has_G;
+  double q[MBS_CACHE_NQ], g[MBS_CACHE_NC], G[MBS_CACHE_NG];
+} mbs_cache;
+static _Thread_local mbs_cache cfg_cache;
+static atomic_ulong cache_serials;
+
+/* The serial of a built system whose g and local G fit the cache. */
+static void cache_setup(mbs_sys *S) {
+  int ng = 0;
+  S->serial = 0;
+  for (int k = 0; k < S->nj; k++) {
+    mbs_joint *J = &S->j[k];
+    if (J->pp || J->lin) continue;
+    jloc L;
+    jloc_init(S, J, &L);
+    J->coff = ng;
+    ng += J->nrows * L.n;
+  }
+  if (S->nq > MBS_CACHE_NQ || S->nc > MBS_CACHE_NC || ng > MBS_CACHE_NG) return;
+  S->serial = atomic_fetch_add(&cache_serials, 1) + 1;
+}
+
+static int cache_hit(const mbs_sys *S, const double *q) {
+  return cfg_cache.serial == S->serial && memcmp(cfg_cache.q, q, (size_t)S->nq * sizeof(double)) == 0;
+}
+
+/* g, and if Gc the joints' local G into Gc at their offsets */
+static void eval_g(const mbs_sys *S, const double *q, double *g, double *Gc) {
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      double d[3];
+      int o[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o);
+      g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
+      continue;
+    }
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, Gc && !J->lin ? Gc + J->coff : NULL, NULL, NULL);
+  }
+  if (S->form == MBS_EP) mbs_vec_norm_g(S, q, g);
+}
+
 static int cb_g(const double *q, double *g, void *u) {
   const mbs_sys *S = u;
+  if (S->serial) {
+    if (!cache_hit(S, q)) {
+      cfg_cache.serial = 0; /* incomplete until g is in */
+      eval_g(S, q, cfg_cache.g, NULL);
+      cfg_cache.has_G = 0;
+      memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
+      cfg_cache.serial = S->serial;
+    }
+    memcpy(g, cfg_cache.g, (size_t)S->nc * sizeof(double));
+    return 0;
+  }
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
@@ -1592,6 +1663,13 @@ static int cb_g(const double *q, double *g, void *u) {
 static int cb_G(const double *q, lv_sink *G, void *u) {
   const mbs_sys *S = u;
   double Gl[6 * NLOC];
+  if (S->serial && !(cache_hit(S, q) && cfg_cache.has_G)) {
+    cfg_cache.serial = 0; /* incomplete until g and G are in */
+    eval_g(S, q, cfg_cache.g, cfg_cache.G);
+    cfg_cache.has_G = 1;
+    memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
+    cfg_cache.serial = S->serial;
+  }
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
@@ -1606,10 +1684,15 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
       }
       continue;
     }
-    jloc L;
-    jloc_init(S, J, &L);
-    joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
-    for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gl[e[0]]));
+    const double *Gj = Gl;
+    if (S->serial) {
+      Gj = cfg_cache.G + J->coff;
+    } else {
+      jloc L;
+      jloc_init(S, J, &L);
+      joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
+    }
+    for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gj[e[0]]));
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_G(S, q, G));
   return 0;
@@ -2057,6 +2140,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!rc) rc = find_patterns(&d->sys);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = compile_linear(&d->sys, &d->sys.j[k]);
+  if (!rc) cache_setup(&d->sys);
   lv_space *sp = NULL;
   if (!rc) {
     if (S->form == MBS_DIRECTORS || MBS_VEC(S->form)) {
