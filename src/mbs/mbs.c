@@ -795,7 +795,12 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
         if (!n) continue;
         double *Gr = G + r * ld + L->off[sl];
         const double *Dk = DD[R->ix[i]] + R->uk[i] * n, us = R->us[i];
-        for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
+        if (n == 6) { /* a rigid body of the Lie group formulations: unrolled */
+          Gr[0] += us * Dk[0], Gr[1] += us * Dk[1], Gr[2] += us * Dk[2];
+          Gr[3] += us * Dk[3], Gr[4] += us * Dk[4], Gr[5] += us * Dk[5];
+        } else {
+          for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
+        }
       }
     }
   }
@@ -1592,7 +1597,8 @@ typedef struct {
 static _Thread_local mbs_cache cfg_cache;
 static atomic_ulong cache_serials;
 
-/* The serial of a built system whose g and local G fit the cache. */
+/* The serial of a built system whose g and local G fit the cache and
+ * whose joints have maps to evaluate. */
 static void cache_setup(mbs_sys *S) {
   int ng = 0;
   S->serial = 0;
@@ -1604,7 +1610,10 @@ static void cache_setup(mbs_sys *S) {
     J->coff = ng;
     ng += J->nrows * L.n;
   }
-  if (S->nq > MBS_CACHE_NQ || S->nc > MBS_CACHE_NC || ng > MBS_CACHE_NG) return;
+  /* nothing to keep when every joint is written directly (particles and
+   * their distance joints, directors' constant maps): a miss would only
+   * add the comparison and the copies */
+  if (ng == 0 || S->nq > MBS_CACHE_NQ || S->nc > MBS_CACHE_NC || ng > MBS_CACHE_NG) return;
   S->serial = atomic_fetch_add(&cache_serials, 1) + 1;
 }
 
