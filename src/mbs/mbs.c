@@ -763,12 +763,12 @@ static void joint_index_terms(mbs_joint *J) {
   }
 }
 
-/* joint_eval of a simple joint (mbs_joint.simple) without Z: the same
+/* joint_eval of a simple joint (mbs_joint.simple): the same
  * sums in the same order as the general path below (f_i = us_i e_uk adds
  * exact zeros elsewhere), without its bookkeeping.  Not for directors,
  * whose constant maps take the Kronecker form there. */
 static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q,
-                              const double *gam, double *c, double *G, double *H) {
+                              const double *gam, const double *w, double *c, double *G, double *H, double *Z) {
   double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], LH[MBS_UNIQ][3];
   int HU[MBS_UNIQ], ld = L->n;
   for (int t = 0; t < J->nu; t++) {
@@ -804,6 +804,27 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
       }
     }
   }
+  if (Z) { /* row r: sum_i us_i times row uk_i of the curvature D_q(D_t w) of map t */
+    double CZ[MBS_UNIQ][3 * MBS_NV_MAX];
+    for (int t = 0; t < J->nu; t++) {
+      const mbs_elem *e = L->e[J->u[t].slot];
+      if (e->kind != MBS_BODY) continue; /* constant maps have no curvature */
+      memset(CZ[t], 0, (size_t)(3 * e->nv) * sizeof(double));
+      mbs_map_curv(F, e, q + e->qoff, &J->u[t], w + e->voff, CZ[t], e->nv);
+    }
+    for (int k = 0; k < J->nrows * ld; k++) Z[k] = 0.0;
+    for (int r = 0; r < J->nrows; r++) {
+      const mbs_row *R = &J->rows[r];
+      for (int i = 0; i < R->nt; i++) {
+        const mbs_elem *e = L->e[R->t[i].slot];
+        if (e->kind != MBS_BODY) continue;
+        int n = e->nv;
+        double *Zr = Z + r * ld + L->off[R->t[i].slot];
+        const double *Ck = CZ[R->ix[i]] + R->uk[i] * n, us = R->us[i];
+        for (int b = 0; b < n; b++) Zr[b] += us * Ck[b];
+      }
+    }
+  }
   if (!H) return;
   for (int k = 0; k < ld * ld; k++) H[k] = 0.0;
   for (int t = 0; t < J->nu; t++) HU[t] = 0, LH[t][0] = LH[t][1] = LH[t][2] = 0.0;
@@ -835,8 +856,8 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
  * the curvature D_q(D w) does not depend on the row. */
 static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q, const double *gam,
                        const double *w, double *c, double *G, double *H, double *Z) {
-  if (J->simple && !Z && F != MBS_DIRECTORS) {
-    joint_eval_simple(F, J, L, q, gam, c, G, H);
+  if (J->simple && F != MBS_DIRECTORS) {
+    joint_eval_simple(F, J, L, q, gam, w, c, G, H, Z);
     return;
   }
   /* each distinct map once: y, and D either as kc (x) I3 (kr = 1, the
