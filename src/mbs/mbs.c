@@ -13,6 +13,7 @@
  * In directors every map is linear, so every row is at most quadratic and
  * the midpoint discrete gradients of EM are exact. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include "mbs/mbs_impl.h"
 
@@ -765,6 +766,7 @@ static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->v
  * which rows are quadratic in the maps. */
 static void joint_index_terms(mbs_joint *J) {
   J->nu = 0;
+  J->simple = 1;
   for (int r = 0; r < J->nrows; r++) {
     mbs_row *R = &J->rows[r];
     R->quad = 0;
@@ -783,8 +785,94 @@ static void joint_index_terms(mbs_joint *J) {
         if (R->g[i][j] != 0.0) nz++, kk = j;
       R->uk[i] = nz == 1 ? kk : -1;
       R->us[i] = R->uk[i] >= 0 ? R->g[i][kk] : 0.0;
+      if (R->uk[i] < 0) J->simple = 0;
+    }
+    if (R->quad || R->dist) J->simple = 0;
+  }
+}
+
+/* joint_eval of a simple joint (mbs_joint.simple): the same
+ * sums in the same order as the general path below (f_i = us_i e_uk adds
+ * exact zeros elsewhere), without its bookkeeping.  Not for directors,
+ * whose constant maps take the Kronecker form there. */
+static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q,
+                              const double *gam, const double *w, double *c, double *G, double *H, double *Z) {
+  double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], LH[MBS_UNIQ][3];
+  int HU[MBS_UNIQ], ld = L->n;
+  for (int t = 0; t < J->nu; t++) {
+    const mbs_elem *e = L->e[J->u[t].slot];
+    if (e->kind == MBS_GROUND) { /* y = X, no coordinates */
+      memcpy(Y[t], J->u[t].X, sizeof Y[t]);
+      continue;
+    }
+    mbs_map(F, e, q + e->qoff, &J->u[t], Y[t], G ? DD[t] : NULL);
+  }
+  if (c)
+    for (int r = 0; r < J->nrows; r++) {
+      const mbs_row *R = &J->rows[r];
+      double cv = R->c0;
+      for (int i = 0; i < R->nt; i++) cv += R->us[i] * Y[R->ix[i]][R->uk[i]];
+      c[r] = cv;
+    }
+  if (G) {
+    for (int k = 0; k < J->nrows * ld; k++) G[k] = 0.0;
+    for (int r = 0; r < J->nrows; r++) {
+      const mbs_row *R = &J->rows[r];
+      for (int i = 0; i < R->nt; i++) {
+        int sl = R->t[i].slot, n = L->e[sl]->nv;
+        if (!n) continue;
+        double *Gr = G + r * ld + L->off[sl];
+        const double *Dk = DD[R->ix[i]] + R->uk[i] * n, us = R->us[i];
+        if (n == 6) { /* a rigid body of the Lie group formulations: unrolled */
+          Gr[0] += us * Dk[0], Gr[1] += us * Dk[1], Gr[2] += us * Dk[2];
+          Gr[3] += us * Dk[3], Gr[4] += us * Dk[4], Gr[5] += us * Dk[5];
+        } else {
+          for (int k = 0; k < n; k++) Gr[k] += us * Dk[k];
+        }
+      }
     }
   }
+  if (Z) { /* row r: sum_i us_i times row uk_i of the curvature D_q(D_t w) of map t */
+    double CZ[MBS_UNIQ][3 * MBS_NV_MAX];
+    for (int t = 0; t < J->nu; t++) {
+      const mbs_elem *e = L->e[J->u[t].slot];
+      if (e->kind != MBS_BODY) continue; /* constant maps have no curvature */
+      memset(CZ[t], 0, (size_t)(3 * e->nv) * sizeof(double));
+      mbs_map_curv(F, e, q + e->qoff, &J->u[t], w + e->voff, CZ[t], e->nv);
+    }
+    for (int k = 0; k < J->nrows * ld; k++) Z[k] = 0.0;
+    for (int r = 0; r < J->nrows; r++) {
+      const mbs_row *R = &J->rows[r];
+      for (int i = 0; i < R->nt; i++) {
+        const mbs_elem *e = L->e[R->t[i].slot];
+        if (e->kind != MBS_BODY) continue;
+        int n = e->nv;
+        double *Zr = Z + r * ld + L->off[R->t[i].slot];
+        const double *Ck = CZ[R->ix[i]] + R->uk[i] * n, us = R->us[i];
+        for (int b = 0; b < n; b++) Zr[b] += us * Ck[b];
+      }
+    }
+  }
+  if (!H) return;
+  for (int k = 0; k < ld * ld; k++) H[k] = 0.0;
+  for (int t = 0; t < J->nu; t++) HU[t] = 0, LH[t][0] = LH[t][1] = LH[t][2] = 0.0;
+  for (int r = 0; r < J->nrows; r++) {
+    const mbs_row *R = &J->rows[r];
+    double s = gam[r];
+    if (s == 0.0) continue;
+    for (int i = 0; i < R->nt; i++) {
+      if (!L->e[R->t[i].slot]->nv) continue;
+      int t = R->ix[i];
+      HU[t] = 1;
+      for (int k = 0; k < 3; k++) LH[t][k] += s * (k == R->uk[i] ? R->us[i] : 0.0);
+    }
+  }
+  for (int t = 0; t < J->nu; t++)
+    if (HU[t]) {
+      const mbs_elem *e = L->e[J->u[t].slot];
+      int o = L->off[J->u[t].slot];
+      mbs_map_hess(F, e, q + e->qoff, &J->u[t], LH[t], 1.0, H + o * ld + o, ld);
+    }
 }
 
 /* c (nrows), and if given: G (nrows x n), H(gam) (n x n), Z(w) (nrows x n)
@@ -796,6 +884,10 @@ static void joint_index_terms(mbs_joint *J) {
  * the curvature D_q(D w) does not depend on the row. */
 static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q, const double *gam,
                        const double *w, double *c, double *G, double *H, double *Z) {
+  if (J->simple && F != MBS_DIRECTORS) {
+    joint_eval_simple(F, J, L, q, gam, w, c, G, H, Z);
+    return;
+  }
   /* each distinct map once: y, and D either as kc (x) I3 (kr = 1, the
    * directors' and particles' constant maps) or in full */
   double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], KC[MBS_UNIQ][MBS_NV_MAX / 3], U[MBS_UNIQ][3];
@@ -1540,8 +1632,82 @@ static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2]) {
   }
 }
 
+/* ---- configuration cache ----
+ * A step evaluates g and G at the same configuration several times (a
+ * Newton residual needs both, the divergence guard and the output both
+ * again at the accepted one): per thread, the last configuration of a small
+ * model, its g and its joints' local G (before the scatter through the
+ * sink, which every call still makes).  The values are those the
+ * callbacks compute, so a hit gives the same bits.  Keyed by the model's
+ * serial (unique per build, so a freed model's entry never matches a new
+ * one) and the configuration itself; per thread, so models shared between
+ * threads stay read-only. */
+#define MBS_CACHE_NQ 64
+#define MBS_CACHE_NC 64
+#define MBS_CACHE_NG 1024
+typedef struct {
+  unsigned long serial;
+  int has_G;
+  double q[MBS_CACHE_NQ], g[MBS_CACHE_NC], G[MBS_CACHE_NG];
+} mbs_cache;
+static _Thread_local mbs_cache cfg_cache;
+static atomic_ulong cache_serials;
+
+/* The serial of a built system whose g and local G fit the cache and
+ * whose joints have maps to evaluate. */
+static void cache_setup(mbs_sys *S) {
+  int ng = 0;
+  S->serial = 0;
+  for (int k = 0; k < S->nj; k++) {
+    mbs_joint *J = &S->j[k];
+    if (J->pp || J->lin) continue;
+    jloc L;
+    jloc_init(S, J, &L);
+    J->coff = ng;
+    ng += J->nrows * L.n;
+  }
+  /* nothing to keep when every joint is written directly (particles and
+   * their distance joints, directors' constant maps): a miss would only
+   * add the comparison and the copies */
+  if (ng == 0 || S->nq > MBS_CACHE_NQ || S->nc > MBS_CACHE_NC || ng > MBS_CACHE_NG) return;
+  S->serial = atomic_fetch_add(&cache_serials, 1) + 1;
+}
+
+static int cache_hit(const mbs_sys *S, const double *q) {
+  return cfg_cache.serial == S->serial && memcmp(cfg_cache.q, q, (size_t)S->nq * sizeof(double)) == 0;
+}
+
+/* g, and if Gc the joints' local G into Gc at their offsets */
+static void eval_g(const mbs_sys *S, const double *q, double *g, double *Gc) {
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      double d[3];
+      int o[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o);
+      g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
+      continue;
+    }
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, Gc && !J->lin ? Gc + J->coff : NULL, NULL, NULL);
+  }
+  if (S->form == MBS_EP) mbs_vec_norm_g(S, q, g);
+}
+
 static int cb_g(const double *q, double *g, void *u) {
   const mbs_sys *S = u;
+  if (S->serial) {
+    if (!cache_hit(S, q)) {
+      cfg_cache.serial = 0; /* incomplete until g is in */
+      eval_g(S, q, cfg_cache.g, NULL);
+      cfg_cache.has_G = 0;
+      memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
+      cfg_cache.serial = S->serial;
+    }
+    memcpy(g, cfg_cache.g, (size_t)S->nc * sizeof(double));
+    return 0;
+  }
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
@@ -1562,6 +1728,13 @@ static int cb_g(const double *q, double *g, void *u) {
 static int cb_G(const double *q, lv_sink *G, void *u) {
   const mbs_sys *S = u;
   double Gl[6 * NLOC];
+  if (S->serial && !(cache_hit(S, q) && cfg_cache.has_G)) {
+    cfg_cache.serial = 0; /* incomplete until g and G are in */
+    eval_g(S, q, cfg_cache.g, cfg_cache.G);
+    cfg_cache.has_G = 1;
+    memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
+    cfg_cache.serial = S->serial;
+  }
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
@@ -1576,10 +1749,15 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
       }
       continue;
     }
-    jloc L;
-    jloc_init(S, J, &L);
-    joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
-    for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gl[e[0]]));
+    const double *Gj = Gl;
+    if (S->serial) {
+      Gj = cfg_cache.G + J->coff;
+    } else {
+      jloc L;
+      jloc_init(S, J, &L);
+      joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
+    }
+    for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gj[e[0]]));
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_G(S, q, G));
   return 0;
@@ -2053,6 +2231,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!rc) rc = find_patterns(&d->sys);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = compile_linear(&d->sys, &d->sys.j[k]);
+  if (!rc) cache_setup(&d->sys);
   lv_space *sp = NULL;
   if (!rc) {
     if (S->form == MBS_DIRECTORS || MBS_VEC(S->form)) {

@@ -144,6 +144,12 @@ typedef struct {
    * callbacks write its rows directly (mbs.c, pp_*), without joint_eval,
    * masks or scatter lists */
   int pp;
+  /* every row linear in the maps with one non-zero component per term
+   * (g_i = us e_uk, no P, not a distance row: spherical, revolute and
+   * prismatic point rows), set with ix: joint_eval's short path, where G's
+   * rows are sums of rows of D and H needs no D at all */
+  int simple;
+  int coff; /* offset of its local G in the configuration cache (mbs_sys.serial) */
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
@@ -188,6 +194,10 @@ typedef struct {
    * at each element, ppj[ppoff[e] .. ppoff[e + 1]) (NULL: none), so that
    * H adds each particle's diagonal once */
   int *ppoff, *ppj;
+  /* built models small enough for the per-thread configuration cache of
+   * g and the joints' local G (mbs.c, cb_g / cb_G): a serial unique per
+   * built model (0: not cached); mbs_joint.coff the offsets in its G */
+  unsigned long serial;
 } mbs_sys;
 
 /* ---- formulation maps (form.c) ----
