@@ -139,8 +139,8 @@ static int add_torsion(lv_mbs *s, int damper, int a, const double Aa[3], int b, 
   for (int i = 0; i < 3; i++) ua[i] = Aa[i] / la, ub[i] = Ab[i] / lb;
   /* the axes in space at the initial orientations must agree */
   double sa[3], sb[3], x[3];
-  mbs_r_mul(S->el[a].R0, ua, sa);
-  mbs_r_mul(S->el[b].R0, ub, sb);
+  mbs_r_mul(S->el[a].rb->R0, ua, sa);
+  mbs_r_mul(S->el[b].rb->R0, ub, sb);
   mbs_cross3(sa, sb, x);
   if (!(sqrt(mbs_dot3(x, x)) <= 1e-6) || !(mbs_dot3(sa, sb) > 0))
     return mbs_fail(s, LV_EINPUT,
@@ -152,8 +152,8 @@ static int add_torsion(lv_mbs *s, int damper, int a, const double Aa[3], int b, 
   for (int i = 0; i < 3; i++) p1[i] = cos(theta0) * n1[i] + sin(theta0) * n2[i];
   mbs_cross3(ua, p1, p2);
   /* m: a's n1 at the initial orientations, in b's frame, off b's axis */
-  mbs_r_mul(S->el[a].R0, n1, w);
-  mbs_rt_mul(S->el[b].R0, w, m);
+  mbs_r_mul(S->el[a].rb->R0, n1, w);
+  mbs_rt_mul(S->el[b].rb->R0, w, m);
   double mu = mbs_dot3(m, ub), mm;
   for (int i = 0; i < 3; i++) m[i] -= mu * ub[i];
   mm = sqrt(mbs_dot3(m, m));
@@ -206,7 +206,7 @@ int lv_mbs_add_bushing(lv_mbs *s, int a, const double Xa[3], int b, const double
     if (e->kind == MBS_GROUND) {
       memcpy(y[i], X[i], sizeof y[i]);
     } else {
-      mbs_r_mul(e->R0, X[i], y[i]);
+      mbs_r_mul(e->rb->R0, X[i], y[i]);
       for (int j = 0; j < 3; j++) y[i][j] += e->x0[j];
     }
   }

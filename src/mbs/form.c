@@ -40,7 +40,7 @@ void mbs_elem_dims(mbs_formulation f, const mbs_elem *e, int *nq, int *nv) {
   } else if (k == MBS_PARTICLE) {
     *nq = *nv = e->pdim;
   } else if (f == MBS_DIRECTORS) {
-    *nq = *nv = e->planar ? 9 : 12;
+    *nq = *nv = e->rb->planar ? 9 : 12;
   } else if (MBS_VEC(f)) {
     mbs_vec_dims(f, nq, nv);
   } else {
@@ -73,16 +73,16 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
   }
   if (D) memset(D, 0, (size_t)(3 * nv) * sizeof(double));
   if (f == MBS_DIRECTORS) {
-    int nd = e->planar ? 2 : 3;
+    int nd = e->rb->planar ? 2 : 3;
     for (int i = 0; i < 3; i++) {
       y[i] = pt ? qb[i] : 0.0;
       if (pt && D) D[i * nv + i] = 1.0;
       for (int k = 0; k < nd; k++) {
-        y[i] += X[e->ax[k]] * qb[3 + 3 * k + i];
-        if (D) D[i * nv + 3 + 3 * k + i] = X[e->ax[k]];
+        y[i] += X[e->rb->ax[k]] * qb[3 + 3 * k + i];
+        if (D) D[i * nv + 3 + 3 * k + i] = X[e->rb->ax[k]];
       }
     }
-    double xc = e->planar ? X[e->ax[2]] : 0.0;
+    double xc = e->rb->planar ? X[e->rb->ax[2]] : 0.0;
     if (xc != 0.0) {
       const double *da = qb + 3, *db = qb + 6;
       double c[3], A[9], B[9];
@@ -127,7 +127,7 @@ void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const 
     return;
   }
   if (f == MBS_DIRECTORS) { /* linear maps, but for the planar body's d_a x d_b */
-    double xc = e->planar ? t->X[e->ax[2]] : 0.0, L[9];
+    double xc = e->rb->planar ? t->X[e->rb->ax[2]] : 0.0, L[9];
     if (xc == 0.0) return;
     lv_hat3(l, L);
     for (int i = 0; i < 3; i++)
@@ -158,7 +158,7 @@ void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const 
     return;
   }
   if (f == MBS_DIRECTORS) {
-    double xc = e->planar ? t->X[e->ax[2]] : 0.0, A[9], B[9];
+    double xc = e->rb->planar ? t->X[e->rb->ax[2]] : 0.0, A[9], B[9];
     if (xc == 0.0) return;
     lv_hat3(w + 6, A);
     lv_hat3(w + 3, B);
@@ -181,13 +181,13 @@ void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const 
 }
 
 void mbs_directors(const mbs_elem *e, const double *qb, double d[3][3]) {
-  if (!e->planar) {
+  if (!e->rb->planar) {
     for (int k = 0; k < 3; k++) memcpy(d[k], qb + 3 + 3 * k, 3 * sizeof(double));
     return;
   }
-  memcpy(d[e->ax[0]], qb + 3, 3 * sizeof(double));
-  memcpy(d[e->ax[1]], qb + 6, 3 * sizeof(double));
-  mbs_cross3(qb + 3, qb + 6, d[e->ax[2]]);
+  memcpy(d[e->rb->ax[0]], qb + 3, 3 * sizeof(double));
+  memcpy(d[e->rb->ax[1]], qb + 6, 3 * sizeof(double));
+  mbs_cross3(qb + 3, qb + 6, d[e->rb->ax[2]]);
 }
 
 void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb) {
@@ -201,20 +201,20 @@ void mbs_elem_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *
   }
   if (f == MBS_DIRECTORS) {
     double w[3], d[3];
-    if (e->w0s)
-      memcpy(w, e->w0, sizeof w);
+    if (e->rb->w0s)
+      memcpy(w, e->rb->w0, sizeof w);
     else
-      for (int i = 0; i < 3; i++) w[i] = e->R0[3 * i] * e->W0[0] + e->R0[3 * i + 1] * e->W0[1] + e->R0[3 * i + 2] * e->W0[2];
-    for (int k = 0; k < (e->planar ? 2 : 3); k++) {
-      for (int i = 0; i < 3; i++) d[i] = e->R0[3 * i + e->ax[k]];
+      for (int i = 0; i < 3; i++) w[i] = e->rb->R0[3 * i] * e->rb->W0[0] + e->rb->R0[3 * i + 1] * e->rb->W0[1] + e->rb->R0[3 * i + 2] * e->rb->W0[2];
+    for (int k = 0; k < (e->rb->planar ? 2 : 3); k++) {
+      for (int i = 0; i < 3; i++) d[i] = e->rb->R0[3 * i + e->rb->ax[k]];
       memcpy(qb + 3 + 3 * k, d, sizeof d);
       mbs_cross3(w, d, vb + 3 + 3 * k);
     }
   } else {
-    memcpy(qb + 3, e->R0, 9 * sizeof(double));
-    memcpy(vb + 3, e->W0, 3 * sizeof(double));
+    memcpy(qb + 3, e->rb->R0, 9 * sizeof(double));
+    memcpy(vb + 3, e->rb->W0, 3 * sizeof(double));
     if (f == MBS_SE3) /* U = R^T x' */
-      for (int i = 0; i < 3; i++) vb[i] = e->R0[i] * e->v0[0] + e->R0[3 + i] * e->v0[1] + e->R0[6 + i] * e->v0[2];
+      for (int i = 0; i < 3; i++) vb[i] = e->rb->R0[i] * e->v0[0] + e->rb->R0[3 + i] * e->v0[1] + e->rb->R0[6 + i] * e->v0[2];
   }
 }
 

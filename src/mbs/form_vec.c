@@ -245,7 +245,7 @@ void mbs_vec_rot(mbs_formulation f, const mbs_elem *e, const double *qb, double 
     ep_rot(qb + 3, R);
   } else {
     ckin k;
-    ck_eval(e->seq, qb + 3, &k, 0);
+    ck_eval(e->rb->seq, qb + 3, &k, 0);
     memcpy(R, k.R, sizeof k.R);
   }
 }
@@ -260,7 +260,7 @@ void mbs_vec_map(mbs_formulation f, const mbs_elem *e, const double *qb, const m
     ep_dq(qb + 3, t->X, D, nv, 3);
   } else {
     ckin k;
-    ck_eval(e->seq, qb + 3, &k, 0);
+    ck_eval(e->rb->seq, qb + 3, &k, 0);
     memcpy(R, k.R, sizeof R);
     for (int j = 0; j < 3; j++) {
       double c[3], d[3];
@@ -294,7 +294,7 @@ void mbs_vec_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, co
   }
   ckin k;
   double S[3][3][3];
-  ck_eval(e->seq, qb + 3, &k, 0);
+  ck_eval(e->rb->seq, qb + 3, &k, 0);
   ck_second(&k, X, S);
   for (int j = 0; j < 3; j++)
     for (int m = 0; m < 3; m++) Hb[(3 + j) * ld + 3 + m] += s * mbs_dot3(l, S[j][m]);
@@ -308,7 +308,7 @@ void mbs_vec_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, co
   }
   ckin k;
   double S[3][3][3];
-  ck_eval(e->seq, qb + 3, &k, 0);
+  ck_eval(e->rb->seq, qb + 3, &k, 0);
   ck_second(&k, t->X, S);
   for (int m = 0; m < 3; m++)
     for (int i = 0; i < 3; i++) C[i * ld + 3 + m] += S[m][0][i] * w[3] + S[m][1][i] * w[4] + S[m][2][i] * w[5];
@@ -329,7 +329,7 @@ int mbs_vec_rate(mbs_formulation f, const mbs_elem *e, const double *qb, const d
   }
   ckin k;
   double W[3], G[9];
-  ck_eval(e->seq, qb + 3, &k, 0);
+  ck_eval(e->rb->seq, qb + 3, &k, 0);
   if (spatial)
     mbs_rt_mul(k.R, w, W);
   else
@@ -348,17 +348,17 @@ int mbs_vec_initial(mbs_formulation f, const mbs_elem *e, double *qb, double *vb
   memcpy(vb, e->v0, 3 * sizeof(double));
   if (f == MBS_EP) { /* R0 is a rotation to 1e-12: p on the norm constraint exactly */
     double *p = qb + 3, n;
-    ep_from_rot(e->R0, p);
+    ep_from_rot(e->rb->R0, p);
     n = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2] + p[3] * p[3]);
     for (int i = 0; i < 4; i++) p[i] /= n;
   } else { /* the angles must give R0 back (R0 is a rotation to 1e-12) */
-    if (ck_from_rot(e->seq, e->R0, qb + 3)) return 1;
+    if (ck_from_rot(e->rb->seq, e->rb->R0, qb + 3)) return 1;
     ckin k;
-    ck_eval(e->seq, qb + 3, &k, 0);
+    ck_eval(e->rb->seq, qb + 3, &k, 0);
     for (int i = 0; i < 9; i++)
-      if (!(fabs(k.R[i] - e->R0[i]) <= 1e-10)) return 1;
+      if (!(fabs(k.R[i] - e->rb->R0[i]) <= 1e-10)) return 1;
   }
-  return mbs_vec_rate(f, e, qb, e->W0, 0, vb + 3);
+  return mbs_vec_rate(f, e, qb, e->rb->W0, 0, vb + 3);
 }
 
 void mbs_vec_pose_rot(mbs_formulation f, const mbs_elem *e, const double *qb, double R[9]) {
@@ -380,7 +380,7 @@ int mbs_vec_mass(mbs_formulation f, const mbs_elem *e, const double *qb, lv_sink
     for (int i = 0; i < 12; i++) G[i] *= 2.0;
   } else {
     ckin k;
-    ck_eval(e->seq, qb + 3, &k, 0);
+    ck_eval(e->rb->seq, qb + 3, &k, 0);
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) G[3 * i + j] = k.g[j][i];
   }
@@ -388,7 +388,7 @@ int mbs_vec_mass(mbs_formulation f, const mbs_elem *e, const double *qb, lv_sink
     for (int b = 0; b < n; b++) {
       double s = 0.0;
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) s += G[n * i + a] * e->J[3 * i + j] * G[n * j + b];
+        for (int j = 0; j < 3; j++) s += G[n * i + a] * e->rb->J[3 * i + j] * G[n * j + b];
       LV_CHECK(lv_sink_add(M, o + a, o + b, s));
     }
   return 0;
@@ -417,21 +417,21 @@ void mbs_vec_force(mbs_formulation f, const mbs_elem *e, const double *qb, const
     ep_gbar(qb + 3, Gp);
     ep_gbar(vb + 3, Gv);
     for (int i = 0; i < 3; i++) a[i] = Gp[4 * i] * vb[3] + Gp[4 * i + 1] * vb[4] + Gp[4 * i + 2] * vb[5] + Gp[4 * i + 3] * vb[6];
-    mbs_r_mul(e->J, a, w);
+    mbs_r_mul(e->rb->J, a, w);
     for (int j = 0; j < 4; j++) fb[3 + j] = -8.0 * (Gv[j] * w[0] + Gv[4 + j] * w[1] + Gv[8 + j] * w[2]);
     return;
   }
   ckin k;
   double W[3], L[3], b[3], c[3];
-  ck_eval(e->seq, qb + 3, &k, 0);
-  ck_terms(&k, e->J, vb + 3, W, L, b, c);
+  ck_eval(e->rb->seq, qb + 3, &k, 0);
+  ck_terms(&k, e->rb->J, vb + 3, W, L, b, c);
   for (int j = 0; j < 3; j++) fb[3 + j] = -mbs_dot3(k.g[j], c);
 }
 
 /* K (n x n, the body's rotation block) of df/dq (dq = 1) or df/dv */
 static void vec_force_jac(mbs_formulation f, const mbs_elem *e, const double *qb, const double *vb, int dq,
                           double K[16]) {
-  const double *J = e->J;
+  const double *J = e->rb->J;
   if (f == MBS_EP) {
     double Gp[12], Gv[12], A[12], a[3], w[3];
     ep_gbar(qb + 3, Gp);
@@ -454,7 +454,7 @@ static void vec_force_jac(mbs_formulation f, const mbs_elem *e, const double *qb
   ckin k;
   double W[3], L[3], b[3], c[3], Wh[9], Lh[9], P[9];
   const double *dp = vb + 3;
-  ck_eval(e->seq, qb + 3, &k, 1);
+  ck_eval(e->rb->seq, qb + 3, &k, 1);
   ck_terms(&k, J, dp, W, L, b, c);
   /* P = d(Omega x J Omega)/dOmega = W~ J - (J W)~ */
   lv_hat3(W, Wh);

@@ -71,12 +71,18 @@ int lv_mbs_set_name(lv_mbs *s, int id, const char *name) {
   if (default_name_of_other(name, id))
     return fail(s, LV_EINPUT, "element %d: '%s' is the default name of another element", id, name);
   for (int k = 1; k < S->nel; k++)
-    if (k != id && strcmp(S->el[k].name, name) == 0)
+    if (k != id && S->el[k].name && strcmp(S->el[k].name, name) == 0)
       return fail(s, LV_EINPUT, "element %d: '%s' is already the name of element %d", id, name, k);
-  memcpy(S->el[id].name, name, n + 1);
+  char *c = malloc(n + 1);
+  if (!c) return fail(s, LV_ENOMEM, "out of memory");
+  memcpy(c, name, n + 1);
+  free(S->el[id].name);
+  S->el[id].name = c;
   S->el[id].named = 1;
   return 0;
 }
+
+const mbs_rigid mbs_rigid_point = {.R0 = {1, 0, 0, 0, 1, 0, 0, 0, 1}, .ax = {0, 1, 2}};
 
 /* ------------------------------------------------------------ small math */
 
@@ -110,7 +116,7 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
   s->cap_el = s->sys.nel = 1; /* the ground */
   s->sys.last_joint = -1;
   s->sys.el[0].kind = MBS_GROUND;
-  s->sys.el[0].R0[0] = s->sys.el[0].R0[4] = s->sys.el[0].R0[8] = 1.0;
+  s->sys.el[0].rb = &mbs_rigid_point;
   *out = s;
   if (!formulation || strcmp(formulation, "directors") == 0) {
     s->sys.form = MBS_DIRECTORS;
@@ -132,26 +138,32 @@ int lv_mbs_new(lv_mbs **out, const char *formulation) {
 }
 
 static void lin_free(mbs_joint *J) {
-  free(J->Gc), free(J->Gk), free(J->Hk), free(J->Zk);
-  free(J->Gs), free(J->Gi), free(J->Hs), free(J->Hi), free(J->Zs), free(J->Zi);
-  J->Gc = J->Gk = J->Hk = J->Zk = NULL;
-  J->Gs = J->Gi = J->Hs = J->Hi = J->Zs = J->Zi = NULL;
-  J->lin = 0;
+  struct mbs_jmat *X = J->x;
+  if (!X) return;
+  free(X->Gc), free(X->Gk), free(X->Hk), free(X->Zk);
+  free(X->Gs), free(X->Gi), free(X->Hs), free(X->Hi), free(X->Zs), free(X->Zi);
+  X->Gc = X->Gk = X->Hk = X->Zk = NULL;
+  X->Gs = X->Gi = X->Hs = X->Hi = X->Zs = X->Zi = NULL;
+  X->lin = 0;
 }
 
 static void sys_clear(mbs_sys *S) {
   for (int k = 0; k < S->nj; k++) {
     if (!S->j[k].rows_shared) free(S->j[k].rows);
     free(S->j[k].u);
-    free(S->j[k].mG);
-    free(S->j[k].mH);
-    free(S->j[k].mZ);
-    free(S->j[k].sG);
-    free(S->j[k].sH);
-    free(S->j[k].sZ);
+    struct mbs_jmat *X = S->j[k].x;
+    if (!X) continue;
+    free(X->mG), free(X->mH), free(X->mZ);
+    free(X->sG), free(X->sH), free(X->sZ);
     lin_free(&S->j[k]);
+    free(X);
   }
   free(S->j);
+  for (int k = 0; S->el && k < S->nel; k++) {
+    if (S->el[k].kind == MBS_BODY) free((void *)S->el[k].rb);
+    if (!S->names) free(S->el[k].name);
+  }
+  free(S->names);
   free(S->el);
   free(S->sym);
   free(S->sp);
@@ -240,8 +252,7 @@ int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0
   e->m = m;
   memcpy(e->x0, x0, sizeof e->x0);
   if (v0) memcpy(e->v0, v0, sizeof e->v0);
-  e->R0[0] = e->R0[4] = e->R0[8] = 1.0;
-  snprintf(e->name, sizeof e->name, "particle%d", n);
+  e->rb = &mbs_rigid_point;
   S->nel++;
   if (id) *id = n;
   return 0;
@@ -331,42 +342,49 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
     if (!(det > 0)) return fail(s, LV_EINPUT, "body %d: initial orientation is a reflection", n);
   }
   if (grow((void **)&S->el, &s->cap_el, n, sizeof(mbs_elem))) return fail(s, LV_ENOMEM, "out of memory");
+  mbs_rigid *rb = lv_calloc(1, sizeof *rb);
+  if (!rb) return fail(s, LV_ENOMEM, "out of memory");
   mbs_elem *e = &S->el[n];
   memset(e, 0, sizeof *e);
   e->kind = MBS_BODY;
+  e->rb = rb;
   e->m = m;
-  memcpy(e->J, Jm, sizeof Jm);
-  memcpy(e->E, E, sizeof E);
-  e->planar = planar >= 0 && S->form == MBS_DIRECTORS;
-  for (int k = 0; k < 3; k++) e->ax[k] = e->planar ? (planar + 1 + k) % 3 : k;
+  memcpy(rb->J, Jm, sizeof Jm);
+  memcpy(rb->E, E, sizeof E);
+  rb->planar = planar >= 0 && S->form == MBS_DIRECTORS;
+  for (int k = 0; k < 3; k++) rb->ax[k] = rb->planar ? (planar + 1 + k) % 3 : k;
   memcpy(e->x0, x0, sizeof e->x0);
-  memcpy(e->R0, R, sizeof R);
+  memcpy(rb->R0, R, sizeof R);
   if (v0) memcpy(e->v0, v0, sizeof e->v0);
   if (w0) {
     if (frame == LV_MBS_SPACE_FRAME) {
-      mbs_rt_mul(R, w0, e->W0);
-      e->w0s = 1;
-      memcpy(e->w0, w0, sizeof e->w0);
+      mbs_rt_mul(R, w0, rb->W0);
+      rb->w0s = 1;
+      memcpy(rb->w0, w0, sizeof rb->w0);
     } else {
-      memcpy(e->W0, w0, sizeof e->W0);
+      memcpy(rb->W0, w0, sizeof rb->W0);
     }
   }
-  memcpy(e->seq, S->seq, sizeof e->seq);
+  memcpy(rb->seq, S->seq, sizeof rb->seq);
   if (S->form == MBS_CARDAN) { /* the angles must describe R0 and W0 */
     double qb[6], vb[6];
-    if (mbs_vec_initial(S->form, e, qb, vb))
+    if (mbs_vec_initial(S->form, e, qb, vb)) {
+      free(rb);
+      e->rb = NULL;
       return fail(s, LV_EINPUT,
                   "body %d: initial orientation is on the singular set of the cardan angles %c%c%c (middle angle "
                   "%s): choose another sequence",
                   n, 'x' + S->seq[0], 'x' + S->seq[1], 'x' + S->seq[2], S->seq[0] == S->seq[2] ? "0 or pi" : "+-pi/2");
+    }
   }
-  snprintf(e->name, sizeof e->name, "body%d", n);
   S->nel++;
   if (S->form == MBS_DIRECTORS) { /* orthonormality rows on the body's axes */
-    int nd = e->planar ? 2 : 3, no = e->planar ? 1 : 3;
+    int nd = e->rb->planar ? 2 : 3, no = e->rb->planar ? 1 : 3;
     mbs_joint *Jt = new_joint(s, "orthonormality", n, LV_MBS_GROUND, nd + no);
     if (!Jt) {
       S->nel--;
+      free(rb);
+      e->rb = NULL;
       return fail(s, LV_ENOMEM, "out of memory");
     }
     static const double ek[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
@@ -374,12 +392,12 @@ int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3
     for (int k = 0; k < nd; k++) {
       mbs_row *r = &Jt->rows[k];
       r->nt = 1;
-      r->t[0] = term(0, 1, ek[e->ax[k]]);
+      r->t[0] = term(0, 1, ek[e->rb->ax[k]]);
       r->P[0][0] = 1.0;
       r->c0 = -0.5;
     }
     for (int k = 0; k < no; k++)
-      row_dot(&Jt->rows[nd + k], term(0, 1, ek[e->ax[pa[k]]]), term(0, 1, ek[e->ax[pb[k]]]), 0.0);
+      row_dot(&Jt->rows[nd + k], term(0, 1, ek[e->rb->ax[pa[k]]]), term(0, 1, ek[e->rb->ax[pb[k]]]), 0.0);
   }
   if (id) *id = n;
   return 0;
@@ -476,7 +494,7 @@ int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const doub
   int sb = ea->kind == MBS_GROUND ? 1 : eb->kind == MBS_GROUND ? 0 : -1;
   const mbs_elem *body = sb == 0 ? ea : sb == 1 ? eb : NULL;
   const double *X = sb == 0 ? Xa : Xb, *p = sb == 0 ? Xb : Xa;
-  if (body && body->kind == MBS_BODY && body->planar && X[body->ax[2]] != 0.0) {
+  if (body && body->kind == MBS_BODY && body->rb->planar && X[body->rb->ax[2]] != 0.0) {
     static const double ek[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     int sg = 1 - sb;
     for (int k = 0; k < 2; k++) {
@@ -484,15 +502,15 @@ int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const doub
       memset(r, 0, sizeof *r);
       r->nt = 3;
       r->t[0] = term(sb, 0, O3);
-      r->t[1] = term(sb, 1, ek[body->ax[k]]);
+      r->t[1] = term(sb, 1, ek[body->rb->ax[k]]);
       r->t[2] = term(sg, 0, p);
       r->P[0][1] = r->P[1][0] = 1.0;
       r->P[1][2] = r->P[2][1] = -1.0;
-      r->c0 = X[body->ax[k]];
+      r->c0 = X[body->rb->ax[k]];
     }
     double Xab[3];
     memcpy(Xab, X, sizeof Xab);
-    Xab[body->ax[2]] = 0.0;
+    Xab[body->rb->ax[2]] = 0.0;
     mbs_row *r = &J->rows[2];
     memset(r, 0, sizeof *r);
     r->nt = 2;
@@ -500,7 +518,7 @@ int lv_mbs_add_spherical(lv_mbs *s, int a, const double Xa[3], int b, const doub
     r->t[1] = term(sg, 0, p);
     r->P[0][0] = r->P[1][1] = 1.0;
     r->P[0][1] = r->P[1][0] = -1.0;
-    r->c0 = -0.5 * X[body->ax[2]] * X[body->ax[2]];
+    r->c0 = -0.5 * X[body->rb->ax[2]] * X[body->rb->ax[2]];
     return 0;
   }
   spherical_rows(J->rows, Xa, Xb);
@@ -593,8 +611,8 @@ int lv_mbs_add_cylindrical(lv_mbs *s, int a, const double Xa[3], const double Aa
  * R_b0^T R_a0 u */
 static void initial_in_b(const mbs_sys *S, int a, int b, const double u[3], double out[3]) {
   double w[3];
-  mbs_r_mul(S->el[a].R0, u, w);
-  mbs_rt_mul(S->el[b].R0, w, out);
+  mbs_r_mul(S->el[a].rb->R0, u, w);
+  mbs_rt_mul(S->el[b].rb->R0, w, out);
 }
 
 int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3], const double Aa[3], int b, const double Xb[3],
@@ -1105,10 +1123,10 @@ static int cb_mass(const double *q, lv_sink *M, void *u) {
     for (int i = 0; i < mbs_ntrans(e); i++) LV_CHECK(lv_sink_add(M, o + i, o + i, e->m));
     if (e->kind != MBS_BODY) continue;
     if (S->form == MBS_DIRECTORS) {
-      int nd = e->planar ? 2 : 3;
+      int nd = e->rb->planar ? 2 : 3;
       for (int a = 0; a < nd; a++)
         for (int b = 0; b < nd; b++) {
-          double E = e->E[3 * e->ax[a] + e->ax[b]];
+          double E = e->rb->E[3 * e->rb->ax[a] + e->rb->ax[b]];
           if (E != 0.0)
             for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(M, o + 3 + 3 * a + i, o + 3 + 3 * b + i, E));
         }
@@ -1117,7 +1135,7 @@ static int cb_mass(const double *q, lv_sink *M, void *u) {
     } else {
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
-          if (e->J[3 * a + b] != 0.0) LV_CHECK(lv_sink_add(M, o + 3 + a, o + 3 + b, e->J[3 * a + b]));
+          if (e->rb->J[3 * a + b] != 0.0) LV_CHECK(lv_sink_add(M, o + 3 + a, o + 3 + b, e->rb->J[3 * a + b]));
     }
   }
   return 0;
@@ -1184,7 +1202,7 @@ static int cb_force(double t, const double *q, const double *v, double *f, void 
     }
     const double *W = v + e->voff + 3;
     double L[3], c[3];
-    mbs_r_mul(e->J, W, L);
+    mbs_r_mul(e->rb->J, W, L);
     mbs_cross3(W, L, c);
     for (int i = 0; i < 3; i++) f[e->voff + 3 + i] = -c[i];
     if (S->form == MBS_SE3) { /* body-frame translation: -m Omega x U */
@@ -1218,13 +1236,13 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
     }
     const double *W = v + e->voff + 3;
     double L[3], A[9], B[9];
-    mbs_r_mul(e->J, W, L);
+    mbs_r_mul(e->rb->J, W, L);
     lv_hat3(W, A);
     lv_hat3(L, B);
     int o = e->voff + 3;
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) {
-        double aj = A[3 * i] * e->J[j] + A[3 * i + 1] * e->J[3 + j] + A[3 * i + 2] * e->J[6 + j];
+        double aj = A[3 * i] * e->rb->J[j] + A[3 * i + 1] * e->rb->J[3 + j] + A[3 * i + 2] * e->rb->J[6 + j];
         LV_CHECK(lv_sink_add(C, o + i, o + j, -(aj - B[3 * i + j])));
       }
     if (S->form == MBS_SE3) { /* d(-m Omega x U): -m Omega~ on U, m U~ on Omega */
@@ -1660,7 +1678,7 @@ static void cache_setup(mbs_sys *S) {
   S->serial = 0;
   for (int k = 0; k < S->nj; k++) {
     mbs_joint *J = &S->j[k];
-    if (J->pp || J->lin) continue;
+    if (J->pp || J->x->lin) continue;
     jloc L;
     jloc_init(S, J, &L);
     J->coff = ng;
@@ -1690,7 +1708,7 @@ static void eval_g(const mbs_sys *S, const double *q, double *g, double *Gc) {
     }
     jloc L;
     jloc_init(S, J, &L);
-    joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, Gc && !J->lin ? Gc + J->coff : NULL, NULL, NULL);
+    joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, Gc && !J->x->lin ? Gc + J->coff : NULL, NULL, NULL);
   }
   if (S->form == MBS_EP) mbs_vec_norm_g(S, q, g);
 }
@@ -1741,11 +1759,12 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
       LV_CHECK(pp_G(S, J, q, G));
       continue;
     }
-    if (J->lin) {
-      for (int e = 0; e < J->nG; e++) {
-        double v = J->Gc[e];
-        for (int t = J->Gs[e]; t < J->Gs[e + 1]; t++) v += J->Gk[t] * q[J->Gi[t]];
-        LV_CHECK(lv_sink_add(G, J->sG[3 * e + 1], J->sG[3 * e + 2], v));
+    const struct mbs_jmat *X = J->x;
+    if (X->lin) {
+      for (int e = 0; e < X->nG; e++) {
+        double v = X->Gc[e];
+        for (int t = X->Gs[e]; t < X->Gs[e + 1]; t++) v += X->Gk[t] * q[X->Gi[t]];
+        LV_CHECK(lv_sink_add(G, X->sG[3 * e + 1], X->sG[3 * e + 2], v));
       }
       continue;
     }
@@ -1757,7 +1776,7 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
       jloc_init(S, J, &L);
       joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
     }
-    for (const int *e = J->sG; e < J->sG + 3 * J->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gj[e[0]]));
+    for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gj[e[0]]));
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_G(S, q, G));
   return 0;
@@ -1775,18 +1794,19 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
       LV_CHECK(pp_H(J, o, gam[J->row0], H));
       continue;
     }
-    if (J->lin) {
-      for (int e = 0; e < J->nH; e++) {
+    const struct mbs_jmat *X = J->x;
+    if (X->lin) {
+      for (int e = 0; e < X->nH; e++) {
         double v = 0.0;
-        for (int t = J->Hs[e]; t < J->Hs[e + 1]; t++) v += J->Hk[t] * gam[J->Hi[t]];
-        LV_CHECK(lv_sink_add(H, J->sH[3 * e + 1], J->sH[3 * e + 2], v));
+        for (int t = X->Hs[e]; t < X->Hs[e + 1]; t++) v += X->Hk[t] * gam[X->Hi[t]];
+        LV_CHECK(lv_sink_add(H, X->sH[3 * e + 1], X->sH[3 * e + 2], v));
       }
       continue;
     }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
-    for (const int *e = J->sH; e < J->sH + 3 * J->nH; e += 3) LV_CHECK(lv_sink_add(H, e[1], e[2], Hl[e[0]]));
+    for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) LV_CHECK(lv_sink_add(H, e[1], e[2], Hl[e[0]]));
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_H(S, gam, H));
   return 0;
@@ -1803,18 +1823,19 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
       LV_CHECK(pp_Z(J, o, w, Z));
       continue;
     }
-    if (J->lin) {
-      for (int e = 0; e < J->nZ; e++) {
+    const struct mbs_jmat *X = J->x;
+    if (X->lin) {
+      for (int e = 0; e < X->nZ; e++) {
         double v = 0.0;
-        for (int t = J->Zs[e]; t < J->Zs[e + 1]; t++) v += J->Zk[t] * w[J->Zi[t]];
-        LV_CHECK(lv_sink_add(Z, J->sZ[3 * e + 1], J->sZ[3 * e + 2], v));
+        for (int t = X->Zs[e]; t < X->Zs[e + 1]; t++) v += X->Zk[t] * w[X->Zi[t]];
+        LV_CHECK(lv_sink_add(Z, X->sZ[3 * e + 1], X->sZ[3 * e + 2], v));
       }
       continue;
     }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
-    for (const int *e = J->sZ; e < J->sZ + 3 * J->nZ; e += 3) LV_CHECK(lv_sink_add(Z, e[1], e[2], Zl[e[0]]));
+    for (const int *e = X->sZ; e < X->sZ + 3 * X->nZ; e += 3) LV_CHECK(lv_sink_add(Z, e[1], e[2], Zl[e[0]]));
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_Z(S, w, Z));
   return 0;
@@ -1860,7 +1881,7 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
         memcpy(o, c, sizeof c);
       if (e->kind != MBS_BODY) continue;
       if (S->form == MBS_DIRECTORS)
-        for (int d = 0; d < (e->planar ? 2 : 3); d++) mbs_cross3(y->axis, qb + 3 + 3 * d, o + 3 + 3 * d);
+        for (int d = 0; d < (e->rb->planar ? 2 : 3); d++) mbs_cross3(y->axis, qb + 3 + 3 * d, o + 3 + 3 * d);
       else if (MBS_VEC(S->form))
         mbs_vec_rate(S->form, e, qb, y->axis, 1, o + 3);
       else
@@ -1873,9 +1894,9 @@ static int cb_sym(int k, const double *q, double *xi, void *u) {
         double D[3][3];
         mbs_directors(e, qb, D);
         for (int i = 0; i < 3; i++) o[i] = c[0] * D[0][i] + c[1] * D[1][i] + c[2] * D[2][i];
-        for (int k = 0; k < (e->planar ? 2 : 3); k++) {
+        for (int k = 0; k < (e->rb->planar ? 2 : 3); k++) {
           double ed[3] = {0, 0, 0}, a[3];
-          ed[e->ax[k]] = 1.0;
+          ed[e->rb->ax[k]] = 1.0;
           mbs_cross3(y->axis, ed, a); /* d' = sum_j a_j d_j */
           for (int i = 0; i < 3; i++) o[3 + 3 * k + i] = a[0] * D[0][i] + a[1] * D[1][i] + a[2] * D[2][i];
         }
@@ -1909,11 +1930,21 @@ static void model_data_free(void *p) {
   free(d);
 }
 
+/* Name of element k of a system being built (given or default) written to
+ * buf (n bytes; buf NULL: only measured); its length. */
+static size_t elem_name(const mbs_sys *S, int k, char *buf, size_t n) {
+  const mbs_elem *e = &S->el[k];
+  int w = k == 0 ? snprintf(buf, n, "ground")
+          : e->name ? snprintf(buf, n, "%s", e->name)
+                    : snprintf(buf, n, "%s%d", e->kind == MBS_BODY ? "body" : "particle", k);
+  return w > 0 ? (size_t)w : 0;
+}
+
 /* Deep copy of a system. */
 static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   memset(T, 0, sizeof *T);
   *T = *S;
-  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL, T->ppoff = T->ppj = NULL;
+  T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL, T->ppoff = T->ppj = NULL, T->names = NULL;
   T->nj = 0;
   if (mbs_forces_clone(S, T)) return LV_ENOMEM;
   T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
@@ -1925,15 +1956,33 @@ static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   if (S->nsp) memcpy(T->sp, S->sp, (size_t)S->nsp * sizeof(mbs_spring));
   if (S->ndp) memcpy(T->dp, S->dp, (size_t)S->ndp * sizeof(mbs_spring));
   memcpy(T->el, S->el, (size_t)S->nel * sizeof(mbs_elem));
+  /* the bodies' rigid data and the names are the copy's own: names in one
+   * block (a default name is written out here) */
+  size_t len = 0;
+  for (int k = 0; k < S->nel; k++) {
+    T->el[k].name = NULL;
+    if (S->el[k].kind == MBS_BODY) T->el[k].rb = NULL;
+    len += elem_name(S, k, NULL, 0) + 1;
+  }
+  T->names = malloc(len);
+  if (!T->names) return LV_ENOMEM;
+  size_t o = 0;
+  for (int k = 0; k < S->nel; k++) {
+    T->el[k].name = T->names + o;
+    o += elem_name(S, k, T->names + o, len - o) + 1;
+  }
+  for (int k = 0; k < S->nel; k++) {
+    if (S->el[k].kind != MBS_BODY) continue;
+    mbs_rigid *r = malloc(sizeof *r);
+    if (!r) return LV_ENOMEM;
+    *r = *S->el[k].rb;
+    T->el[k].rb = r;
+  }
   if (S->nsym) memcpy(T->sym, S->sym, (size_t)S->nsym * sizeof(mbs_sym));
   for (int k = 0; k < S->nj; k++) {
     mbs_joint *J = &T->j[k];
     *J = S->j[k];
-    J->mG = J->mH = J->mZ = NULL;
-    J->sG = J->sH = J->sZ = NULL;
-    J->lin = 0;
-    J->Gc = J->Gk = J->Hk = J->Zk = NULL;
-    J->Gs = J->Gi = J->Hs = J->Hi = J->Zs = J->Zi = NULL;
+    J->x = NULL;
     J->u = NULL;
     J->rows_shared = 0;
     J->rows = lv_calloc((size_t)J->nrows, sizeof(mbs_row));
@@ -1972,10 +2021,10 @@ static int find_patterns(mbs_sys *S) {
   for (int k = 0; k < S->nj && !rc; k++) {
     mbs_joint *J = &S->j[k];
     if (J->pp) continue; /* written directly */
-    J->mG = lv_calloc(6 * NLOC, 1);
-    J->mH = lv_calloc(NLOC * NLOC, 1);
-    J->mZ = lv_calloc(6 * NLOC, 1);
-    if (!J->mG || !J->mH || !J->mZ) rc = LV_ENOMEM;
+    J->x->mG = lv_calloc(6 * NLOC, 1);
+    J->x->mH = lv_calloc(NLOC * NLOC, 1);
+    J->x->mZ = lv_calloc(6 * NLOC, 1);
+    if (!J->x->mG || !J->x->mH || !J->x->mZ) rc = LV_ENOMEM;
   }
   for (int pass = 0; pass < 2 && !rc; pass++) {
     for (int i = 0; i < S->nq; i++) q[i] = rnd(&st);
@@ -1995,11 +2044,11 @@ static int find_patterns(mbs_sys *S) {
       joint_eval(S->form, J, &L, q, gam, w, c, G, H, Z);
       for (int r = 0; r < J->nrows; r++)
         for (int k = 0; k < L.n; k++) {
-          J->mG[r * NLOC + k] |= G[r * L.n + k] != 0.0;
-          J->mZ[r * NLOC + k] |= Z[r * L.n + k] != 0.0;
+          J->x->mG[r * NLOC + k] |= G[r * L.n + k] != 0.0;
+          J->x->mZ[r * NLOC + k] |= Z[r * L.n + k] != 0.0;
         }
       for (int a = 0; a < L.n; a++)
-        for (int k = 0; k < L.n; k++) J->mH[a * NLOC + k] |= H[a * L.n + k] != 0.0;
+        for (int k = 0; k < L.n; k++) J->x->mH[a * NLOC + k] |= H[a * L.n + k] != 0.0;
     }
   }
   free(q);
@@ -2012,40 +2061,41 @@ static int find_patterns(mbs_sys *S) {
  * non-zeros, in a fixed order. */
 static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
   if (J->pp) return 0;
+  struct mbs_jmat *X = J->x;
   jloc L;
   jloc_init(S, J, &L);
   int n = L.n, cnt[3] = {0, 0, 0};
   for (int pass = 0; pass < 2; pass++) {
     if (pass == 1) {
-      J->sG = lv_calloc((size_t)(3 * cnt[0] + 3), sizeof(int));
-      J->sH = lv_calloc((size_t)(3 * cnt[1] + 3), sizeof(int));
-      J->sZ = lv_calloc((size_t)(3 * cnt[2] + 3), sizeof(int));
-      if (!J->sG || !J->sH || !J->sZ) return LV_ENOMEM;
-      J->nG = cnt[0], J->nH = cnt[1], J->nZ = cnt[2];
+      X->sG = lv_calloc((size_t)(3 * cnt[0] + 3), sizeof(int));
+      X->sH = lv_calloc((size_t)(3 * cnt[1] + 3), sizeof(int));
+      X->sZ = lv_calloc((size_t)(3 * cnt[2] + 3), sizeof(int));
+      if (!X->sG || !X->sH || !X->sZ) return LV_ENOMEM;
+      X->nG = cnt[0], X->nH = cnt[1], X->nZ = cnt[2];
       cnt[0] = cnt[1] = cnt[2] = 0;
     }
     for (int r = 0; r < J->nrows; r++)
       for (int c = 0; c < n; c++) {
-        if (J->mG[r * NLOC + c]) {
-          if (pass) J->sG[3 * cnt[0]] = r * n + c, J->sG[3 * cnt[0] + 1] = J->row0 + r, J->sG[3 * cnt[0] + 2] = jloc_global(&L, c);
+        if (X->mG[r * NLOC + c]) {
+          if (pass) X->sG[3 * cnt[0]] = r * n + c, X->sG[3 * cnt[0] + 1] = J->row0 + r, X->sG[3 * cnt[0] + 2] = jloc_global(&L, c);
           cnt[0]++;
         }
-        if (J->mZ[r * NLOC + c]) {
-          if (pass) J->sZ[3 * cnt[2]] = r * n + c, J->sZ[3 * cnt[2] + 1] = J->row0 + r, J->sZ[3 * cnt[2] + 2] = jloc_global(&L, c);
+        if (X->mZ[r * NLOC + c]) {
+          if (pass) X->sZ[3 * cnt[2]] = r * n + c, X->sZ[3 * cnt[2] + 1] = J->row0 + r, X->sZ[3 * cnt[2] + 2] = jloc_global(&L, c);
           cnt[2]++;
         }
       }
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++)
-        if (J->mH[a * NLOC + b]) {
+        if (X->mH[a * NLOC + b]) {
           if (pass)
-            J->sH[3 * cnt[1]] = a * n + b, J->sH[3 * cnt[1] + 1] = jloc_global(&L, a), J->sH[3 * cnt[1] + 2] = jloc_global(&L, b);
+            X->sH[3 * cnt[1]] = a * n + b, X->sH[3 * cnt[1] + 1] = jloc_global(&L, a), X->sH[3 * cnt[1] + 2] = jloc_global(&L, b);
           cnt[1]++;
         }
   }
   /* the masks are not needed any more */
-  free(J->mG), free(J->mH), free(J->mZ);
-  J->mG = J->mH = J->mZ = NULL;
+  free(X->mG), free(X->mH), free(X->mZ);
+  X->mG = X->mH = X->mZ = NULL;
   return 0;
 }
 
@@ -2060,6 +2110,7 @@ static int scatter_lists(const mbs_sys *S, mbs_joint *J) {
  * J->lin = 0 when a map is not constant. */
 static int compile_linear(const mbs_sys *S, mbs_joint *J) {
   if (S->form != MBS_DIRECTORS || J->pp) return 0; /* pp joints have their own direct path */
+  struct mbs_jmat *X = J->x;
   jloc L;
   jloc_init(S, J, &L);
   int n = L.n;
@@ -2111,60 +2162,60 @@ static int compile_linear(const mbs_sys *S, mbs_joint *J) {
   int cnt[3] = {0, 0, 0};
   for (int pass = 0; pass < 2 && !rc; pass++) {
     if (pass) {
-      J->Gc = lv_calloc((size_t)J->nG + 1, sizeof(double));
-      J->Gs = lv_calloc((size_t)J->nG + 1, sizeof(int));
-      J->Hs = lv_calloc((size_t)J->nH + 1, sizeof(int));
-      J->Zs = lv_calloc((size_t)J->nZ + 1, sizeof(int));
-      J->Gk = lv_calloc((size_t)cnt[0] + 1, sizeof(double));
-      J->Gi = lv_calloc((size_t)cnt[0] + 1, sizeof(int));
-      J->Hk = lv_calloc((size_t)cnt[1] + 1, sizeof(double));
-      J->Hi = lv_calloc((size_t)cnt[1] + 1, sizeof(int));
-      J->Zk = lv_calloc((size_t)cnt[2] + 1, sizeof(double));
-      J->Zi = lv_calloc((size_t)cnt[2] + 1, sizeof(int));
-      if (!J->Gc || !J->Gs || !J->Hs || !J->Zs || !J->Gk || !J->Gi || !J->Hk || !J->Hi || !J->Zk || !J->Zi) {
+      X->Gc = lv_calloc((size_t)X->nG + 1, sizeof(double));
+      X->Gs = lv_calloc((size_t)X->nG + 1, sizeof(int));
+      X->Hs = lv_calloc((size_t)X->nH + 1, sizeof(int));
+      X->Zs = lv_calloc((size_t)X->nZ + 1, sizeof(int));
+      X->Gk = lv_calloc((size_t)cnt[0] + 1, sizeof(double));
+      X->Gi = lv_calloc((size_t)cnt[0] + 1, sizeof(int));
+      X->Hk = lv_calloc((size_t)cnt[1] + 1, sizeof(double));
+      X->Hi = lv_calloc((size_t)cnt[1] + 1, sizeof(int));
+      X->Zk = lv_calloc((size_t)cnt[2] + 1, sizeof(double));
+      X->Zi = lv_calloc((size_t)cnt[2] + 1, sizeof(int));
+      if (!X->Gc || !X->Gs || !X->Hs || !X->Zs || !X->Gk || !X->Gi || !X->Hk || !X->Hi || !X->Zk || !X->Zi) {
         rc = LV_ENOMEM;
         break;
       }
       cnt[0] = cnt[1] = cnt[2] = 0;
     }
-    for (int e = 0; e < J->nG; e++) {
-      int f = J->sG[3 * e], r = f / n, c = f % n;
-      if (pass) J->Gc[e] = GC[f], J->Gs[e] = cnt[0];
+    for (int e = 0; e < X->nG; e++) {
+      int f = X->sG[3 * e], r = f / n, c = f % n;
+      if (pass) X->Gc[e] = GC[f], X->Gs[e] = cnt[0];
       for (int qc = 0; qc < n; qc++) {
         double v = GQ[((size_t)r * n + c) * n + qc];
         if (v == 0.0) continue;
-        if (pass) J->Gk[cnt[0]] = v, J->Gi[cnt[0]] = jloc_global(&L, qc);
+        if (pass) X->Gk[cnt[0]] = v, X->Gi[cnt[0]] = jloc_global(&L, qc);
         cnt[0]++;
       }
     }
-    for (int e = 0; e < J->nH; e++) {
-      int f = J->sH[3 * e];
-      if (pass) J->Hs[e] = cnt[1];
+    for (int e = 0; e < X->nH; e++) {
+      int f = X->sH[3 * e];
+      if (pass) X->Hs[e] = cnt[1];
       for (int r = 0; r < J->nrows; r++) {
         double v = HG[(size_t)f * J->nrows + r];
         if (v == 0.0) continue;
-        if (pass) J->Hk[cnt[1]] = v, J->Hi[cnt[1]] = J->row0 + r;
+        if (pass) X->Hk[cnt[1]] = v, X->Hi[cnt[1]] = J->row0 + r;
         cnt[1]++;
       }
     }
-    for (int e = 0; e < J->nZ; e++) {
-      int f = J->sZ[3 * e];
-      if (pass) J->Zs[e] = cnt[2];
+    for (int e = 0; e < X->nZ; e++) {
+      int f = X->sZ[3 * e];
+      if (pass) X->Zs[e] = cnt[2];
       for (int wc = 0; wc < n; wc++) {
         double v = ZW[(size_t)f * n + wc];
         if (v == 0.0) continue;
-        if (pass) J->Zk[cnt[2]] = v, J->Zi[cnt[2]] = jloc_global(&L, wc);
+        if (pass) X->Zk[cnt[2]] = v, X->Zi[cnt[2]] = jloc_global(&L, wc);
         cnt[2]++;
       }
     }
-    if (pass) J->Gs[J->nG] = cnt[0], J->Hs[J->nH] = cnt[1], J->Zs[J->nZ] = cnt[2];
+    if (pass) X->Gs[X->nG] = cnt[0], X->Hs[X->nH] = cnt[1], X->Zs[X->nZ] = cnt[2];
   }
   free(GC), free(GQ), free(HG), free(ZW);
   if (rc) {
     lin_free(J);
     return rc;
   }
-  J->lin = 1;
+  X->lin = 1;
   return 0;
 }
 
@@ -2211,7 +2262,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   for (int k = 0; k < S->nsp && quad; k++)
     for (int i = 0; i < 2; i++) {
       const mbs_elem *e = &S->el[S->sp[k].el[i]];
-      if (e->kind == MBS_BODY && e->planar && S->sp[k].X[i][e->ax[2]] != 0.0) quad = 0;
+      if (e->kind == MBS_BODY && e->rb->planar && S->sp[k].X[i][e->rb->ax[2]] != 0.0) quad = 0;
     }
   int hasg = S->grav[0] != 0.0 || S->grav[1] != 0.0 || S->grav[2] != 0.0;
   S->ninv = quad ? S->nsp + (hasg ? S->nel - 1 : 0) : 0;
@@ -2224,7 +2275,8 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     J->pp = pp_joint(&d->sys, J);
     if (J->pp) continue;
     J->u = lv_calloc(MBS_UNIQ, sizeof(mbs_term));
-    if (!J->u) rc = LV_ENOMEM;
+    J->x = lv_calloc(1, sizeof *J->x);
+    if (!J->u || !J->x) rc = LV_ENOMEM;
     else joint_index_terms(J);
   }
   if (!rc) rc = pp_lists(&d->sys);

@@ -52,12 +52,14 @@ typedef enum { MBS_GROUND = 0, MBS_PARTICLE = 1, MBS_BODY = 2 } mbs_kind;
 /* Largest number of map terms in one constraint row. */
 #define MBS_TERMS 4
 
+/* The rigid-body data of an element: each body has its own, particles and
+ * the ground share mbs_rigid_point (R0 = I, ax = (0, 1, 2), the rest zero),
+ * so that a particle costs no more than its mass, offsets and initial state
+ * (chains of 10^6 particles). */
 typedef struct {
-  mbs_kind kind;
-  double m;
   double J[9];     /* inertia about the centre of mass, body axes */
   double E[9];     /* Euler tensor 1/2 tr(J) I - J (directors' mass) */
-  double x0[3], R0[9], v0[3], W0[3]; /* W0: body-frame angular velocity */
+  double R0[9], W0[3]; /* W0: body-frame angular velocity */
   /* w0 as given in the space frame (w0s = 1; directors use it as is rather
    * than R0 W0, which differs from it by round-off) */
   int w0s;
@@ -66,16 +68,27 @@ typedef struct {
    * to body axis ax[2]): only d_ax[0], d_ax[1] are coordinates and
    * d_ax[2] = d_ax[0] x d_ax[1]; otherwise planar = 0, ax = (0, 1, 2). */
   int planar, ax[3];
+  int seq[3]; /* cardan: axes (0 = x) of the three angles */
+} mbs_rigid;
+
+extern const mbs_rigid mbs_rigid_point;
+
+typedef struct {
+  mbs_kind kind;
+  int nrow;   /* euler-parameters: the body's norm row (set at build) */
+  double m;
+  double x0[3], v0[3];
   /* a particle's coordinates: 3 (q = x), or 2 for a planar particle
    * (lv_mbs_add_planar_particle: q = (x, y), its point (x, y, 0); x0, v0
    * hold z = 0) */
   int pdim;
   int qoff, voff, nq, nv;
-  int seq[3]; /* cardan: axes (0 = x) of the three angles */
-  int nrow;   /* euler-parameters: the body's norm row (set at build) */
+  const mbs_rigid *rb; /* a body's own (freed with it), else &mbs_rigid_point */
   /* name (lv_mbs_set_name; default body<id> or particle<id>): the prefix
-   * of the element's CSV columns <name>.x1, ... */
-  char name[LV_MBS_NAME_MAX];
+   * of the element's CSV columns <name>.x1, ...  In a system being built
+   * NULL stands for the default and a given name is the element's own
+   * string; in a built model every element's name is in mbs_sys.names. */
+  char *name;
   int named; /* set by lv_mbs_set_name */
 } mbs_elem;
 
@@ -115,16 +128,9 @@ typedef struct {
   double ds, L2;
 } mbs_row;
 
-typedef struct {
-  const char *kind; /* "spherical", ..., "orthonormality" (static strings) */
-  int el[2];        /* element ids of slots a, b */
-  int nrows, row0;
-  mbs_row *rows;
-  /* rows_shared: rows is an earlier joint's (the same rows, e.g. the rods
-   * of a chain: one copy for all of them) and is not freed with this one */
-  int rows_shared;
-  int nu;      /* distinct maps of the rows, evaluated once per call */
-  mbs_term *u; /* room for MBS_UNIQ (set at build; not for pp joints) */
+/* What a joint other than a pp one keeps of its local G, H and Z (built
+ * models only: set at build, one per such joint). */
+struct mbs_jmat {
   /* structural non-zeros of the local G (nrows x nloc), H (nloc x nloc)
    * and Z (nrows x nloc), found at build time */
   unsigned char *mG, *mH, *mZ;
@@ -139,6 +145,18 @@ typedef struct {
   int lin;
   double *Gc, *Gk, *Hk, *Zk;
   int *Gs, *Gi, *Hs, *Hi, *Zs, *Zi;
+};
+
+typedef struct {
+  const char *kind; /* "spherical", ..., "orthonormality" (static strings) */
+  int el[2];        /* element ids of slots a, b */
+  int nrows, row0;
+  mbs_row *rows;
+  /* rows_shared: rows is an earlier joint's (the same rows, e.g. the rods
+   * of a chain: one copy for all of them) and is not freed with this one */
+  int rows_shared;
+  int nu;      /* distinct maps of the rows, evaluated once per call */
+  mbs_term *u; /* room for MBS_UNIQ (set at build; not for pp joints) */
   /* a distance joint between particles (or a particle and the ground),
    * set at build: its maps are the positions themselves (D = I), and the
    * callbacks write its rows directly (mbs.c, pp_*), without joint_eval,
@@ -150,6 +168,7 @@ typedef struct {
    * rows are sums of rows of D and H needs no D at all */
   int simple;
   int coff; /* offset of its local G in the configuration cache (mbs_sys.serial) */
+  struct mbs_jmat *x; /* set at build for the joints other than pp ones (NULL: none) */
 } mbs_joint;
 
 typedef enum { SYM_ROTATION = 0, SYM_TRANSLATION = 1, SYM_BODY = 2 } mbs_symkind;
@@ -198,6 +217,9 @@ typedef struct {
    * g and the joints' local G (mbs.c, cb_g / cb_G): a serial unique per
    * built model (0: not cached); mbs_joint.coff the offsets in its G */
   unsigned long serial;
+  /* built models: the names of all elements, one after the other (NULL in
+   * a system being built, whose elements own their given names) */
+  char *names;
 } mbs_sys;
 
 /* ---- formulation maps (form.c) ----
@@ -219,10 +241,10 @@ static inline int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const doubl
     kc[0] = 1.0;
     return 1;
   }
-  if (e->kind != MBS_BODY || f != MBS_DIRECTORS || (e->planar && X[e->ax[2]] != 0.0)) return 0;
-  int nd = e->planar ? 2 : 3, pt = !t->axis;
+  if (e->kind != MBS_BODY || f != MBS_DIRECTORS || (e->rb->planar && X[e->rb->ax[2]] != 0.0)) return 0;
+  int nd = e->rb->planar ? 2 : 3, pt = !t->axis;
   kc[0] = pt ? 1.0 : 0.0;
-  for (int k = 0; k < nd; k++) kc[1 + k] = X[e->ax[k]];
+  for (int k = 0; k < nd; k++) kc[1 + k] = X[e->rb->ax[k]];
   for (int i = 0; i < 3; i++) {
     double s = pt ? qb[i] : 0.0;
     for (int k = 0; k < nd; k++) s += kc[1 + k] * qb[3 + 3 * k + i];

@@ -358,7 +358,7 @@ def test_python_side_mistakes():
     with pytest.raises(livens.InputError, match="orientation: give exactly one of"):
         s.body(1, [1, 1, 1], orientation={"axis": [1, 0, 0]})
     with pytest.raises(livens.InputError, match="not a multibody model"):
-        livens.Model("pendulum2d").pose(1)  # written by hand, not on the layer
+        livens.Model("kapitza").pose(1)  # written by hand, not on the layer
     # nothing above was added: the system is still one body
     assert [e.name for e in s.elements] == ["ground", "b"]
 
