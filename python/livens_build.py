@@ -105,6 +105,7 @@ const char *lv_mbs_error(const lv_mbs *s);
 int lv_mbs_set_name(lv_mbs *s, int id, const char *name);
 const char *const *lv_mbs_formulations(void);
 int lv_mbs_add_particle(lv_mbs *s, double m, const double x0[3], const double v0[3], int *id);
+int lv_mbs_add_planar_particle(lv_mbs *s, double m, const double x0[2], const double v0[2], int *id);
 int lv_mbs_add_body(lv_mbs *s, double m, const double J[9], const double Jdiag[3], const double x0[3],
                     const double R0[9], const double v0[3], const double w0[3], lv_mbs_frame frame, int *id);
 int lv_mbs_rotation_axis_angle(const double axis[3], double angle, double R[9]);
@@ -138,6 +139,7 @@ int lv_mbs_add_prismatic(lv_mbs *s, int a, const double Xa[3], const double Aa[3
                          const double Ab[3]);
 int lv_mbs_add_fixed(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3]);
 int lv_mbs_add_distance(lv_mbs *s, int a, const double Xa[3], int b, const double Xb[3], double L);
+int lv_mbs_scale_last_joint(lv_mbs *s, double factor);
 int lv_mbs_add_rotation_symmetry(lv_mbs *s, const double axis[3], const double point[3]);
 int lv_mbs_add_translation_symmetry(lv_mbs *s, const double dir[3]);
 int lv_mbs_add_body_symmetry(lv_mbs *s, int body, const double axis[3], const double point[3]);

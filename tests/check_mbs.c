@@ -1373,9 +1373,9 @@ END_TEST
 
 /* A planar double pendulum with a spring, of planar particles, moves as the
  * same system of spatial particles started in the plane (which stay there:
- * its forces have no z component); the two run different code (the
- * particles' direct path with D = I3, the planar particles' maps D = [e1
- * e2]).  Under EM (with the invariants of the spring and of gravity, whose
+ * its forces have no z component); the two differ in their coordinates
+ * (2 against 3 per particle, the rods' blocks I2 against I3, the spring
+ * through the planar particles' maps D = [e1 e2]).  Under EM (with the invariants of the spring and of gravity, whose
  * counts agree), VI-A, RATTLE and genalpha, x, y, v and lambda agree to
  * 1e-11 over 300 steps (genalpha's lambda to its round-off spread), the spatial z stays 0, and EM keeps the planar
  * system's energy to 1e-12. */

@@ -99,9 +99,10 @@ class Element:
     symmetries.
 
     Attributes: ``id`` (the layer's id: 0 the ground, then 1, 2, ... in the
-    order added), ``kind`` ("ground", "particle" or "body"), ``name``,
-    ``position`` and ``rotation`` (the initial centre of mass and rotation
-    matrix, space = rotation @ body).
+    order added), ``kind`` ("ground", "particle", "planar particle" or
+    "body"), ``name``, ``position`` and ``rotation`` (the initial centre of
+    mass, (x, y, 0) for a planar particle, and rotation matrix, space =
+    rotation @ body).
     """
 
     __slots__ = ("id", "kind", "name", "position", "rotation", "_system")
@@ -192,7 +193,7 @@ class System:
     def __repr__(self):
         kinds = [e.kind for e in self._elements[1:]]
         return (f"<livens.System {self.formulation}: {kinds.count('body')} bodies, "
-                f"{kinds.count('particle')} particles>")
+                f"{kinds.count('particle') + kinds.count('planar particle')} particles>")
 
     @property
     def elements(self):
@@ -204,6 +205,16 @@ class System:
         return self._names[name]
 
     # ---------------------------------------------------------------- helpers
+    def _scale(self, scale, record):
+        """The rows of the joint just added times ``scale``
+        (lv_mbs_scale_last_joint; None: 1, nothing done), kept in its
+        file entry ``record``."""
+        if scale is None:
+            return
+        f = _num(scale, "scale")
+        self._add(lib.lv_mbs_scale_last_joint, f)
+        record["scale"] = f
+
     def _add(self, fn, *args, record=None):
         """Call the C layer's ``fn(system, *args)``; raise the LivensError of
         a failure with lv_mbs_error's sentence.  On success ``record``, a
@@ -301,6 +312,27 @@ class System:
         self._add(lib.lv_mbs_add_particle, m, ffi.from_buffer("double[]", x), v, pid)
         e = self._new_element("particle", name, pid, x.copy(), np.eye(3))
         self._record("particles", {"name": e.name, "mass": m, "position": x, "velocity": v})
+        return e
+
+    def planar_particle(self, mass, position, velocity=None, name=None):
+        """Add a planar particle of mass ``mass`` > 0: two coordinates (x,
+        y), moving in the system's x-y plane (its point is (x, y, 0)), at
+        ``position`` with ``velocity`` (2 numbers each; velocity default
+        zero); returns its :class:`Element` (named ``name``, default
+        "particleN").  It takes every joint and force a particle takes
+        (distance and spherical joints, springs, dampers, gravity, forces);
+        the layer refuses a spherical joint whose two ends cannot leave the
+        plane and, at :meth:`build`, a symmetry that would move it out of
+        the plane.  A system file's ``planar: true``."""
+        self._check_name(name)
+        x = _array(position, (2,), "position")
+        v = ffi.NULL if velocity is None else ffi.new("double[2]", [float(c) for c in _array(velocity, (2,), "velocity")])
+        pid = ffi.new("int *")
+        m = _num(mass, "mass")
+        self._add(lib.lv_mbs_add_planar_particle, m, ffi.from_buffer("double[]", x), v, pid)
+        e = self._new_element("particle", name, pid, np.array([x[0], x[1], 0.0]), np.eye(3))
+        e.kind = "planar particle"
+        self._record("particles", {"name": e.name, "planar": True, "mass": m, "position": x, "velocity": v})
         return e
 
     def body(self, mass, inertia, position=(0.0, 0.0, 0.0), orientation=None, velocity=None,
@@ -489,61 +521,90 @@ class System:
                              "(body frames).", status=lib.LV_EINPUT)
         return self._vec(axis_a, "axis_a"), self._vec(axis_b, "axis_b")
 
-    def _axis_joint(self, fn, kind, a, b, axis, point_a, point_b, axis_a, axis_b, at):
+    def _joint(self, fn, args, entry, scale):
+        """Add a joint, scale its rows (``scale``), record its file entry
+        (a bad scale is refused before the joint is added: the system stays
+        as it was)."""
+        if scale is not None:
+            f = _num(scale, "scale")
+            if not (np.isfinite(f) and f != 0.0):
+                raise InputError(f"a joint's scale must be finite and non-zero, got {scale!r}.",
+                                 status=lib.LV_EINPUT)
+        self._add(fn, *args)
+        self._scale(scale, entry)
+        self._record("joints", entry)
+
+    def _axis_joint(self, fn, kind, a, b, axis, point_a, point_b, axis_a, axis_b, at, scale=None):
         ea, eb = self._ref(a), self._ref(b)
         Xa, Xb = self._points(ea, eb, point_a, point_b, at)
         Aa, Ab = self._axes(ea, eb, axis_a, axis_b, axis)
-        self._add(fn, ea.id, Xa, Aa, eb.id, Xb, Ab,
-                  record=("joints", {"type": kind, "a": ea.name, "point_a": Xa, "axis_a": Aa,
-                                     "b": eb.name, "point_b": Xb, "axis_b": Ab}))
+        self._joint(fn, (ea.id, Xa, Aa, eb.id, Xb, Ab),
+                    {"type": kind, "a": ea.name, "point_a": Xa, "axis_a": Aa, "b": eb.name, "point_b": Xb,
+                     "axis_b": Ab}, scale)
 
-    def spherical(self, a, b, point_a=None, point_b=None, at=None):
+    # Every joint takes ``scale`` (default None: 1): its constraint rows
+    # times that finite non-zero factor (lv_mbs_scale_last_joint; a system
+    # file's ``scale:``).  The motion is the same; the joint's multipliers
+    # come out divided by it (e.g. 1/L for a rod of length L: G rows of unit
+    # length, or 1/L^2: a dimensionless row).
+
+    def spherical(self, a, b, point_a=None, point_b=None, at=None, scale=None):
         """Spherical joint: point ``point_a`` of ``a`` coincides with
         ``point_b`` of ``b`` (body frames, default the centres of mass), or
         both are the spatial point ``at`` in the initial pose (3
-        constraints)."""
+        constraints); ``scale`` multiplies its rows."""
         ea, eb = self._ref(a), self._ref(b)
         Xa, Xb = self._points(ea, eb, point_a, point_b, at)
-        self._add(lib.lv_mbs_add_spherical, ea.id, Xa, eb.id, Xb,
-                  record=("joints", {"type": "spherical", "a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb}))
+        self._joint(lib.lv_mbs_add_spherical, (ea.id, Xa, eb.id, Xb),
+                    {"type": "spherical", "a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb}, scale)
 
-    def revolute(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None):
+    def revolute(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None, scale=None):
         """Revolute joint: spherical at (point_a, point_b) or ``at``, and
         ``axis_a`` of ``a`` parallel to ``axis_b`` of ``b`` (body frames), or
-        both the spatial ``axis`` in the initial pose (5 constraints)."""
-        self._axis_joint(lib.lv_mbs_add_revolute, "revolute", a, b, axis, point_a, point_b, axis_a, axis_b, at)
+        both the spatial ``axis`` in the initial pose (5 constraints);
+        ``scale`` multiplies its rows."""
+        self._axis_joint(lib.lv_mbs_add_revolute, "revolute", a, b, axis, point_a, point_b, axis_a, axis_b, at,
+                         scale)
 
-    def universal(self, a, b, axis_a, axis_b, point_a=None, point_b=None, at=None):
+    def universal(self, a, b, axis_a, axis_b, point_a=None, point_b=None, at=None, scale=None):
         """Universal (Cardan) joint: spherical at (point_a, point_b) or
         ``at``, and the cross axes ``axis_a`` of ``a`` and ``axis_b`` of ``b``
         (body frames; :meth:`Element.local_axis` converts a spatial one) kept
-        perpendicular (4 constraints)."""
-        self._axis_joint(lib.lv_mbs_add_universal, "universal", a, b, None, point_a, point_b, axis_a, axis_b, at)
+        perpendicular (4 constraints); ``scale`` multiplies its rows."""
+        self._axis_joint(lib.lv_mbs_add_universal, "universal", a, b, None, point_a, point_b, axis_a, axis_b, at,
+                         scale)
 
-    def cylindrical(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None):
+    def cylindrical(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None,
+                    scale=None):
         """Cylindrical joint: point ``point_a`` of ``a`` stays on the line
         through ``point_b`` along ``axis_b`` of ``b``, and ``axis_a`` stays
         parallel to it (4 constraints); ``at`` and ``axis`` give point and
-        axis in space instead."""
-        self._axis_joint(lib.lv_mbs_add_cylindrical, "cylindrical", a, b, axis, point_a, point_b, axis_a, axis_b, at)
+        axis in space instead; ``scale`` multiplies its rows."""
+        self._axis_joint(lib.lv_mbs_add_cylindrical, "cylindrical", a, b, axis, point_a, point_b, axis_a, axis_b,
+                         at, scale)
 
-    def prismatic(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None):
+    def prismatic(self, a, b, axis=None, point_a=None, point_b=None, axis_a=None, axis_b=None, at=None,
+                  scale=None):
         """Prismatic joint: cylindrical, and the rotation about the axis
-        locked at its initial value (5 constraints)."""
-        self._axis_joint(lib.lv_mbs_add_prismatic, "prismatic", a, b, axis, point_a, point_b, axis_a, axis_b, at)
+        locked at its initial value (5 constraints); ``scale`` multiplies
+        its rows."""
+        self._axis_joint(lib.lv_mbs_add_prismatic, "prismatic", a, b, axis, point_a, point_b, axis_a, axis_b, at,
+                         scale)
 
-    def fixed(self, a, b, point_a=None, point_b=None, at=None):
+    def fixed(self, a, b, point_a=None, point_b=None, at=None, scale=None):
         """Fixed joint: spherical at (point_a, point_b) or ``at``, and the
         relative orientation locked at its initial value (6 constraints;
-        rigid bodies only)."""
+        rigid bodies only); ``scale`` multiplies its rows."""
         ea, eb = self._ref(a), self._ref(b)
         Xa, Xb = self._points(ea, eb, point_a, point_b, at)
-        self._add(lib.lv_mbs_add_fixed, ea.id, Xa, eb.id, Xb,
-                  record=("joints", {"type": "fixed", "a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb}))
+        self._joint(lib.lv_mbs_add_fixed, (ea.id, Xa, eb.id, Xb),
+                    {"type": "fixed", "a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb}, scale)
 
-    def distance(self, a, b, length=None, point_a=None, point_b=None):
+    def distance(self, a, b, length=None, point_a=None, point_b=None, scale=None):
         """Rigid distance (massless rod) |x_a(point_a) - x_b(point_b)| =
-        ``length`` > 0 (default: the initial distance of the two points)."""
+        ``length`` > 0 (default: the initial distance of the two points),
+        the row scale/2 (|x_a - x_b|^2 - length^2) = 0 (``scale`` default
+        1; as lv_mbs_add_distance_scaled)."""
         ea, eb = self._ref(a), self._ref(b)
         Xa, Xb = self._vec(point_a, "point_a", (0, 0, 0)), self._vec(point_b, "point_b", (0, 0, 0))
         if length is None:
@@ -551,9 +612,9 @@ class System:
             xb = eb.position + eb.rotation @ np.array(list(Xb))
             length = float(np.linalg.norm(xa - xb))
         L = _num(length, "length")
-        self._add(lib.lv_mbs_add_distance, ea.id, Xa, eb.id, Xb, L,
-                  record=("joints", {"type": "distance", "a": ea.name, "point_a": Xa, "b": eb.name,
-                                     "point_b": Xb, "length": L}))
+        self._joint(lib.lv_mbs_add_distance, (ea.id, Xa, eb.id, Xb, L),
+                    {"type": "distance", "a": ea.name, "point_a": Xa, "b": eb.name, "point_b": Xb, "length": L},
+                    scale)
 
     # ---------------------------------------------------------------- symmetries
     def rotation_symmetry(self, axis, point=None):
@@ -650,6 +711,8 @@ def _yaml_value(v):
     (repr: reads back exactly), a list of numbers, or a flow mapping."""
     if isinstance(v, str):
         return json.dumps(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {_yaml_value(x)}" for k, x in v.items()) + "}"
     if isinstance(v, (float, int)):

@@ -1547,24 +1547,33 @@ static int cb_force_dq_all(double t, const double *q, const double *v, lv_sink *
  * A row ds/2 (|y_0 - y_1|^2 - L2) on the positions y_s of slot s's
  * particle (or its ground point): G = ds [d^T, -d^T], H(gam) = gam ds
  * [[I, -I], [-I, I]], Z(w) = ds (w_0 - w_1)^T [I, -I], d = y_0 - y_1; the
- * same numbers, in the same order, as joint_eval's scatter lists. */
+ * same numbers, in the same order, as joint_eval's scatter lists.  A planar
+ * particle's position is (x, y, 0) and its blocks have its two
+ * coordinates only (I2, and [I2 0] against a spatial particle). */
 static int pp_joint(const mbs_sys *S, const mbs_joint *J) {
   if (J->nrows != 1 || !J->rows[0].dist) return 0;
-  for (int k = 0; k < 2; k++) /* planar particles: joint_eval on their maps */
-    if (S->el[J->el[k]].kind == MBS_BODY || (S->el[J->el[k]].kind == MBS_PARTICLE && S->el[J->el[k]].pdim != 3))
-      return 0;
+  for (int k = 0; k < 2; k++)
+    if (S->el[J->el[k]].kind == MBS_BODY) return 0;
   return J->rows[0].t[0].slot == 0 && J->rows[0].t[1].slot == 1;
 }
 
-/* d = y_0 - y_1 and the tangent offsets o[s] of the slots (-1: ground) */
-static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const double *q, double d[3], int o[2]) {
+/* d = y_0 - y_1, the tangent offsets o[s] of the slots (-1: ground) and
+ * their coordinate counts n[s] (3, or 2 for a planar particle) */
+static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const double *q, double d[3], int o[2],
+                                     int n[2]) {
   const mbs_row *R = J->rows;
   const double *y[2];
+  double pad[2][3];
   for (int k = 0; k < 2; k++) {
     const mbs_elem *e = &S->el[J->el[k]];
     int gr = e->kind == MBS_GROUND;
     o[k] = gr ? -1 : e->voff;
+    n[k] = gr ? 3 : e->pdim;
     y[k] = gr ? R->t[k].X : q + e->qoff;
+    if (n[k] != 3) { /* a planar particle: (x, y, 0) */
+      pad[k][0] = y[k][0], pad[k][1] = y[k][1], pad[k][2] = 0.0;
+      y[k] = pad[k];
+    }
   }
   for (int i = 0; i < 3; i++) d[i] = y[0][i] - y[1][i];
   return R;
@@ -1572,11 +1581,11 @@ static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const
 
 static int pp_G(const mbs_sys *S, const mbs_joint *J, const double *q, lv_sink *G) {
   double d[3];
-  int o[2];
-  const mbs_row *R = pp_diff(S, J, q, d, o);
+  int o[2], n[2];
+  const mbs_row *R = pp_diff(S, J, q, d, o, n);
   for (int k = 0; k < 2; k++) {
     if (o[k] < 0) continue;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n[k]; i++) {
       double f = R->ds * d[i];
       LV_CHECK(lv_sink_add(G, J->row0, o[k] + i, k ? -f : f));
     }
@@ -1594,16 +1603,16 @@ static int pp_H_diag(const mbs_sys *S, const double *gam, lv_sink *H) {
       const mbs_joint *J = &S->j[S->ppj[k]];
       s += gam[J->row0] * J->rows[0].ds;
     }
-    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(H, S->el[e].voff + i, S->el[e].voff + i, s));
+    for (int i = 0; i < S->el[e].pdim; i++) LV_CHECK(lv_sink_add(H, S->el[e].voff + i, S->el[e].voff + i, s));
   }
   return 0;
 }
 
 /* ... and the off-diagonal blocks of a joint between two particles */
-static int pp_H(const mbs_joint *J, const int o[2], double gam, lv_sink *H) {
+static int pp_H(const mbs_joint *J, const int o[2], const int n[2], double gam, lv_sink *H) {
   double s = gam * J->rows[0].ds;
   if (o[0] < 0 || o[1] < 0) return 0;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < (n[0] < n[1] ? n[0] : n[1]); i++) {
     LV_CHECK(lv_sink_add(H, o[0] + i, o[1] + i, -s));
     LV_CHECK(lv_sink_add(H, o[1] + i, o[0] + i, -s));
   }
@@ -1632,21 +1641,24 @@ static int pp_lists(mbs_sys *S) {
   return 0;
 }
 
-static int pp_Z(const mbs_joint *J, const int o[2], const double *w, lv_sink *Z) {
+static int pp_Z(const mbs_joint *J, const int o[2], const int n[2], const double *w, lv_sink *Z) {
   double ds = J->rows[0].ds, z[3];
-  for (int i = 0; i < 3; i++) z[i] = ds * ((o[0] >= 0 ? w[o[0] + i] : 0.0) - (o[1] >= 0 ? w[o[1] + i] : 0.0));
+  for (int i = 0; i < 3; i++)
+    z[i] = ds * ((o[0] >= 0 && i < n[0] ? w[o[0] + i] : 0.0) - (o[1] >= 0 && i < n[1] ? w[o[1] + i] : 0.0));
   for (int k = 0; k < 2; k++) {
     if (o[k] < 0) continue;
-    for (int i = 0; i < 3; i++) LV_CHECK(lv_sink_add(Z, J->row0, o[k] + i, k ? -z[i] : z[i]));
+    for (int i = 0; i < n[k]; i++) LV_CHECK(lv_sink_add(Z, J->row0, o[k] + i, k ? -z[i] : z[i]));
   }
   return 0;
 }
 
-/* the tangent offsets of a joint's slots (-1: ground) */
-static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2]) {
+/* the tangent offsets of a joint's slots (-1: ground) and their
+ * coordinate counts */
+static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2], int n[2]) {
   for (int k = 0; k < 2; k++) {
     const mbs_elem *e = &S->el[J->el[k]];
     o[k] = e->kind == MBS_GROUND ? -1 : e->voff;
+    n[k] = e->kind == MBS_GROUND ? 3 : e->pdim;
   }
 }
 
@@ -1730,8 +1742,8 @@ static int cb_g(const double *q, double *g, void *u) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
       double d[3];
-      int o[2];
-      const mbs_row *R = pp_diff(S, J, q, d, o);
+      int o[2], n[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o, n);
       g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
       continue;
     }
@@ -1789,9 +1801,9 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
-      int o[2];
-      pp_offsets(S, J, o);
-      LV_CHECK(pp_H(J, o, gam[J->row0], H));
+      int o[2], n[2];
+      pp_offsets(S, J, o, n);
+      LV_CHECK(pp_H(J, o, n, gam[J->row0], H));
       continue;
     }
     const struct mbs_jmat *X = J->x;
@@ -1818,9 +1830,9 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
-      int o[2];
-      pp_offsets(S, J, o);
-      LV_CHECK(pp_Z(J, o, w, Z));
+      int o[2], n[2];
+      pp_offsets(S, J, o, n);
+      LV_CHECK(pp_Z(J, o, n, w, Z));
       continue;
     }
     const struct mbs_jmat *X = J->x;

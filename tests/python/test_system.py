@@ -142,6 +142,27 @@ def driven_rotor(formulation="directors"):
     return s
 
 
+def planar_pendulum(formulation="directors"):
+    s = livens.System(formulation)
+    s.gravity([0, -9.81, 0])
+    bob = s.planar_particle(1.0, [0.2, -0.9797958971132712], velocity=[0.7612172366071895, 0.15538281775825555],
+                            name="bob")
+    s.distance(bob, livens.GROUND, length=1.0)
+    return s
+
+
+def planar_spring_pendulum(formulation="directors"):
+    s = livens.System(formulation)
+    s.gravity([0, 0, -9.81])
+    p1 = s.planar_particle(1.0, [1, 0], velocity=[0, 0.5], name="p1")
+    p2 = s.planar_particle(0.5, [1, 1], velocity=[0.8, 0.5], name="p2")
+    s.distance(p1, "ground", length=1.0)
+    s.distance(p2, p1, length=1.0)
+    s.spring(p2, "ground", 20.0, 1.2)
+    s.rotation_symmetry([0, 0, 1], point=[0, 0, 0])
+    return s
+
+
 CASES = [  # file, builder, schemes run in directors (and genalpha in r3so3 where it has bodies)
     ("heavy_top.yaml", heavy_top, ("em", "rattle", "vi-a")),
     ("four_bar.yaml", four_bar, ("em", "genalpha")),
@@ -151,6 +172,8 @@ CASES = [  # file, builder, schemes run in directors (and genalpha in r3so3 wher
     ("double_spherical_pendulum.yaml", double_spherical_pendulum, ("em", "rattle")),
     ("torsional_oscillator.yaml", torsional_oscillator, ("em", "rattle")),
     ("driven_rotor.yaml", driven_rotor, ("genalpha", "bliedf2")),
+    ("planar_pendulum.yaml", planar_pendulum, ("em", "genalpha")),
+    ("planar_spring_pendulum.yaml", planar_spring_pendulum, ("em", "vi-a")),
 ]
 
 
@@ -443,3 +466,70 @@ def test_to_yaml_quotes_names_and_the_program_runs_it(tmp_path, program):
     rc, out, err = run_program(program, "run", str(f), "--scheme", "genalpha", "--step", "0.01", "--t-end", "0.2")
     assert rc == 0, err
     assert out.splitlines()[-2].split()[0] == "genalpha" and "ok" in out.splitlines()[-2].split()
+
+
+# --------------------------------------------------------------- planar particles and joint scales
+@pytest.mark.parametrize("scheme", ["genalpha", "em", "vi-a", "rattle", "bliedf2"])
+@pytest.mark.parametrize("params", [{}, {"m": 2.5, "l": 1.7, "x0": -0.15, "vsign": -1}])
+def test_python_planar_pendulum_is_the_built_in_pendulum2d(scheme, params):
+    """The planar pendulum built here (a planar particle on an unscaled rod,
+    gravity along -y, pendulum2d's initial values) is the built-in
+    pendulum2d: q, v and lambda over 200 steps to 1e-12 (in fact bit for
+    bit: the same calls with the same numbers)."""
+    m, l, g0 = params.get("m", 1.0), params.get("l", 1.0), 9.81
+    x0, vs = params.get("x0", 0.2), params.get("vsign", 1)
+    y0 = -np.sqrt(l * l - x0 * x0)
+    sp = np.sqrt(2.0 * ((0.5 * m - m * g0 * l) - m * g0 * y0) / m)
+    s = livens.System()
+    bob = s.planar_particle(m, [x0, y0], velocity=[vs * sp * (-y0) / l, vs * sp * x0 / l])
+    assert bob.kind == "planar particle" and np.array_equal(bob.position, [x0, y0, 0.0])
+    s.distance(bob, livens.GROUND, length=l)
+    s.gravity([0, -g0, 0])
+    mine = s.build("mine")
+    ref = livens.Model("pendulum2d", **params)
+    assert (mine.nq, mine.nv, mine.nc) == (ref.nq, ref.nv, ref.nc) == (2, 2, 1)
+    assert np.array_equal(mine.q0, ref.q0) and np.array_equal(mine.v0, ref.v0)
+    a = livens.simulate(mine, scheme, 1e-2, 2.0)
+    b = livens.simulate(ref, scheme, 1e-2, 2.0)
+    assert a.status == b.status == "ok" and len(a) == 201
+    for f in ("q", "v", "lam"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert np.max(np.abs(x - y)) <= 1e-12 * np.max(np.abs(y)), f
+    assert np.max(np.abs(a.q[-1] - a.q[0])) > 1e-2  # it swung
+
+
+def test_joint_scale_changes_the_multiplier_not_the_motion():
+    """distance(..., scale=1/l^2): the row scale/2 (|q|^2 - l^2), so G is
+    G(scale 1) / l^2, the multiplier l^2 times the unscaled one, the motion
+    the same (to 1e-12 under RATTLE); the file entry keeps the scale."""
+    l = 1.7
+    def pend(scale):
+        s = livens.System()
+        bob = s.planar_particle(1.0, [0.3, -np.sqrt(l * l - 0.09)], velocity=[0.5, 0.5 * 0.3 / np.sqrt(l * l - 0.09)])
+        s.distance(bob, "ground", length=l, scale=scale)
+        s.gravity([0, -9.81, 0])
+        return s
+    s1, s2 = pend(None), pend(1.0 / l**2)
+    m1, m2 = s1.build(), s2.build()
+    assert np.allclose(m2.jacobian(), m1.jacobian() / l**2, rtol=1e-15, atol=0)
+    a, b = livens.simulate(m1, "rattle", 1e-2, 1.0), livens.simulate(m2, "rattle", 1e-2, 1.0)
+    assert np.max(np.abs(a.q - b.q)) <= 1e-12
+    assert np.max(np.abs(a.lam[1:] - b.lam[1:] / l**2)) <= 1e-12 * np.max(np.abs(a.lam))
+    assert np.max(np.abs(a.lam)) > 1.0
+    assert "scale: " + repr(1.0 / l**2) in s2.to_yaml() and "scale" not in s1.to_yaml()
+    with pytest.raises(livens.InputError, match="scale"):
+        s1.distance(0, 1, length=1.0, scale=0.0)
+    assert s1.build().nc == 1  # the refused joint was not added
+
+
+def test_planar_particle_refusals():
+    s = livens.System()
+    with pytest.raises(livens.InputError, match="2 numbers"):
+        s.planar_particle(1.0, [1, 0, 0])
+    p = s.planar_particle(1.0, [1, 0], name="p")
+    with pytest.raises(livens.InputError, match="x-y plane"):
+        s.spherical(p, livens.GROUND)
+    s.distance(p, livens.GROUND)
+    s.translation_symmetry([0, 0, 1])
+    with pytest.raises(livens.InputError, match="out of the x-y plane"):
+        s.build()
