@@ -101,7 +101,7 @@ typedef struct {
   double h;
   lv_newton *nw;
   lv_dgrad *dg;
-  double *x, *xsave, *rsave;
+  double *x, *xsave;
   /* per step */
   double *v0, *gx, *gvx;  /* M^-1 p, and (non-quadratic g only) g(q), G(q) v */
   /* cache at the iterate */
@@ -111,6 +111,7 @@ typedef struct {
   double *wo;             /* their direction: Delta projected off the group orbit */
   /* Jacobian scratch for the dense-by-nature terms: d x max(d, k) */
   double *B;
+  double *acc; /* the products' row accumulator (lv_spm_share_acc), max(d, k) */
   /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
   lv_spm sJV, sHa, sZu, sZw, sI; /* D(D^G V), H(z; a), Z(z; u), Z(q1; w), identity */
@@ -393,8 +394,8 @@ static void em_destroy(lv_stepper *st) {
   if (!E) return;
   lv_newton_free(E->nw);
   lv_dgrad_free(E->dg);
-  double **arrs[] = {&E->x, &E->xsave, &E->rsave, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
-                     &E->u, &E->DGV,  &E->tmp,   &E->tmp2,  &E->w,    &E->beta, &E->betav, &E->B, &E->wo};
+  double **arrs[] = {&E->x, &E->xsave, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
+                     &E->u, &E->DGV,  &E->tmp,   &E->tmp2,  &E->w,    &E->beta, &E->betav, &E->B, &E->wo, &E->acc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
   lv_mass_op_free(&E->mass);
   lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31,
@@ -473,13 +474,16 @@ static int em_create(lv_stepper *st, em_kind kind) {
   struct {
     double **p;
     size_t len;
-  } al[] = {{&E->x, n},     {&E->xsave, n},  {&E->rsave, n}, {&E->v0, d},      {&E->gx, kk},
+  } al[] = {{&E->x, n},     {&E->xsave, n},  {&E->v0, d},      {&E->gx, kk},
             {&E->gvx, kk},  {&E->y, d},     {&E->z, d},      {&E->u, d},     {&E->DGV, d},     {&E->tmp, d},
-            {&E->tmp2, 3 * kk}, {&E->w, d},    {&E->beta, kk},  {&E->betav, kk}, {&E->wo, d}};
+            {&E->tmp2, 3 * kk}, {&E->w, d},    {&E->beta, kk},  {&E->betav, kk}, {&E->wo, d},
+            {&E->acc, (size_t)(d > k ? d : k)}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
   }
+  lv_spm *prods[] = {&E->sMiHb, &E->sMiGzT, &E->sP11, &E->sP13, &E->sP31, &E->sP33};
+  for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) lv_spm_share_acc(prods[i], E->acc, d > k ? d : k);
   return 0;
 }
 
