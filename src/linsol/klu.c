@@ -32,7 +32,7 @@ struct lv_klu_data {
   klu_numeric *num;
   double rcond_fresh; /* of the last factorisation with a pivot search */
   int refine;         /* solve refines: kept pivots have degraded (see lv_klu_factor) */
-  double *x, *r;      /* solve scratch: solution and residual for refinement */
+  double *x, *r;      /* solve scratch: solution, and residual for refinement (allocated with Fx) */
 };
 
 int lv_klu_create(lv_linsol *ls) {
@@ -41,9 +41,8 @@ int lv_klu_create(lv_linsol *ls) {
   if (d == NULL) return LV_ENOMEM;
   ls->be.klu = d;
   klu_defaults(&d->common);
-  d->x = lv_calloc(n, sizeof(double));
-  d->r = lv_calloc(n, sizeof(double));
-  if (!d->x || !d->r) {
+  d->x = lv_calloc(n, sizeof(double)); /* r comes with the first refinement */
+  if (!d->x) {
     lv_klu_destroy(ls);
     return LV_ENOMEM;
   }
@@ -171,7 +170,8 @@ int lv_klu_factor(lv_linsol *ls) {
   }
   if (d->refine) {
     if (d->Fx == NULL) d->Fx = lv_calloc(a->nnz ? (size_t)a->nnz : 1, sizeof(double));
-    if (d->Fx == NULL) {
+    if (d->r == NULL) d->r = lv_calloc((size_t)ls->n, sizeof(double));
+    if (d->Fx == NULL || d->r == NULL) {
       klu_free_numeric(&d->num, &d->common);
       d->num = NULL;
       return LV_ENOMEM;

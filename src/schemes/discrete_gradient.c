@@ -655,7 +655,7 @@ void lv_dgrad_free(lv_dgrad *dg) {
                     &dg->pib, &dg->pim,  &dg->pie,  &dg->vtb,  &dg->dvtb, &dg->vtm,  &dg->dvtm,
                     &dg->vte, &dg->dvte, &dg->c,    &dg->cp,   &dg->eps,  &dg->gx,   &dg->gy,
                     &dg->Gz,  &dg->Gx,   &dg->Gy,   &dg->Zb,   &dg->vx,   &dg->vy,   &dg->wv,
-                    &dg->gvx, &dg->gvy,  &dg->gvz,  &dg->zd,   &dg->wo,   &dg->xb, &dg->ylast};
+                    &dg->gvz,  &dg->zd,   &dg->wo,   &dg->xb, &dg->ylast};
   for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++) free(*arr[i]);
   free(dg->trow);
   free(dg->tcol);
@@ -689,7 +689,7 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
             {&dg->dvtb, nn}, {&dg->vtm, nn},    {&dg->dvtm, nn},  {&dg->vte, nn},  {&dg->dvte, 2 * nn},
             {&dg->c, nn},    {&dg->cp, nn},     {&dg->eps, nn},   {&dg->gx, mm},   {&dg->gy, mm},
             {&dg->vx, d},
-            {&dg->vy, d},    {&dg->wv, d},      {&dg->gvx, mm},   {&dg->gvy, mm},  {&dg->gvz, mm},
+            {&dg->vy, d},    {&dg->wv, d},      {&dg->gvz, mm},
             {&dg->zd, mm},   {&dg->wo, d},      {&dg->ylast, d},      {&dg->xb, (size_t)(dg->nsym > 0 ? dg->nsym : 1) * d}};
   int rc = 0;
   for (size_t i = 0; i < sizeof al / sizeof al[0] && !rc; i++) {

@@ -40,7 +40,7 @@ struct lv_dgrad {
    * again */
   int pot_valid;
   double *ylast;
-  double *gx, *gy, *Gz, *Gx, *Gy, *Zb, *vx, *vy, *wv, *gvx, *gvy, *gvz, *zd;
+  double *gx, *gy, *Gz, *Gx, *Gy, *Zb, *vx, *vy, *wv, *gvz, *zd;
   /* orthonormal basis of the group orbit's tangent span{xi_k(z)} */
   int nsym, nxb;
   double *xb, *wo;

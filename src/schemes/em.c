@@ -101,7 +101,7 @@ typedef struct {
   double h;
   lv_newton *nw;
   lv_dgrad *dg;
-  double *x, *xsave, *rsave;
+  double *x, *xsave;
   /* per step */
   double *v0, *gx, *gvx;  /* M^-1 p, and (non-quadratic g only) g(q), G(q) v */
   /* cache at the iterate */
@@ -111,6 +111,7 @@ typedef struct {
   double *wo;             /* their direction: Delta projected off the group orbit */
   /* Jacobian scratch for the dense-by-nature terms: d x max(d, k) */
   double *B;
+  double *acc; /* the products' row accumulator (lv_spm_share_acc), max(d, k) */
   /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
   lv_spm sJV, sHa, sZu, sZw, sI; /* D(D^G V), H(z; a), Z(z; u), Z(q1; w), identity */
@@ -393,8 +394,8 @@ static void em_destroy(lv_stepper *st) {
   if (!E) return;
   lv_newton_free(E->nw);
   lv_dgrad_free(E->dg);
-  double **arrs[] = {&E->x, &E->xsave, &E->rsave, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
-                     &E->u, &E->DGV,  &E->tmp,   &E->tmp2,  &E->w,    &E->beta, &E->betav, &E->B, &E->wo};
+  double **arrs[] = {&E->x, &E->xsave, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
+                     &E->u, &E->DGV,  &E->tmp,   &E->tmp2,  &E->w,    &E->beta, &E->betav, &E->B, &E->wo, &E->acc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
   lv_mass_op_free(&E->mass);
   lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31,
@@ -404,18 +405,30 @@ static void em_destroy(lv_stepper *st) {
   st->priv = NULL;
 }
 
+/* EM starts from q^n + h v^n: from Delta = 0 the first correction takes the
+ * step's whole change of the multipliers at once, and on a long chain (the
+ * tension terms H(z; a) grow with lambda ~ N m g) it overshoots: at
+ * N = 1e6 its first iterate's Newton matrix had pivot ratio 9e-10 and
+ * condition 2.9e12 (LV_ESINGULAR in the second step), while every iterate
+ * from q^n + h v^n keeps 2.5e-7 .. 4.9e-7 and converges in 5 iterations
+ * (at N = 1e5 4 instead of 5).  EM-G keeps Delta = 0: it has no gamma, and
+ * far from the origin (check_em) its energy error went from below 1e-9 to 1.2e-9 with the other start. */
 static const lv_param_info em_options[] = {
+    {"guess", "advanced", "Newton start: simple = q^{n+1} := q^n; advanced = q^{n+1} := q^n + h v^n"},
+    {"retry", "off", "on: after a failed Newton solve restart once from the other guess before reporting it"},
+    {NULL, NULL, NULL}};
+static const lv_param_info em_g_options[] = {
     {"guess", "simple", "Newton start: simple = q^{n+1} := q^n; advanced = q^{n+1} := q^n + h v^n"},
     {"retry", "off", "on: after a failed Newton solve restart once from the other guess before reporting it"},
     {NULL, NULL, NULL}};
 
 static int em_create(lv_stepper *st, em_kind kind) {
   const lv_model *m = st->model;
-  LV_CHECK(lv_kv_check(st->options, em_options, NULL));
+  LV_CHECK(lv_kv_check(st->options, kind == EM_GGL ? em_options : em_g_options, NULL));
   static const char *const guesses[] = {"simple", "advanced", NULL};
   const char *name = kind == EM_GGL ? "em" : "em-g";
   int advanced, retry;
-  LV_CHECK(lv_opt_choice(st, name, "guess", guesses, 0, &advanced));
+  LV_CHECK(lv_opt_choice(st, name, "guess", guesses, kind == EM_GGL ? 1 : 0, &advanced));
   LV_CHECK(lv_opt_onoff(st, name, "retry", 0, &retry));
   /* Applied forces would break the energy balance the scheme is built on:
    * refuse rather than drop them silently. */
@@ -461,13 +474,16 @@ static int em_create(lv_stepper *st, em_kind kind) {
   struct {
     double **p;
     size_t len;
-  } al[] = {{&E->x, n},     {&E->xsave, n},  {&E->rsave, n}, {&E->v0, d},      {&E->gx, kk},
+  } al[] = {{&E->x, n},     {&E->xsave, n},  {&E->v0, d},      {&E->gx, kk},
             {&E->gvx, kk},  {&E->y, d},     {&E->z, d},      {&E->u, d},     {&E->DGV, d},     {&E->tmp, d},
-            {&E->tmp2, 3 * kk}, {&E->w, d},    {&E->beta, kk},  {&E->betav, kk}, {&E->wo, d}};
+            {&E->tmp2, 3 * kk}, {&E->w, d},    {&E->beta, kk},  {&E->betav, kk}, {&E->wo, d},
+            {&E->acc, (size_t)(d > k ? d : k)}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
   }
+  lv_spm *prods[] = {&E->sMiHb, &E->sMiGzT, &E->sP11, &E->sP13, &E->sP31, &E->sP33};
+  for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) lv_spm_share_acc(prods[i], E->acc, d > k ? d : k);
   return 0;
 }
 
@@ -594,7 +610,7 @@ const lv_scheme_type lv_scheme_em_g = {
     "node; velocity constraint G(q) M^-1 p = 0 not enforced (violated at O(h^2))",
     2,
     LV_SCHEME_HAS_P | LV_SCHEME_CONSTANT_MASS | LV_SCHEME_LINEAR_SPACE | LV_SCHEME_CONSERVATIVE,
-    em_options,
+    em_g_options,
     em_g_create,
     em_init,
     em_step,

@@ -129,6 +129,7 @@ typedef struct {
   /* cache of the current iterate (valid between residual and update) */
   int cached;
   double *qt, *q1, *u, *hp1, *y, *w, *tmp;
+  double *acc; /* the products' row accumulator (lv_spm_share_acc), max(d, k) */
   /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sG0, sG0T, sMiG0T;       /* G(q^n) (VI-B, VI-S) */
   lv_spm sGt, sGtT, sMiGtT, sG1;  /* G(qt), G(q1) at the iterate */
@@ -373,7 +374,7 @@ static void vi_destroy(lv_stepper *st) {
   vi *V = st->priv;
   if (!V) return;
   lv_newton_free(V->nw);
-  double **arrs[] = {&V->x, &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->w, &V->tmp};
+  double **arrs[] = {&V->x, &V->c0, &V->qt, &V->q1, &V->u, &V->hp1, &V->y, &V->w, &V->tmp, &V->acc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
   lv_mass_op_free(&V->mass);
   lv_spm *sps[] = {&V->sG0,  &V->sG0T, &V->sMiG0T, &V->sGt,  &V->sGtT, &V->sMiGtT, &V->sG1,  &V->sHb,
@@ -458,11 +459,14 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
     double **p;
     size_t len;
   } al[] = {{&V->x, n},  {&V->c0, d}, {&V->qt, d},  {&V->q1, d},
-            {&V->u, d},  {&V->hp1, d}, {&V->y, d}, {&V->w, d},  {&V->tmp, d}};
+            {&V->u, d},  {&V->hp1, d}, {&V->y, d}, {&V->w, d},  {&V->tmp, d}, {&V->acc, (size_t)(d > k ? d : k)}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;
   }
+  lv_spm *prods[] = {&V->sMiG0T, &V->sMiGtT, &V->sMiHb, &V->sHbMi, &V->sP11, &V->sP13,
+                     &V->sP31,   &V->sP33,   &V->sX,    &V->sA1,   &V->sA2,  &V->sC1};
+  for (size_t i = 0; i < sizeof prods / sizeof prods[0]; i++) lv_spm_share_acc(prods[i], V->acc, d > k ? d : k);
   return kind == VI_S ? lv_spm_identity(&V->sI, d) : 0;
 }
 

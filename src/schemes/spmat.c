@@ -24,7 +24,7 @@ void lv_spm_free(lv_spm *A) {
   free(A->val);
   lv_recorder_free(&A->rec);
   free(A->perm);
-  free(A->acc);
+  if (A->acc != A->acc_ext) free(A->acc);
   free(A->mark);
   int r = A->nrows, c = A->ncols, g = A->group;
   lv_spm_init(A, r, c);
@@ -206,19 +206,24 @@ static int cmp_int(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+void lv_spm_share_acc(lv_spm *C, double *acc, int len) {
+  C->acc_ext = acc;
+  C->acc_len = acc ? len : 0;
+}
+
 static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   int nr = A->nrows, nc = B->ncols;
   free(C->rp);
   free(C->ci);
   free(C->val);
-  free(C->acc);
+  if (C->acc != C->acc_ext) free(C->acc);
   free(C->mark);
   C->ci = NULL;
   C->val = NULL;
   C->nrows = nr;
   C->ncols = nc;
   C->rp = lv_calloc((size_t)nr + 1, sizeof(int));
-  C->acc = lv_calloc((size_t)nc, sizeof(double));
+  C->acc = C->acc_ext && nc <= C->acc_len ? C->acc_ext : lv_calloc((size_t)nc, sizeof(double));
   C->mark = lv_calloc((size_t)nc, sizeof(int));
   C->version = 0;
   if (!C->rp || !C->acc || !C->mark) return LV_ENOMEM;
