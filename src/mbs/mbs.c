@@ -1713,8 +1713,8 @@ static void eval_g(const mbs_sys *S, const double *q, double *g, double *Gc) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
       double d[3];
-      int o[2];
-      const mbs_row *R = pp_diff(S, J, q, d, o);
+      int o[2], n[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o, n);
       g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
       continue;
     }
