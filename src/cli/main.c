@@ -15,6 +15,9 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include <errno.h>
 #include <getopt.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1105,6 +1108,16 @@ __attribute__((section(".preinit_array"), used)) static void (*const blas_preini
 #endif
 
 int main(int argc, char **argv) {
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+  /* Arrays of 1 MB and more get mappings of their own, returned whole when
+   * freed.  glibc's default threshold rises to the size of the largest
+   * mapped block freed (up to 32 MB): once a model built on the multibody
+   * layer has freed its builder (13.6 MB of elements for the chain at
+   * N = 1e5), the arrays below that size come from the heap, whose freed
+   * holes stay resident -- 17.5 MB of the chain's peak under EM at N = 1e5,
+   * 9.7 MB under VI-A, at the same CPU time. */
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
   /* small dense systems: single-threaded BLAS unless the user says otherwise */
   if (!getenv("OPENBLAS_NUM_THREADS")) lv_blas_set_threads(1);
   if (argc < 2 || strcmp(argv[1], "demo") == 0) return blas_buffer_fits() ? finish(cmd_demo()) : CLI_FAILED;
