@@ -213,6 +213,7 @@ typedef struct {
   double *nv_x, *nv_y; /* (K+1) x nv: v extrapolated from the last two runs, and from the two before */
   double *th, *thd, *qs, *vs, *acc, *dth, *dv; /* RKMK4 stage work */
   long start_substeps;                          /* of the last start (statistics) */
+  long start_factors; /* saddle-matrix factorisations of the last start (stages, projections) */
   /* starting values supplied by the user (lv_integrator_set_start_history,
    * issue 20): nodes 1..user_n, used by the first start only */
   int user_n;
@@ -356,6 +357,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   int k = B->k, d = B->nv, Q = B->nq, c = B->nc;
   double *v0 = B->v1; /* the (projected) velocity at t_n */
   memcpy(v0, s->v, (size_t)d * sizeof(double));
+  long f0 = lv_saddle_factorizations(B->saddle);
   /* A restart follows BLieDF steps, whose v satisfies G v = 0 only to
    * O(h^k); the start integrator needs consistent values. */
   LV_CHECK(lv_saddle_project_v(B->saddle, s->q, v0));
@@ -475,6 +477,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
     if (ns && k == 1) ns->factorizations++;
   }
   memset(B->etah, 0, (size_t)c * sizeof(double));
+  B->start_factors = lv_saddle_factorizations(B->saddle) - f0;
   B->hist_h = h;
   B->handout = k - 1;
   B->next_node = 1;
@@ -1073,6 +1076,14 @@ int lv_integrator_set_start_history(lv_integrator *it, int n, const double *q, c
 long lv_bliedf_log_calls(const lv_stepper *st) {
   const bliedf *B = st ? st->priv : NULL;
   return B ? B->nlog : -1;
+}
+
+/* White-box count of the factorisations (of the saddle-point matrix in
+ * the RKMK4 stages, the projections and (56)) the last RKMK4 start of a
+ * BLieDF stepper made (tests/whitebox.h): -1 without state. */
+long lv_bliedf_start_factorizations(const lv_stepper *st) {
+  const bliedf *B = st ? st->priv : NULL;
+  return B ? B->start_factors : -1;
 }
 
 /* White-box access to the coefficient tables the scheme steps with
