@@ -613,8 +613,9 @@ static void work_precision(void) {
  * links next to the suspension and grows like N; start-tol is met in the
  * RMS norm over all components, in which it does not force more sub-steps,
  * so the start costs O(N).  Runs of 1, 2, 3 sub-steps per step (v
- * Richardson-extrapolated from the last two, N = 1e2 .. 1e5): 50
- * factorisations, 23.5 steps' worth in instructions at N = 1e3 (before,
+ * Richardson-extrapolated from the last two; N = 1e2 .. 1e4, and 1, 2,
+ * 3, 4, 6 at N = 1e5): 50 factorisations, 23.5 steps' worth in
+ * instructions at N = 1e3 (before,
  * runs of 1, 2, 8 without the extrapolation: 90 factorisations, 42.2 in
  * instructions, 43-57 in CPU time). */
 static void start_cost(void) {
