@@ -1065,6 +1065,104 @@ START_TEST(test_log_count) {
 }
 END_TEST
 
+/* The chain of N particles (the start-up's scaling case). */
+static lv_model *chain_model(int N) {
+  char nb[32];
+  snprintf(nb, sizeof nb, "%d", N);
+  const char *k[1] = {"N"}, *v[1] = {nb};
+  lv_kv kv = {1, k, v};
+  lv_model *m;
+  ck_assert_int_eq(lv_model_create("chain", &kv, &m), 0);
+  return m;
+}
+
+/* RMS of (a_i - b_i) / (1 + |b_i|): the start's own accuracy measure */
+static double rel_rms(int n, const double *a, const double *b) {
+  double s = 0.0;
+  for (int i = 0; i < n; i++) {
+    double e = (a[i] - b[i]) / (1.0 + fabs(b[i]));
+    s += e * e;
+  }
+  return sqrt(s / n);
+}
+
+/* The RKMK4 start's nodes meet start-tol (1e-12, relative RMS): the nodes
+ * it hands out (q_1..q_{k-1}, v_1..v_{k-1}) against those of a start at
+ * start-tol = 1e-15, on the chain (N = 100, 1000, h = 5e-3, as the
+ * benchmark) and the R3xSO(3) heavy top (k = 2..4).  Without the lambda fix
+ * the handed-out v are the start integrator's; with it they are shifted by
+ * (56), whose right-hand side divides the nodes by h, so only q is
+ * compared there. */
+START_TEST(test_start_accuracy) {
+  for (int c = 0; c < 5; c++) {
+    lv_model *m = c < 2 ? chain_model(c == 0 ? 100 : 1000) : NULL;
+    if (!m) ck_assert_int_eq(ht_model(1, &m), 0);
+    int k = c < 2 ? 2 : c;
+    double h = c < 2 ? 5e-3 : 1e-2;
+    for (int fix = 0; fix <= 1; fix++) {
+      lv_integrator *it[2];
+      for (int r = 0; r < 2; r++) {
+        ck_assert_int_eq(lv_integrator_new(&it[r], m, scheme(k), h), 0);
+        ck_assert_int_eq(lv_integrator_set_option(it[r], "lambda-fix", fix ? "on" : "off"), 0);
+        if (r) ck_assert_int_eq(lv_integrator_set_option(it[r], "start-tol", "1e-15"), 0);
+        ck_assert_int_eq(lv_integrator_init(it[r], 0.0, NULL, NULL), 0);
+      }
+      int nq = lv_model_nq(m), nv = lv_model_nv(m);
+      for (int j = 1; j < k; j++) {
+        for (int r = 0; r < 2; r++) ck_assert_int_eq(lv_integrator_step(it[r]), 0);
+        const lv_state *a = lv_integrator_state(it[0]), *b = lv_integrator_state(it[1]);
+        double eq = rel_rms(nq, a->q, b->q), ev = rel_rms(nv, a->v, b->v);
+        if (getenv("GA_VERBOSE"))
+          printf("start accuracy case %d fix %d node %d: q %.2e v %.2e\n", c, fix, j, eq, ev);
+        ck_assert_msg(eq <= 2e-12, "case %d fix %d node %d: q differs by %g", c, fix, j, eq);
+        if (!fix) ck_assert_msg(ev <= 2e-12, "case %d node %d: v differs by %g", c, j, ev);
+      }
+      for (int r = 0; r < 2; r++) lv_integrator_free(it[r]);
+    }
+    lv_model_free(m);
+  }
+}
+END_TEST
+
+/* The RKMK4 start's cost in factorisations is bounded in steps' worth
+ * independently of N: on the chain at N = 100 and 1000 (h = 5e-3) the start
+ * of BLieDF2 factorises the saddle-point matrix (all O(N), as a step's
+ * Newton matrix) at most START_FACT_STEPS times as often as a step of the
+ * same run factorises its Newton matrix (mean of 10 steps).  Runs of 1, 2
+ * and 8 sub-steps (the start before Richardson's extrapolation of v) make
+ * 85 stage factorisations and 90 in all; 1, 2, 3 make 45 and 50. */
+#define START_FACT_STEPS 60
+START_TEST(test_start_factorizations) {
+  long prev = -1;
+  for (int c = 0; c < 2; c++) {
+    int N = c == 0 ? 100 : 1000;
+    lv_model *m = chain_model(N);
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "bliedf2", 5e-3), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    ck_assert_int_eq(lv_integrator_step(it), 0); /* the start, node 1 handed out */
+    long fs = lv_bliedf_start_factorizations(&it->stepper);
+    ck_assert_int_eq(lv_integrator_step(it), 0); /* the first BDF step */
+    lv_integrator_stats st;
+    lv_integrator_get_stats(it, &st);
+    long f0 = st.factorizations;
+    for (int n = 0; n < 10; n++) ck_assert_int_eq(lv_integrator_step(it), 0);
+    lv_integrator_get_stats(it, &st);
+    double per_step = (double)(st.factorizations - f0) / 10.0;
+    if (getenv("GA_VERBOSE"))
+      printf("start N = %d: %ld factorisations, a step %.2f: %.1f steps' worth\n", N, fs, per_step,
+             fs / fmax(per_step, 1e-300));
+    ck_assert_msg(per_step > 0.0, "N = %d: no factorisation in 10 steps", N);
+    ck_assert_msg(fs > 0 && fs <= START_FACT_STEPS * per_step, "N = %d: start %ld factorisations, a step %.2f", N,
+                  fs, per_step);
+    if (prev >= 0) ck_assert_msg(labs(fs - prev) <= 4, "start factorisations %ld at N = 100, %ld at N = 1000", prev, fs);
+    prev = fs;
+    lv_integrator_free(it);
+    lv_model_free(m);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("bliedf");
   TCase *tc = tu_tcase(s, "bliedf", 4);
@@ -1090,5 +1188,8 @@ int main(void) {
   tcase_add_test(ta, test_flipped_correction);
   tcase_add_test(ta, test_structure);
   tcase_add_test(ta, test_log_count);
+  TCase *tst = tu_tcase(s, "start cost", 60);
+  tcase_add_test(tst, test_start_accuracy);
+  tcase_add_test(tst, test_start_factorizations);
   return tu_run_suite(s);
 }

@@ -27,6 +27,11 @@ int lv_genalpha_newton_matrix(lv_stepper *st, double h, const double *x, int sim
  * no state yet). */
 long lv_bliedf_log_calls(const lv_stepper *st);
 
+/* src/schemes/bliedf.c: the factorisations of the saddle-point matrix
+ * (RKMK4 stages, projections, (56)) the last RKMK4 start of a BLieDF
+ * stepper made; -1 if it has no state yet. */
+long lv_bliedf_start_factorizations(const lv_stepper *st);
+
 /* src/schemes/bliedf.c: the BDF coefficients alpha_0..alpha_k and the
  * increment coefficients gamma_1..gamma_k the BLieDF stepper of order k
  * uses (its tables; spec 004 §1.1), k = 1..4 (LV_EINPUT otherwise). */

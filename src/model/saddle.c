@@ -23,6 +23,7 @@ struct lv_saddle {
   double *delta;    /* nv */
   double *mu;       /* nc */
   double *drv;      /* c(t) or c'(t) of driving constraints, nc */
+  long nfact;       /* factorisations made (lv_saddle_factorizations) */
 };
 
 int lv_saddle_new(lv_saddle **out, const lv_model *m, lv_linsol_kind kind, int threshold) {
@@ -77,8 +78,11 @@ int lv_saddle_factor(lv_saddle *S, const double *q) {
   LV_CHECK(lv_linsol_begin(S->ls));
   lv_sink A = lv_linsol_sink(S->ls);
   LV_CHECK(lv_model_saddle(S->m, q, q, q, &A));
+  S->nfact++;
   return lv_linsol_factor(S->ls);
 }
+
+long lv_saddle_factorizations(const lv_saddle *S) { return S->nfact; }
 
 int lv_saddle_accelerations(lv_saddle *S, double t, const double *q, const double *v, double *vd,
                             double *lam) {
@@ -168,9 +172,10 @@ int lv_saddle_project_q_at(lv_saddle *S, double t, double *q, int to_roundoff) {
   lv_newton_problem pb = {proj_residual, proj_jacobian, proj_update, NULL, S, n};
   lv_newton_stats st;
   int rc = lv_newton_solve(S->nw, &pb, 0, &st);
+  S->nfact += st.factorizations;
   /* A residual at round-off that cannot reach the tight tolerance is fine. */
   if (rc == LV_ENEWTON && st.residual_norm <= 1e-12 * scale) rc = 0;
-  if (!rc && to_roundoff) rc = lv_newton_polish(S->nw, &pb, 8, &st);
+  if (!rc && to_roundoff) rc = lv_newton_polish(S->nw, &pb, 8, &st); /* no factorisation */
   if (rc) memcpy(q, S->q0buf, (size_t)S->nq * sizeof(double));
   return rc;
 }

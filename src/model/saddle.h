@@ -31,6 +31,11 @@ void lv_saddle_free(lv_saddle *S);
  * without a factorisation since then return LV_EINPUT. */
 void lv_saddle_release(lv_saddle *S);
 
+/* Factorisations this object has made since lv_saddle_new: of the saddle
+ * matrix (every function that factorises) and of the position
+ * projection's Newton matrix. */
+long lv_saddle_factorizations(const lv_saddle *S);
+
 /* Assemble and factorise [M(q) G(q)^T; G(q) 0]: 0, LV_ESINGULAR (singular
  * mass or dependent constraints) or an evaluation's status. */
 int lv_saddle_factor(lv_saddle *S, const double *q);
