@@ -76,6 +76,13 @@ int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G, lv_mat
   m->G = G;
   m->g_hessian = hessian;
   m->g_curvature = curvature;
+  m->Gprod = NULL; /* a product of the previous G */
+  return 0;
+}
+
+int lv_model_set_G_product(lv_model *m, lv_gprod_fn f) {
+  if (!m || (f && !m->G)) return LV_EINPUT;
+  m->Gprod = f;
   return 0;
 }
 
@@ -376,18 +383,32 @@ lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const dou
   return &ms->sink;
 }
 
-int lv_model_G_apply(const lv_model *m, const double *q, const double *x, double *y) {
+static lv_sink *absvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const double *x, double *y,
+                                 int transposed);
+
+/* y = op(G) x through the model's direct product when it has one: one
+ * finiteness check of y instead of one per entry.  A failure or a
+ * non-finite y runs the sink path again, which records the callback and the
+ * first non-finite entry (or finds none when x itself is not finite). */
+static int G_product(const lv_model *m, const double *q, const double *x, double *y, int mode) {
+  int n = mode & LV_GPROD_T ? m->nv : m->nc;
+  memset(y, 0, (size_t)n * sizeof(double));
   if (m->nc == 0) return 0;
-  memset(y, 0, (size_t)m->nc * sizeof(double));
+  if (m->Gprod && m->Gprod(q, x, y, mode, m->user) == 0 && lv_all_finite(n, y)) return 0;
+  if (m->Gprod) memset(y, 0, (size_t)n * sizeof(double));
   lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+  int t = (mode & LV_GPROD_T) != 0;
+  lv_sink *s = mode & LV_GPROD_ABS ? absvec_sink_init(&ms, m->nc, m->nv, x, y, t)
+                                   : lv_matvec_sink_init(&ms, m->nc, m->nv, x, y, t);
+  return lv_model_constraint_jac(m, q, s);
+}
+
+int lv_model_G_apply(const lv_model *m, const double *q, const double *x, double *y) {
+  return G_product(m, q, x, y, 0);
 }
 
 int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  if (m->nc == 0) return 0;
-  lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+  return G_product(m, q, lambda, y, LV_GPROD_T);
 }
 
 int lv_model_mass_apply(const lv_model *m, const double *q, const double *x, double *y) {
@@ -421,17 +442,11 @@ int lv_model_mass_apply_abs(const lv_model *m, const double *q, const double *x,
 }
 
 int lv_model_G_apply_abs(const lv_model *m, const double *q, const double *x, double *y) {
-  if (m->nc == 0) return 0;
-  memset(y, 0, (size_t)m->nc * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, absvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+  return G_product(m, q, x, y, LV_GPROD_ABS);
 }
 
 int lv_model_GT_apply_abs(const lv_model *m, const double *q, const double *lambda, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  if (m->nc == 0) return 0;
-  lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, absvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+  return G_product(m, q, lambda, y, LV_GPROD_T | LV_GPROD_ABS);
 }
 
 /* y = |H(q; gamma)| |x| and |Z(q; w)| |x|: the rounding that an error of
