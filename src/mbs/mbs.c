@@ -1783,15 +1783,21 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
 }
 
 /* y += op(G) x directly (lv_model_set_G_product): cb_G's entries in cb_G's
- * order, without a sink call per entry.  The per-entry switch on the mode
- * is one predictable branch. */
+ * order, without a sink call per entry.  gp_walk is instantiated once per
+ * mode (a constant there), so the per-entry switch folds away. */
 typedef struct {
   const double *x;
   double *y;
   int mode;
 } gprod;
 
-static inline void gp_add(const gprod *P, int i, int j, double a) {
+#if defined(__GNUC__)
+#define GP_INLINE static inline __attribute__((always_inline))
+#else
+#define GP_INLINE static inline
+#endif
+
+GP_INLINE void gp_add(const gprod *P, int i, int j, double a) {
   switch (P->mode) {
   case 0: P->y[i] += a * P->x[j]; break;
   case LV_GPROD_T: P->y[j] += a * P->x[i]; break;
@@ -1800,8 +1806,7 @@ static inline void gp_add(const gprod *P, int i, int j, double a) {
   }
 }
 
-static int cb_Gprod(const double *q, const double *x, double *y, int mode, void *u) {
-  const mbs_sys *S = u;
+GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, double *y, const int mode) {
   const gprod P = {x, y, mode};
   double Gl[6 * NLOC];
   if (S->serial && !(cache_hit(S, q) && cfg_cache.has_G)) {
@@ -1851,6 +1856,16 @@ static int cb_Gprod(const double *q, const double *x, double *y, int mode, void 
       if (e->kind != MBS_BODY) continue;
       for (int i = 0; i < 4; i++) gp_add(&P, e->nrow, e->voff + 3 + i, q[e->qoff + 3 + i]);
     }
+}
+
+static int cb_Gprod(const double *q, const double *x, double *y, int mode, void *u) {
+  const mbs_sys *S = u;
+  switch (mode) {
+  case 0: gp_walk(S, q, x, y, 0); break;
+  case LV_GPROD_T: gp_walk(S, q, x, y, LV_GPROD_T); break;
+  case LV_GPROD_ABS: gp_walk(S, q, x, y, LV_GPROD_ABS); break;
+  default: gp_walk(S, q, x, y, LV_GPROD_T | LV_GPROD_ABS); break;
+  }
   return 0;
 }
 
