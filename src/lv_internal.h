@@ -97,6 +97,12 @@ int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt
 #define LV_GPROD_ABS 2
 typedef int (*lv_gprod_fn)(const double *q, const double *x, double *y, int mode, void *user);
 int lv_model_set_G_product(lv_model *m, lv_gprod_fn f);
+/* y += G(q)^T lambda, accumulated into y (not zeroed): the entries in the
+ * matrix callback's order, so the sums are those of a product sink on y.
+ * Through the direct product when the model has one, checking y once; a
+ * non-finite y then evaluates G through the checked path to name the
+ * entry (status 0 when only lambda or y was not finite, as before). */
+int lv_model_GT_apply_add(const lv_model *m, const double *q, const double *lambda, double *y);
 
 /* Dense (column-major) and matrix-free forms of the constraint Hessian
  * H(q; gamma) = D_q(G^T gamma) (nv x nv) and curvature Z(q; w) = D_q(G w)

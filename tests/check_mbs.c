@@ -1828,6 +1828,12 @@ START_TEST(test_direct_G_products) {
       if (e > err) err = e;
     }
   }
+  /* accumulated: y + G^T l on a y that is not zero */
+  for (int j = 0; j < nv; j++) y[j] = r[j] = sin(0.7 * j + 1.1);
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nv; j++) r[j] += G[i + j * nc] * l[i];
+  ck_assert_int_eq(lv_model_GT_apply_add(m, q, l, y), 0);
+  for (int j = 0; j < nv; j++) ck_assert_double_eq_tol(y[j], r[j], 1e-14 * (1.0 + fabs(r[j]) + a[j]));
   fprintf(stderr, "direct G products %s %s: max relative difference %.3e\n", gprod_models[_i][0],
           keys[0] ? vals[0] : "", err);
   /* a NaN configuration: LV_ENONFINITE from every product, named */
@@ -1849,6 +1855,14 @@ START_TEST(test_direct_G_products) {
     ck_assert_int_eq(row, row0);
     ck_assert_int_eq(col, col0);
   }
+  for (int j = 0; j < nv; j++) y[j] = 1.0;
+  ck_assert_int_eq(lv_model_GT_apply_add(m, q, l, y), LV_ENONFINITE);
+  const char *cb = NULL;
+  int row = -1, col = -1;
+  ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_ENONFINITE);
+  ck_assert_str_eq(cb, "G");
+  ck_assert_int_eq(row, row0);
+  ck_assert_int_eq(col, col0);
   free(q), free(x), free(l), free(G), free(y), free(r), free(a);
   lv_model_free(m);
 }

@@ -402,6 +402,19 @@ static int G_product(const lv_model *m, const double *q, const double *x, double
   return product(m, P_G, q, NULL, x, y, m->nc, m->nv, mode);
 }
 
+int lv_model_GT_apply_add(const lv_model *m, const double *q, const double *lambda, double *y) {
+  if (m->nc == 0) return 0;
+  if (!m->Gprod) {
+    lv_matvec_sink ms;
+    return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+  }
+  int rc = m->Gprod(q, lambda, y, LV_GPROD_T, m->user);
+  if (!rc && lv_all_finite(m->nv, y)) return 0;
+  lv_sink nul = lv_sink_null(m->nc, m->nv); /* y is spent: only the record */
+  int rc2 = lv_model_constraint_jac(m, q, &nul);
+  return rc2 ? rc2 : rc ? record(m, "G", LV_ECALLBACK, -1, -1) : 0;
+}
+
 int lv_model_G_apply(const lv_model *m, const double *q, const double *x, double *y) {
   return G_product(m, q, x, y, 0);
 }
