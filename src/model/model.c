@@ -385,7 +385,6 @@ lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const dou
 
 static lv_sink *absvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const double *x, double *y,
                                  int transposed);
-static int absvec_add(lv_sink *s, int i, int j, double a);
 enum { P_MASS, P_D2V, P_HESS, P_CURV, P_G };
 static int product(const lv_model *m, int which, const double *q, const double *w, const double *x, double *y,
                    int nrows, int ncols, int mode);
@@ -458,18 +457,25 @@ typedef struct {
   int outside;
 } raw_sink;
 
+/* matvec_add and absvec_add's sums, written out (one call per entry) */
 static int raw_add(lv_sink *s, int i, int j, double a) {
   raw_sink *r = (raw_sink *)s;
-  int rc = matvec_add(s, i, j, a);
-  if (rc) r->outside = 1;
-  return rc;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return r->outside = 1, LV_EINPUT;
+  if (r->ms.transposed)
+    r->ms.y[j] += s->scale * a * r->ms.x[i];
+  else
+    r->ms.y[i] += s->scale * a * r->ms.x[j];
+  return 0;
 }
 
 static int raw_add_abs(lv_sink *s, int i, int j, double a) {
   raw_sink *r = (raw_sink *)s;
-  int rc = absvec_add(s, i, j, a);
-  if (rc) r->outside = 1;
-  return rc;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return r->outside = 1, LV_EINPUT;
+  if (r->ms.transposed)
+    r->ms.y[j] += fabs(s->scale * a) * fabs(r->ms.x[i]);
+  else
+    r->ms.y[i] += fabs(s->scale * a) * fabs(r->ms.x[j]);
+  return 0;
 }
 
 /* y = op(A) x (ny entries, zeroed here) for the matrix @p which of the
