@@ -82,6 +82,28 @@ int lv_model_invariants(const lv_model *m, const double *q, double *pi);
 int lv_model_invariant_jac(const lv_model *m, const double *q, lv_sink *D);
 int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt, double *dvt);
 
+/* A direct product with the constraint Jacobian, for a layer whose G is
+ * cheaper to apply than to stream entry by entry through a sink (the
+ * multibody layer): f(q, x, y, mode, user) adds op(G(q)) x to y (y is
+ * zeroed by the caller), op(G) = G or, with LV_GPROD_T in mode, G^T, and
+ * with LV_GPROD_ABS the entries and x in absolute value (the *_abs
+ * products).  It must add the entries the matrix callback G gives, in the
+ * same order, so both paths agree to the bit.  lv_model_G_apply,
+ * lv_model_GT_apply and their *_abs forms use it when set, checking the
+ * result once for finiteness; a non-finite result or a failure runs the
+ * sink path again, which names the callback and the entry as before.
+ * lv_model_set_constraints clears it. */
+#define LV_GPROD_T 1
+#define LV_GPROD_ABS 2
+typedef int (*lv_gprod_fn)(const double *q, const double *x, double *y, int mode, void *user);
+int lv_model_set_G_product(lv_model *m, lv_gprod_fn f);
+/* y += G(q)^T lambda, accumulated into y (not zeroed): the entries in the
+ * matrix callback's order, so the sums are those of a product sink on y.
+ * Through the direct product when the model has one, checking y once; a
+ * non-finite y then evaluates G through the checked path to name the
+ * entry (status 0 when only lambda or y was not finite, as before). */
+int lv_model_GT_apply_add(const lv_model *m, const double *q, const double *lambda, double *y);
+
 /* Dense (column-major) and matrix-free forms of the constraint Hessian
  * H(q; gamma) = D_q(G^T gamma) (nv x nv) and curvature Z(q; w) = D_q(G w)
  * (nc x nv), beside lv_model_mass_dense / lv_model_constraint_jac_dense.

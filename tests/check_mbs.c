@@ -1771,6 +1771,103 @@ START_TEST(test_scheme_formulation_match) {
 }
 END_TEST
 
+/* ============================================== direct G products */
+
+/* The multibody layer's direct products (lv_model_G_apply, _GT_apply and
+ * their *_abs forms without a sink per entry) against the dense G of the
+ * sink path, G x, G^T l, |G| |x| and |G|^T |l| formed here, at a generic
+ * (perturbed, off-manifold) configuration: to 1e-14 relative to |G| |x|.
+ * A non-finite configuration still gives LV_ENONFINITE naming "G" and
+ * the entry the sink path names. */
+static const char *const gprod_models[][3] = {
+    {"chain", "N", "6"},
+    {"heavy-top", "formulation", "r3so3"},
+    {"heavy-top", "formulation", "directors"},
+    {"heavy-top", "formulation", "euler-parameters"},
+    {"slider-crank", "formulation", "r3so3"},
+    {"slider-crank", "formulation", "directors"},
+    {"four-particle", NULL, NULL},
+    {"pendulum2d", NULL, NULL},
+};
+#define N_GPROD (int)(sizeof gprod_models / sizeof gprod_models[0])
+
+START_TEST(test_direct_G_products) {
+  const char *keys[1] = {gprod_models[_i][1]}, *vals[1] = {gprod_models[_i][2]};
+  lv_kv kv = {keys[0] ? 1 : 0, keys, vals};
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create(gprod_models[_i][0], &kv, &m), 0);
+  ck_assert_ptr_nonnull(lv_mbs_model_formulation(m));
+  int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
+  ck_assert_int_gt(nc, 0);
+  double *q = calloc((size_t)nq, sizeof(double)), *x = calloc((size_t)nv, sizeof(double));
+  double *l = calloc((size_t)nc, sizeof(double)), *G = calloc((size_t)(nc * nv), sizeof(double));
+  double *y = calloc((size_t)(nv + nc), sizeof(double)), *r = calloc((size_t)(nv + nc), sizeof(double));
+  double *a = calloc((size_t)(nv + nc), sizeof(double));
+  for (int i = 0; i < nq; i++) q[i] = lv_model_q0(m)[i] + 0.1 * sin(1.7 * i + 0.3);
+  for (int j = 0; j < nv; j++) x[j] = cos(0.9 * j + 0.2) - 0.3;
+  for (int i = 0; i < nc; i++) l[i] = sin(1.3 * i + 0.5) + 0.2;
+  ck_assert_int_eq(lv_model_constraint_jac_dense(m, q, G), 0);
+  double err = 0.0;
+  for (int pass = 0; pass < 4; pass++) {
+    int t = pass & 1, ab = pass >> 1, n = t ? nv : nc;
+    for (int k = 0; k < n; k++) r[k] = a[k] = 0.0;
+    for (int i = 0; i < nc; i++)
+      for (int j = 0; j < nv; j++) {
+        double g = G[i + j * nc], in = t ? l[i] : x[j];
+        int o = t ? j : i;
+        r[o] += ab ? fabs(g) * fabs(in) : g * in;
+        a[o] += fabs(g) * fabs(in);
+      }
+    int rc = t ? (ab ? lv_model_GT_apply_abs(m, q, l, y) : lv_model_GT_apply(m, q, l, y))
+               : (ab ? lv_model_G_apply_abs(m, q, x, y) : lv_model_G_apply(m, q, x, y));
+    ck_assert_int_eq(rc, 0);
+    for (int k = 0; k < n; k++) {
+      double e = fabs(y[k] - r[k]) / (a[k] > 0.0 ? a[k] : 1.0);
+      ck_assert_msg(e <= 1e-14, "%s %s=%s pass %d row %d: %.17g vs %.17g", gprod_models[_i][0],
+                    keys[0] ? keys[0] : "", keys[0] ? vals[0] : "", pass, k, y[k], r[k]);
+      if (e > err) err = e;
+    }
+  }
+  /* accumulated: y + G^T l on a y that is not zero */
+  for (int j = 0; j < nv; j++) y[j] = r[j] = sin(0.7 * j + 1.1);
+  for (int i = 0; i < nc; i++)
+    for (int j = 0; j < nv; j++) r[j] += G[i + j * nc] * l[i];
+  ck_assert_int_eq(lv_model_GT_apply_add(m, q, l, y), 0);
+  for (int j = 0; j < nv; j++) ck_assert_double_eq_tol(y[j], r[j], 1e-14 * (1.0 + fabs(r[j]) + a[j]));
+  fprintf(stderr, "direct G products %s %s: max relative difference %.3e\n", gprod_models[_i][0],
+          keys[0] ? vals[0] : "", err);
+  /* a NaN configuration: LV_ENONFINITE from every product, named */
+  for (int i = 0; i < nq; i++) q[i] = NAN;
+  ck_assert_int_eq(lv_model_constraint_jac_dense(m, q, G), LV_ENONFINITE);
+  int row0 = -1, col0 = -1; /* the sink path's first non-finite entry */
+  ck_assert_int_eq(lv_model_last_error(m, NULL, &row0, &col0), LV_ENONFINITE);
+  ck_assert(row0 >= 0 && row0 < nc && col0 >= 0 && col0 < nv);
+  for (int pass = 0; pass < 4; pass++) {
+    int t = pass & 1, ab = pass >> 1;
+    int rc = t ? (ab ? lv_model_GT_apply_abs(m, q, l, y) : lv_model_GT_apply(m, q, l, y))
+               : (ab ? lv_model_G_apply_abs(m, q, x, y) : lv_model_G_apply(m, q, x, y));
+    ck_assert_int_eq(rc, LV_ENONFINITE);
+    const char *cb = NULL;
+    int row = -1, col = -1;
+    ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_ENONFINITE);
+    ck_assert_ptr_nonnull(cb);
+    ck_assert_str_eq(cb, "G");
+    ck_assert_int_eq(row, row0);
+    ck_assert_int_eq(col, col0);
+  }
+  for (int j = 0; j < nv; j++) y[j] = 1.0;
+  ck_assert_int_eq(lv_model_GT_apply_add(m, q, l, y), LV_ENONFINITE);
+  const char *cb = NULL;
+  int row = -1, col = -1;
+  ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_ENONFINITE);
+  ck_assert_str_eq(cb, "G");
+  ck_assert_int_eq(row, row0);
+  ck_assert_int_eq(col, col0);
+  free(q), free(x), free(l), free(G), free(y), free(r), free(a);
+  lv_model_free(m);
+}
+END_TEST
+
 static Suite *mbs_suite(void) {
   Suite *s = suite_create("mbs");
   TCase *tc = tu_tcase(s, "derivatives", 0.1);
@@ -1780,6 +1877,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_vec_initial_every_sequence);
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
+  tcase_add_loop_test(tc, test_direct_G_products, 0, N_GPROD);
   tc = tu_tcase(s, "dynamics", 0.9);
   tcase_add_test(tc, test_gyro_top_equals_hand_written);
   tcase_add_loop_test(tc, test_heavy_top_directors_em, 0, 2);

@@ -225,6 +225,55 @@ START_TEST(test_sink_outside_block) {
 }
 END_TEST
 
+/* The matrix-free products call the callback without the per-entry
+ * finite wrapper and check y once: an entry outside the block (status
+ * ignored) and a non-finite entry must still be named as by the checked
+ * evaluators, and a clean product must equal the dense matrix's. */
+static int mass_nan(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  lv_sink_add(M, 0, 0, 2.0);
+  lv_sink_add(M, 1, 2, NAN);
+  lv_sink_add(M, 2, 2, 3.0);
+  return 0;
+}
+START_TEST(test_products_checked) {
+  lv_model *m = make(1, 0);
+  double q[3] = {0.6, 0.3, 0.7}, x[3] = {0.5, -1.25, 2.0}, y[3], r[3], A[9] = {0};
+  const char *cb = NULL;
+  int row = -1, col = -1;
+  /* clean: y = M x and |M| |x| against the dense M */
+  ck_assert_int_eq(lv_model_mass_dense(m, q, A), 0);
+  for (int ab = 0; ab < 2; ab++) {
+    for (int i = 0; i < 3; i++) {
+      r[i] = 0.0;
+      for (int j = 0; j < 3; j++) r[i] += ab ? fabs(A[i + 3 * j]) * fabs(x[j]) : A[i + 3 * j] * x[j];
+    }
+    ck_assert_int_eq(ab ? lv_model_mass_apply_abs(m, q, x, y) : lv_model_mass_apply(m, q, x, y), 0);
+    for (int i = 0; i < 3; i++) ck_assert_double_eq_tol(y[i], r[i], 1e-15 * (1.0 + fabs(r[i])));
+  }
+  /* outside the block, status ignored */
+  lv_model_set_mass(m, mass_spill, 1);
+  for (int ab = 0; ab < 2; ab++) {
+    ck_assert_int_eq(ab ? lv_model_mass_apply_abs(m, q, x, y) : lv_model_mass_apply(m, q, x, y), LV_EINPUT);
+    ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_EINPUT);
+    ck_assert_str_eq(cb, "mass");
+    ck_assert_int_eq(row, 3);
+    ck_assert_int_eq(col, 3);
+  }
+  /* a NaN entry, status ignored: named with its place even where x is 0 */
+  lv_model_set_mass(m, mass_nan, 1);
+  x[2] = 0.0;
+  for (int ab = 0; ab < 2; ab++) {
+    ck_assert_int_eq(ab ? lv_model_mass_apply_abs(m, q, x, y) : lv_model_mass_apply(m, q, x, y), LV_ENONFINITE);
+    ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_ENONFINITE);
+    ck_assert_str_eq(cb, "mass");
+    ck_assert_int_eq(row, 1);
+    ck_assert_int_eq(col, 2);
+  }
+  lv_model_free(m);
+}
+END_TEST
+
 /* genalpha beta = -1 ran "ok" with |Gv| = 121: refused, with the range named. */
 START_TEST(test_genalpha_beta_range) {
   lv_model *m = NULL;
@@ -632,6 +681,7 @@ int main(void) {
   tcase_add_test(tc, test_fd_per_component);
   tcase_add_test(tc, test_potential_needs_V);
   tcase_add_test(tc, test_sink_outside_block);
+  tcase_add_test(tc, test_products_checked);
   tcase_add_test(tc, test_genalpha_beta_range);
   tcase_add_test(tc, test_registry_params);
   tcase_add_test(tc, test_consistent_init);

@@ -1794,6 +1794,93 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
   return 0;
 }
 
+/* y += op(G) x directly (lv_model_set_G_product): cb_G's entries in cb_G's
+ * order, without a sink call per entry.  gp_walk is instantiated once per
+ * mode (a constant there), so the per-entry switch folds away. */
+typedef struct {
+  const double *x;
+  double *y;
+  int mode;
+} gprod;
+
+#if defined(__GNUC__)
+#define GP_INLINE static inline __attribute__((always_inline))
+#else
+#define GP_INLINE static inline
+#endif
+
+GP_INLINE void gp_add(const gprod *P, int i, int j, double a) {
+  switch (P->mode) {
+  case 0: P->y[i] += a * P->x[j]; break;
+  case LV_GPROD_T: P->y[j] += a * P->x[i]; break;
+  case LV_GPROD_ABS: P->y[i] += fabs(a) * fabs(P->x[j]); break;
+  default: P->y[j] += fabs(a) * fabs(P->x[i]); break;
+  }
+}
+
+GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, double *y, const int mode) {
+  const gprod P = {x, y, mode};
+  double Gl[6 * NLOC];
+  if (S->serial && !(cache_hit(S, q) && cfg_cache.has_G)) {
+    cfg_cache.serial = 0; /* incomplete until g and G are in */
+    eval_g(S, q, cfg_cache.g, cfg_cache.G);
+    cfg_cache.has_G = 1;
+    memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
+    cfg_cache.serial = S->serial;
+  }
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    if (J->pp) {
+      double d[3];
+      int o[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o);
+      for (int s = 0; s < 2; s++) {
+        if (o[s] < 0) continue;
+        for (int i = 0; i < 3; i++) {
+          double f = R->ds * d[i];
+          gp_add(&P, J->row0, o[s] + i, s ? -f : f);
+        }
+      }
+      continue;
+    }
+    const struct mbs_jmat *X = J->x;
+    if (X->lin) {
+      for (int e = 0; e < X->nG; e++) {
+        double v = X->Gc[e];
+        for (int t = X->Gs[e]; t < X->Gs[e + 1]; t++) v += X->Gk[t] * q[X->Gi[t]];
+        gp_add(&P, X->sG[3 * e + 1], X->sG[3 * e + 2], v);
+      }
+      continue;
+    }
+    const double *Gj = Gl;
+    if (S->serial) {
+      Gj = cfg_cache.G + J->coff;
+    } else {
+      jloc L;
+      jloc_init(S, J, &L);
+      joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
+    }
+    for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) gp_add(&P, e[1], e[2], Gj[e[0]]);
+  }
+  if (S->form == MBS_EP) /* the norm rows of mbs_vec_norm_G */
+    for (int b = 1; b < S->nel; b++) {
+      const mbs_elem *e = &S->el[b];
+      if (e->kind != MBS_BODY) continue;
+      for (int i = 0; i < 4; i++) gp_add(&P, e->nrow, e->voff + 3 + i, q[e->qoff + 3 + i]);
+    }
+}
+
+static int cb_Gprod(const double *q, const double *x, double *y, int mode, void *u) {
+  const mbs_sys *S = u;
+  switch (mode) {
+  case 0: gp_walk(S, q, x, y, 0); break;
+  case LV_GPROD_T: gp_walk(S, q, x, y, LV_GPROD_T); break;
+  case LV_GPROD_ABS: gp_walk(S, q, x, y, LV_GPROD_ABS); break;
+  default: gp_walk(S, q, x, y, LV_GPROD_T | LV_GPROD_ABS); break;
+  }
+  return 0;
+}
+
 static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   const mbs_sys *S = u;
   double Hl[NLOC * NLOC];
@@ -2326,6 +2413,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!rc && (S->form != MBS_DIRECTORS || S->ndp > 0 || mbs_has_forces(S)))
     rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
+  if (!rc && nc > 0) rc = lv_model_set_G_product(m, cb_Gprod);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
   if (!rc) rc = lv_model_set_initial(m, q0, v0);
   free(q0);

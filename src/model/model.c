@@ -76,6 +76,13 @@ int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G, lv_mat
   m->G = G;
   m->g_hessian = hessian;
   m->g_curvature = curvature;
+  m->Gprod = NULL; /* a product of the previous G */
+  return 0;
+}
+
+int lv_model_set_G_product(lv_model *m, lv_gprod_fn f) {
+  if (!m || (f && !m->G)) return LV_EINPUT;
+  m->Gprod = f;
   return 0;
 }
 
@@ -376,24 +383,47 @@ lv_sink *lv_matvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const dou
   return &ms->sink;
 }
 
-int lv_model_G_apply(const lv_model *m, const double *q, const double *x, double *y) {
+static lv_sink *absvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const double *x, double *y,
+                                 int transposed);
+enum { P_MASS, P_D2V, P_HESS, P_CURV, P_G };
+static int product(const lv_model *m, int which, const double *q, const double *w, const double *x, double *y,
+                   int nrows, int ncols, int mode);
+
+/* y = op(G) x through the model's direct product when it has one: one
+ * finiteness check of y instead of one per entry.  A failure or a
+ * non-finite y runs the sink path again, which records the callback and the
+ * first non-finite entry (or finds none when x itself is not finite). */
+static int G_product(const lv_model *m, const double *q, const double *x, double *y, int mode) {
+  int n = mode & LV_GPROD_T ? m->nv : m->nc;
+  memset(y, 0, (size_t)n * sizeof(double));
   if (m->nc == 0) return 0;
-  memset(y, 0, (size_t)m->nc * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+  if (m->Gprod && m->Gprod(q, x, y, mode, m->user) == 0 && lv_all_finite(n, y)) return 0;
+  return product(m, P_G, q, NULL, x, y, m->nc, m->nv, mode);
+}
+
+int lv_model_GT_apply_add(const lv_model *m, const double *q, const double *lambda, double *y) {
+  if (m->nc == 0) return 0;
+  if (!m->Gprod) {
+    lv_matvec_sink ms;
+    return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+  }
+  int rc = m->Gprod(q, lambda, y, LV_GPROD_T, m->user);
+  if (!rc && lv_all_finite(m->nv, y)) return 0;
+  lv_sink nul = lv_sink_null(m->nc, m->nv); /* y is spent: only the record */
+  int rc2 = lv_model_constraint_jac(m, q, &nul);
+  return rc2 ? rc2 : rc ? record(m, "G", LV_ECALLBACK, -1, -1) : 0;
+}
+
+int lv_model_G_apply(const lv_model *m, const double *q, const double *x, double *y) {
+  return G_product(m, q, x, y, 0);
 }
 
 int lv_model_GT_apply(const lv_model *m, const double *q, const double *lambda, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  if (m->nc == 0) return 0;
-  lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, lv_matvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+  return G_product(m, q, lambda, y, LV_GPROD_T);
 }
 
 int lv_model_mass_apply(const lv_model *m, const double *q, const double *x, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_mass(m, q, lv_matvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+  return product(m, P_MASS, q, NULL, x, y, m->nv, m->nv, 0);
 }
 
 /* y[i] += |scale a| |x[j]| (transposed: y[j] += |scale a| |x[i]|) */
@@ -414,24 +444,78 @@ static lv_sink *absvec_sink_init(lv_matvec_sink *ms, int nrows, int ncols, const
   return s;
 }
 
+/* The products below call the model's callback with the plain product
+ * sink, without the finite wrapper's call per entry, and check the result
+ * once: a non-finite entry of the matrix gives a non-finite y (NaN times
+ * anything, and Inf times zero, are NaN), as does a non-finite x.  On a
+ * failure, an entry outside the block (remembered even when the callback
+ * ignores the status) or a non-finite y, the product is made again
+ * through the checked evaluator, which records the callback and the entry
+ * exactly as before (or finds nothing when only x was not finite). */
+typedef struct {
+  lv_matvec_sink ms; /* first member */
+  int outside;
+} raw_sink;
+
+/* matvec_add and absvec_add's sums, written out (one call per entry) */
+static int raw_add(lv_sink *s, int i, int j, double a) {
+  raw_sink *r = (raw_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return r->outside = 1, LV_EINPUT;
+  if (r->ms.transposed)
+    r->ms.y[j] += s->scale * a * r->ms.x[i];
+  else
+    r->ms.y[i] += s->scale * a * r->ms.x[j];
+  return 0;
+}
+
+static int raw_add_abs(lv_sink *s, int i, int j, double a) {
+  raw_sink *r = (raw_sink *)s;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return r->outside = 1, LV_EINPUT;
+  if (r->ms.transposed)
+    r->ms.y[j] += fabs(s->scale * a) * fabs(r->ms.x[i]);
+  else
+    r->ms.y[i] += fabs(s->scale * a) * fabs(r->ms.x[j]);
+  return 0;
+}
+
+/* y = op(A) x (ny entries, zeroed here) for the matrix @p which of the
+ * model, nrows x ncols, at q (and w for H(q; w) and Z(q; w)); mode as for
+ * lv_gprod_fn.  The caller has checked that the matrix is not empty. */
+static int product(const lv_model *m, int which, const double *q, const double *w, const double *x, double *y,
+                   int nrows, int ncols, int mode) {
+  int t = (mode & LV_GPROD_T) != 0, ab = (mode & LV_GPROD_ABS) != 0, ny = t ? ncols : nrows;
+  lv_matrix_fn f = which == P_MASS ? m->mass : which == P_D2V ? m->d2V : which == P_G ? m->G : NULL;
+  lv_matrix_w_fn fw = which == P_HESS ? m->g_hessian : which == P_CURV ? m->g_curvature : NULL;
+  memset(y, 0, (size_t)ny * sizeof(double));
+  raw_sink r;
+  if (f || fw) {
+    lv_matvec_sink_init(&r.ms, nrows, ncols, x, y, t);
+    r.ms.sink.add = ab ? raw_add_abs : raw_add;
+    r.outside = 0;
+    int rc = f ? f(q, &r.ms.sink, m->user) : fw(q, w, &r.ms.sink, m->user);
+    if (!rc && !r.outside && lv_all_finite(ny, y)) return 0;
+    memset(y, 0, (size_t)ny * sizeof(double));
+  }
+  lv_sink *s = ab ? absvec_sink_init(&r.ms, nrows, ncols, x, y, t) : lv_matvec_sink_init(&r.ms, nrows, ncols, x, y, t);
+  switch (which) {
+  case P_MASS: return lv_model_mass(m, q, s);
+  case P_D2V: return lv_model_hess_potential(m, q, s);
+  case P_HESS: return lv_model_constraint_hessian(m, q, w, s);
+  case P_CURV: return lv_model_constraint_curvature(m, q, w, s);
+  default: return lv_model_constraint_jac(m, q, s);
+  }
+}
+
 int lv_model_mass_apply_abs(const lv_model *m, const double *q, const double *x, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_mass(m, q, absvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+  return product(m, P_MASS, q, NULL, x, y, m->nv, m->nv, LV_GPROD_ABS);
 }
 
 int lv_model_G_apply_abs(const lv_model *m, const double *q, const double *x, double *y) {
-  if (m->nc == 0) return 0;
-  memset(y, 0, (size_t)m->nc * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, absvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+  return G_product(m, q, x, y, LV_GPROD_ABS);
 }
 
 int lv_model_GT_apply_abs(const lv_model *m, const double *q, const double *lambda, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  if (m->nc == 0) return 0;
-  lv_matvec_sink ms;
-  return lv_model_constraint_jac(m, q, absvec_sink_init(&ms, m->nc, m->nv, lambda, y, 1));
+  return G_product(m, q, lambda, y, LV_GPROD_T | LV_GPROD_ABS);
 }
 
 /* y = |H(q; gamma)| |x| and |Z(q; w)| |x|: the rounding that an error of
@@ -440,25 +524,26 @@ int lv_model_GT_apply_abs(const lv_model *m, const double *q, const double *lamb
  * (whose q-derivative is Z(q; w)), for lv_newton_problem.scale. */
 int lv_model_hessian_apply_abs(const lv_model *m, const double *q, const double *gamma, const double *x,
                                double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  if (m->nc == 0) return 0;
-  lv_matvec_sink ms;
-  return lv_model_constraint_hessian(m, q, gamma, absvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+  if (m->nc == 0) {
+    memset(y, 0, (size_t)m->nv * sizeof(double));
+    return 0;
+  }
+  return product(m, P_HESS, q, gamma, x, y, m->nv, m->nv, LV_GPROD_ABS);
 }
 
 /* y = |d2V(q)| |x|: the rounding that an error of eps |q| leaves in dV(q). */
 int lv_model_hess_potential_apply_abs(const lv_model *m, const double *q, const double *x, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_hess_potential(m, q, absvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+  if (!m->dV) {
+    memset(y, 0, (size_t)m->nv * sizeof(double));
+    return 0;
+  }
+  return product(m, P_D2V, q, NULL, x, y, m->nv, m->nv, LV_GPROD_ABS);
 }
 
 int lv_model_curvature_apply_abs(const lv_model *m, const double *q, const double *w, const double *x,
                                  double *y) {
   if (m->nc == 0) return 0;
-  memset(y, 0, (size_t)m->nc * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_curvature(m, q, w, absvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+  return product(m, P_CURV, q, w, x, y, m->nc, m->nv, LV_GPROD_ABS);
 }
 
 int lv_model_mass_dense(const lv_model *m, const double *q, double *M) {
@@ -475,16 +560,16 @@ int lv_model_constraint_jac_dense(const lv_model *m, const double *q, double *G)
 }
 
 int lv_model_hessian_apply(const lv_model *m, const double *q, const double *gamma, const double *x, double *y) {
-  memset(y, 0, (size_t)m->nv * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_hessian(m, q, gamma, lv_matvec_sink_init(&ms, m->nv, m->nv, x, y, 0));
+  if (m->nc == 0) {
+    memset(y, 0, (size_t)m->nv * sizeof(double));
+    return 0;
+  }
+  return product(m, P_HESS, q, gamma, x, y, m->nv, m->nv, 0);
 }
 
 int lv_model_curvature_apply(const lv_model *m, const double *q, const double *w, const double *x, double *y) {
   if (m->nc == 0) return 0;
-  memset(y, 0, (size_t)m->nc * sizeof(double));
-  lv_matvec_sink ms;
-  return lv_model_constraint_curvature(m, q, w, lv_matvec_sink_init(&ms, m->nc, m->nv, x, y, 0));
+  return product(m, P_CURV, q, w, x, y, m->nc, m->nv, 0);
 }
 
 int lv_model_saddle(const lv_model *m, const double *qM, const double *qGT, const double *qG, lv_sink *A) {

@@ -25,6 +25,7 @@ struct lv_model {
   lv_vector_fn g;
   lv_matrix_fn G;
   lv_matrix_w_fn g_hessian, g_curvature;
+  lv_gprod_fn Gprod; /* direct G products (lv_model_set_G_product), or NULL */
   lv_drive_fn drive; /* driving constraints g(q) = c(t) (NULL: scleronomic) */
   int nsym;
   lv_symmetry_fn sym;

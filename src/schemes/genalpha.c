@@ -97,7 +97,7 @@ static int ga_residual(void *ctx, double *r) {
   int d = g->nv, k = g->nc;
   /* G is captured where the Newton matrix needs it too (the predictor,
    * g->g1_wanted) or for index 2 (G v as well); elsewhere G^T lambda comes
-   * straight from the callback through a product sink, which sums the
+   * straight from the model (lv_model_GT_apply_add, accumulated into r), which sums the
    * same terms in the same order as the captured G's replay. */
   int capture_g = k > 0 && (g->g1_valid || g->g1_wanted || g->index == 2);
   LV_CHECK(capture_g ? iterate_matrices(g) : iterate_mass(g));
@@ -114,8 +114,7 @@ static int ga_residual(void *ctx, double *r) {
   if (capture_g) {
     lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
   } else if (k > 0) {
-    lv_matvec_sink ms;
-    LV_CHECK(lv_model_constraint_jac(m, g->q1, lv_matvec_sink_init(&ms, k, d, g->lam1, r, 1)));
+    LV_CHECK(lv_model_GT_apply_add(m, g->q1, g->lam1, r));
   }
   double sb = 1.0 / g->bp;
   for (int i = 0; i < d; i++) r[i] *= sb;
