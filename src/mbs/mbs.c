@@ -1832,11 +1832,11 @@ GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, doubl
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
       double d[3];
-      int o[2];
-      const mbs_row *R = pp_diff(S, J, q, d, o);
+      int o[2], n[2];
+      const mbs_row *R = pp_diff(S, J, q, d, o, n);
       for (int s = 0; s < 2; s++) {
         if (o[s] < 0) continue;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < n[s]; i++) {
           double f = R->ds * d[i];
           gp_add(&P, J->row0, o[s] + i, s ? -f : f);
         }
