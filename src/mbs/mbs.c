@@ -1738,33 +1738,24 @@ static int cb_g(const double *q, double *g, void *u) {
     memcpy(g, cfg_cache.g, (size_t)S->nc * sizeof(double));
     return 0;
   }
-  for (int k = 0; k < S->nj; k++) {
-    const mbs_joint *J = &S->j[k];
-    if (J->pp) {
-      double d[3];
-      int o[2], n[2];
-      const mbs_row *R = pp_diff(S, J, q, d, o, n);
-      g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
-      continue;
-    }
-    jloc L;
-    jloc_init(S, J, &L);
-    joint_eval(S->form, J, &L, q, NULL, NULL, g + J->row0, NULL, NULL, NULL);
-  }
-  if (S->form == MBS_EP) mbs_vec_norm_g(S, q, g);
+  eval_g(S, q, g, NULL);
   return 0;
+}
+
+/* A cached model's g and joints' local G at q in the cache (S->serial). */
+static inline void cache_G(const mbs_sys *S, const double *q) {
+  if (cache_hit(S, q) && cfg_cache.has_G) return;
+  cfg_cache.serial = 0; /* incomplete until g and G are in */
+  eval_g(S, q, cfg_cache.g, cfg_cache.G);
+  cfg_cache.has_G = 1;
+  memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
+  cfg_cache.serial = S->serial;
 }
 
 static int cb_G(const double *q, lv_sink *G, void *u) {
   const mbs_sys *S = u;
   double Gl[6 * NLOC];
-  if (S->serial && !(cache_hit(S, q) && cfg_cache.has_G)) {
-    cfg_cache.serial = 0; /* incomplete until g and G are in */
-    eval_g(S, q, cfg_cache.g, cfg_cache.G);
-    cfg_cache.has_G = 1;
-    memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
-    cfg_cache.serial = S->serial;
-  }
+  if (S->serial) cache_G(S, q);
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
@@ -1821,13 +1812,7 @@ GP_INLINE void gp_add(const gprod *P, int i, int j, double a) {
 GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, double *y, const int mode) {
   const gprod P = {x, y, mode};
   double Gl[6 * NLOC];
-  if (S->serial && !(cache_hit(S, q) && cfg_cache.has_G)) {
-    cfg_cache.serial = 0; /* incomplete until g and G are in */
-    eval_g(S, q, cfg_cache.g, cfg_cache.G);
-    cfg_cache.has_G = 1;
-    memcpy(cfg_cache.q, q, (size_t)S->nq * sizeof(double));
-    cfg_cache.serial = S->serial;
-  }
+  if (S->serial) cache_G(S, q);
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
