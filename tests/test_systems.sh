@@ -236,6 +236,19 @@ if command -v gnuplot >/dev/null 2>&1; then
   LIVENS_PLOT_KEEP_SCRIPT=s.gp "$L" plot sr.csv --out s.png >/dev/null 2>err.txt && [ -s s.png ] &&
     grep -q "title 'double_pendulum.yaml, em, h = 0.01" s.gp && ! grep -q "$sys" s.gp &&
     ok "plot of a system file's run: the file's name (not its directory) in the title" || bad "plot system file: $(grep multiplot s.gp) $(cat err.txt)"
+  # plot SYSTEM.yaml runs it (run options as for run) and draws that run:
+  # the same figure script as run --out then plot, no CSV left behind
+  LIVENS_PLOT_KEEP_SCRIPT=sd.gp "$L" plot "$dp" --scheme em --step 0.01 --t-end 0.2 --out sd.png >out.txt 2>err.txt &&
+    [ "$(head -c 4 sd.png | od -An -tx1 | tr -d ' \n')" = "89504e47" ] && grep -q "^wrote sd.png" out.txt &&
+    grep -q "title 'double_pendulum.yaml, em, h = 0.01" sd.gp && [ ! -e "$sys/double_pendulum.png" ] &&
+    ok "plot on a system file: runs it and writes the PNG" || bad "plot SYSTEM.yaml: $(cat out.txt err.txt)"
+  "$L" plot "$dp" --scheme nosuch --out sx.png >/dev/null 2>err.txt; st=$?
+  [ $st -eq 2 ] && [ ! -e sx.png ] && ok "plot on a system file with an unknown scheme: exit 2, no figure" ||
+    bad "plot SYSTEM.yaml, bad scheme: exit $st $(cat err.txt)"
+  cp "$dp" self.yaml
+  "$L" plot self.yaml --out self.yaml --format png >/dev/null 2>err.txt; st=$?
+  [ $st -eq 2 ] && cmp -s self.yaml "$dp" && grep -q "system file itself" err.txt &&
+    ok "plot refuses to draw over its system file" || bad "plot over the system file: exit $st $(cat err.txt)"
 fi
 
 [ $fails -eq 0 ]

@@ -6,6 +6,7 @@
  *   livens compare MODEL --schemes S1,S2,... [--out T.csv|T.json] [options]
  *   livens converge MODEL --scheme S|--schemes S1,... --steps H1,H2,... [options]
  *   livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--y COLS]
+ *   livens plot SYSTEM.yaml [run options] [--out OUT...] (run, then plot)
  *   livens check MODEL [--param k=v]...
  *   livens sweep FILE.ini [--out DIR] [--jobs N] [--list]   parameter study (sweep.c)
  *
@@ -41,6 +42,7 @@ static const char usage_text[] =
     "                        [--error end|max] [--reference FILE.csv]\n"
     "                        [--out FILE.csv|FILE.json] [run options]\n"
     "       livens plot FILE.csv... [--out OUT.png|.svg|.pdf|.tex] [--format png|svg|pdf|tex] [--y COL1,COL2,...]\n"
+    "       livens plot SYSTEM.yaml [run options] [--out OUT.png|.svg|.pdf|.tex] (runs it, then plots)\n"
     "       livens check MODEL [--param K=V]...\n"
     "       livens sweep FILE.ini [--out DIR] [--jobs N] [--list]   (under mpirun: cases handed out to the ranks)\n"
     "       (every MODEL may be a plugin's: --model-lib ./libmine.so, see examples/plugin_model.c)\n";
@@ -891,14 +893,77 @@ static const char *plot_format(const cli_args *a, const char *out) {
   return NULL;
 }
 
+/* livens plot SYSTEM.yaml [run options] [--out FIG]: run the system (its
+ * run: settings, overridden by the command line) into a CSV in a private
+ * temporary directory and draw that, as `run --out` then `plot` would; the
+ * figure goes to --out, else next to the system file with its extension
+ * replaced (as for a CSV). */
+static int plot_system(cli_args *a, const char *sys, const char *fmt) {
+  const char *given = a->run.out[0] ? a->run.out : a->png[0] ? a->png : NULL;
+  size_t n = strlen(given ? given : sys);
+  char *fig = malloc(n + 6), dir[] = "/tmp/livens-plot-XXXXXX";
+  if (!fig) {
+    cli_error("out of memory.");
+    return CLI_FAILED;
+  }
+  memcpy(fig, given ? given : sys, n + 1);
+  if (!given) {
+    char *dot = strrchr(fig, '.');
+    if (dot && !strchr(dot, '/')) *dot = '\0';
+    size_t k = strlen(fig);
+    fig[k] = '.';
+    memcpy(fig + k + 1, fmt, strlen(fmt) + 1);
+  }
+  int rc = CLI_OK;
+  if (same_file(sys, fig)) {
+    cli_error("the plot '%s' is the system file itself: refusing to overwrite it.", fig);
+    rc = CLI_USAGE;
+  } else if (!mkdtemp(dir)) {
+    cli_error("cannot create a temporary directory: %s.", strerror(errno));
+    rc = CLI_FAILED;
+  }
+  char csv[sizeof dir + 16];
+  snprintf(csv, sizeof csv, "%s/run.csv", dir);
+  if (!rc) {
+    cli_run r = a->run;
+    snprintf(r.model, sizeof r.model, "%s", sys);
+    snprintf(r.out, sizeof r.out, "%s", csv);
+    rc = do_run(&r);
+    /* a run that failed is drawn up to where it stopped, and still fails */
+    int prc = rc == CLI_USAGE ? rc : cli_plot_files((const char *const *)&(const char *){csv}, 1, fig, fmt,
+                                                     a->ycols[0] ? a->ycols : NULL);
+    if (prc == CLI_OK && rc != CLI_USAGE) printf("wrote %s\n", fig);
+    if (!rc) rc = prc;
+    unlink(csv);
+    rmdir(dir);
+  }
+  free(fig);
+  return rc;
+}
+
 static int cmd_plot(int argc, char **argv) {
   cli_args a;
   memset(&a, 0, sizeof a);
   cli_run_defaults(&a.run);
   int rc = cli_parse_args(argc, argv, &a, "plot");
   if (!rc && optind > argc - 1) {
-    cli_error("'plot' needs at least one CSV file.");
+    cli_error("'plot' needs at least one CSV file or one system file.");
     rc = CLI_USAGE;
+  }
+  if (!rc && optind == argc - 1 && cli_is_system_file(argv[optind])) {
+    if (strlen(argv[optind]) >= sizeof a.run.model) {
+      cli_error("system file name too long (at most %d characters).", (int)sizeof a.run.model - 1);
+      rc = CLI_USAGE;
+    } else if (a.png[0] && a.run.out[0]) {
+      cli_error("'plot' takes --out or --png, not both.");
+      rc = CLI_USAGE;
+    } else {
+      const char *fmt = plot_format(&a, a.run.out[0] ? a.run.out : a.png[0] ? a.png : NULL);
+      rc = fmt ? plot_system(&a, argv[optind], fmt) : CLI_USAGE;
+    }
+    cli_kv_free(&a.run.params);
+    cli_kv_free(&a.run.opts);
+    return rc;
   }
   if (!rc && a.png[0] && a.run.out[0]) {
     cli_error("'plot' takes --out or --png, not both.");
