@@ -90,6 +90,18 @@ int lv_dgrad_gonzalez(int n, const double *x, const double *y, double fx, double
 
 /* -------------------------------------------------------- group orbits */
 
+void lv_dg_mgs(int d, int nb, const double *B, double *v, double *c) {
+  if (c)
+    for (int j = 0; j < nb; j++) c[j] = 0.0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int j = 0; j < nb; j++) {
+      const double *b = B + (size_t)j * d;
+      double cj = lv_vdot(d, b, v);
+      if (c) c[j] += cj;
+      for (int i = 0; i < d; i++) v[i] -= cj * b[i];
+    }
+}
+
 int lv_dg_orbit(lv_dgrad *dg, const double *z, const double *dl, double *w) {
   int d = dg->d;
   dg->nxb = 0;
@@ -99,25 +111,13 @@ int lv_dg_orbit(lv_dgrad *dg, const double *z, const double *dl, double *w) {
     LV_CHECK(lv_model_symmetry(dg->m, k, z, e));
     double n0 = sqrt(lv_vdot(d, e, e));
     if (!(n0 > 0.0)) continue;
-    /* modified Gram-Schmidt, twice (one pass loses orthogonality for
-     * nearly dependent generators, e.g. rotations about a point near z) */
-    for (int pass = 0; pass < 2; pass++)
-      for (int j = 0; j < dg->nxb; j++) {
-        const double *b = dg->xb + (size_t)j * d;
-        double c = lv_vdot(d, b, e);
-        for (int i = 0; i < d; i++) e[i] -= c * b[i];
-      }
+    lv_dg_mgs(d, dg->nxb, dg->xb, e, NULL);
     double n1 = sqrt(lv_vdot(d, e, e));
     if (!(n1 > 1e-10 * n0)) continue; /* dependent on the earlier ones here */
     for (int i = 0; i < d; i++) e[i] /= n1;
     dg->nxb++;
   }
-  for (int pass = 0; pass < 2; pass++)
-    for (int j = 0; j < dg->nxb; j++) {
-      const double *b = dg->xb + (size_t)j * d;
-      double c = lv_vdot(d, b, w);
-      for (int i = 0; i < d; i++) w[i] -= c * b[i];
-    }
+  lv_dg_mgs(d, dg->nxb, dg->xb, w, NULL);
   return 0;
 }
 

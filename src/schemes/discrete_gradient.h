@@ -61,6 +61,13 @@ double lv_dg_coef(double bracket, double scale, double dd);
 double lv_dg_quot(double a, double b, double fa, double fb, double dfa, double dfm, double dfb,
                   double *cp, int *needs_fd);
 
+/* v -= sum_j (b_j . v) b_j over the nb orthonormal d-vectors of B (stored
+ * one after the other), in two passes (modified Gram-Schmidt: one pass
+ * loses orthogonality for nearly dependent vectors, e.g. rotations about a
+ * point near z); c (nb, may be NULL) gets each b_j . v summed over both
+ * passes, so that v_in = v_out + sum_j c_j b_j. */
+void lv_dg_mgs(int d, int nb, const double *B, double *v, double *c);
+
 /* w = the part of dl orthogonal to span{xi_k(z)} over the model's symmetry
  * generators (w = dl without generators); the basis stays in dg->xb.
  * Gonzalez' correction along w instead of dl keeps D^G f . xi(z) = 0 for

@@ -135,7 +135,7 @@ typedef struct {
   int symproj, ns;
   double *sf;  /* the constraint force of F1: G(z)^T a (+ 1/2 H(z; b) u), d; then z + u, d */
   double *sxi; /* the generators xi_j(z) off Delta, then the orthonormal basis e_r: 2 ns x d */
-  double *sR;  /* R[r ns + j] = e_r . xi_j, ns x ns; then the right-hand sides and mu: 2 ns */
+  double *sR;  /* R[j ns + r] = e_r . xi_j, ns x ns; then the right-hand sides and mu: 2 ns */
   int *scol;   /* the generator that gave basis vector r */
   double *sc0, *sJc; /* the correction at the iterate (d) and its derivative in x (d x n, column-major) */
   lv_spm sJ;
@@ -243,29 +243,21 @@ static int em_symproject(em *E, double *f) {
     }
     double al = dd > 0.0 ? lv_vdot(d, x, dl) / dd : 0.0;
     for (int i = 0; i < d; i++) x[i] -= al * dl[i];
-    /* modified Gram-Schmidt, twice, as lv_dg_orbit */
     memcpy(ec, x, (size_t)d * sizeof(double));
     double n0 = sqrt(lv_vdot(d, x, x));
-    for (int r = 0; r < nb; r++) R[(size_t)r * ns + j] = 0.0;
-    for (int pass = 0; pass < 2; pass++)
-      for (int r = 0; r < nb; r++) {
-        const double *er = e + (size_t)r * d;
-        double c = lv_vdot(d, er, ec);
-        R[(size_t)r * ns + j] += c;
-        for (int i = 0; i < d; i++) ec[i] -= c * er[i];
-      }
+    lv_dg_mgs(d, nb, e, ec, R + (size_t)j * ns);
     double n1 = sqrt(lv_vdot(d, ec, ec));
     if (!(n0 > 0.0) || !(n1 > 1e-10 * n0)) continue;
     for (int i = 0; i < d; i++) ec[i] /= n1;
-    R[(size_t)nb * ns + j] = n1;
+    R[(size_t)j * ns + nb] = n1;
     E->scol[nb++] = j;
   }
-  /* e_r . xi_j = e_r . Zp_j = R[r, j] (r <= r(j)): forward substitution */
+  /* e_r . xi_j = e_r . Zp_j = R[j, r] (r <= r(j)): forward substitution */
   for (int r = 0; r < nb; r++) {
     int j = E->scol[r];
     double s = rhs[j];
-    for (int i = 0; i < r; i++) s -= R[(size_t)i * ns + j] * mu[i];
-    mu[r] = s / R[(size_t)r * ns + j];
+    for (int i = 0; i < r; i++) s -= R[(size_t)j * ns + i] * mu[i];
+    mu[r] = s / R[(size_t)j * ns + r];
     const double *er = e + (size_t)r * d;
     for (int i = 0; i < d; i++) f[i] -= mu[r] * er[i];
   }
