@@ -420,6 +420,23 @@ def test_doc_example_runs():
     assert np.linalg.norm(x - [0, 1, 0]) > 0.1      # it moved
 
 
+def test_em_projected_keeps_the_spin():
+    """EM on the heavy top in directors: the paper's midpoint constraint
+    gradients keep the vertical momentum (the orthonormality rows are
+    invariant under it) and the spin only to O(h^2) (they are merely
+    equivariant under it); opts={"momentum": "projected"} keeps both and
+    the energy to 1e-12 relative."""
+    s = heavy_top()
+    mid = livens.simulate(s, "em", 1e-3, 0.5)
+    pro = livens.simulate(s, "em", 1e-3, 0.5, opts={"momentum": "projected"})
+    rel = lambda r, k: np.max(np.abs(r.momenta[:, k] - r.momenta[0, k])) / abs(r.momenta[0, k])
+    assert rel(mid, 0) < 1e-12 and rel(mid, 1) > 1e-8
+    assert rel(pro, 0) < 1e-12 and rel(pro, 1) < 1e-12
+    assert pro.summary["max_rel_energy_error"] < 1e-12
+    with pytest.raises(livens.InputError, match="momentum = sideways is not accepted"):
+        livens.simulate(s, "em", 1e-3, 0.01, opts={"momentum": "sideways"})
+
+
 def test_simulate_and_studies_take_a_system():
     """simulate and compare take a System as it stands (built on the spot)."""
     s = double_spherical_pendulum()
