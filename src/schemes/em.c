@@ -465,7 +465,6 @@ static int em_create(lv_stepper *st, em_kind kind) {
   lv_spm_init(&E->sWa, d, k);
   lv_spm_init(&E->sWb, d, k);
   LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, LV_MASS_SPARSE));
-  LV_CHECK(lv_spm_identity(&E->sI, d));
   /* tmp2 holds three k-vectors; B (d x max(d, k), dense) only the dense
    * pieces of a Gonzalez potential or non-quadratic constraints, so it is
    * allocated when first needed (ensure_B): a d^2 array at creation made EM
@@ -476,6 +475,9 @@ static int em_create(lv_stepper *st, em_kind kind) {
    * otherwise: 7k + d doubles less, 8 MB on the chain at N = 1e5) */
   int nq = k > 0 && !lv_dgrad_constraints_quadratic(E->dg);
   size_t kq = nq ? kk : 1, dq = nq ? (size_t)d : 1;
+  /* the identity serves the s P term of non-quadratic constraints only
+   * (84 bytes per particle of the chain otherwise) */
+  if (nq) LV_CHECK(lv_spm_identity(&E->sI, d));
   struct {
     double **p;
     size_t len;
