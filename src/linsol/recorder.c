@@ -75,8 +75,9 @@ int lv_recorder_slot(const lv_recorder *r, size_t k) {
 }
 
 /* The slots of a recording coded in md, mx (see recorder.h): 1 byte per
- * add, 4 more per escape.  The map is freed; on failure it is kept. */
-static void code_slots(lv_recorder *r) {
+ * add, 4 more per escape; the caller frees the map.  Status 0 or
+ * LV_ENOMEM (then nothing is coded). */
+static int code_slots(lv_recorder *r) {
   size_t n = r->cnt, ne = 0;
   int prev = 0;
   for (size_t k = 0; k < n; k++) {
@@ -89,7 +90,7 @@ static void code_slots(lv_recorder *r) {
   if (!md || !mx) {
     free(md);
     free(mx);
-    return;
+    return LV_ENOMEM;
   }
   prev = 0;
   ne = 0;
@@ -103,10 +104,9 @@ static void code_slots(lv_recorder *r) {
     }
     prev = r->map[k];
   }
-  free(r->map);
-  r->map = NULL;
   r->md = md;
   r->mx = mx;
+  return 0;
 }
 
 /* Add k left the recorded sequence: the positions before it were the
@@ -265,7 +265,7 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
    * They go before the values are allocated: the first assembly of a large
    * matrix holds the recorder's arrays all at once. */
   int drop_pos = !r->keep && r->cnt >= (r->pos_min ? r->pos_min : (size_t)LV_RECORDER_KEEP_POS);
-  if (rc == 0 && drop_pos) {
+  if (rc == 0 && drop_pos && code_slots(r) == 0) { /* else ri, rj and map are kept: safe */
     free(r->ri);
     free(r->rj);
     r->ri = r->rj = NULL;
@@ -287,6 +287,10 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
   free(omd);
   free(omx);
   free(oval);
+  if (r->md) { /* coded: the map served the sums above */
+    free(r->map);
+    r->map = NULL;
+  }
   if (rc != 0) return rc;
   /* The values of the adds off the recording are summed into the slots:
    * only keep needs them (a replay writes every value again).  A shrink
@@ -302,7 +306,6 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
   if (r->keep && r->cnt > 0) {
     (void)resize_double(&r->cv, r->cnt);
   }
-  if (drop_pos) code_slots(r);
   r->rcnt = r->cnt;
   r->rmerge = merge != 0;
   r->version = ++r->recorded;

@@ -41,9 +41,9 @@ struct lv_recorder {
   int oom;         /* an add was lost for lack of memory: the sequence is incomplete */
   /* the recording */
   int *ri, *rj;  /* its position sequence, with keep only (the call-order sequence's readers) */
-  int *map;      /* the slot of each add (NULL for a coded recording: md, mx) */
-  /* A large recording without keep codes its slots (LV_RECORDER_KEEP_POS,
-   * pos_min): add k's slot is add k-1's plus md[k] (add -1's is 0), or,
+  int *map;      /* the slot of each add, with ri and rj (else coded: md, mx) */
+  /* A large recording without keep drops ri, rj and map and codes its
+   * slots (LV_RECORDER_KEEP_POS, pos_min): add k's slot is add k-1's plus md[k] (add -1's is 0), or,
    * where md[k] is LV_RECORDER_ESC, mx[e] for the e-th such add.  The adds
    * come in sequence, so the running slot (cur) and escape count (curx)
    * decode it; 1 byte per add instead of 4 (the chain's Newton matrix under
@@ -106,37 +106,33 @@ int lv_recorder_leave_(lv_recorder *r, size_t k);
  * goes straight into its slot of the writer's values @p slots (summed; with
  * @p assign stored, for a layout with no position twice); off it, v is
  * kept for lv_recorder_record.  Status 0 or LV_ENOMEM (the add is lost). */
-/* Add k (k < rcnt) of the running sequence, recorded in slot s, is at the
- * recorded position. */
-LV_ALWAYS_INLINE int lv_recorder_on_(const lv_recorder *r, size_t k, int s, int i, int j) {
+/* Add k (k < rcnt) of the running sequence is at the recorded position:
+ * with ri, rj (a small recording, or keep) those are compared, and its slot
+ * is map[k]; otherwise the slot decoded from md, mx must hold the position
+ * in the writer's arrays, and becomes cur. */
+LV_ALWAYS_INLINE int lv_recorder_on_(lv_recorder *r, size_t k, int i, int j) {
   if (r->ri) return r->ri[k] == i && r->rj[k] == j;
+  int dl = r->md[k], esc = dl == LV_RECORDER_ESC, s = esc ? r->mx[r->curx] : r->cur + dl;
   int key = r->rbycol ? j : i, oth = r->rbycol ? i : j;
-  return (unsigned)key < (unsigned)r->rnkeys && r->rx[s] == oth && r->rp[key] <= s && s < r->rp[key + 1];
+  if (!((unsigned)key < (unsigned)r->rnkeys && r->rx[s] == oth && r->rp[key] <= s && s < r->rp[key + 1]))
+    return 0;
+  r->cur = s;
+  r->curx += (size_t)esc;
+  return 1;
 }
 
 LV_ALWAYS_INLINE int lv_recorder_put_(lv_recorder *r, double *slots, int i, int j, double v, int assign) {
   size_t k = r->cnt;
   if (r->match) {
-    if (k < r->rcnt) {
-      int s, esc = 0;
-      if (r->map) {
-        s = r->map[k];
-      } else {
-        int dl = r->md[k];
-        esc = dl == LV_RECORDER_ESC;
-        s = esc ? r->mx[r->curx] : r->cur + dl;
-      }
-      if (lv_recorder_on_(r, k, s, i, j)) {
-        r->cnt = k + 1;
-        r->cur = s;
-        r->curx += (size_t)esc;
-        if (r->keep) r->cv[k] = v; /* cv holds rcnt values with keep */
-        if (assign)
-          slots[s] = v;
-        else
-          slots[s] += v;
-        return 0;
-      }
+    if (k < r->rcnt && lv_recorder_on_(r, k, i, j)) {
+      int s = r->ri ? r->map[k] : r->cur;
+      r->cnt = k + 1;
+      if (r->keep) r->cv[k] = v; /* cv holds rcnt values with keep */
+      if (assign)
+        slots[s] = v;
+      else
+        slots[s] += v;
+      return 0;
     }
     if (lv_recorder_leave_(r, k) != 0) {
       r->oom = 1;
