@@ -94,6 +94,14 @@ static inline int lv_recorder_begin(lv_recorder *r) {
 int lv_recorder_grow_(lv_recorder *r);
 int lv_recorder_leave_(lv_recorder *r, size_t k);
 
+#ifndef LV_UNLIKELY
+#if defined(__GNUC__)
+#define LV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define LV_UNLIKELY(x) (x)
+#endif
+#endif
+
 #ifndef LV_ALWAYS_INLINE
 #if defined(__GNUC__)
 #define LV_ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -112,12 +120,17 @@ int lv_recorder_leave_(lv_recorder *r, size_t k);
  * in the writer's arrays, and becomes cur. */
 LV_ALWAYS_INLINE int lv_recorder_on_(lv_recorder *r, size_t k, int i, int j) {
   if (r->ri) return r->ri[k] == i && r->rj[k] == j;
-  int dl = r->md[k], esc = dl == LV_RECORDER_ESC, s = esc ? r->mx[r->curx] : r->cur + dl;
+  int dl = r->md[k], s;
+  size_t e = r->curx;
+  if (LV_UNLIKELY(dl == LV_RECORDER_ESC))
+    s = r->mx[e++];
+  else
+    s = r->cur + dl;
   int key = r->rbycol ? j : i, oth = r->rbycol ? i : j;
   if (!((unsigned)key < (unsigned)r->rnkeys && r->rx[s] == oth && r->rp[key] <= s && s < r->rp[key + 1]))
     return 0;
   r->cur = s;
-  r->curx += (size_t)esc;
+  r->curx = e;
   return 1;
 }
 
