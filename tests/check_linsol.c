@@ -1083,7 +1083,7 @@ START_TEST(test_recorder) {
       av[k] = (double)((x >> 9) % 2001u) / 16.0 - 62.5; /* zeros and -0 sums included */
       ck_assert_int_eq(lv_recorder_add(&r, val, ai[k], aj[k], av[k]), 0);
       if (r.match) { /* a replayed add: its slot holds its position */
-        int key = by_col ? aj[k] : ai[k], s = r.map[k];
+        int key = by_col ? aj[k] : ai[k], s = lv_recorder_slot(&r, (size_t)k);
         ck_assert(ptr[key] <= s && s < ptr[key + 1]);
         ck_assert_int_eq(idx[s], (by_col ? ai[k] : aj[k]));
       }

@@ -11,6 +11,7 @@ struct lv_diag {
   int mass_tried;       /* the diagonal form below was tried (constant M) */
   double *md;           /* constant diagonal M of at least LV_LINSOL_AUTO_THRESHOLD rows: diag(M) */
   double *y, *tmp, *xi, *gbuf, *momentum, *J0;
+  int transient; /* y, tmp, xi, gbuf exist only during lv_diag_eval (large systems, see scratch) */
   /* a constant mass matrix's entries in its callback's order, for M v
    * without the callback (mcap_n < 0: not captured, or not capturable) */
   int mcap_n, mcap_cap;
@@ -22,6 +23,31 @@ struct lv_diag {
   double mean_t, mean_e, c_te, c_tt;
 };
 
+/* The evaluation's scratch: y, tmp, xi (nv each) and gbuf (2 nc, and c(t)
+ * or c'(t) of driving constraints).  A small system keeps it for the
+ * diagnostics' life; a large one (at least LV_LINSOL_AUTO_THRESHOLD
+ * velocities) only during lv_diag_eval, whose cost it does not change
+ * measurably there: on the chain it was 88 bytes per particle held for the
+ * whole run, twice (the integrator's guard and the program's output each
+ * have diagnostics), and a run's peak comes while the Newton matrix is
+ * factorised, when no evaluation is running. */
+static int scratch(lv_diag *d) {
+  size_t nv = (size_t)lv_model_nv(d->m), nc = (size_t)lv_model_nc(d->m);
+  d->y = lv_calloc(nv, sizeof(double));
+  d->tmp = lv_calloc(nv, sizeof(double));
+  d->xi = lv_calloc(nv, sizeof(double));
+  d->gbuf = lv_calloc(2 * nc, sizeof(double));
+  return (d->y && d->tmp && d->xi && d->gbuf) ? 0 : LV_ENOMEM;
+}
+
+static void scratch_free(lv_diag *d) {
+  free(d->y);
+  free(d->tmp);
+  free(d->xi);
+  free(d->gbuf);
+  d->y = d->tmp = d->xi = d->gbuf = NULL;
+}
+
 int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p) {
   if (!out) return LV_EINPUT;
   *out = NULL;
@@ -31,14 +57,12 @@ int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p) {
   d->m = m;
   d->has_p = has_p;
   d->driven = lv_model_has_driving(m);
-  int nv = lv_model_nv(m), nc = lv_model_nc(m), ns = lv_model_nsym(m);
-  d->y = lv_calloc((size_t)nv, sizeof(double));
-  d->tmp = lv_calloc((size_t)nv, sizeof(double));
-  d->xi = lv_calloc((size_t)nv, sizeof(double));
-  d->gbuf = lv_calloc(2 * (size_t)nc, sizeof(double)); /* and c(t) or c'(t) of driving constraints */
+  int ns = lv_model_nsym(m);
+  d->transient = lv_model_nv(m) >= LV_LINSOL_AUTO_THRESHOLD;
   d->momentum = lv_calloc((size_t)ns, sizeof(double));
   d->J0 = lv_calloc((size_t)ns, sizeof(double));
-  int rc = (d->y && d->tmp && d->xi && d->gbuf && d->momentum && d->J0) ? 0 : LV_ENOMEM;
+  int rc = (d->momentum && d->J0) ? 0 : LV_ENOMEM;
+  if (!rc && !d->transient) rc = scratch(d);
   if (rc) {
     lv_diag_free(d);
     return rc;
@@ -67,10 +91,7 @@ void lv_diag_free(lv_diag *d) {
   if (!d) return;
   lv_linsol_free(d->mass);
   free(d->md);
-  free(d->y);
-  free(d->tmp);
-  free(d->xi);
-  free(d->gbuf);
+  scratch_free(d);
   free(d->momentum);
   free(d->J0);
   free(d->mci);
@@ -216,8 +237,18 @@ static int mass_apply(lv_diag *d, const double *q, const double *v, double *y) {
   return 0;
 }
 
+static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+
 int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   if (!d || !s || !pt) return LV_EINPUT;
+  if (!d->transient) return eval(d, s, pt);
+  int rc = scratch(d);
+  if (!rc) rc = eval(d, s, pt);
+  scratch_free(d);
+  return rc;
+}
+
+static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
   const lv_model *m = d->m;
   int nv = lv_model_nv(m), nc = lv_model_nc(m), ns = lv_model_nsym(m);
   double V;

@@ -49,6 +49,8 @@ void lv_recorder_free(lv_recorder *r) {
   free(r->ri);
   free(r->rj);
   free(r->map);
+  free(r->md);
+  free(r->mx);
   memset(r, 0, sizeof *r);
   r->pos_min = pm;
 }
@@ -64,6 +66,49 @@ static int *slot_keys(const lv_recorder *r) {
   return sk;
 }
 
+int lv_recorder_slot(const lv_recorder *r, size_t k) {
+  if (r->map) return r->map[k];
+  int s = 0;
+  size_t e = 0;
+  for (size_t a = 0; a <= k; a++) s = r->md[a] == LV_RECORDER_ESC ? r->mx[e++] : s + r->md[a];
+  return s;
+}
+
+/* The slots of a recording coded in md, mx (see recorder.h): 1 byte per
+ * add, 4 more per escape; the caller frees the map.  Status 0 or
+ * LV_ENOMEM (then nothing is coded). */
+static int code_slots(lv_recorder *r) {
+  size_t n = r->cnt, ne = 0;
+  int prev = 0;
+  for (size_t k = 0; k < n; k++) {
+    int dl = r->map[k] - prev;
+    if (dl <= LV_RECORDER_ESC || dl > 127) ne++;
+    prev = r->map[k];
+  }
+  signed char *md = malloc(n ? n : 1);
+  int *mx = malloc((ne ? ne : 1) * sizeof(int));
+  if (!md || !mx) {
+    free(md);
+    free(mx);
+    return LV_ENOMEM;
+  }
+  prev = 0;
+  ne = 0;
+  for (size_t k = 0; k < n; k++) {
+    int dl = r->map[k] - prev;
+    if (dl <= LV_RECORDER_ESC || dl > 127) {
+      md[k] = (signed char)LV_RECORDER_ESC;
+      mx[ne++] = r->map[k];
+    } else {
+      md[k] = (signed char)dl;
+    }
+    prev = r->map[k];
+  }
+  r->md = md;
+  r->mx = mx;
+  return 0;
+}
+
 /* Add k left the recorded sequence: the positions before it were the
  * recorded ones (their values are in cv with keep, else in their slots). */
 int lv_recorder_leave_(lv_recorder *r, size_t k) {
@@ -75,9 +120,12 @@ int lv_recorder_leave_(lv_recorder *r, size_t k) {
     int *sk = slot_keys(r);
     if (sk == NULL) return LV_ENOMEM;
     int *key = r->rbycol ? r->cj : r->ci, *oth = r->rbycol ? r->ci : r->cj;
+    int sl = 0;
+    size_t e = 0;
     for (size_t a = 0; a < k; a++) {
-      key[a] = sk[r->map[a]];
-      oth[a] = r->rx[r->map[a]];
+      sl = r->map ? r->map[a] : r->md[a] == LV_RECORDER_ESC ? r->mx[e++] : sl + r->md[a];
+      key[a] = sk[sl];
+      oth[a] = r->rx[sl];
     }
     free(sk);
   }
@@ -94,7 +142,7 @@ void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j) {
     *i = r->ri[k];
     *j = r->rj[k];
   } else {
-    int s = r->map[k], lo = 0, hi = r->rnkeys - 1; /* the key g with rp[g] <= s < rp[g + 1] */
+    int s = lv_recorder_slot(r, k), lo = 0, hi = r->rnkeys - 1; /* the key g with rp[g] <= s < rp[g + 1] */
     while (lo < hi) {
       int mid = lo + (hi - lo + 1) / 2;
       if (r->rp[mid] <= s)
@@ -193,15 +241,23 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
    * the old slot holds exactly the sum so far of the new slot's adds). */
   size_t pre = r->keep ? 0 : r->mis;
   if (pre > 0 && (merge != 0) != r->rmerge) return LV_EINPUT;
-  int *omap = NULL;
+  int *omap = NULL, *omx = NULL;
+  signed char *omd = NULL;
   double *oval = NULL;
   if (pre > 0) {
     omap = r->map;
+    omd = r->md;
+    omx = r->mx;
     oval = *val;
     r->map = NULL;
     *val = NULL;
     *nnz = 0;
+  } else {
+    free(r->md);
+    free(r->mx);
   }
+  r->md = NULL;
+  r->mx = NULL;
   int rc = record(r, by_col, merge, nkeys, nother, ptr, idx, nnz);
   /* Without keep the positions are read from the slots (lv_recorder_on_)
    * for a large recording (a small one keeps them, whose check is cheaper:
@@ -209,7 +265,7 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
    * They go before the values are allocated: the first assembly of a large
    * matrix holds the recorder's arrays all at once. */
   int drop_pos = !r->keep && r->cnt >= (r->pos_min ? r->pos_min : (size_t)LV_RECORDER_KEEP_POS);
-  if (rc == 0 && drop_pos) {
+  if (rc == 0 && drop_pos && code_slots(r) == 0) { /* else ri, rj and map are kept: safe */
     free(r->ri);
     free(r->rj);
     r->ri = r->rj = NULL;
@@ -219,11 +275,22 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
   if (rc == 0) {
     double *v = *val;
     memset(v, 0, z * sizeof(double));
-    for (size_t k = 0; k < pre; k++) v[r->map[k]] = oval[omap[k]];
+    int os = 0;
+    size_t e = 0;
+    for (size_t k = 0; k < pre; k++) {
+      os = omap ? omap[k] : omd[k] == LV_RECORDER_ESC ? omx[e++] : os + omd[k];
+      v[r->map[k]] = oval[os];
+    }
     for (size_t k = pre; k < r->cnt; k++) v[r->map[k]] += r->cv[k];
   }
   free(omap);
+  free(omd);
+  free(omx);
   free(oval);
+  if (r->md) { /* coded: the map served the sums above */
+    free(r->map);
+    r->map = NULL;
+  }
   if (rc != 0) return rc;
   /* The values of the adds off the recording are summed into the slots:
    * only keep needs them (a replay writes every value again).  A shrink

@@ -41,7 +41,17 @@ struct lv_recorder {
   int oom;         /* an add was lost for lack of memory: the sequence is incomplete */
   /* the recording */
   int *ri, *rj;  /* its position sequence, with keep only (the call-order sequence's readers) */
-  int *map;      /* the slot of each add */
+  int *map;      /* the slot of each add, with ri and rj (else coded: md, mx) */
+  /* A large recording without keep drops ri, rj and map and codes its
+   * slots (LV_RECORDER_KEEP_POS, pos_min): add k's slot is add k-1's plus md[k] (add -1's is 0), or,
+   * where md[k] is LV_RECORDER_ESC, mx[e] for the e-th such add.  The adds
+   * come in sequence, so the running slot (cur) and escape count (curx)
+   * decode it; 1 byte per add instead of 4 (the chain's Newton matrix under
+   * EM and VI-A: 93 adds per particle, 11 escapes whatever N). */
+  signed char *md;
+  int *mx;
+  int cur;       /* slot of add cnt - 1 while on a coded recording */
+  size_t curx;   /* escapes among adds 0 .. cnt - 1 */
   const int *rp, *rx; /* the writer's ptr and idx of the recording: without keep, slot map[k]
                        * is where add k's position is read (key g holds slots rp[g] .. rp[g+1]-1,
                        * rx[slot] the other index) */
@@ -55,13 +65,14 @@ struct lv_recorder {
 };
 
 /* Memory: a recorder on its recording of at least pos_min adds
- * (LV_RECORDER_KEEP_POS unless set) holds 4 bytes per add (map), 20 with keep (ri, rj, cv; a smaller
- * recording keeps ri and rj in any case); only a sequence off the
+ * (LV_RECORDER_KEEP_POS unless set) holds 1 byte per add (md, and 4 per
+ * escape), 20 with keep (map, ri, rj, cv); a smaller recording keeps map,
+ * ri and rj in any case; only a sequence off the
  * recording holds its positions and values (16 more per add), until it is
  * recorded.  Without ri and rj an add's position is checked against its
  * slot in the writer's arrays, which must then stay as the recording gave
  * them (*ptr, *idx of lv_recorder_record) until the next recording. */
-enum { LV_RECORDER_KEEP_POS = 1 << 16 };
+enum { LV_RECORDER_KEEP_POS = 1 << 16, LV_RECORDER_ESC = -128 };
 
 /* An empty recorder (zeroed memory is one too) with room for @p cap adds.
  * Status 0 or LV_ENOMEM (it can be freed either way). */
@@ -75,11 +86,21 @@ static inline int lv_recorder_begin(lv_recorder *r) {
   r->oom = 0;
   r->mis = 0;
   r->match = r->version != 0;
+  r->cur = 0;
+  r->curx = 0;
   return r->match;
 }
 
 int lv_recorder_grow_(lv_recorder *r);
 int lv_recorder_leave_(lv_recorder *r, size_t k);
+
+#ifndef LV_UNLIKELY
+#if defined(__GNUC__)
+#define LV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define LV_UNLIKELY(x) (x)
+#endif
+#endif
 
 #ifndef LV_ALWAYS_INLINE
 #if defined(__GNUC__)
@@ -93,23 +114,37 @@ int lv_recorder_leave_(lv_recorder *r, size_t k);
  * goes straight into its slot of the writer's values @p slots (summed; with
  * @p assign stored, for a layout with no position twice); off it, v is
  * kept for lv_recorder_record.  Status 0 or LV_ENOMEM (the add is lost). */
-/* Add k (k < rcnt) of the running sequence is at the recorded position. */
-LV_ALWAYS_INLINE int lv_recorder_on_(const lv_recorder *r, size_t k, int i, int j) {
+/* Add k (k < rcnt) of the running sequence is at the recorded position:
+ * with ri, rj (a small recording, or keep) those are compared, and its slot
+ * is map[k]; otherwise the slot decoded from md, mx must hold the position
+ * in the writer's arrays, and becomes cur. */
+LV_ALWAYS_INLINE int lv_recorder_on_(lv_recorder *r, size_t k, int i, int j) {
   if (r->ri) return r->ri[k] == i && r->rj[k] == j;
-  int s = r->map[k], key = r->rbycol ? j : i, oth = r->rbycol ? i : j;
-  return (unsigned)key < (unsigned)r->rnkeys && r->rx[s] == oth && r->rp[key] <= s && s < r->rp[key + 1];
+  int dl = r->md[k], s;
+  size_t e = r->curx;
+  if (LV_UNLIKELY(dl == LV_RECORDER_ESC))
+    s = r->mx[e++];
+  else
+    s = r->cur + dl;
+  int key = r->rbycol ? j : i, oth = r->rbycol ? i : j;
+  if (!((unsigned)key < (unsigned)r->rnkeys && r->rx[s] == oth && r->rp[key] <= s && s < r->rp[key + 1]))
+    return 0;
+  r->cur = s;
+  r->curx = e;
+  return 1;
 }
 
 LV_ALWAYS_INLINE int lv_recorder_put_(lv_recorder *r, double *slots, int i, int j, double v, int assign) {
   size_t k = r->cnt;
   if (r->match) {
     if (k < r->rcnt && lv_recorder_on_(r, k, i, j)) {
+      int s = r->ri ? r->map[k] : r->cur;
       r->cnt = k + 1;
       if (r->keep) r->cv[k] = v; /* cv holds rcnt values with keep */
       if (assign)
-        slots[r->map[k]] = v;
+        slots[s] = v;
       else
-        slots[r->map[k]] += v;
+        slots[s] += v;
       return 0;
     }
     if (lv_recorder_leave_(r, k) != 0) {
@@ -138,6 +173,10 @@ static inline int lv_recorder_set(lv_recorder *r, double *slots, int i, int j, d
 
 /* Position of add k of the running sequence (k < cnt). */
 void lv_recorder_pos(const lv_recorder *r, size_t k, int *i, int *j);
+
+/* Slot of add k (k < rcnt) of the recording: O(1), or O(k) for a coded
+ * one (tests and the recorder's own slow paths). */
+int lv_recorder_slot(const lv_recorder *r, size_t k);
 
 /* Forget the recording: the next sequence is recorded whatever it is. */
 static inline void lv_recorder_forget(lv_recorder *r) {

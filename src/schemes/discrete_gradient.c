@@ -720,6 +720,16 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
   /* Probing may have recorded an evaluation failure far from q0; it says
    * nothing about the integration. */
   lv_model_clear_error(m);
+  /* w1, w2 and wv served the probes above; afterwards only Gonzalez'
+   * potential uses them (and lv_dgrad_velocity_constraints wv, allocated
+   * there on need): three d-vectors, 72 bytes per particle of the chain,
+   * no longer held through the run. */
+  if (!rc && dg->pot != LV_DGRAD_GONZALEZ) {
+    free(dg->w1);
+    free(dg->w2);
+    free(dg->wv);
+    dg->w1 = dg->w2 = dg->wv = NULL;
+  }
   if (rc) {
     lv_dgrad_free(dg);
     return rc;
@@ -794,7 +804,8 @@ int lv_dgrad_velocity_constraints(lv_dgrad *dg, const double *x, const double *p
   if (!dg->Gz) dg->Gz = lv_calloc(md, sizeof(double));
   if (!dg->Gx) dg->Gx = lv_calloc(md, sizeof(double));
   if (!dg->Gy) dg->Gy = lv_calloc(md, sizeof(double));
-  if (!dg->Gz || !dg->Gx || !dg->Gy) return LV_ENOMEM;
+  if (!dg->wv) dg->wv = lv_calloc((size_t)d, sizeof(double));
+  if (!dg->Gz || !dg->Gx || !dg->Gy || !dg->wv) return LV_ENOMEM;
   const lv_model *m = dg->m;
   for (int i = 0; i < d; i++) {
     dg->dl[i] = y[i] - x[i];

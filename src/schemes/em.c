@@ -127,7 +127,7 @@ typedef struct {
   double *acc; /* the products' row accumulator (lv_spm_share_acc), max(d, k) */
   /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
-  lv_spm sJV, sHa, sZu, sZw, sI; /* D(D^G V), H(z; a), Z(z; u), Z(q1; w), identity */
+  lv_spm sJV, sZu, sI; /* D(D^G V), Z(z; u) and Z(q1; w) in turn, identity (H(z; a) goes in sHb) */
   lv_spm sPr, sWa, sWb;          /* s (P - I), Delta beta^T, h/2 Delta betav^T (non-quadratic g) */
   /* M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
@@ -467,8 +467,11 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   }
   LV_CHECK(lv_spm_put(S, 0, 0, &E->sJV, 0.5 * h * h, E->mass.rs, 0));
   if (k == 0) return 0;
-  LV_CHECK(lv_spm_end(&E->sHa, lv_model_constraint_hessian(m, E->z, a, lv_spm_begin(&E->sHa))));
-  LV_CHECK(lv_spm_put(S, 0, 0, &E->sHa, 0.5, E->mass.rs, 0));
+  /* H(z; a) is captured in sHb, written, and H(z; b) captured over it: one
+   * callback, one position sequence, so one pattern serves both (a second
+   * capture held 129 bytes per particle of the chain) */
+  LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, a, lv_spm_begin(&E->sHb))));
+  LV_CHECK(lv_spm_put(S, 0, 0, &E->sHb, 0.5, E->mass.rs, 0));
   if (ggl) {
     LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
     LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
@@ -518,8 +521,9 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  LV_CHECK(lv_spm_end(&E->sZw, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZw))));
-  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZw, 1.0, NULL, 0));
+  /* Z(q1; w) in the capture of Z(z; u), written above (the same callback) */
+  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZu))));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
   LV_CHECK(lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
@@ -549,7 +553,7 @@ static void em_destroy(lv_stepper *st) {
   lv_spm_free(&E->sJ);
   lv_mass_op_free(&E->mass);
   lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31,
-                   &E->sP33, &E->sJV,  &E->sHa,    &E->sZu, &E->sZw, &E->sI,    &E->sPr,  &E->sWa,  &E->sWb};
+                   &E->sP33, &E->sJV,  &E->sZu,    &E->sI,  &E->sPr, &E->sWa,   &E->sWb};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_free(sps[i]);
   free(E);
   st->priv = NULL;
@@ -628,16 +632,14 @@ static int em_create(lv_stepper *st, em_kind kind) {
   st->linsol = lv_newton_linsol(E->nw);
   st->newton_solver = E->nw; /* the integrator invalidates it on a new h */
   lv_spm *sps[] = {&E->sGz,  &E->sGzT, &E->sMiGzT, &E->sGy, &E->sHb, &E->sMiHb, &E->sP11, &E->sP13, &E->sP31,
-                   &E->sP33, &E->sJV,  &E->sHa,    &E->sZu, &E->sZw, &E->sI,    &E->sPr,  &E->sWa,  &E->sWb};
+                   &E->sP33, &E->sJV,  &E->sZu,    &E->sI,  &E->sPr, &E->sWa,   &E->sWb};
   for (size_t i = 0; i < sizeof sps / sizeof sps[0]; i++) lv_spm_init(sps[i], d, d);
   lv_spm_init(&E->sGz, k, d);
   lv_spm_init(&E->sGy, k, d);
   lv_spm_init(&E->sZu, k, d);
-  lv_spm_init(&E->sZw, k, d);
   lv_spm_init(&E->sWa, d, k);
   lv_spm_init(&E->sWb, d, k);
   LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, LV_MASS_SPARSE));
-  LV_CHECK(lv_spm_identity(&E->sI, d));
   /* tmp2 holds three k-vectors; B (d x max(d, k), dense) only the dense
    * pieces of a Gonzalez potential or non-quadratic constraints, so it is
    * allocated when first needed (ensure_B): a d^2 array at creation made EM
@@ -648,6 +650,9 @@ static int em_create(lv_stepper *st, em_kind kind) {
    * otherwise: 7k + d doubles less, 8 MB on the chain at N = 1e5) */
   int nq = k > 0 && !lv_dgrad_constraints_quadratic(E->dg);
   size_t kq = nq ? kk : 1, dq = nq ? (size_t)d : 1;
+  /* the identity serves the s P term of non-quadratic constraints only
+   * (84 bytes per particle of the chain otherwise) */
+  if (nq) LV_CHECK(lv_spm_identity(&E->sI, d));
   struct {
     double **p;
     size_t len;
