@@ -33,6 +33,12 @@
 #include "livens/livens.h"
 #include "benchutil.h"
 #include "tests/bliedf_top.h"
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND_H 1
+#endif
+#endif
 
 #define NJ 8 /* h_j = 1e-3 2^-j, j = 0..NJ-1 (down to 7.8125e-6) */
 #define NREF_STRIDE 64
@@ -650,14 +656,42 @@ static void start_cost(void) {
   fclose(f);
 }
 
+/* --start-cg N: the start and 10 steps after the first BDF step on the
+ * chain of N links (h = 5e-3) with callgrind dumps after each part, for
+ * benchmarks/callgrind_start.sh (instructions: the start in steps' worth). */
+static int start_cg(int N) {
+#ifdef HAVE_CALLGRIND_H
+  lv_model *m;
+  lv_integrator *it;
+  if (bu_make_chain(N, NULL, &m)) return 1;
+  if (lv_integrator_new(&it, m, "bliedf2", 5e-3) || lv_integrator_init(it, 0.0, NULL, NULL)) return 1;
+  CALLGRIND_ZERO_STATS;
+  if (lv_integrator_step(it)) return 1; /* the start, node 1 handed out */
+  CALLGRIND_DUMP_STATS_AT("start");
+  if (lv_integrator_step(it)) return 1; /* the first BDF step */
+  CALLGRIND_ZERO_STATS;
+  for (int n = 0; n < 10; n++)
+    if (lv_integrator_step(it)) return 1;
+  CALLGRIND_DUMP_STATS_AT("steps");
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return 0;
+#else
+  (void)N;
+  fprintf(stderr, "built without valgrind/callgrind.h\n");
+  return 1;
+#endif
+}
+
 int main(int argc, char **argv) {
   bu_blas_single_thread();
   int start_only = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (strcmp(argv[i], "--start") == 0) start_only = 1;
+    else if (strcmp(argv[i], "--start-cg") == 0 && i + 1 < argc) return start_cg(atoi(argv[i + 1]));
     else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: %s [outdir] [--quick] [--start]\n", argv[0]);
+      fprintf(stderr, "usage: %s [outdir] [--quick] [--start] [--start-cg N]\n", argv[0]);
       return 2;
     } else outdir = argv[i];
   }

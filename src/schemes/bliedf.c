@@ -67,7 +67,7 @@
  * h = 5e-3; the RMS norm: 8 for each, 3 with the extrapolation of v.)
  * With the lambda fix (K = k nodes) the first run of one sub-step per node
  * is accepted without the others when its error, estimated at node 2
- * against one RKMK4 step of 2h, is below start-rel (1e-3) times the BDF's
+ * against one RKMK4 step of 2h, is below start-rel (1e-2) times the BDF's
  * own local error at this h (see start_phase): what the theory needs, as a
  * ratio that keeps its meaning whatever h is.  On the chain (h = 5e-3) that
  * is 15 factorisations instead of 50.  A start-tol of one's own turns it
@@ -897,7 +897,7 @@ static const lv_param_info bl_options[] = {
      "sub-steps added until start-tol is met, projected onto the constraints; ramp = first step "
      "BDF1, then orders 2 .. k (as Hante's public Fortran BLieDF; global order min(k, 2))"},
     {"start-tol", "1e-12", "relative accuracy of the starting values (root mean square over their components)"},
-    {"start-rel", "1e-3",
+    {"start-rel", "1e-2",
      "accept one RKMK4 sub-step per node when its embedded error estimate is below start-rel times "
      "the BDF's own local error at this h (q; v: that error over h), else sub-steps until start-tol "
      "is met; 0: start-tol only (the default when start-tol is given)"},
@@ -920,7 +920,7 @@ static int parse_options(bliedf *B, lv_stepper *st, const char *name) {
   LV_CHECK(lv_opt_double(st, name, "start-tol", 1e-12, &B->start_tol, "a number in (0, 1)"));
   if (!(B->start_tol > 0.0 && B->start_tol < 1.0)) return lv_opt_refuse(st, name, "start-tol", "a number in (0, 1)");
   /* a start-tol of one's own asks for that accuracy: no relative acceptance unless start-rel is given too */
-  double rel_def = lv_kv_string(kv, "start-tol", NULL) ? 0.0 : 1e-3;
+  double rel_def = lv_kv_string(kv, "start-tol", NULL) ? 0.0 : 1e-2;
   LV_CHECK(lv_opt_double(st, name, "start-rel", rel_def, &B->start_rel, "a number in [0, 1)"));
   if (!(B->start_rel >= 0.0 && B->start_rel < 1.0)) return lv_opt_refuse(st, name, "start-rel", "a number in [0, 1)");
   static const char *const predictors[] = {"last", "extrapolate", NULL};
