@@ -1,7 +1,7 @@
 /* Reproduction of seed 004 §4 (spec/004_bliedf.md §7) for the BLieDF
  * schemes, and their cost next to generalized-alpha.
  *
- *   bench_bliedf [outdir] [--quick] [--start]
+ *   bench_bliedf [outdir] [--quick] [--start] [--start-cg N]
  *
  * Heavy top of the paper (tests/bliedf_top.h) in SO(3) (unconstrained) and
  * R^3 x SO(3) (index 3), t in [0, 2], h = 1e-3 2^-j:
@@ -15,7 +15,8 @@
  *   start.csv      the RKMK4 start-up of bliedf2 on the chain against N: CPU
  *                  time of the first step (start + step) and of a step after
  *                  it, their ratio (the start in steps' worth) and per link
- *                  (--start: this table only).
+ *                  (--start: this table only; --start-cg N: the start and 10 steps under
+ *                  callgrind, for benchmarks/callgrind_start.sh).
  * Each table is printed beside the spec's prototype numbers (§7).  Norms as
  * in spec §7: q-error ||R - R(t)||_F / sqrt 3 (SO(3)) or ||(x, R) - (x, R)(t)|| / 2;
  * v, lambda Euclidean, relative to their values at t = 2 (absolute in
@@ -618,16 +619,16 @@ static void work_precision(void) {
  * matrix [M G^T; G 0] (sparse, O(N) each).  The RKMK4 error sits in the
  * links next to the suspension and grows like N; start-tol is met in the
  * RMS norm over all components, in which it does not force more sub-steps,
- * so the start costs O(N).  Runs of 1, 2, 3 sub-steps per step (v
- * Richardson-extrapolated from the last two; N = 1e2 .. 1e4, and 1, 2,
- * 3, 4, 6 at N = 1e5): 50 factorisations, 23.5 steps' worth in
- * instructions at N = 1e3 (before,
- * runs of 1, 2, 8 without the extrapolation: 90 factorisations, 42.2 in
- * instructions, 43-57 in CPU time). */
+ * so the start costs O(N).  One sub-step per node, checked against one
+ * RKMK4 step of 2h and accepted below start-rel times the BDF's local
+ * error: 15 factorisations, 9.2 steps' worth in instructions at N = 1e2 ..
+ * 1e4 (benchmarks/callgrind_start.sh; before, runs of 1, 2, 3 sub-steps
+ * with v Richardson-extrapolated: 50 factorisations, 26.0; before that,
+ * runs of 1, 2, 8: 90 factorisations, 42.2 in instructions). */
 static void start_cost(void) {
   printf("\n== BLieDF2 start-up on the chain (h = 5e-3, CPU time; steps after the start: mean of 5) ==\n"
-         "  RKMK4 runs of 1, 2, 3 sub-steps, v extrapolated: 50 factorisations, about 24 steps' worth in\n"
-         "  instructions at N = 1e3 (before: runs of 1, 2, 8, 90 factorisations, 42 in instructions, 43-57 here)\n");
+         "  one RKMK4 sub-step per node checked against a step of 2h: 15 factorisations, 9.2 steps' worth in\n"
+         "  instructions (before: runs of 1, 2, 3 sub-steps, 50 factorisations, 26.0 in instructions)\n");
   FILE *f = open_csv("start.csv", "N,first_step_s,step_s,start_in_steps,start_ms_per_link");
   int Ns[] = {100, 1000, 10000, 100000};
   int nN = quick ? 2 : 4;
