@@ -746,8 +746,9 @@ START_TEST(test_options) {
   ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), LV_EINPUT);
   lv_integrator_free(it);
   const char *bad[][2] = {{"index", "1"}, {"lambda-fix", "yes"}, {"start", "magic"},
-                          {"start-tol", "-1"}, {"predictor", "psychic"}};
-  for (int i = 0; i < 5; i++) {
+                          {"start-tol", "-1"}, {"predictor", "psychic"}, {"start-rel", "1"},
+                          {"start-rel", "-0.5"}};
+  for (int i = 0; i < 7; i++) {
     ck_assert_int_eq(lv_integrator_new(&it, m, "bliedf3", 0.01), 0);
     ck_assert_int_eq(lv_integrator_set_option(it, bad[i][0], bad[i][1]), 0);
     ck_assert_msg(lv_integrator_init(it, 0.0, NULL, NULL) == LV_EINPUT, "%s=%s accepted", bad[i][0], bad[i][1]);
@@ -1173,6 +1174,17 @@ START_TEST(test_start_factorizations) {
     if (prev >= 0) ck_assert_msg(labs(fs - prev) <= 4, "start factorisations %ld at N = 100, %ld at N = 1000", prev, fs);
     prev = fs;
     lv_integrator_free(it);
+    /* what saves them: start-rel = 0, and a start-tol of one's own, run the sub-step sequence */
+    for (int o = 0; o < 2; o++) {
+      ck_assert_int_eq(lv_integrator_new(&it, m, "bliedf2", 5e-3), 0);
+      ck_assert_int_eq(lv_integrator_set_option(it, o ? "start-tol" : "start-rel", o ? "1e-12" : "0"), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      ck_assert_int_eq(lv_integrator_step(it), 0);
+      long fo = lv_bliedf_start_factorizations(&it->stepper);
+      ck_assert_msg(fo >= fs + 20, "N = %d: %ld factorisations with %s, %ld by default", N, fo,
+                    o ? "start-tol" : "start-rel = 0", fs);
+      lv_integrator_free(it);
+    }
     lv_model_free(m);
   }
 }
