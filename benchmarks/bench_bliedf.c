@@ -1,7 +1,7 @@
 /* Reproduction of seed 004 §4 (spec/004_bliedf.md §7) for the BLieDF
  * schemes, and their cost next to generalized-alpha.
  *
- *   bench_bliedf [outdir] [--quick] [--start]
+ *   bench_bliedf [outdir] [--quick] [--start] [--start-cg N]
  *
  * Heavy top of the paper (tests/bliedf_top.h) in SO(3) (unconstrained) and
  * R^3 x SO(3) (index 3), t in [0, 2], h = 1e-3 2^-j:
@@ -15,7 +15,8 @@
  *   start.csv      the RKMK4 start-up of bliedf2 on the chain against N: CPU
  *                  time of the first step (start + step) and of a step after
  *                  it, their ratio (the start in steps' worth) and per link
- *                  (--start: this table only).
+ *                  (--start: this table only; --start-cg N: the start and 10 steps under
+ *                  callgrind, for benchmarks/callgrind_start.sh).
  * Each table is printed beside the spec's prototype numbers (§7).  Norms as
  * in spec §7: q-error ||R - R(t)||_F / sqrt 3 (SO(3)) or ||(x, R) - (x, R)(t)|| / 2;
  * v, lambda Euclidean, relative to their values at t = 2 (absolute in
@@ -33,6 +34,12 @@
 #include "livens/livens.h"
 #include "benchutil.h"
 #include "tests/bliedf_top.h"
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND_H 1
+#endif
+#endif
 
 #define NJ 8 /* h_j = 1e-3 2^-j, j = 0..NJ-1 (down to 7.8125e-6) */
 #define NREF_STRIDE 64
@@ -612,16 +619,16 @@ static void work_precision(void) {
  * matrix [M G^T; G 0] (sparse, O(N) each).  The RKMK4 error sits in the
  * links next to the suspension and grows like N; start-tol is met in the
  * RMS norm over all components, in which it does not force more sub-steps,
- * so the start costs O(N).  Runs of 1, 2, 3 sub-steps per step (v
- * Richardson-extrapolated from the last two; N = 1e2 .. 1e4, and 1, 2,
- * 3, 4, 6 at N = 1e5): 50 factorisations, 23.5 steps' worth in
- * instructions at N = 1e3 (before,
- * runs of 1, 2, 8 without the extrapolation: 90 factorisations, 42.2 in
- * instructions, 43-57 in CPU time). */
+ * so the start costs O(N).  One sub-step per node, checked against one
+ * RKMK4 step of 2h and accepted below start-rel times the BDF's local
+ * error: 15 factorisations, 9.2 steps' worth in instructions at N = 1e2 ..
+ * 1e4 (benchmarks/callgrind_start.sh; before, runs of 1, 2, 3 sub-steps
+ * with v Richardson-extrapolated: 50 factorisations, 26.0; before that,
+ * runs of 1, 2, 8: 90 factorisations, 42.2 in instructions). */
 static void start_cost(void) {
   printf("\n== BLieDF2 start-up on the chain (h = 5e-3, CPU time; steps after the start: mean of 5) ==\n"
-         "  RKMK4 runs of 1, 2, 3 sub-steps, v extrapolated: 50 factorisations, about 24 steps' worth in\n"
-         "  instructions at N = 1e3 (before: runs of 1, 2, 8, 90 factorisations, 42 in instructions, 43-57 here)\n");
+         "  one RKMK4 sub-step per node checked against a step of 2h: 15 factorisations, 9.2 steps' worth in\n"
+         "  instructions (before: runs of 1, 2, 3 sub-steps, 50 factorisations, 26.0 in instructions)\n");
   FILE *f = open_csv("start.csv", "N,first_step_s,step_s,start_in_steps,start_ms_per_link");
   int Ns[] = {100, 1000, 10000, 100000};
   int nN = quick ? 2 : 4;
@@ -650,14 +657,42 @@ static void start_cost(void) {
   fclose(f);
 }
 
+/* --start-cg N: the start and 10 steps after the first BDF step on the
+ * chain of N links (h = 5e-3) with callgrind dumps after each part, for
+ * benchmarks/callgrind_start.sh (instructions: the start in steps' worth). */
+static int start_cg(int N) {
+#ifdef HAVE_CALLGRIND_H
+  lv_model *m;
+  lv_integrator *it;
+  if (bu_make_chain(N, NULL, &m)) return 1;
+  if (lv_integrator_new(&it, m, "bliedf2", 5e-3) || lv_integrator_init(it, 0.0, NULL, NULL)) return 1;
+  CALLGRIND_ZERO_STATS;
+  if (lv_integrator_step(it)) return 1; /* the start, node 1 handed out */
+  CALLGRIND_DUMP_STATS_AT("start");
+  if (lv_integrator_step(it)) return 1; /* the first BDF step */
+  CALLGRIND_ZERO_STATS;
+  for (int n = 0; n < 10; n++)
+    if (lv_integrator_step(it)) return 1;
+  CALLGRIND_DUMP_STATS_AT("steps");
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return 0;
+#else
+  (void)N;
+  fprintf(stderr, "built without valgrind/callgrind.h\n");
+  return 1;
+#endif
+}
+
 int main(int argc, char **argv) {
   bu_blas_single_thread();
   int start_only = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (strcmp(argv[i], "--start") == 0) start_only = 1;
+    else if (strcmp(argv[i], "--start-cg") == 0 && i + 1 < argc) return start_cg(atoi(argv[i + 1]));
     else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: %s [outdir] [--quick] [--start]\n", argv[0]);
+      fprintf(stderr, "usage: %s [outdir] [--quick] [--start] [--start-cg N]\n", argv[0]);
       return 2;
     } else outdir = argv[i];
   }

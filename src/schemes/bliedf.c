@@ -64,7 +64,14 @@
  * cannot go unnoticed.  (The maximum norm made the sub-steps grow with N on
  * the chain: its error sits in the few links next to the suspension, whose
  * time scale shrinks as N grows; 16, 32, 32 sub-steps at N = 1e2, 1e3, 1e4,
- * h = 5e-3; the RMS norm: 8 for each, 3 with the extrapolation of v.)  The
+ * h = 5e-3; the RMS norm: 8 for each, 3 with the extrapolation of v.)
+ * With the lambda fix (K = k nodes) the first run of one sub-step per node
+ * is accepted without the others when its error, estimated at node 2
+ * against one RKMK4 step of 2h, is below start-rel (1e-2) times the BDF's
+ * own local error at this h (see start_phase): what the theory needs, as a
+ * ratio that keeps its meaning whatever h is.  On the chain (h = 5e-3) that
+ * is 15 factorisations instead of 50.  A start-tol of one's own turns it
+ * off (start-rel = 0 unless given too).  The
  * nodes are projected onto Phi = 0 and G v = 0.
  * Dq_j = log(q_j^{-1} q_{j+1})/h (k-1 logarithms).
  * lambda fix (56): with exact starting velocities lambda loses one order in
@@ -194,6 +201,7 @@ typedef struct {
   int correction, lambda_fix, extrapolate;
   int ramp; /* start=ramp (issue 20): first step BDF1, then orders 2 .. k */
   double start_tol;
+  double start_rel; /* accept one sub-step per node below start_rel times the BDF's local error (0: off) */
   const double *al, *ga; /* ALPHA[k-1], GAMMA[k-1] */
 
   /* history for t_n (valid when hist_h > 0) */
@@ -212,6 +220,7 @@ typedef struct {
   double *nq_a, *nv_a, *nq_b, *nv_b, *nl; /* (K+1) x nq / nv / nc */
   double *nv_x, *nv_y; /* (K+1) x nv: v extrapolated from the last two runs, and from the two before */
   double *th, *thd, *qs, *vs, *acc, *dth, *dv; /* RKMK4 stage work */
+  double *eacc; /* nv: v of the start's step-doubling check */
   long start_substeps;                          /* of the last start (statistics) */
   long start_factors; /* saddle-matrix factorisations of the last start (stages, projections) */
   /* starting values supplied by the user (lv_integrator_set_start_history,
@@ -335,6 +344,13 @@ static int rk_run(bliedf *B, double t, const double *q, const double *v, const d
   return 0;
 }
 
+/* Root mean square of x (n entries). */
+static double rms(int n, const double *x) {
+  double s = 0.0;
+  for (int i = 0; i < n; i++) s += x[i] * x[i];
+  return n > 0 ? sqrt(s / n) : 0.0;
+}
+
 /* Root mean square of the relative differences (a_i - b_i) / (1 + |b_i|),
  * the weighted RMS norm of the SUNDIALS codes' error tests: an error
  * confined to a few components of a large model (on the chain, the links
@@ -383,7 +399,36 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
   } else if (B->K > 0) {
     double *qa = B->nq_a, *va = B->nv_a, *qb = B->nq_b, *vb = B->nv_b, *xa = B->nv_y, *xb = B->nv_x;
     size_t nd = (size_t)(B->K + 1) * d;
+    int accepted = 0;
     LV_CHECK(rk_run(B, s->t, s->q, v0, a0, h, msub, qa, va));
+    if (B->start_rel > 0.0 && B->K == k && k >= 2) {
+      /* One sub-step per node is accepted if its error, estimated at node
+       * 2 against one RKMK4 step of 2h (step doubling: (y_h - y_2h) / 15),
+       * is below start_rel times the BDF's own local error at this h,
+       * l ~ h^{k+1} v^{(k)} / (k+1) ~ h D / (k+1), D the k-th difference of
+       * the nodes' v (q; v: against l / h, the size of (56)'s right-hand
+       * side).  That is the error the theory allows (spec §4.3: q to
+       * O(h^{k+1}), to O(h^{k+2}) for (24a), v to O(h^k)) as a ratio that
+       * keeps its meaning whatever h is; RKMK4's error is O(h^5), so the
+       * ratio falls as h does.  Never stricter than start-tol.  The lambda
+       * fix (K = k nodes) only: its nodes 0..k give D. */
+      double *D = B->tmp, *qc = B->q1, *vc = B->eacc;
+      for (int i = 0; i < d; i++) D[i] = 0.0;
+      for (int j = 0, bc = 1; j <= k; j++) { /* bc = binomial(k, j) */
+        double w = ((k - j) % 2 ? -1.0 : 1.0) * bc;
+        for (int i = 0; i < d; i++) D[i] += w * va[(size_t)j * d + i];
+        bc = bc * (k - j) / (j + 1);
+      }
+      double l = h / (k + 1) * rms(d, D);
+      LV_CHECK(rk_substep(B, s->t, s->q, v0, 2.0 * h, a0, qc, vc));
+      double eq1 = 0.0, ev1 = 0.0;
+      for (int i = 0; i < Q; i++) eq1 += pow(qa[2 * (size_t)Q + i] - qc[i], 2);
+      for (int i = 0; i < d; i++) ev1 += pow(va[2 * (size_t)d + i] - vc[i], 2);
+      eq1 = sqrt(eq1 / Q) / 15.0;
+      ev1 = sqrt(ev1 / d) / 15.0;
+      accepted = eq1 <= fmax(B->start_tol, B->start_rel * l) && ev1 <= fmax(B->start_tol, B->start_rel * l / h);
+    }
+    if (!accepted) {
     /* Runs with m = 1, 2, 3, 4, 6, 8, 12, .. sub-steps (Bulirsch's
      * sequence).  RKMK4's global error has an expansion in powers of the
      * sub-step from the fourth on, e(m) = a m^-4 + b m^-5 + .., so after the
@@ -429,6 +474,7 @@ static int start_phase(bliedf *B, double h, lv_newton_stats *ns) {
     /* the accepted run is in qb, its extrapolated v in xb: make them the "a" buffers */
     if (qb != B->nq_a) memcpy(B->nq_a, qb, (size_t)(B->K + 1) * Q * sizeof(double));
     memcpy(B->nv_a, xb, nd * sizeof(double));
+    }
   } else {
     memcpy(B->nq_a, s->q, (size_t)Q * sizeof(double));
   }
@@ -851,6 +897,10 @@ static const lv_param_info bl_options[] = {
      "sub-steps added until start-tol is met, projected onto the constraints; ramp = first step "
      "BDF1, then orders 2 .. k (as Hante's public Fortran BLieDF; global order min(k, 2))"},
     {"start-tol", "1e-12", "relative accuracy of the starting values (root mean square over their components)"},
+    {"start-rel", "1e-2",
+     "accept one RKMK4 sub-step per node when its embedded error estimate is below start-rel times "
+     "the BDF's own local error at this h (q; v: that error over h), else sub-steps until start-tol "
+     "is met; 0: start-tol only (the default when start-tol is given)"},
     {"predictor", "extrapolate",
      "Newton predictor for v and lambda: extrapolate (cubic through the last 4 values, fewer "
      "right after a start) or last (v_n, lambda_n)"},
@@ -869,6 +919,10 @@ static int parse_options(bliedf *B, lv_stepper *st, const char *name) {
   LV_CHECK(lv_opt_choice(st, name, "start", starts, 0, &B->ramp));
   LV_CHECK(lv_opt_double(st, name, "start-tol", 1e-12, &B->start_tol, "a number in (0, 1)"));
   if (!(B->start_tol > 0.0 && B->start_tol < 1.0)) return lv_opt_refuse(st, name, "start-tol", "a number in (0, 1)");
+  /* a start-tol of one's own asks for that accuracy: no relative acceptance unless start-rel is given too */
+  double rel_def = lv_kv_string(kv, "start-tol", NULL) ? 0.0 : 1e-2;
+  LV_CHECK(lv_opt_double(st, name, "start-rel", rel_def, &B->start_rel, "a number in [0, 1)"));
+  if (!(B->start_rel >= 0.0 && B->start_rel < 1.0)) return lv_opt_refuse(st, name, "start-rel", "a number in [0, 1)");
   static const char *const predictors[] = {"last", "extrapolate", NULL};
   return lv_opt_choice(st, name, "predictor", predictors, 1, &B->extrapolate);
 }
@@ -888,7 +942,7 @@ static void bl_destroy(lv_stepper *st) {
   double *bufs[] = {B->dqh, B->vh,  B->lh,  B->etah, B->nq_a, B->nv_a, B->nq_b, B->nv_b, B->nv_x, B->nv_y, B->nl,
                     B->th,  B->thd, B->qs,  B->vs,   B->acc,  B->dth,  B->dv,   B->rq,   B->rv,
                     B->L,   B->d,   B->eta, B->mu,   B->lam,  B->q1,   B->v1,   B->a1,   B->hd,
-                    B->tmp, B->tmp2, B->bnz, B->user_q, B->user_v};
+                    B->tmp, B->tmp2, B->bnz, B->user_q, B->user_v, B->eacc};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(B);
   st->priv = NULL;
@@ -929,8 +983,8 @@ static int bl_create_inner(lv_stepper *st, int k) {
   B->nv_x = lv_calloc(nodes * sd, sizeof(double));
   B->nv_y = lv_calloc(nodes * sd, sizeof(double));
   B->nl = lv_calloc(nodes * sc, sizeof(double));
-  double **vecs[] = {&B->th, &B->thd, &B->vs, &B->acc, &B->dth, &B->dv, &B->rq, &B->rv, &B->L,
-                     &B->d,  &B->v1,  &B->a1, &B->hd,  &B->tmp, &B->tmp2, &B->bnz};
+  double **vecs[] = {&B->th, &B->thd, &B->vs, &B->acc, &B->dth, &B->dv,  &B->rq,   &B->rv,   &B->L,
+                     &B->d,  &B->v1,  &B->a1, &B->hd,  &B->tmp, &B->tmp2, &B->bnz, &B->eacc};
   for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) *vecs[i] = lv_calloc(sd, sizeof(double));
   B->qs = lv_calloc(sq, sizeof(double));
   B->q1 = lv_calloc(sq, sizeof(double));
