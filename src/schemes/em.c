@@ -528,6 +528,11 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
   LV_CHECK(lv_spm_product_put(S, d + k, d + k, &E->sP33, &E->sGy, &E->sMiGzT, -1.0, NULL));
+  /* the operands made for this matrix only: their values go before it is
+   * factorised (168 bytes per particle of the chain) */
+  lv_spm_drop_values(&E->sGzT);
+  lv_spm_drop_values(&E->sMiGzT);
+  lv_spm_drop_values(&E->sMiHb);
   return 0;
 }
 

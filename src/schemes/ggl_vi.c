@@ -281,6 +281,11 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   }
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
   LV_CHECK(lv_spm_product_put(S, d + k, d + k, &V->sP33, &V->sGt, &V->sMiGtT, -1.0, NULL));
+  /* the operands made for this matrix only: their values go before it is
+   * factorised (168 bytes per particle of the chain) */
+  lv_spm_drop_values(&V->sGtT);
+  lv_spm_drop_values(&V->sMiGtT);
+  lv_spm_drop_values(&V->sMiHb);
   return 0;
 }
 

@@ -195,8 +195,17 @@ int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
     T->verA = A->version;
     T->version++;
   }
+  if (!T->val && !(T->val = malloc((T->nnz ? (size_t)T->nnz : 1) * sizeof(double)))) return LV_ENOMEM;
   for (int p = 0; p < A->nnz; p++) T->val[T->perm[p]] = A->val[p];
   return 0;
+}
+
+void lv_spm_drop_values(lv_spm *C) {
+  /* a capture's values are its recording's slots; a small matrix keeps its
+   * values (the allocation per Newton matrix would cost more than they) */
+  if (!C->opA || C->nnz < LV_RECORDER_KEEP_POS) return;
+  free(C->val);
+  C->val = NULL;
 }
 
 /* ------------------------------------------------------------ product */

@@ -112,6 +112,13 @@ int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B);
 
+/* Free the values of a transpose or product of at least
+ * LV_RECORDER_KEEP_POS entries (nothing for a capture or a smaller
+ * matrix); its next lv_spm_transpose / lv_spm_product makes them again,
+ * the pattern kept.  For the operands that serve one Newton matrix's
+ * assembly only: 8 bytes per entry fewer while the matrix is factorised. */
+void lv_spm_drop_values(lv_spm *C);
+
 /* lv_spm_put(S, r0, c0, A B, scale, rowscale, 0) without keeping the
  * values of A B: @p C holds the product's pattern (rebuilt as by
  * lv_spm_product) and one row of values at a time.  The same bits as
