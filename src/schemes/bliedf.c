@@ -665,11 +665,11 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (cv)
     lv_blk_seq(A, &B->Cv, 0, 0, -h * g1, 0, NULL);
   else if (B->has_force)
-    LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
-  if (B->has_dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DV, B->t1, B->q1, B->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL), &b.bad));
+  if (B->has_dV) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_D2V, 0.0, B->q1, NULL, NULL, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), &b.bad));
   if (B->has_force)
-    LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T)));
-  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DQ, B->t1, B->q1, B->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T), &b.bad));
+  if (k > 0) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_HESSIAN, 0.0, B->q1, NULL, B->lam, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), &b.bad));
   if (!B->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), 1.0));
   if (k == 0) return 0;
 
@@ -683,7 +683,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (cv) lv_blk_seq(A, &B->Cv, 0, d, -h, 0, &B->Bn);
   /* (3,1): gamma_1 G + h Z(q; v) T */
   rec_blk(A, &B->G1, d + k, 0, g1, 0, NULL);
-  LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
+  LV_CHECK(lv_model_matrix_flagged(m, LV_MX_CURVATURE, 0.0, B->q1, NULL, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T), &b.bad));
   /* (3,eta): G G_n^T */
   rec_blk(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
   return 0;

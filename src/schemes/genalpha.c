@@ -150,15 +150,15 @@ static int assemble(genalpha *g, lv_assembly *A) {
     LV_CHECK(lv_spm_fill(&g->Cdv, d, d, cap_force_dv, &cc));
     lv_blk_seq(A, &g->Cdv, 0, 0, -cg, 0, NULL);
   } else if (g->has_force) {
-    LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DV, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL), &b.bad));
   }
-  if (g->has_dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (g->has_force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
+  if (g->has_dV) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_D2V, 0.0, g->q1, NULL, NULL, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), &b.bad));
+  if (g->has_force) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DQ, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T), &b.bad));
   /* newton-matrix=exudyn (ablation) leaves out what Exudyn's Jacobian
    * (CSystem::JacobianODE2RHS, JacobianAE: only C_q and C_q^T; the mass
    * matrix times beta') does not contain */
   int all = !g->nmat_exudyn;
-  if (k > 0 && all) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (k > 0 && all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_HESSIAN, 0.0, g->q1, NULL, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), &b.bad));
   if (!g->mass_constant && all)
     LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
   if (k == 0) return 0;
@@ -172,7 +172,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
   lv_blk_seq(A, &g->G1, d + k, 0, sgp, 0, NULL);
-  if (all) LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
+  if (all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_CURVATURE, 0.0, g->q1, NULL, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T), &b.bad));
   lv_blk_seq(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
   return 0;
 }

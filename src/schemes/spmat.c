@@ -556,7 +556,11 @@ int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_
 
 int lv_blk_add(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) {
+    b->bad = 1;
+    return LV_EINPUT;
+  }
+  if (!isfinite(v)) b->bad = 1;
   lv_blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
   return 0;
 }

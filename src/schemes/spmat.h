@@ -171,6 +171,7 @@ typedef struct {
   int r0, c0, transpose;
   double scale;
   const lv_spm *F;
+  int bad; /* a non-finite value or an entry outside the block was added */
 } lv_blk_sink;
 
 static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,
