@@ -185,11 +185,12 @@ static lv_model *oscillator(osc_user *u) {
 }
 
 /* A spherical pendulum whose constraint Hessian can be made to write NaN
- * at (1, 1) or an entry outside its 3 x 3 block.  The Newton matrix takes
- * the Hessian without a finiteness wrapper per entry and evaluates it again
- * through the checked path when something went wrong: the step must still
- * fail with the callback and the entry named. */
-static int sph_fault; /* 0: none, 1: NaN at (1, 1), 2: entry (3, 0) */
+ * at (1, 1) or an entry outside its 3 x 3 block, and whose G a NaN at
+ * (0, 2).  The Newton matrix and G's capture take the callbacks without a
+ * finiteness wrapper per entry and evaluate them again through the checked
+ * path when something went wrong: the step must still fail with the
+ * callback and the entry named. */
+static int sph_fault; /* 0: none, 1: NaN at (1, 1), 2: entry (3, 0); 3: G's (0, 2) NaN */
 static int sph_mass(const double *q, lv_sink *s, void *user) {
   (void)q;
   (void)user;
@@ -215,7 +216,7 @@ static int sph_g(const double *q, double *out, void *user) {
 }
 static int sph_G(const double *q, lv_sink *s, void *user) {
   (void)user;
-  for (int j = 0; j < 3; j++) lv_sink_add(s, 0, j, q[j]);
+  for (int j = 0; j < 3; j++) lv_sink_add(s, 0, j, j == 2 && sph_fault == 3 ? NAN : q[j]);
   return 0;
 }
 static int sph_H(const double *q, const double *gamma, lv_sink *s, void *user) {
@@ -244,7 +245,7 @@ START_TEST(test_newton_block_fault_named) {
   double q0[3] = {1, 0, 0}, v0[3] = {0, 1, 0};
   ck_assert_int_eq(lv_model_set_initial(m, q0, v0), 0);
   for (int sc = 0; sc < 2; sc++)
-    for (int fault = 1; fault <= 2; fault++) {
+    for (int fault = 1; fault <= 3; fault++) {
       sph_fault = 0;
       lv_integrator *it;
       ck_assert_int_eq(lv_integrator_new(&it, m, schemes[sc], 0.01), 0);
@@ -256,6 +257,9 @@ START_TEST(test_newton_block_fault_named) {
       lv_integrator_error_detail(it, buf, sizeof buf);
       if (fault == 1)
         ck_assert_msg(rc == LV_ENONFINITE && strstr(buf, "constraint Hessian") && strstr(buf, "(2, 2)") /* 1-based */,
+                      "%s: status %s, detail: %s", schemes[sc], lv_status_name(rc), buf);
+      else if (fault == 3)
+        ck_assert_msg(rc == LV_ENONFINITE && strstr(buf, "model's G callback") && strstr(buf, "(1, 3)"),
                       "%s: status %s, detail: %s", schemes[sc], lv_status_name(rc), buf);
       else
         ck_assert_msg(rc != 0 && strstr(buf, "constraint Hessian") && strstr(buf, "(4, 1)"),

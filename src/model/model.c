@@ -335,7 +335,7 @@ int lv_model_constraint_curvature(const lv_model *m, const double *q, const doub
   return finish_matrix(m, "constraint curvature", rc, &f);
 }
 
-/* The Newton-matrix blocks' callbacks straight into a sink that flags a
+/* G and the Newton-matrix blocks' callbacks straight into a sink that flags a
  * non-finite value or an entry outside its block in *bad itself (no
  * finiteness wrapper per entry).  A failed callback or a flagged entry
  * evaluates the matrix again through the checked path into a null sink of
@@ -346,6 +346,11 @@ int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double
                             const double *x, lv_sink *S, const int *bad) {
   int rc;
   switch (which) {
+  case LV_MX_G:
+    if (m->nc == 0) return 0;
+    if (!m->G) return lv_model_constraint_jac(m, q, S);
+    rc = m->G(q, S, m->user);
+    break;
   case LV_MX_D2V:
     if (!m->dV) return 0;
     if (!m->d2V) return lv_model_hess_potential(m, q, S);
@@ -379,6 +384,7 @@ int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double
   int rc2;
   const char *cb;
   switch (which) {
+  case LV_MX_G: rc2 = lv_model_constraint_jac(m, q, &nul), cb = "G"; break;
   case LV_MX_D2V: rc2 = lv_model_hess_potential(m, q, &nul), cb = "d2V"; break;
   case LV_MX_FORCE_DQ: rc2 = lv_model_force_dq(m, t, q, v, &nul), cb = "df/dq"; break;
   case LV_MX_FORCE_DV: rc2 = lv_model_force_dv(m, t, q, v, &nul), cb = "df/dv"; break;

@@ -132,11 +132,13 @@ typedef struct {
   double *rv;
   size_t n, cap;
   int bad;
+  int flag; /* a non-finite value or an add out of bounds */
 } rec_sink;
 
 static int rec_add(lv_sink *s, int i, int j, double v) {
   rec_sink *r = (rec_sink *)s;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return r->flag = 1, LV_EINPUT;
+  if (!isfinite(v)) r->flag = 1;
   if (r->n == r->cap) { /* the first recordings only: the count is the callback's, fixed */
     size_t cap = r->cap ? 2 * r->cap : 64;
     int *ri = realloc(r->ri, cap * sizeof *ri);
@@ -163,6 +165,7 @@ static lv_sink *rec_begin(rec_sink *r, int nrows, int ncols) {
   r->sink.scale = 1.0;
   r->n = 0;
   r->bad = 0;
+  r->flag = 0;
   return &r->sink;
 }
 
@@ -595,7 +598,8 @@ static int mass_apply(const bliedf *B, const double *q, const double *x, double 
 static int g1_record(bliedf *B) {
   if (B->g1_id == B->it_id) return 0;
   B->g1_id = -1;
-  int rc = lv_model_constraint_jac(B->m, B->q1, rec_begin(&B->G1, B->nc, B->nv));
+  int rc = lv_model_matrix_flagged(B->m, LV_MX_G, 0.0, B->q1, NULL, NULL, rec_begin(&B->G1, B->nc, B->nv),
+                                   &B->G1.flag);
   if (B->G1.bad) return B->G1.bad;
   LV_CHECK(rc);
   B->g1_id = B->it_id;

@@ -47,8 +47,10 @@ LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign)
   j += s->col0;
   if (i < 0 || j < 0 || i >= A->nrows || j >= A->ncols) {
     A->bad = LV_EINPUT;
+    A->flag = 1;
     return LV_EINPUT;
   }
+  if (!isfinite(v)) A->flag = 1;
   double x = s->scale * v;
   int rc = assign ? lv_recorder_set(&A->rec, A->val, i, j, x) : lv_recorder_add(&A->rec, A->val, i, j, x);
   if (rc) A->bad = rc;
@@ -73,6 +75,7 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.transpose = 0;
   A->sink.scale = 1.0;
   A->bad = 0;
+  A->flag = 0;
   A->rec.keep = A->group != LV_SPM_MERGED; /* the call-order sequence is read from grouped captures only */
   if (lv_recorder_begin(&A->rec) && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   return &A->sink;
@@ -125,9 +128,9 @@ typedef struct {
   const lv_space *sp;
   const double *x;
 } cap_ctx;
-static int cap_jac(void *ctx, lv_sink *s) {
+static int cap_jac(void *ctx, lv_sink *s) { /* s is the capture's own sink: no finiteness wrapper per entry */
   const cap_ctx *c = ctx;
-  return lv_model_constraint_jac(c->m, c->x, s);
+  return lv_model_matrix_flagged(c->m, LV_MX_G, 0.0, c->x, NULL, NULL, s, &((lv_spm *)s)->flag);
 }
 static int cap_mass(void *ctx, lv_sink *s) {
   const cap_ctx *c = ctx;

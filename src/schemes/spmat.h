@@ -57,6 +57,7 @@ struct lv_spm {
   int nodup;        /* grouped, no (key, other) position twice: replay assigns the slots */
   long version;     /* changes whenever the pattern does; 0: no pattern yet (captured: rec.version) */
   int bad;          /* the running capture failed (an add out of bounds, no memory) */
+  int flag;         /* the running capture met a non-finite value or an add out of bounds */
   lv_recorder rec;  /* capture: the add sequence, cached (linsol/recorder.h) */
   /* transposes and products: the operands and versions the pattern was built from */
   const lv_spm *opA, *opB;
