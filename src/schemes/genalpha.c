@@ -96,10 +96,12 @@ static int ga_residual(void *ctx, double *r) {
   const lv_model *m = g->m;
   int d = g->nv, k = g->nc;
   /* G is captured where the Newton matrix needs it too (the predictor,
-   * g->g1_wanted) or for index 2 (G v as well); elsewhere G^T lambda comes
-   * straight from the model (lv_model_GT_apply_add, accumulated into r), which sums the
-   * same terms in the same order as the captured G's replay. */
-  int capture_g = k > 0 && (g->g1_valid || g->g1_wanted || g->index == 2);
+   * g->g1_wanted); elsewhere G^T lambda (and index 2's G v) come straight
+   * from the model (lv_model_GT_apply_add, accumulated into r, and
+   * lv_model_G_apply), which sum the same terms in the same order as the
+   * captured G's replay.  Index 2's B_n of the next step is then G(q_n)
+   * from the callback rather than a replay: the same values. */
+  int capture_g = k > 0 && (g->g1_valid || g->g1_wanted);
   LV_CHECK(capture_g ? iterate_matrices(g) : iterate_mass(g));
   memset(r, 0, (size_t)d * sizeof(double));
   lv_spm_seq_matvec(&g->Mc, g->vd1, r, 0);
@@ -122,8 +124,12 @@ static int ga_residual(void *ctx, double *r) {
   if (k > 0 && !g->driven) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
   if (g->index == 2 && k > 0) {
     double *rv = r + d + k;
-    memset(rv, 0, (size_t)k * sizeof(double));
-    lv_spm_seq_matvec(&g->G1, g->v1, rv, 0);
+    if (capture_g) {
+      memset(rv, 0, (size_t)k * sizeof(double));
+      lv_spm_seq_matvec(&g->G1, g->v1, rv, 0);
+    } else {
+      LV_CHECK(lv_model_G_apply(m, g->q1, g->v1, rv));
+    }
     if (g->driven) { /* G v = c'(t) */
       LV_CHECK(lv_model_driving(m, g->t1, 1, g->drv));
       for (int i = 0; i < k; i++) rv[i] -= g->drv[i];
