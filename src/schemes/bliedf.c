@@ -237,6 +237,7 @@ typedef struct {
    * while the iterate is the same: it_id counts the iterates, g1_id is the
    * one G1 belongs to (-1: none) */
   long it_id, g1_id;
+  int g1_wanted; /* the next residual is the predictor's, whose G1 the Newton matrix takes */
   lv_newton *nw;
   lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
   int h_new;      /* the order changed since the last solve (ramp start): the factorisation is stale
@@ -623,16 +624,27 @@ static int bl_residual(void *ctx, double *r) {
   for (int i = 0; i < d; i++) r[i] *= h;
   if (k == 0) return 0;
   /* G^T mu and G v from the recorded G (the sums of lv_model_GT_apply and
-   * lv_model_G_apply bit for bit), which the Newton matrix reuses */
-  LV_CHECK(g1_record(B));
+   * lv_model_G_apply bit for bit) where the Newton matrix reuses it (the
+   * predictor's iterate); at later iterates from the model's products */
+  int rec = B->g1_wanted || B->g1_id == B->it_id;
+  B->g1_wanted = 0;
   memset(B->tmp, 0, (size_t)d * sizeof(double));
-  rec_matvec(&B->G1, B->mu, B->tmp, 1);
+  if (rec) {
+    LV_CHECK(g1_record(B));
+    rec_matvec(&B->G1, B->mu, B->tmp, 1);
+  } else {
+    LV_CHECK(lv_model_GT_apply_add(m, B->q1, B->mu, B->tmp));
+  }
   for (int i = 0; i < d; i++) r[i] += B->tmp[i];
   LV_CHECK(lv_model_constraints(m, B->q1, r + d));
   for (int i = 0; i < k; i++) r[d + i] /= h;
   if (B->index == 2) {
-    memset(r + d + k, 0, (size_t)k * sizeof(double));
-    rec_matvec(&B->G1, B->v1, r + d + k, 0);
+    if (rec) {
+      memset(r + d + k, 0, (size_t)k * sizeof(double));
+      rec_matvec(&B->G1, B->v1, r + d + k, 0);
+    } else {
+      LV_CHECK(lv_model_G_apply(m, B->q1, B->v1, r + d + k));
+    }
   }
   return 0;
 }
@@ -805,6 +817,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   *lv_newton_opts(B->nw) = st->newton;
   if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with the order */
   B->h_new = 0;
+  B->g1_wanted = 1;
   LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
 
   /* commit: p = M v first, the only evaluation that can still fail */
