@@ -36,7 +36,7 @@ void lv_spm_free(lv_spm *A) {
 /* The capture sink's add; @p assign: the replay assigns the slot (a grouped
  * pattern with no repeated position, lv_spm->nodup) instead of summing into
  * it (specialised below, the branch stays out of the merged capture). */
-LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
+LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign, int check) {
   lv_spm *A = (lv_spm *)s;
   if (s->transpose) {
     int t = i;
@@ -50,19 +50,30 @@ LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign)
     A->flag = 1;
     return LV_EINPUT;
   }
-  if (!isfinite(v)) A->flag = 1;
+  if (check && !isfinite(v)) A->flag = 1;
   double x = s->scale * v;
   int rc = assign ? lv_recorder_set(&A->rec, A->val, i, j, x) : lv_recorder_add(&A->rec, A->val, i, j, x);
   if (rc) A->bad = rc;
   return rc;
 }
 
-static int spm_add(lv_sink *s, int i, int j, double v) {
-  return capture_add(s, i, j, v, 0);
+LV_FLATTEN static int spm_add(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 0, 0);
 }
 
-static int spm_add_assign(lv_sink *s, int i, int j, double v) {
-  return capture_add(s, i, j, v, 1);
+LV_FLATTEN static int spm_add_assign(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 1, 0);
+}
+
+/* the same, flagging a non-finite value (A->flag) for a callback called
+ * without the model's finiteness wrapper (cap_jac); all four flattened, so
+ * that the recorder's add stays inlined in each */
+LV_FLATTEN static int spm_add_chk(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 0, 1);
+}
+
+LV_FLATTEN static int spm_add_assign_chk(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 1, 1);
 }
 
 lv_sink *lv_spm_begin(lv_spm *A) {
@@ -130,7 +141,9 @@ typedef struct {
 } cap_ctx;
 static int cap_jac(void *ctx, lv_sink *s) { /* s is the capture's own sink: no finiteness wrapper per entry */
   const cap_ctx *c = ctx;
-  return lv_model_matrix_flagged(c->m, LV_MX_G, 0.0, c->x, NULL, NULL, s, &((lv_spm *)s)->flag);
+  lv_spm *A = (lv_spm *)s;
+  s->add = A->nodup ? spm_add_assign_chk : spm_add_chk;
+  return lv_model_matrix_flagged(c->m, LV_MX_G, 0.0, c->x, NULL, NULL, s, &A->flag);
 }
 static int cap_mass(void *ctx, lv_sink *s) {
   const cap_ctx *c = ctx;
