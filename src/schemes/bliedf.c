@@ -654,10 +654,6 @@ static int bl_residual(void *ctx, double *r) {
  * and replayed into every block that uses them (issue 18: the generic view
  * and product sinks, and G evaluated twice or four times, were most of the
  * step). */
-static int fill_force_dv(void *ctx, lv_sink *s) {
-  const bliedf *B = ctx;
-  return lv_model_force_dv(B->m, B->t1, B->q1, B->v1, s);
-}
 
 static int bl_jacobian(void *ctx, lv_linsol *ls) {
   bliedf *B = ctx;
@@ -672,7 +668,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (k > 0) LV_CHECK(g1_record(B));
   /* index 2 uses df/dv in two blocks: recorded once */
   int cv = B->has_force && B->index == 2 && k > 0;
-  if (cv) LV_CHECK(lv_spm_fill(&B->Cv, d, d, fill_force_dv, B));
+  if (cv) LV_CHECK(lv_spm_model_matrix(&B->Cv, d, d, m, LV_MX_FORCE_DV, B->t1, B->q1, B->v1, NULL));
 
   lv_assembly *A = lv_linsol_assembly(ls);
   lv_blk_sink b;

@@ -80,15 +80,6 @@ static int capture_bn(genalpha *g, const double *qn) {
   return lv_spm_constraint_jac(g->m, qn, &g->Bn);
 }
 
-/* df/dv at the iterate, captured (index 2 writes it into two blocks). */
-typedef struct {
-  const genalpha *g;
-} cdv_ctx;
-static int cap_force_dv(void *ctx, lv_sink *s) {
-  const genalpha *g = ((const cdv_ctx *)ctx)->g;
-  return lv_model_force_dv(g->m, g->t1, g->q1, g->v1, s);
-}
-
 /* ---- Newton problem ---- */
 
 static int ga_residual(void *ctx, double *r) {
@@ -152,8 +143,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
    * and replayed in its order, so both blocks get the callback's bits */
   int cdv = g->has_force && g->index == 2 && k > 0;
   if (cdv) {
-    cdv_ctx cc = {g};
-    LV_CHECK(lv_spm_fill(&g->Cdv, d, d, cap_force_dv, &cc));
+    LV_CHECK(lv_spm_model_matrix(&g->Cdv, d, d, m, LV_MX_FORCE_DV, g->t1, g->q1, g->v1, NULL));
     lv_blk_seq(A, &g->Cdv, 0, 0, -cg, 0, NULL);
   } else if (g->has_force) {
     LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DV, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL), &b.bad));

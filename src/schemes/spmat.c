@@ -66,7 +66,7 @@ LV_FLATTEN static int spm_add_assign(lv_sink *s, int i, int j, double v) {
 }
 
 /* the same, flagging a non-finite value (A->flag) for a callback called
- * without the model's finiteness wrapper (cap_jac); all four flattened, so
+ * without the model's finiteness wrapper (cap_model); all four flattened, so
  * that the recorder's add stays inlined in each */
 LV_FLATTEN static int spm_add_chk(lv_sink *s, int i, int j, double v) {
   return capture_add(s, i, j, v, 0, 1);
@@ -139,11 +139,25 @@ typedef struct {
   const lv_space *sp;
   const double *x;
 } cap_ctx;
-static int cap_jac(void *ctx, lv_sink *s) { /* s is the capture's own sink: no finiteness wrapper per entry */
-  const cap_ctx *c = ctx;
+/* a model matrix into the capture's own sink, without the finiteness
+ * wrapper per entry: the checking adds flag a non-finite value */
+typedef struct {
+  const lv_model *m;
+  int which;
+  double t;
+  const double *q, *v, *x;
+} mx_ctx;
+static int cap_model(void *ctx, lv_sink *s) {
+  const mx_ctx *c = ctx;
   lv_spm *A = (lv_spm *)s;
   s->add = A->nodup ? spm_add_assign_chk : spm_add_chk;
-  return lv_model_matrix_flagged(c->m, LV_MX_G, 0.0, c->x, NULL, NULL, s, &A->flag);
+  return lv_model_matrix_flagged(c->m, c->which, c->t, c->q, c->v, c->x, s, &A->flag);
+}
+
+int lv_spm_model_matrix(lv_spm *A, int nrows, int ncols, const lv_model *m, int which, double t, const double *q,
+                        const double *v, const double *x) {
+  mx_ctx c = {m, which, t, q, v, x};
+  return lv_spm_fill(A, nrows, ncols, cap_model, &c);
 }
 static int cap_mass(void *ctx, lv_sink *s) {
   const cap_ctx *c = ctx;
@@ -155,8 +169,7 @@ static int cap_tangent(void *ctx, lv_sink *s) {
 }
 
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
-  cap_ctx c = {m, NULL, q};
-  return lv_spm_fill(G, lv_model_nc(m), lv_model_nv(m), cap_jac, &c);
+  return lv_spm_model_matrix(G, lv_model_nc(m), lv_model_nv(m), m, LV_MX_G, 0.0, q, NULL, NULL);
 }
 
 int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M) {

@@ -106,6 +106,11 @@ int lv_spm_fill(lv_spm *A, int nrows, int ncols, lv_spm_fill_fn fn, void *ctx);
  * the mass matrix M(q) (d x d), the space's tangent operator T(w)
  * (nv x nv). */
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G);
+/* lv_spm_fill of a model matrix of lv_model_matrix_flagged (which, at t, q,
+ * v; x: gamma or w) without the finiteness wrapper per entry: the capture
+ * flags a non-finite value and the checked evaluator names it. */
+int lv_spm_model_matrix(lv_spm *A, int nrows, int ncols, const lv_model *m, int which, double t, const double *q,
+                        const double *v, const double *x);
 int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M);
 int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 
