@@ -104,6 +104,17 @@ int lv_model_set_G_product(lv_model *m, lv_gprod_fn f);
  * entry (status 0 when only lambda or y was not finite, as before). */
 int lv_model_GT_apply_add(const lv_model *m, const double *q, const double *lambda, double *y);
 
+/* G(q) and the Newton-matrix blocks' callbacks (which: G at q; d2V, df/dq, df/dv at (t, q,
+ * v); the constraint Hessian at (q; gamma = x), the curvature at (q; w = x))
+ * into a sink that sets *bad itself for a non-finite value or an entry
+ * outside its block, without the finiteness wrapper per entry; a failure
+ * or *bad reruns the checked evaluator into a null sink of the block, which
+ * records the callback and entry.  A model without the callback takes the
+ * checked path (finite differences). */
+enum { LV_MX_G, LV_MX_D2V, LV_MX_FORCE_DQ, LV_MX_FORCE_DV, LV_MX_HESSIAN, LV_MX_CURVATURE };
+int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double *q, const double *v,
+                            const double *x, lv_sink *S, const int *bad);
+
 /* Dense (column-major) and matrix-free forms of the constraint Hessian
  * H(q; gamma) = D_q(G^T gamma) (nv x nv) and curvature Z(q; w) = D_q(G w)
  * (nc x nv), beside lv_model_mass_dense / lv_model_constraint_jac_dense.

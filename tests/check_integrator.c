@@ -184,6 +184,93 @@ static lv_model *oscillator(osc_user *u) {
   return m;
 }
 
+/* A spherical pendulum whose constraint Hessian can be made to write NaN
+ * at (1, 1) or an entry outside its 3 x 3 block, and whose G a NaN at
+ * (0, 2).  The Newton matrix and G's capture take the callbacks without a
+ * finiteness wrapper per entry and evaluate them again through the checked
+ * path when something went wrong: the step must still fail with the
+ * callback and the entry named. */
+static int sph_fault; /* 0: none, 1: NaN at (1, 1), 2: entry (3, 0); 3: G's (0, 2) NaN */
+static int sph_mass(const double *q, lv_sink *s, void *user) {
+  (void)q;
+  (void)user;
+  for (int i = 0; i < 3; i++) lv_sink_add(s, i, i, 1.0);
+  return 0;
+}
+static int sph_V(const double *q, double *out, void *user) {
+  (void)user;
+  *out = 9.81 * q[2];
+  return 0;
+}
+static int sph_dV(const double *q, double *out, void *user) {
+  (void)q;
+  (void)user;
+  out[0] = out[1] = 0.0;
+  out[2] = 9.81;
+  return 0;
+}
+static int sph_g(const double *q, double *out, void *user) {
+  (void)user;
+  out[0] = 0.5 * (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] - 1.0);
+  return 0;
+}
+static int sph_G(const double *q, lv_sink *s, void *user) {
+  (void)user;
+  for (int j = 0; j < 3; j++) lv_sink_add(s, 0, j, j == 2 && sph_fault == 3 ? NAN : q[j]);
+  return 0;
+}
+static int sph_H(const double *q, const double *gamma, lv_sink *s, void *user) {
+  (void)q;
+  (void)user;
+  for (int i = 0; i < 3; i++) lv_sink_add(s, i, i, i == 1 && sph_fault == 1 ? NAN : gamma[0]);
+  if (sph_fault == 2) lv_sink_add(s, 3, 0, 1.0); /* status ignored */
+  return 0;
+}
+static int sph_Z(const double *q, const double *w, lv_sink *s, void *user) {
+  (void)q;
+  (void)user;
+  for (int j = 0; j < 3; j++) lv_sink_add(s, 0, j, w[j]);
+  return 0;
+}
+
+START_TEST(test_newton_block_fault_named) {
+  static const char *const schemes[] = {"genalpha", "bliedf2"};
+  lv_space *sp;
+  ck_assert_int_eq(lv_space_new_rn(&sp, 3), 0);
+  lv_model *m;
+  ck_assert_int_eq(lv_model_new(&m, "spherical", sp, 1), 0);
+  ck_assert_int_eq(lv_model_set_mass(m, sph_mass, 1), 0);
+  ck_assert_int_eq(lv_model_set_potential(m, sph_V, sph_dV, NULL), 0);
+  ck_assert_int_eq(lv_model_set_constraints(m, sph_g, sph_G, sph_H, sph_Z), 0);
+  double q0[3] = {1, 0, 0}, v0[3] = {0, 1, 0};
+  ck_assert_int_eq(lv_model_set_initial(m, q0, v0), 0);
+  for (int sc = 0; sc < 2; sc++)
+    for (int fault = 1; fault <= 3; fault++) {
+      sph_fault = 0;
+      lv_integrator *it;
+      ck_assert_int_eq(lv_integrator_new(&it, m, schemes[sc], 0.01), 0);
+      ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+      for (int i = 0; i < 3; i++) ck_assert_int_eq(lv_integrator_step(it), 0);
+      sph_fault = fault;
+      int rc = lv_integrator_step(it);
+      char buf[512];
+      lv_integrator_error_detail(it, buf, sizeof buf);
+      if (fault == 1)
+        ck_assert_msg(rc == LV_ENONFINITE && strstr(buf, "constraint Hessian") && strstr(buf, "(2, 2)") /* 1-based */,
+                      "%s: status %s, detail: %s", schemes[sc], lv_status_name(rc), buf);
+      else if (fault == 3)
+        ck_assert_msg(rc == LV_ENONFINITE && strstr(buf, "model's G callback") && strstr(buf, "(1, 3)"),
+                      "%s: status %s, detail: %s", schemes[sc], lv_status_name(rc), buf);
+      else
+        ck_assert_msg(rc != 0 && strstr(buf, "constraint Hessian") && strstr(buf, "(4, 1)"),
+                      "%s: status %s, detail: %s", schemes[sc], lv_status_name(rc), buf);
+      lv_integrator_free(it);
+    }
+  sph_fault = 0;
+  lv_model_free(m);
+}
+END_TEST
+
 /* A halved step whose second half fails fails as a whole: the state and
  * genalpha's history (a, v') must both go back, so that the next step is
  * bit-for-bit the first step of a fresh run.  Used to restore only the
@@ -440,5 +527,6 @@ int main(void) {
   tcase_add_test(tc, test_bliedf_refuses_halving);
   tcase_add_test(tc, test_unmet_requirement);
   tcase_add_test(tc, test_new_step_refactorises);
+  tcase_add_test(tc, test_newton_block_fault_named);
   return tu_run_suite(s);
 }

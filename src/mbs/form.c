@@ -98,9 +98,14 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
         }
     }
   } else {
-    const double *R = qb + 3;
-    for (int i = 0; i < 3; i++)
-      y[i] = (pt ? qb[i] : 0.0) + R[3 * i] * X[0] + R[3 * i + 1] * X[1] + R[3 * i + 2] * X[2];
+    /* R and X in locals: the stores into y and D may alias them as far
+     * as the compiler knows (the same sums in the same order) */
+    const double *R = qb + 3, X0 = X[0], X1 = X[1], X2 = X[2];
+    double R0 = R[0], R1 = R[1], R2 = R[2], R3 = R[3], R4 = R[4], R5 = R[5], R6 = R[6], R7 = R[7], R8 = R[8];
+    double y0 = (pt ? qb[0] : 0.0) + R0 * X0 + R1 * X1 + R2 * X2;
+    double y1 = (pt ? qb[1] : 0.0) + R3 * X0 + R4 * X1 + R5 * X2;
+    double y2 = (pt ? qb[2] : 0.0) + R6 * X0 + R7 * X1 + R8 * X2;
+    y[0] = y0, y[1] = y1, y[2] = y2;
     if (!D) return;
     for (int i = 0; i < 3; i++) {
       if (pt && f == MBS_R3SO3) D[i * nv + i] = 1.0;
@@ -108,13 +113,10 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
         for (int j = 0; j < 3; j++) D[i * nv + j] = R[3 * i + j]; /* x' = R U */
     }
     /* -R X~ : column j is -R (X x e_j) = R (e_j x X), e_1 x X = (0, -X3, X2), ... */
-    for (int i = 0; i < 3; i++) {
-      const double *Ri = R + 3 * i;
-      double *Di = D + i * nv + 3;
-      Di[0] = Ri[2] * X[1] - Ri[1] * X[2];
-      Di[1] = Ri[0] * X[2] - Ri[2] * X[0];
-      Di[2] = Ri[1] * X[0] - Ri[0] * X[1];
-    }
+    double *D0 = D + 3, *D1 = D + nv + 3, *D2 = D + 2 * nv + 3;
+    D0[0] = R2 * X1 - R1 * X2, D0[1] = R0 * X2 - R2 * X0, D0[2] = R1 * X0 - R0 * X1;
+    D1[0] = R5 * X1 - R4 * X2, D1[1] = R3 * X2 - R5 * X0, D1[2] = R4 * X0 - R3 * X1;
+    D2[0] = R8 * X1 - R7 * X2, D2[1] = R6 * X2 - R8 * X0, D2[2] = R7 * X0 - R6 * X1;
   }
 }
 

@@ -817,7 +817,9 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
                               const double *gam, const double *w, double *c, double *G, double *H, double *Z) {
   double Y[MBS_UNIQ][3], DD[MBS_UNIQ][3 * MBS_NV_MAX], LH[MBS_UNIQ][3];
   int HU[MBS_UNIQ], ld = L->n;
-  for (int t = 0; t < J->nu; t++) {
+  /* the maps' values and D serve c and G only: H and Z take their second
+   * derivatives from the maps' own routines */
+  for (int t = 0; (c || G) && t < J->nu; t++) {
     const mbs_elem *e = L->e[J->u[t].slot];
     if (e->kind == MBS_GROUND) { /* y = X, no coordinates */
       memcpy(Y[t], J->u[t].X, sizeof Y[t]);

@@ -335,6 +335,68 @@ int lv_model_constraint_curvature(const lv_model *m, const double *q, const doub
   return finish_matrix(m, "constraint curvature", rc, &f);
 }
 
+/* G and the Newton-matrix blocks' callbacks straight into a sink that flags a
+ * non-finite value or an entry outside its block in *bad itself (no
+ * finiteness wrapper per entry).  A failed callback or a flagged entry
+ * evaluates the matrix again through the checked path into a null sink of
+ * the same block, which names the callback and the entry as before; the
+ * target then holds a partial matrix, as after a failure on the checked
+ * path. */
+int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double *q, const double *v,
+                            const double *x, lv_sink *S, const int *bad) {
+  int rc;
+  switch (which) {
+  case LV_MX_G:
+    if (m->nc == 0) return 0;
+    if (!m->G) return lv_model_constraint_jac(m, q, S);
+    rc = m->G(q, S, m->user);
+    break;
+  case LV_MX_D2V:
+    if (!m->dV) return 0;
+    if (!m->d2V) return lv_model_hess_potential(m, q, S);
+    rc = m->d2V(q, S, m->user);
+    break;
+  case LV_MX_FORCE_DQ:
+    if (!m->force) return 0;
+    if (!m->force_dq) return lv_model_force_dq(m, t, q, v, S);
+    rc = m->force_dq(t, q, v, S, m->user);
+    break;
+  case LV_MX_FORCE_DV:
+    if (!m->force) return 0;
+    if (!m->force_dv) return lv_model_force_dv(m, t, q, v, S);
+    rc = m->force_dv(t, q, v, S, m->user);
+    break;
+  case LV_MX_HESSIAN:
+    if (m->nc == 0) return 0;
+    if (!m->g_hessian) return lv_model_constraint_hessian(m, q, x, S);
+    rc = m->g_hessian(q, x, S, m->user);
+    break;
+  case LV_MX_CURVATURE:
+    if (m->nc == 0) return 0;
+    if (!m->g_curvature) return lv_model_constraint_curvature(m, q, x, S);
+    rc = m->g_curvature(q, x, S, m->user);
+    break;
+  default:
+    return LV_EINPUT;
+  }
+  if (!rc && !*bad) return 0;
+  lv_sink nul = lv_sink_null(S->nrows, S->ncols);
+  int rc2;
+  const char *cb;
+  switch (which) {
+  case LV_MX_G: rc2 = lv_model_constraint_jac(m, q, &nul), cb = "G"; break;
+  case LV_MX_D2V: rc2 = lv_model_hess_potential(m, q, &nul), cb = "d2V"; break;
+  case LV_MX_FORCE_DQ: rc2 = lv_model_force_dq(m, t, q, v, &nul), cb = "df/dq"; break;
+  case LV_MX_FORCE_DV: rc2 = lv_model_force_dv(m, t, q, v, &nul), cb = "df/dv"; break;
+  case LV_MX_HESSIAN: rc2 = lv_model_constraint_hessian(m, q, x, &nul), cb = "constraint Hessian"; break;
+  default: rc2 = lv_model_constraint_curvature(m, q, x, &nul), cb = "constraint curvature"; break;
+  }
+  if (rc2) return rc2;
+  /* the rerun found nothing (a callback that changed its mind): say so */
+  if (rc) return record(m, cb, rc == LV_EINPUT ? LV_EINPUT : LV_ECALLBACK, -1, -1);
+  return record(m, cb, LV_ENONFINITE, -1, -1);
+}
+
 int lv_model_symmetry(const lv_model *m, int k, const double *q, double *xi) {
   if (k < 0 || k >= m->nsym) return LV_EINPUT;
   return finish_vector(m, "symmetry", m->sym(k, q, xi, m->user), m->nv, xi);

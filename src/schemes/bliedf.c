@@ -139,11 +139,13 @@ typedef struct {
   double *rv;
   size_t n, cap;
   int bad;
+  int flag; /* a non-finite value or an add out of bounds */
 } rec_sink;
 
 static int rec_add(lv_sink *s, int i, int j, double v) {
   rec_sink *r = (rec_sink *)s;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return r->flag = 1, LV_EINPUT;
+  if (!isfinite(v)) r->flag = 1;
   if (r->n == r->cap) { /* the first recordings only: the count is the callback's, fixed */
     size_t cap = r->cap ? 2 * r->cap : 64;
     int *ri = realloc(r->ri, cap * sizeof *ri);
@@ -170,6 +172,7 @@ static lv_sink *rec_begin(rec_sink *r, int nrows, int ncols) {
   r->sink.scale = 1.0;
   r->n = 0;
   r->bad = 0;
+  r->flag = 0;
   return &r->sink;
 }
 
@@ -243,6 +246,7 @@ typedef struct {
    * while the iterate is the same: it_id counts the iterates, g1_id is the
    * one G1 belongs to (-1: none) */
   long it_id, g1_id;
+  int g1_wanted; /* the next residual is the predictor's, whose G1 the Newton matrix takes */
   lv_newton *nw;
   lv_saddle *saddle; /* [M G^T; G 0]: start, projections, (56) */
   int h_new;      /* the order changed since the last solve (ramp start): the factorisation is stale
@@ -641,7 +645,8 @@ static int mass_apply(const bliedf *B, const double *q, const double *x, double 
 static int g1_record(bliedf *B) {
   if (B->g1_id == B->it_id) return 0;
   B->g1_id = -1;
-  int rc = lv_model_constraint_jac(B->m, B->q1, rec_begin(&B->G1, B->nc, B->nv));
+  int rc = lv_model_matrix_flagged(B->m, LV_MX_G, 0.0, B->q1, NULL, NULL, rec_begin(&B->G1, B->nc, B->nv),
+                                   &B->G1.flag);
   if (B->G1.bad) return B->G1.bad;
   LV_CHECK(rc);
   B->g1_id = B->it_id;
@@ -665,16 +670,27 @@ static int bl_residual(void *ctx, double *r) {
   for (int i = 0; i < d; i++) r[i] *= h;
   if (k == 0) return 0;
   /* G^T mu and G v from the recorded G (the sums of lv_model_GT_apply and
-   * lv_model_G_apply bit for bit), which the Newton matrix reuses */
-  LV_CHECK(g1_record(B));
+   * lv_model_G_apply bit for bit) where the Newton matrix reuses it (the
+   * predictor's iterate); at later iterates from the model's products */
+  int rec = B->g1_wanted || B->g1_id == B->it_id;
+  B->g1_wanted = 0;
   memset(B->tmp, 0, (size_t)d * sizeof(double));
-  rec_matvec(&B->G1, B->mu, B->tmp, 1);
+  if (rec) {
+    LV_CHECK(g1_record(B));
+    rec_matvec(&B->G1, B->mu, B->tmp, 1);
+  } else {
+    LV_CHECK(lv_model_GT_apply_add(m, B->q1, B->mu, B->tmp));
+  }
   for (int i = 0; i < d; i++) r[i] += B->tmp[i];
   LV_CHECK(lv_model_constraints(m, B->q1, r + d));
   for (int i = 0; i < k; i++) r[d + i] /= h;
   if (B->index == 2) {
-    memset(r + d + k, 0, (size_t)k * sizeof(double));
-    rec_matvec(&B->G1, B->v1, r + d + k, 0);
+    if (rec) {
+      memset(r + d + k, 0, (size_t)k * sizeof(double));
+      rec_matvec(&B->G1, B->v1, r + d + k, 0);
+    } else {
+      LV_CHECK(lv_model_G_apply(m, B->q1, B->v1, r + d + k));
+    }
   }
   return 0;
 }
@@ -684,10 +700,6 @@ static int bl_residual(void *ctx, double *r) {
  * and replayed into every block that uses them (issue 18: the generic view
  * and product sinks, and G evaluated twice or four times, were most of the
  * step). */
-static int fill_force_dv(void *ctx, lv_sink *s) {
-  const bliedf *B = ctx;
-  return lv_model_force_dv(B->m, B->t1, B->q1, B->v1, s);
-}
 
 static int bl_jacobian(void *ctx, lv_linsol *ls) {
   bliedf *B = ctx;
@@ -702,7 +714,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (k > 0) LV_CHECK(g1_record(B));
   /* index 2 uses df/dv in two blocks: recorded once */
   int cv = B->has_force && B->index == 2 && k > 0;
-  if (cv) LV_CHECK(lv_spm_fill(&B->Cv, d, d, fill_force_dv, B));
+  if (cv) LV_CHECK(lv_spm_model_matrix(&B->Cv, d, d, m, LV_MX_FORCE_DV, B->t1, B->q1, B->v1, NULL));
 
   lv_assembly *A = lv_linsol_assembly(ls);
   lv_blk_sink b;
@@ -711,11 +723,11 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (cv)
     lv_blk_seq(A, &B->Cv, 0, 0, -h * g1, 0, NULL);
   else if (B->has_force)
-    LV_CHECK(lv_model_force_dv(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL)));
-  if (B->has_dV) LV_CHECK(lv_model_hess_potential(m, B->q1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DV, B->t1, B->q1, B->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -h * g1, 0, NULL), &b.bad));
+  if (B->has_dV) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_D2V, 0.0, B->q1, NULL, NULL, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), &b.bad));
   if (B->has_force)
-    LV_CHECK(lv_model_force_dq(m, B->t1, B->q1, B->v1, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T)));
-  if (k > 0) LV_CHECK(lv_model_constraint_hessian(m, B->q1, B->lam, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T)));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DQ, B->t1, B->q1, B->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -h * h, 0, &B->T), &b.bad));
+  if (k > 0) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_HESSIAN, 0.0, B->q1, NULL, B->lam, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), &b.bad));
   if (!B->mass_constant) LV_CHECK(lv_fd_mass_dq(m, B->q1, B->a1, lv_blk(&b, A, 0, 0, d, d, h * h, 0, &B->T), 1.0));
   if (k == 0) return 0;
 
@@ -729,7 +741,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
   if (cv) lv_blk_seq(A, &B->Cv, 0, d, -h, 0, &B->Bn);
   /* (3,1): gamma_1 G + h Z(q; v) T */
   rec_blk(A, &B->G1, d + k, 0, g1, 0, NULL);
-  LV_CHECK(lv_model_constraint_curvature(m, B->q1, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T)));
+  LV_CHECK(lv_model_matrix_flagged(m, LV_MX_CURVATURE, 0.0, B->q1, NULL, B->v1, lv_blk(&b, A, d + k, 0, k, d, h, 0, &B->T), &b.bad));
   /* (3,eta): G G_n^T */
   rec_blk(A, &B->G1, d + k, d, 1.0, 0, &B->Bn);
   return 0;
@@ -847,6 +859,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   *lv_newton_opts(B->nw) = st->newton;
   if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with the order */
   B->h_new = 0;
+  B->g1_wanted = 1;
   LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
 
   /* commit: p = M v first, the only evaluation that can still fail */

@@ -80,15 +80,6 @@ static int capture_bn(genalpha *g, const double *qn) {
   return lv_spm_constraint_jac(g->m, qn, &g->Bn);
 }
 
-/* df/dv at the iterate, captured (index 2 writes it into two blocks). */
-typedef struct {
-  const genalpha *g;
-} cdv_ctx;
-static int cap_force_dv(void *ctx, lv_sink *s) {
-  const genalpha *g = ((const cdv_ctx *)ctx)->g;
-  return lv_model_force_dv(g->m, g->t1, g->q1, g->v1, s);
-}
-
 /* ---- Newton problem ---- */
 
 static int ga_residual(void *ctx, double *r) {
@@ -96,10 +87,12 @@ static int ga_residual(void *ctx, double *r) {
   const lv_model *m = g->m;
   int d = g->nv, k = g->nc;
   /* G is captured where the Newton matrix needs it too (the predictor,
-   * g->g1_wanted) or for index 2 (G v as well); elsewhere G^T lambda comes
-   * straight from the model (lv_model_GT_apply_add, accumulated into r), which sums the
-   * same terms in the same order as the captured G's replay. */
-  int capture_g = k > 0 && (g->g1_valid || g->g1_wanted || g->index == 2);
+   * g->g1_wanted); elsewhere G^T lambda (and index 2's G v) come straight
+   * from the model (lv_model_GT_apply_add, accumulated into r, and
+   * lv_model_G_apply), which sum the same terms in the same order as the
+   * captured G's replay.  Index 2's B_n of the next step is then G(q_n)
+   * from the callback rather than a replay: the same values. */
+  int capture_g = k > 0 && (g->g1_valid || g->g1_wanted);
   LV_CHECK(capture_g ? iterate_matrices(g) : iterate_mass(g));
   memset(r, 0, (size_t)d * sizeof(double));
   lv_spm_seq_matvec(&g->Mc, g->vd1, r, 0);
@@ -122,8 +115,12 @@ static int ga_residual(void *ctx, double *r) {
   if (k > 0 && !g->driven) LV_CHECK(lv_model_constraints(m, g->q1, r + d));
   if (g->index == 2 && k > 0) {
     double *rv = r + d + k;
-    memset(rv, 0, (size_t)k * sizeof(double));
-    lv_spm_seq_matvec(&g->G1, g->v1, rv, 0);
+    if (capture_g) {
+      memset(rv, 0, (size_t)k * sizeof(double));
+      lv_spm_seq_matvec(&g->G1, g->v1, rv, 0);
+    } else {
+      LV_CHECK(lv_model_G_apply(m, g->q1, g->v1, rv));
+    }
     if (g->driven) { /* G v = c'(t) */
       LV_CHECK(lv_model_driving(m, g->t1, 1, g->drv));
       for (int i = 0; i < k; i++) rv[i] -= g->drv[i];
@@ -146,19 +143,18 @@ static int assemble(genalpha *g, lv_assembly *A) {
    * and replayed in its order, so both blocks get the callback's bits */
   int cdv = g->has_force && g->index == 2 && k > 0;
   if (cdv) {
-    cdv_ctx cc = {g};
-    LV_CHECK(lv_spm_fill(&g->Cdv, d, d, cap_force_dv, &cc));
+    LV_CHECK(lv_spm_model_matrix(&g->Cdv, d, d, m, LV_MX_FORCE_DV, g->t1, g->q1, g->v1, NULL));
     lv_blk_seq(A, &g->Cdv, 0, 0, -cg, 0, NULL);
   } else if (g->has_force) {
-    LV_CHECK(lv_model_force_dv(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL)));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DV, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL), &b.bad));
   }
-  if (g->has_dV) LV_CHECK(lv_model_hess_potential(m, g->q1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
-  if (g->has_force) LV_CHECK(lv_model_force_dq(m, g->t1, g->q1, g->v1, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T)));
+  if (g->has_dV) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_D2V, 0.0, g->q1, NULL, NULL, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), &b.bad));
+  if (g->has_force) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DQ, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T), &b.bad));
   /* newton-matrix=exudyn (ablation) leaves out what Exudyn's Jacobian
    * (CSystem::JacobianODE2RHS, JacobianAE: only C_q and C_q^T; the mass
    * matrix times beta') does not contain */
   int all = !g->nmat_exudyn;
-  if (k > 0 && all) LV_CHECK(lv_model_constraint_hessian(m, g->q1, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T)));
+  if (k > 0 && all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_HESSIAN, 0.0, g->q1, NULL, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), &b.bad));
   if (!g->mass_constant && all)
     LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
   if (k == 0) return 0;
@@ -172,7 +168,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
   lv_blk_seq(A, &g->G1, d + k, 0, sgp, 0, NULL);
-  if (all) LV_CHECK(lv_model_constraint_curvature(m, g->q1, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T)));
+  if (all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_CURVATURE, 0.0, g->q1, NULL, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T), &b.bad));
   lv_blk_seq(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
   return 0;
 }

@@ -36,7 +36,7 @@ void lv_spm_free(lv_spm *A) {
 /* The capture sink's add; @p assign: the replay assigns the slot (a grouped
  * pattern with no repeated position, lv_spm->nodup) instead of summing into
  * it (specialised below, the branch stays out of the merged capture). */
-LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign) {
+LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign, int check) {
   lv_spm *A = (lv_spm *)s;
   if (s->transpose) {
     int t = i;
@@ -47,20 +47,33 @@ LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign)
   j += s->col0;
   if (i < 0 || j < 0 || i >= A->nrows || j >= A->ncols) {
     A->bad = LV_EINPUT;
+    A->flag = 1;
     return LV_EINPUT;
   }
+  if (check && !isfinite(v)) A->flag = 1;
   double x = s->scale * v;
   int rc = assign ? lv_recorder_set(&A->rec, A->val, i, j, x) : lv_recorder_add(&A->rec, A->val, i, j, x);
   if (rc) A->bad = rc;
   return rc;
 }
 
-static int spm_add(lv_sink *s, int i, int j, double v) {
-  return capture_add(s, i, j, v, 0);
+LV_FLATTEN static int spm_add(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 0, 0);
 }
 
-static int spm_add_assign(lv_sink *s, int i, int j, double v) {
-  return capture_add(s, i, j, v, 1);
+LV_FLATTEN static int spm_add_assign(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 1, 0);
+}
+
+/* the same, flagging a non-finite value (A->flag) for a callback called
+ * without the model's finiteness wrapper (cap_model); all four flattened, so
+ * that the recorder's add stays inlined in each */
+LV_FLATTEN static int spm_add_chk(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 0, 1);
+}
+
+LV_FLATTEN static int spm_add_assign_chk(lv_sink *s, int i, int j, double v) {
+  return capture_add(s, i, j, v, 1, 1);
 }
 
 lv_sink *lv_spm_begin(lv_spm *A) {
@@ -73,6 +86,7 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.transpose = 0;
   A->sink.scale = 1.0;
   A->bad = 0;
+  A->flag = 0;
   A->rec.keep = A->group != LV_SPM_MERGED; /* the call-order sequence is read from grouped captures only */
   if (lv_recorder_begin(&A->rec) && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   return &A->sink;
@@ -125,9 +139,25 @@ typedef struct {
   const lv_space *sp;
   const double *x;
 } cap_ctx;
-static int cap_jac(void *ctx, lv_sink *s) {
-  const cap_ctx *c = ctx;
-  return lv_model_constraint_jac(c->m, c->x, s);
+/* a model matrix into the capture's own sink, without the finiteness
+ * wrapper per entry: the checking adds flag a non-finite value */
+typedef struct {
+  const lv_model *m;
+  int which;
+  double t;
+  const double *q, *v, *x;
+} mx_ctx;
+static int cap_model(void *ctx, lv_sink *s) {
+  const mx_ctx *c = ctx;
+  lv_spm *A = (lv_spm *)s;
+  s->add = A->nodup ? spm_add_assign_chk : spm_add_chk;
+  return lv_model_matrix_flagged(c->m, c->which, c->t, c->q, c->v, c->x, s, &A->flag);
+}
+
+int lv_spm_model_matrix(lv_spm *A, int nrows, int ncols, const lv_model *m, int which, double t, const double *q,
+                        const double *v, const double *x) {
+  mx_ctx c = {m, which, t, q, v, x};
+  return lv_spm_fill(A, nrows, ncols, cap_model, &c);
 }
 static int cap_mass(void *ctx, lv_sink *s) {
   const cap_ctx *c = ctx;
@@ -139,8 +169,7 @@ static int cap_tangent(void *ctx, lv_sink *s) {
 }
 
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
-  cap_ctx c = {m, NULL, q};
-  return lv_spm_fill(G, lv_model_nc(m), lv_model_nv(m), cap_jac, &c);
+  return lv_spm_model_matrix(G, lv_model_nc(m), lv_model_nv(m), m, LV_MX_G, 0.0, q, NULL, NULL);
 }
 
 int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M) {
@@ -565,7 +594,11 @@ int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_
 
 int lv_blk_add(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
+  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) {
+    b->bad = 1;
+    return LV_EINPUT;
+  }
+  if (!isfinite(v)) b->bad = 1;
   lv_blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
   return 0;
 }

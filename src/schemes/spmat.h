@@ -57,6 +57,7 @@ struct lv_spm {
   int nodup;        /* grouped, no (key, other) position twice: replay assigns the slots */
   long version;     /* changes whenever the pattern does; 0: no pattern yet (captured: rec.version) */
   int bad;          /* the running capture failed (an add out of bounds, no memory) */
+  int flag;         /* the running capture met a non-finite value or an add out of bounds */
   lv_recorder rec;  /* capture: the add sequence, cached (linsol/recorder.h) */
   /* transposes and products: the operands and versions the pattern was built from */
   const lv_spm *opA, *opB;
@@ -105,6 +106,11 @@ int lv_spm_fill(lv_spm *A, int nrows, int ncols, lv_spm_fill_fn fn, void *ctx);
  * the mass matrix M(q) (d x d), the space's tangent operator T(w)
  * (nv x nv). */
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G);
+/* lv_spm_fill of a model matrix of lv_model_matrix_flagged (which, at t, q,
+ * v; x: gamma or w) without the finiteness wrapper per entry: the capture
+ * flags a non-finite value and the checked evaluator names it. */
+int lv_spm_model_matrix(lv_spm *A, int nrows, int ncols, const lv_model *m, int which, double t, const double *q,
+                        const double *v, const double *x);
 int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M);
 int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 
@@ -178,6 +184,7 @@ typedef struct {
   int r0, c0, transpose;
   double scale;
   const lv_spm *F;
+  int bad; /* a non-finite value or an entry outside the block was added */
 } lv_blk_sink;
 
 static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,

@@ -130,11 +130,18 @@ static void so3_coef_inv_d(double phi, double *d, double *e) {
 
 /* ------------------------------------------------------------ helpers */
 
+/* The 3 x 3 helpers below read their operands into locals first: the
+ * operands may alias the result, and the loops were neither unrolled nor
+ * free of reloads (the same sums in the same order). */
 void lv_lg_mat3_mul(const double A[9], const double B[9], double C[9]) {
+  const double b0 = B[0], b1 = B[1], b2 = B[2], b3 = B[3], b4 = B[4], b5 = B[5], b6 = B[6], b7 = B[7], b8 = B[8];
   double t[9];
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++)
-      t[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+  for (int i = 0; i < 3; i++) {
+    const double a0 = A[3 * i], a1 = A[3 * i + 1], a2 = A[3 * i + 2];
+    t[3 * i] = a0 * b0 + a1 * b3 + a2 * b6;
+    t[3 * i + 1] = a0 * b1 + a1 * b4 + a2 * b7;
+    t[3 * i + 2] = a0 * b2 + a1 * b5 + a2 * b8;
+  }
   memcpy(C, t, sizeof t);
 }
 
@@ -174,17 +181,17 @@ void lv_lg_cross(const double a[3], const double b[3], double c[3]) {
 /* M = alpha I + beta psi~ + gamma psi psi^T */
 static void so3_combo(const double psi[3], double alpha, double beta, double gamma,
                       double M[9]) {
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) M[3 * i + j] = gamma * psi[i] * psi[j];
-  M[0] += alpha;
-  M[4] += alpha;
-  M[8] += alpha;
-  M[1] -= beta * psi[2];
-  M[2] += beta * psi[1];
-  M[3] += beta * psi[2];
-  M[5] -= beta * psi[0];
-  M[6] -= beta * psi[1];
-  M[7] += beta * psi[0];
+  const double p0 = psi[0], p1 = psi[1], p2 = psi[2];
+  const double g0 = gamma * p0, g1 = gamma * p1, g2 = gamma * p2;
+  M[0] = g0 * p0 + alpha;
+  M[1] = g0 * p1 - beta * p2;
+  M[2] = g0 * p2 + beta * p1;
+  M[3] = g1 * p0 + beta * p2;
+  M[4] = g1 * p1 + alpha;
+  M[5] = g1 * p2 - beta * p0;
+  M[6] = g2 * p0 - beta * p1;
+  M[7] = g2 * p1 + beta * p0;
+  M[8] = g2 * p2 + alpha;
 }
 
 /* y = alpha x + beta psi x x + gamma psi (psi . x); y may alias x. */
