@@ -572,22 +572,19 @@ static void em_destroy(lv_stepper *st) {
  * from q^n + h v^n keeps 2.5e-7 .. 4.9e-7 and converges in 5 iterations
  * (at N = 1e5 4 instead of 5).  EM-G keeps Delta = 0: it has no gamma, and
  * far from the origin (check_em) its energy error went from below 1e-9 to 1.2e-9 with the other start. */
+/* em and em-g differ only in the default guess */
+#define EM_GUESS_HELP "Newton start: simple = q^{n+1} := q^n; advanced = q^{n+1} := q^n + h v^n"
+#define EM_OPT_RETRY \
+  {"retry", "off", "on: after a failed Newton solve restart once from the other guess before reporting it"}
+#define EM_OPT_MOMENTUM                                                                                          \
+  {"momentum", "midpoint",                                                                                       \
+   "constraint gradients: midpoint = the paper's (84), exact momentum maps where every constraint row is "      \
+   "invariant (or linear); projected = corrected orthogonally to Delta so that every declared momentum map "   \
+   "is kept, also of symmetries under which a quadratic row is only equivariant (a body-axis spin in directors)"}
 static const lv_param_info em_options[] = {
-    {"guess", "advanced", "Newton start: simple = q^{n+1} := q^n; advanced = q^{n+1} := q^n + h v^n"},
-    {"retry", "off", "on: after a failed Newton solve restart once from the other guess before reporting it"},
-    {"momentum", "midpoint",
-     "constraint gradients: midpoint = the paper's (84), exact momentum maps where every constraint row is "
-     "invariant (or linear); projected = corrected orthogonally to Delta so that every declared momentum map "
-     "is kept, also of symmetries under which a quadratic row is only equivariant (a body-axis spin in directors)"},
-    {NULL, NULL, NULL}};
+    {"guess", "advanced", EM_GUESS_HELP}, EM_OPT_RETRY, EM_OPT_MOMENTUM, {NULL, NULL, NULL}};
 static const lv_param_info em_g_options[] = {
-    {"guess", "simple", "Newton start: simple = q^{n+1} := q^n; advanced = q^{n+1} := q^n + h v^n"},
-    {"retry", "off", "on: after a failed Newton solve restart once from the other guess before reporting it"},
-    {"momentum", "midpoint",
-     "constraint gradients: midpoint = the paper's (84), exact momentum maps where every constraint row is "
-     "invariant (or linear); projected = corrected orthogonally to Delta so that every declared momentum map "
-     "is kept, also of symmetries under which a quadratic row is only equivariant (a body-axis spin in directors)"},
-    {NULL, NULL, NULL}};
+    {"guess", "simple", EM_GUESS_HELP}, EM_OPT_RETRY, EM_OPT_MOMENTUM, {NULL, NULL, NULL}};
 
 static int em_create(lv_stepper *st, em_kind kind) {
   const lv_model *m = st->model;
