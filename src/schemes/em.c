@@ -264,16 +264,23 @@ static int em_symproject(em *E, double *f) {
   return 0;
 }
 
+/* f = G(z)^T a (+ 1/2 H(z; b) u for em): F1's constraint force at the
+ * iterate, before projection (em_eval done) */
+static int em_constraint_force(em *E, double *f) {
+  int d = E->d, k = E->k;
+  lv_spm_matvec_t(&E->sGz, 1.0, E->x + d, 0, f);
+  if (E->kind == EM_GGL) {
+    LV_CHECK(lv_model_hessian_apply(E->m, E->z, E->x + d + k, E->u, E->w));
+    for (int i = 0; i < d; i++) f[i] += 0.5 * E->w[i];
+  }
+  return 0;
+}
+
 /* c = the projected constraint force minus the unprojected one at x (d) */
 static int em_symcorr(em *E, double *c) {
-  int d = E->d, k = E->k;
-  const double *a = E->x + d, *b = E->x + d + k;
+  int d = E->d;
   LV_CHECK(em_eval(E));
-  lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->sf);
-  if (E->kind == EM_GGL) {
-    LV_CHECK(lv_model_hessian_apply(E->m, E->z, b, E->u, E->w));
-    for (int i = 0; i < d; i++) E->sf[i] += 0.5 * E->w[i];
-  }
+  LV_CHECK(em_constraint_force(E, E->sf));
   memcpy(c, E->sf, (size_t)d * sizeof(double));
   LV_CHECK(em_symproject(E, E->sf));
   for (int i = 0; i < d; i++) c[i] = E->sf[i] - c[i];
@@ -324,18 +331,17 @@ static int em_residual(void *ctx, double *r) {
   lv_mass_mul(&E->mass, E->u, r);
   for (int i = 0; i < d; i++) r[i] += 0.5 * h * h * E->DGV[i] - h * p[i];
   if (k > 0) {
-    /* the constraint force, straight into r unless it is projected */
-    double *f = r;
-    if (E->symproj) memset(f = E->sf, 0, (size_t)d * sizeof(double));
-    lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->w);
-    for (int i = 0; i < d; i++) f[i] += E->w[i];
-    if (E->kind == EM_GGL) {
-      LV_CHECK(lv_model_hessian_apply(E->m, E->z, b, E->u, E->w));
-      for (int i = 0; i < d; i++) f[i] += 0.5 * E->w[i];
-    }
-    if (E->symproj) {
-      LV_CHECK(em_symproject(E, f));
-      for (int i = 0; i < d; i++) r[i] += f[i];
+    if (E->symproj) { /* the constraint force, projected */
+      LV_CHECK(em_constraint_force(E, E->sf));
+      LV_CHECK(em_symproject(E, E->sf));
+      for (int i = 0; i < d; i++) r[i] += E->sf[i];
+    } else { /* the same terms, added to r one by one (the paper's scheme, as before) */
+      lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->w);
+      for (int i = 0; i < d; i++) r[i] += E->w[i];
+      if (E->kind == EM_GGL) {
+        LV_CHECK(lv_model_hessian_apply(E->m, E->z, b, E->u, E->w));
+        for (int i = 0; i < d; i++) r[i] += 0.5 * E->w[i];
+      }
     }
     LV_CHECK(lv_model_constraints(m, E->y, r + d));
     if (!lv_dgrad_constraints_quadratic(E->dg)) {
