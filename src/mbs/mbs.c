@@ -1754,6 +1754,23 @@ static inline void cache_G(const mbs_sys *S, const double *q) {
   cfg_cache.serial = S->serial;
 }
 
+/* Entry e of a linear-form joint's G at q: its constant plus the linear terms. */
+static inline double lin_G_entry(const struct mbs_jmat *X, int e, const double *q) {
+  double v = X->Gc[e];
+  for (int t = X->Gs[e]; t < X->Gs[e + 1]; t++) v += X->Gk[t] * q[X->Gi[t]];
+  return v;
+}
+
+/* A joint's local G at q: from the configuration cache (filled by cache_G)
+ * for a cached model, else evaluated into Gl. */
+static inline const double *joint_G_local(const mbs_sys *S, const mbs_joint *J, const double *q, double *Gl) {
+  if (S->serial) return cfg_cache.G + J->coff;
+  jloc L;
+  jloc_init(S, J, &L);
+  joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
+  return Gl;
+}
+
 static int cb_G(const double *q, lv_sink *G, void *u) {
   const mbs_sys *S = u;
   double Gl[6 * NLOC];
@@ -1767,20 +1784,12 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
     const struct mbs_jmat *X = J->x;
     if (X->lin) {
       for (int e = 0; e < X->nG; e++) {
-        double v = X->Gc[e];
-        for (int t = X->Gs[e]; t < X->Gs[e + 1]; t++) v += X->Gk[t] * q[X->Gi[t]];
+        double v = lin_G_entry(X, e, q);
         LV_CHECK(lv_sink_add(G, X->sG[3 * e + 1], X->sG[3 * e + 2], v));
       }
       continue;
     }
-    const double *Gj = Gl;
-    if (S->serial) {
-      Gj = cfg_cache.G + J->coff;
-    } else {
-      jloc L;
-      jloc_init(S, J, &L);
-      joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
-    }
+    const double *Gj = joint_G_local(S, J, q, Gl);
     for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gj[e[0]]));
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_G(S, q, G));
@@ -1833,20 +1842,12 @@ GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, doubl
     const struct mbs_jmat *X = J->x;
     if (X->lin) {
       for (int e = 0; e < X->nG; e++) {
-        double v = X->Gc[e];
-        for (int t = X->Gs[e]; t < X->Gs[e + 1]; t++) v += X->Gk[t] * q[X->Gi[t]];
+        double v = lin_G_entry(X, e, q);
         gp_add(&P, X->sG[3 * e + 1], X->sG[3 * e + 2], v);
       }
       continue;
     }
-    const double *Gj = Gl;
-    if (S->serial) {
-      Gj = cfg_cache.G + J->coff;
-    } else {
-      jloc L;
-      jloc_init(S, J, &L);
-      joint_eval(S->form, J, &L, q, NULL, NULL, NULL, Gl, NULL, NULL);
-    }
+    const double *Gj = joint_G_local(S, J, q, Gl);
     for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) gp_add(&P, e[1], e[2], Gj[e[0]]);
   }
   if (S->form == MBS_EP) /* the norm rows of mbs_vec_norm_G */
