@@ -171,6 +171,16 @@ void cli_meta_settings(FILE *f, const cli_run *r);
 int cli_meta_run(FILE *f, const cli_run *r, const lv_model *m);
 /* Flush and check: CLI_OK, or CLI_FAILED with the sentence printed. */
 int cli_meta_end(FILE *f, const char *path);
+
+/* CSV output through a row keeper (rows.c): a forked process owns the file
+ * and writes only whole lines, so even SIGKILL leaves only whole rows.
+ * cli_rows_open returns 0, or -1 with errno; cli_rows_close waits for the
+ * keeper and returns 0, or EOF with errno (the keeper's own errno when its
+ * write failed); on any other FILE it is fclose.  cli_rows_errno maps an
+ * errno from writing @p f (EPIPE: the keeper is gone) to the keeper's. */
+int cli_rows_open(const char *path, FILE **f);
+int cli_rows_close(FILE *f);
+int cli_rows_errno(FILE *f, int err);
 /* SI units of the model's columns where it has them (issue 17): "# unit.t =
  * s", "# unit.energy = J", "# unit.q1..q3 = m", ... (run CSVs), or the units
  * of h and of the error groups (@p convergence).  Nothing for a model

@@ -305,7 +305,7 @@ static int output(const lv_integrator *it, lv_output_event ev, void *ctx) {
   errno = 0;
   if (o->timed ? output_timed(it, ev, o) : lv_diag_output(it, ev, &o->w)) {
     o->failed = 1;
-    o->err = errno;
+    o->err = cli_rows_errno(o->w.csv, errno);
     return 1;
   }
   if (ev != LV_OUTPUT_FINAL && o->run->on_state && o->run->on_state(it, o->run->on_state_ctx)) {

@@ -103,6 +103,18 @@ static int open_out(const char *path, FILE **f) {
   return CLI_OK;
 }
 
+/* A run's CSV: through a row keeper (rows.c), so a killed run leaves only
+ * whole rows. */
+static int open_rows(const char *path, FILE **f) {
+  *f = NULL;
+  if (!path[0]) return CLI_OK;
+  if (cli_rows_open(path, f) != 0) {
+    cli_error("cannot write '%s': %s.", path, strerror(errno));
+    return CLI_USAGE;
+  }
+  return CLI_OK;
+}
+
 /* Same file by device and inode, so "./a.ini" and "a.ini" (or a link) match;
  * a path that does not exist yet is no input. */
 static int same_file(const char *a, const char *b) {
@@ -111,11 +123,12 @@ static int same_file(const char *a, const char *b) {
   return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-/* fclose's result too: the last buffered bytes are written there. */
+/* fclose's result too: the last buffered bytes are written there (for a
+ * row keeper's pipe, the keeper's own result). */
 static int close_out(FILE *f, const char *path) {
   if (!f) return CLI_OK;
   int err = ferror(f); /* a write that failed before the close */
-  if (fclose(f) != 0 || err) {
+  if (cli_rows_close(f) != 0 || err) {
     if (err && !errno) errno = EIO;
     cli_error("cannot write %s: %s.", path, strerror(errno));
     return CLI_FAILED;
@@ -167,14 +180,14 @@ static int do_run(cli_run *r) {
     return CLI_USAGE;
   }
   FILE *csv = NULL;
-  rc = open_out(r->out, &csv);
+  rc = open_rows(r->out, &csv);
   if (!rc && csv) rc = cli_meta_run(csv, r, model);
   cli_result res;
   memset(&res, 0, sizeof res);
   int ran = !rc;
   if (!rc) rc = cli_execute(r, model, csv, isatty(2), &res);
   /* after a failure the reason is printed already: one sentence */
-  int crc = rc && csv ? (fclose(csv), CLI_OK) : close_out(csv, r->out);
+  int crc = rc && csv ? (cli_rows_close(csv), CLI_OK) : close_out(csv, r->out);
   if (!rc) rc = crc;
   if (ran && rc != CLI_USAGE && r->summary[0]) {
     /* written for a failed run too: its status is in it */
@@ -441,8 +454,8 @@ static int cmd_compare(int argc, char **argv) {
       size_t len = strlen(pdir) + 32;
       if ((csvs[i] = malloc(len))) snprintf(csvs[i], len, "%s/s%d.csv", pdir, i);
       snprintf(r.out, sizeof r.out, "%s", csvs[i] ? csvs[i] : "");
-      if (!csvs[i] || open_out(csvs[i], &csv) || cli_meta_run(csv, &r, model)) {
-        if (csv) fclose(csv);
+      if (!csvs[i] || open_rows(csvs[i], &csv) || cli_meta_run(csv, &r, model)) {
+        if (csv) cli_rows_close(csv);
         lv_model_free(model);
         rc = CLI_FAILED;
         break;

@@ -109,7 +109,8 @@ int cli_meta_run(FILE *f, const cli_run *r, const lv_model *m) {
 int cli_meta_end(FILE *f, const char *path) {
   errno = 0;
   if (fflush(f) != 0 || ferror(f)) {
-    cli_error("cannot write %s: %s.", path && path[0] ? path : "the CSV output", strerror(errno ? errno : EIO));
+    int e = cli_rows_errno(f, errno);
+    cli_error("cannot write %s: %s.", path && path[0] ? path : "the CSV output", strerror(e ? e : EIO));
     return CLI_FAILED;
   }
   return CLI_OK;

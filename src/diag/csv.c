@@ -3,10 +3,11 @@
  * Each line is formatted into memory and handed to the kernel with one
  * write(2) (looping only on a short write), never through the stdio buffer:
  * a row longer than that buffer would otherwise reach the file in pieces,
- * and a run killed between two pieces left a partial last row.  A single
- * write to a regular file is not split by a signal on Linux, so a killed run
- * leaves only whole rows (a full disk can still cut one short: that is
- * reported as LV_EIO). */
+ * and a run killed between two pieces left a partial last row.  A handled
+ * signal cannot split one write, but SIGKILL can (Linux stops a write to a
+ * file between pages when a fatal signal is pending): the program therefore
+ * writes through a row keeper (src/cli/rows.c) that passes on whole lines
+ * only.  A full disk can cut a row short: that is reported as LV_EIO. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdarg.h>

@@ -29,7 +29,7 @@ for src in $(find "$top/src" -name '*.c' ! -path '*/cli/*' ! -path '*/fuzz/*') "
   $CC $flags -c $inc -I/usr/include/suitesparse "$src" -o "$o"
   objs="$objs $o"
 done
-cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c $top/src/cli/meta.c $top/src/cli/json.c $top/src/cli/plugin.c $top/src/cli/theory.c $top/src/cli/reference.c"
+cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/cli/plot.c $top/src/cli/meta.c $top/src/cli/rows.c $top/src/cli/json.c $top/src/cli/plugin.c $top/src/cli/theory.c $top/src/cli/reference.c"
 # main.c dispatches to the sweep (issue 21; sweep_mpi.c without MPI: one rank)
 cli="$cli $top/src/cli/sweep.c $top/src/cli/sweep_out.c $top/src/cli/sweep_mpi.c $top/src/cli/sweep_pool.c $top/src/cli/sweep_plot.c"
 # ... and to livens list's table (issue 15)
