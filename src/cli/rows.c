@@ -103,32 +103,35 @@ static void keep_rows(int in, int out, int status) {
 
 int cli_rows_open(const char *path, FILE **f) {
   *f = NULL;
-  if (nopen == MAX_KEEPERS) {
-    errno = EMFILE;
-    return -1;
-  }
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) return -1;
-  int p[2], s[2];
-  if (pipe(p) != 0) {
-    int e = errno;
-    close(fd);
-    errno = e;
-    return -1;
+  /* Without a pipe or a process the run writes the file itself, as it
+   * did before the keeper: every row whole unless SIGKILL lands inside one
+   * (said once on stderr). */
+  int p[2] = {-1, -1}, s[2] = {-1, -1};
+  pid_t pid = -1;
+  errno = EMFILE; /* no slot left for a keeper */
+  if (nopen < MAX_KEEPERS && pipe(p) == 0 && pipe(s) == 0) {
+    fflush(NULL); /* nothing buffered is written twice */
+    pid = fork();
   }
-  if (pipe(s) != 0) {
-    int e = errno;
-    close(fd), close(p[0]), close(p[1]);
-    errno = e;
-    return -1;
-  }
-  fflush(NULL); /* nothing buffered is written twice */
-  pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
-    close(fd), close(p[0]), close(p[1]), close(s[0]), close(s[1]);
-    errno = e;
-    return -1;
+    for (int i = 0; i < 2; i++) {
+      if (p[i] >= 0) close(p[i]);
+      if (s[i] >= 0) close(s[i]);
+    }
+    FILE *direct = fdopen(fd, "w");
+    if (!direct) {
+      e = errno;
+      close(fd);
+      errno = e;
+      return -1;
+    }
+    cli_error("note: no row keeper for %s (%s): the run writes it directly, and a SIGKILL inside a row "
+              "longer than a page would leave that row cut.", path, strerror(e));
+    *f = direct;
+    return 0;
   }
   if (pid == 0) {
     close(p[1]);
