@@ -3,7 +3,9 @@
 # and runs each for a bounded time.  Usage: tests/fuzz/run.sh [SECONDS]
 # (default 60 per harness; CI runs a short smoke run).  Harnesses: runfile
 # (run files), options (argv parser), plot (plot on any CSV), main (every
-# subcommand from main() on), sysfile (YAML system files, issue 15).  Inputs that crashed
+# subcommand from main() on), sysfile (YAML system files, issue 15),
+# checkpoint (--resume files, forged past their checksum too), study (sweep
+# study files and the result files a rerun reads back).  Inputs that crashed
 # once are kept in tests/fuzz/regressions/ and replayed first.
 set -eu
 secs=${1:-60}
@@ -34,10 +36,14 @@ cli="$top/src/cli/args.c $top/src/cli/common.c $top/src/cli/runfile.c $top/src/c
 cli="$cli $top/src/cli/sweep.c $top/src/cli/sweep_out.c $top/src/cli/sweep_mpi.c $top/src/cli/sweep_pool.c $top/src/cli/sweep_plot.c"
 # ... and to livens list's table (issue 15)
 cli="$cli $top/src/cli/listtable.c"
-for h in runfile options plot main sysfile; do
+for h in runfile options plot main sysfile checkpoint study; do
   extra=$cli
-  # main.c's main() becomes livens_main() for the whole-program harness
-  [ $h = main ] && { $CC $flags -c $inc -Dmain=livens_main "$top/src/cli/main.c" -o "$out/obj/cli_main.o"; extra="$cli $out/obj/cli_main.o"; }
+  # main.c's main() becomes livens_main() for the whole-program harnesses
+  case $h in main | study)
+    [ -f "$out/obj/cli_main.o" ] && [ $h = study ] ||
+      $CC $flags -c $inc -Dmain=livens_main "$top/src/cli/main.c" -o "$out/obj/cli_main.o"
+    extra="$cli $out/obj/cli_main.o" ;;
+  esac
   $CC $flags $inc "$top/tests/fuzz/fuzz_$h.c" $extra -o "$out/fuzz_$h" $objs \
     $(pkg-config --libs inih) -lumfpack -lklu -lamd -lopenblas -lm -ldl $yaml_libs
   corpus="$out/corpus_$h"
