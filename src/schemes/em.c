@@ -512,12 +512,29 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_put(S, d, 0, &E->sGy, 1.0, NULL, 0));
   if (!ggl) return 0;
 
+  /* The last blocks in an order that keeps few of the operands made for
+   * this matrix alive at once (M^-1 H(z;b), then G(z)^T and M^-1 G(z)^T,
+   * each freed after its last use): the run's peak memory comes while the
+   * Newton matrix is assembled.  Only the terms of one block share
+   * positions, and within a block the order is the equations' own, so the
+   * sums are those of any block order. */
+
+  /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
+  for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
+  /* Z(q1; w) in the capture of Z(z; u) below (the same callback) */
+  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZu))));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
+  lv_spm_drop_values(&E->sMiHb);
+
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sGz, -1.0, E->mass.rs, 1));
   LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
   LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
   LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
+  lv_spm_drop_values(&E->sGzT);
   LV_CHECK(lv_spm_product_put(S, 0, d + k, &E->sP13, &E->sHb, &E->sMiGzT, -0.5, E->mass.rs));
   if (nonquad) {
     outer(d, k, 0.5 * h, E->wo, E->betav, E->B);
@@ -525,20 +542,9 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
     LV_CHECK(lv_spm_put(S, 0, d + k, &E->sWb, 1.0, E->mass.rs, 0));
   }
 
-  /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
-  for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  /* Z(q1; w) in the capture of Z(z; u), written above (the same callback) */
-  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZu))));
-  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
-  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
-  LV_CHECK(lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
   LV_CHECK(lv_spm_product_put(S, d + k, d + k, &E->sP33, &E->sGy, &E->sMiGzT, -1.0, NULL));
-  /* the operands made for this matrix only: their values go before it is
-   * factorised (168 bytes per particle of the chain) */
-  lv_spm_drop_values(&E->sGzT);
   lv_spm_drop_values(&E->sMiGzT);
-  lv_spm_drop_values(&E->sMiHb);
   return 0;
 }
 
