@@ -138,6 +138,10 @@ typedef struct {
   lv_spm sD2V, sHa, sI;           /* d2V(qt), H(qt; a), identity */
   /* constant mass matrix: M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
+  /* M^-1's values when it is diagonal (particles), else NULL: the theta
+   * family's products M^-1 Hb and M^-1 G(qt)^T are then not formed, their
+   * rows scaled as used (lv_spm_product_put_diag) */
+  const double *mid;
 } vi;
 
 /* ------------------------------------------------------------ theta family */
@@ -264,8 +268,11 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   }
   if (1.0 - 2.0 * th == 0.0)
     LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
-  if (c1 != 0.0 || th != 0.0) LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
-  if (c1 != 0.0) LV_CHECK(lv_spm_product_put(S, 0, 0, &V->sP11, &V->sHb, &V->sMiHb, -c1, V->mass.rs));
+  const double *mid = V->mid;
+  if (!mid && (c1 != 0.0 || th != 0.0)) LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
+  if (c1 != 0.0)
+    LV_CHECK(mid ? lv_spm_product_put_diag(S, 0, 0, &V->sP11, &V->sHb, mid, &V->sHb, -c1, V->mass.rs)
+                 : lv_spm_product_put(S, 0, 0, &V->sP11, &V->sHb, &V->sMiHb, -c1, V->mass.rs));
   if (k == 0) return 0;
 
   /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
@@ -273,7 +280,8 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_put(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
   if (th != 0.0) {
     LV_CHECK(lv_spm_put(S, d + k, 0, &V->sZ, th, NULL, 0));
-    LV_CHECK(lv_spm_product_put(S, d + k, 0, &V->sP31, &V->sGt, &V->sMiHb, -th, NULL));
+    LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, 0, &V->sP31, &V->sGt, mid, &V->sHb, -th, NULL)
+                 : lv_spm_product_put(S, d + k, 0, &V->sP31, &V->sGt, &V->sMiHb, -th, NULL));
   }
   lv_spm_drop_values(&V->sMiHb);
 
@@ -288,17 +296,23 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
     LV_CHECK(lv_spm_put(S, d, 0, th == 1.0 ? &V->sGt : &V->sG1, 1.0, NULL, 0));
 
   /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
-  LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
-  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
-  lv_spm_drop_values(&V->sGtT);
+  if (mid) {
+    LV_CHECK(lv_spm_transpose_pattern(&V->sGtT, &V->sGt)); /* M^-1 G(qt)^T = diag(mid) G(qt)^T */
+  } else {
+    LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
+    LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
+    lv_spm_drop_values(&V->sGtT);
+  }
   LV_CHECK(lv_spm_put(S, 0, d + k, &V->sGt, -1.0, V->mass.rs, 1));
   if (1.0 - th != 0.0) {
     LV_CHECK(lv_spm_put(S, 0, d + k, &V->sZ, 1.0 - th, V->mass.rs, 1));
-    LV_CHECK(lv_spm_product_put(S, 0, d + k, &V->sP13, &V->sHb, &V->sMiGtT, -(1.0 - th), V->mass.rs));
+    LV_CHECK(mid ? lv_spm_product_put_diag(S, 0, d + k, &V->sP13, &V->sHb, mid, &V->sGtT, -(1.0 - th), V->mass.rs)
+                 : lv_spm_product_put(S, 0, d + k, &V->sP13, &V->sHb, &V->sMiGtT, -(1.0 - th), V->mass.rs));
   }
 
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
-  LV_CHECK(lv_spm_product_put(S, d + k, d + k, &V->sP33, &V->sGt, &V->sMiGtT, -1.0, NULL));
+  LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, d + k, &V->sP33, &V->sGt, mid, &V->sGtT, -1.0, NULL)
+               : lv_spm_product_put(S, d + k, d + k, &V->sP33, &V->sGt, &V->sMiGtT, -1.0, NULL));
   lv_spm_drop_values(&V->sMiGtT);
   return 0;
 }
@@ -474,6 +488,7 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   lv_spm_init(&V->sG1, k, d);
   lv_spm_init(&V->sZ, k, d);
   LV_CHECK(lv_mass_op_init(&V->mass, m, st->state->q, LV_MASS_SPARSE));
+  V->mid = lv_spm_diag_values(&V->mass.sMi);
   struct {
     double **p;
     size_t len;
