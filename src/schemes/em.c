@@ -131,6 +131,10 @@ typedef struct {
   lv_spm sPr, sWa, sWb;          /* s (P - I), Delta beta^T, h/2 Delta betav^T (non-quadratic g) */
   /* M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
+  /* M^-1's values when it is diagonal (particles), else NULL: M^-1 H(z;b)
+   * and M^-1 G(z)^T are then not formed, their rows scaled as used
+   * (lv_spm_product_put_diag) */
+  const double *mid;
   /* symmetry-projected constraint gradients (option momentum, em_symproject) */
   int symproj, ns;
   double *sf;  /* the constraint force of F1: G(z)^T a (+ 1/2 H(z; b) u), d; then z + u, d */
@@ -480,8 +484,12 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_put(S, 0, 0, &E->sHb, 0.5, E->mass.rs, 0));
   if (ggl) {
     LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
-    LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
-    LV_CHECK(lv_spm_product_put(S, 0, 0, &E->sP11, &E->sHb, &E->sMiHb, -0.25, E->mass.rs));
+    if (E->mid) {
+      LV_CHECK(lv_spm_product_put_diag(S, 0, 0, &E->sP11, &E->sHb, E->mid, &E->sHb, -0.25, E->mass.rs));
+    } else {
+      LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
+      LV_CHECK(lv_spm_product_put(S, 0, 0, &E->sP11, &E->sHb, &E->sMiHb, -0.25, E->mass.rs));
+    }
   }
   if (nonquad) {
     double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
@@ -525,17 +533,24 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZu))));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
-  LV_CHECK(lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
+  const double *mid = E->mid;
+  LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, 0, &E->sP31, &E->sGy, mid, &E->sHb, -0.5, NULL)
+               : lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
   lv_spm_drop_values(&E->sMiHb);
 
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sGz, -1.0, E->mass.rs, 1));
   LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
-  LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
-  LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
-  lv_spm_drop_values(&E->sGzT);
-  LV_CHECK(lv_spm_product_put(S, 0, d + k, &E->sP13, &E->sHb, &E->sMiGzT, -0.5, E->mass.rs));
+  if (mid) {
+    LV_CHECK(lv_spm_transpose_pattern(&E->sGzT, &E->sGz)); /* M^-1 G(z)^T = diag(mid) G(z)^T */
+    LV_CHECK(lv_spm_product_put_diag(S, 0, d + k, &E->sP13, &E->sHb, mid, &E->sGzT, -0.5, E->mass.rs));
+  } else {
+    LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
+    LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
+    lv_spm_drop_values(&E->sGzT);
+    LV_CHECK(lv_spm_product_put(S, 0, d + k, &E->sP13, &E->sHb, &E->sMiGzT, -0.5, E->mass.rs));
+  }
   if (nonquad) {
     outer(d, k, 0.5 * h, E->wo, E->betav, E->B);
     LV_CHECK(capture_dense(&E->sWb, d, k, E->B));
@@ -543,7 +558,8 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   }
 
   /* dFv/db = -G(q1) M^-1 G(z)^T */
-  LV_CHECK(lv_spm_product_put(S, d + k, d + k, &E->sP33, &E->sGy, &E->sMiGzT, -1.0, NULL));
+  LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, d + k, &E->sP33, &E->sGy, mid, &E->sGzT, -1.0, NULL)
+               : lv_spm_product_put(S, d + k, d + k, &E->sP33, &E->sGy, &E->sMiGzT, -1.0, NULL));
   lv_spm_drop_values(&E->sMiGzT);
   return 0;
 }
@@ -654,6 +670,7 @@ static int em_create(lv_stepper *st, em_kind kind) {
   lv_spm_init(&E->sWa, d, k);
   lv_spm_init(&E->sWb, d, k);
   LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, LV_MASS_SPARSE));
+  E->mid = lv_spm_diag_values(&E->mass.sMi);
   /* tmp2 holds three k-vectors; B (d x max(d, k), dense) only the dense
    * pieces of a Gonzalez potential or non-quadratic constraints, so it is
    * allocated when first needed (ensure_B): a d^2 array at creation made EM
