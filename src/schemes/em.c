@@ -114,7 +114,7 @@ typedef struct {
   double h;
   lv_newton *nw;
   lv_dgrad *dg;
-  double *x, *xsave;
+  double *x;
   /* per step */
   double *v0, *gx, *gvx;  /* M^-1 p, and (non-quadratic g only) g(q), G(q) v */
   /* cache at the iterate */
@@ -578,7 +578,7 @@ static void em_destroy(lv_stepper *st) {
   if (!E) return;
   lv_newton_free(E->nw);
   lv_dgrad_free(E->dg);
-  double **arrs[] = {&E->x, &E->xsave, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
+  double **arrs[] = {&E->x, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
                      &E->u, &E->DGV,  &E->tmp,   &E->tmp2,  &E->w,    &E->beta, &E->betav, &E->B, &E->wo, &E->acc,
                      &E->sf, &E->sxi, &E->sR, &E->sc0, &E->sJc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
@@ -687,7 +687,7 @@ static int em_create(lv_stepper *st, em_kind kind) {
   struct {
     double **p;
     size_t len;
-  } al[] = {{&E->x, n},     {&E->xsave, n},  {&E->v0, d},      {&E->gx, kq},
+  } al[] = {{&E->x, n},     {&E->v0, d},      {&E->gx, kq},
             {&E->gvx, kq},  {&E->y, d},     {&E->z, d},      {&E->u, d},     {&E->DGV, d},     {&E->tmp, d},
             {&E->tmp2, 3 * kq}, {&E->w, d},    {&E->beta, kq},  {&E->betav, kq}, {&E->wo, dq},
             {&E->acc, (size_t)(d > k ? d : k)}};
@@ -790,7 +790,7 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
      * tolerance) is the test for keeping a correction, not r1 <= r0:
      * rejecting on noise would leave the velocity constraint 100x above
      * round-off (measured on four-particle). */
-    lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, E->xsave, st->newton.res_tol, 0, 0, 1};
+    lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, NULL, st->newton.res_tol, 0, 0, 1};
     LV_CHECK(lv_newton_polish_with(E->nw, &pb, &pol, ns));
     if (pol.rolled_back) E->cached = 0;
   }
