@@ -204,7 +204,9 @@ int lv_opt_double(lv_stepper *st, const char *scheme, const char *key, double de
  *                        xsave and rolled_back set (the caller's caches of
  *                        x are then stale); sets stats->residual_norm.
  * x: the unknowns, updated additively by pb->update (INCREMENT, CHECKED);
- * xsave: room for a copy (CHECKED).  count_iterations: add the corrections
+ * xsave: room for a copy (CHECKED), or NULL: the solver's own correction
+ * vector, which the checked polish does not use otherwise (the caller's
+ * n-vector spared).  count_iterations: add the corrections
  * to stats->iterations; residual evaluations are always added.
  * reuse_residual (INCREMENT, CHECKED): the caller has not changed the
  * iterate or the problem since lv_newton_solve returned, so the residual

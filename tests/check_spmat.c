@@ -216,6 +216,160 @@ START_TEST(test_product_put) {
 }
 END_TEST
 
+/* A banded n x n matrix (|i - j| <= w, every third entry of the band a
+ * structural zero's 0.0), values from @p seed. */
+typedef struct {
+  int n, w;
+  unsigned long long *seed;
+} band;
+
+static int fill_band(void *ctx, lv_sink *s) {
+  band *b = ctx;
+  for (int i = 0; i < b->n; i++)
+    for (int j = i - b->w; j <= i + b->w; j++)
+      if (j >= 0 && j < b->n) LV_CHECK(lv_sink_add(s, i, j, (i + 2 * j) % 3 ? tu_rand(b->seed) - 0.5 : 0.0));
+  return 0;
+}
+
+/* lv_spm_product_put of a product of at least LV_RECORDER_KEEP_POS
+ * multiply-adds: no pattern kept, and the same bits as lv_spm_product then
+ * lv_spm_put in dense and sparse assemblies, with an accumulator shared
+ * with another product (left zero), twice (new values the second time). */
+START_TEST(test_product_put_rows) {
+  unsigned long long seed = tu_seed(29);
+  const int n = 300, w = 8;
+  band ba = {n, w, &seed}, bb = {n, w - 1, &seed};
+  lv_spm A, B, C, P;
+  lv_spm_init(&A, n, n);
+  lv_spm_init(&B, n, n);
+  lv_spm_init(&C, n, n);
+  lv_spm_init(&P, n, n);
+  double *acc = calloc((size_t)n, sizeof(double)), *rs = malloc((size_t)(n + 4) * sizeof(double));
+  ck_assert_ptr_nonnull(acc);
+  ck_assert_ptr_nonnull(rs);
+  for (int i = 0; i < n + 4; i++) rs[i] = 0.5 + tu_rand(&seed);
+  lv_spm_share_acc(&C, acc, n);
+  lv_spm_share_acc(&P, acc, n);
+  for (int round = 0; round < 2; round++) {
+    ck_assert_int_eq(lv_spm_fill(&A, n, n, fill_band, &ba), 0);
+    ck_assert_int_eq(lv_spm_fill(&B, n, n, fill_band, &bb), 0);
+    for (int dense = 0; dense < 2; dense++) {
+      lv_assembly S1, S2;
+      ck_assert_int_eq(lv_assembly_init(&S1, n + 4, dense), 0);
+      ck_assert_int_eq(lv_assembly_init(&S2, n + 4, dense), 0);
+      lv_assembly_begin(&S1);
+      lv_assembly_begin(&S2);
+      ck_assert_int_eq(lv_spm_product(&P, &A, &B), 0);
+      ck_assert_int_eq(lv_spm_put(&S1, 3, 1, &P, -0.75, rs, 0), 0);
+      ck_assert_int_eq(lv_spm_product_put(&S2, 3, 1, &C, &A, &B, -0.75, rs), 0);
+      ck_assert_ptr_null(C.rp); /* large: no pattern kept */
+      ck_assert_ptr_null(C.ci);
+      ck_assert_ptr_null(C.val);
+      for (int i = 0; i < n; i++) ck_assert(acc[i] == 0.0);
+      ck_assert_int_eq(lv_assembly_finish(&S1), 0);
+      ck_assert_int_eq(lv_assembly_finish(&S2), 0);
+      if (!dense) {
+        ck_assert_int_eq(S1.nnz, S2.nnz); /* structural zeros of the product included */
+        ck_assert(memcmp(S1.Ap, S2.Ap, (size_t)(n + 5) * sizeof(int)) == 0);
+        ck_assert(memcmp(S1.Ai, S2.Ai, (size_t)S1.nnz * sizeof(int)) == 0);
+        ck_assert(memcmp(S1.Ax, S2.Ax, (size_t)S1.nnz * sizeof(double)) == 0);
+        ck_assert_int_gt(S1.nnz, P.nnz - 1);
+      } else {
+        ck_assert(memcmp(S1.D, S2.D, (size_t)(n + 4) * (n + 4) * sizeof(double)) == 0);
+      }
+      double nz = 0.0;
+      for (int i = 0; i < P.nnz; i++) nz += fabs(P.val[i]);
+      ck_assert(nz > 0.0);
+      lv_assembly_free(&S1);
+      lv_assembly_free(&S2);
+    }
+  }
+  lv_spm_free(&A);
+  lv_spm_free(&B);
+  lv_spm_free(&C);
+  lv_spm_free(&P);
+  free(acc);
+  free(rs);
+}
+END_TEST
+
+/* a diagonal n x n matrix with entries dg */
+typedef struct {
+  int n;
+  const double *dg;
+} diag_fill;
+
+static int fill_diag(void *ctx, lv_sink *s) {
+  diag_fill *f = ctx;
+  for (int i = 0; i < f->n; i++) LV_CHECK(lv_sink_add(s, i, i, f->dg[i]));
+  return 0;
+}
+
+/* lv_spm_product_put_diag: A diag(dg) B and A diag(dg) B^T (B^T a
+ * transpose pattern, values read from B) with the same bits as the
+ * products formed by lv_spm_product of the diagonal matrix then
+ * lv_spm_product_put, for a small product (kept pattern) and a large one
+ * (none), in sparse and dense assemblies; lv_spm_diag_values tells the
+ * diagonal matrix; a transpose pattern is refused where values are read. */
+START_TEST(test_product_put_diag) {
+  unsigned long long seed = tu_seed(31);
+  for (int big = 0; big < 2; big++) {
+    const int n = big ? 300 : 12, w = big ? 8 : 2;
+    band ba = {n, w, &seed}, bb = {n, w - 1, &seed};
+    lv_spm A, B, D, Bt, DB, DBt, C1, C2, C3, C4;
+    lv_spm *all[] = {&A, &B, &D, &Bt, &DB, &DBt, &C1, &C2, &C3, &C4};
+    for (int i = 0; i < 10; i++) lv_spm_init(all[i], n, n);
+    double *dg = malloc((size_t)n * sizeof(double));
+    ck_assert_ptr_nonnull(dg);
+    for (int i = 0; i < n; i++) dg[i] = 0.25 + tu_rand(&seed);
+    diag_fill df = {n, dg};
+    ck_assert_int_eq(lv_spm_fill(&D, n, n, fill_diag, &df), 0);
+    const double *dv = lv_spm_diag_values(&D);
+    ck_assert_ptr_nonnull(dv);
+    for (int round = 0; round < 2; round++) {
+      ck_assert_int_eq(lv_spm_fill(&A, n, n, fill_band, &ba), 0);
+      ck_assert_int_eq(lv_spm_fill(&B, n, n, fill_band, &bb), 0);
+      ck_assert_ptr_null(lv_spm_diag_values(&A));
+      ck_assert_int_eq(lv_spm_transpose(&Bt, &B), 0);
+      ck_assert_int_eq(lv_spm_product(&DB, &D, &B), 0);
+      ck_assert_int_eq(lv_spm_product(&DBt, &D, &Bt), 0);
+      lv_spm Tp;
+      lv_spm_init(&Tp, n, n);
+      ck_assert_int_eq(lv_spm_transpose_pattern(&Tp, &B), 0);
+      ck_assert_ptr_null(Tp.val);
+      for (int dense = 0; dense < 2; dense++) {
+        lv_assembly S1, S2;
+        ck_assert_int_eq(lv_assembly_init(&S1, n + 3, dense), 0);
+        ck_assert_int_eq(lv_assembly_init(&S2, n + 3, dense), 0);
+        lv_assembly_begin(&S1);
+        lv_assembly_begin(&S2);
+        ck_assert_int_eq(lv_spm_product_put(&S1, 1, 2, &C1, &A, &DB, -0.5, NULL), 0);
+        ck_assert_int_eq(lv_spm_product_put(&S1, 2, 0, &C2, &A, &DBt, 1.5, dg), 0);
+        ck_assert_int_eq(lv_spm_product_put_diag(&S2, 1, 2, &C3, &A, dv, &B, -0.5, NULL), 0);
+        ck_assert_int_eq(lv_spm_product_put_diag(&S2, 2, 0, &C4, &A, dv, &Tp, 1.5, dg), 0);
+        ck_assert_int_eq(lv_spm_put(&S2, 0, 0, &Tp, 1.0, NULL, 0), LV_EINPUT);
+        ck_assert_int_eq(lv_spm_product_put(&S2, 0, 0, &C4, &A, &Tp, 1.0, NULL), LV_EINPUT);
+        ck_assert_int_eq(lv_assembly_finish(&S1), 0);
+        ck_assert_int_eq(lv_assembly_finish(&S2), 0);
+        if (dense) {
+          ck_assert(memcmp(S1.D, S2.D, (size_t)(n + 3) * (n + 3) * sizeof(double)) == 0);
+        } else {
+          ck_assert_int_eq(S1.nnz, S2.nnz);
+          ck_assert(memcmp(S1.Ai, S2.Ai, (size_t)S1.nnz * sizeof(int)) == 0);
+          ck_assert(memcmp(S1.Ax, S2.Ax, (size_t)S1.nnz * sizeof(double)) == 0);
+        }
+        ck_assert_int_eq(C3.rp == NULL, big); /* a large product keeps no pattern */
+        lv_assembly_free(&S1);
+        lv_assembly_free(&S2);
+      }
+      lv_spm_free(&Tp);
+    }
+    for (int i = 0; i < 10; i++) lv_spm_free(all[i]);
+    free(dg);
+  }
+}
+END_TEST
+
 /* lv_blk: a callback's block times a grouped factor F into dense and sparse
  * assemblies: the product, and the same bits in both back-ends. */
 START_TEST(test_blk_product) {
@@ -304,5 +458,7 @@ int main(void) {
   tcase_add_test(tc, test_grouped);
   tcase_add_test(tc, test_blk_product);
   tcase_add_test(tc, test_product_put);
+  tcase_add_test(tc, test_product_put_rows);
+  tcase_add_test(tc, test_product_put_diag);
   return tu_run_suite(s);
 }

@@ -9,7 +9,7 @@ struct lv_diag {
   lv_linsol *mass;      /* factorised M for M^{-1} p (schemes with momenta), made on first need */
   int mass_factored;
   int mass_tried;       /* the diagonal form below was tried (constant M) */
-  double *md;           /* constant diagonal M of at least LV_LINSOL_AUTO_THRESHOLD rows: diag(M) */
+  int mdiag;            /* M is constant and diagonal with at least LV_LINSOL_AUTO_THRESHOLD rows */
   double *y, *tmp, *xi, *gbuf, *momentum, *J0;
   int transient; /* y, tmp, xi, gbuf exist only during lv_diag_eval (large systems, see scratch) */
   /* a constant mass matrix's entries in its callback's order, for M v
@@ -23,8 +23,9 @@ struct lv_diag {
   double mean_t, mean_e, c_te, c_tt;
 };
 
-/* The evaluation's scratch: y, tmp, xi (nv each) and gbuf (2 nc, and c(t)
- * or c'(t) of driving constraints).  A small system keeps it for the
+/* The evaluation's scratch: y (with momenta: M^-1 p, then the symmetry
+ * generators) or tmp and xi (without: M v and the generators), nv each,
+ * and gbuf (2 nc, and c(t) or c'(t) of driving constraints).  A small system keeps it for the
  * diagnostics' life; a large one (at least LV_LINSOL_AUTO_THRESHOLD
  * velocities) only during lv_diag_eval, whose cost it does not change
  * measurably there: on the chain it was 88 bytes per particle held for the
@@ -33,11 +34,14 @@ struct lv_diag {
  * factorised, when no evaluation is running. */
 static int scratch(lv_diag *d) {
   size_t nv = (size_t)lv_model_nv(d->m), nc = (size_t)lv_model_nc(d->m);
-  d->y = lv_calloc(nv, sizeof(double));
-  d->tmp = lv_calloc(nv, sizeof(double));
-  d->xi = lv_calloc(nv, sizeof(double));
+  if (d->has_p) {
+    d->y = lv_calloc(nv, sizeof(double));
+  } else {
+    d->tmp = lv_calloc(nv, sizeof(double));
+    d->xi = lv_calloc(nv, sizeof(double));
+  }
   d->gbuf = lv_calloc(2 * nc, sizeof(double));
-  return (d->y && d->tmp && d->xi && d->gbuf) ? 0 : LV_ENOMEM;
+  return ((d->has_p ? d->y != NULL : d->tmp && d->xi) && d->gbuf) ? 0 : LV_ENOMEM;
 }
 
 static void scratch_free(lv_diag *d) {
@@ -90,7 +94,6 @@ void lv_diag_writer_init(lv_diag_writer *w, lv_diag *d, FILE *csv) {
 void lv_diag_free(lv_diag *d) {
   if (!d) return;
   lv_linsol_free(d->mass);
-  free(d->md);
   scratch_free(d);
   free(d->momentum);
   free(d->J0);
@@ -125,18 +128,12 @@ static int diag_capture_add(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
-/* A constant diagonal M with at least LV_LINSOL_AUTO_THRESHOLD rows: the
- * automatic solver would take the sparse path, and KLU would scale each
- * row by its |m_ii| (one singleton block per row, pivot 1) and return
- * (p_i / |m_ii|) / sign(m_ii) = p_i / m_ii: the same bits as the division
- * here, without the solver's pattern, factors and assembly (about 1 kB per
- * particle of a chain, twice: the integrator's and the program's
- * diagnostics).  Smaller or other mass matrices go to the solver. */
-static void try_diagonal(lv_diag *d, const double *q) {
+/* diag(M) into md (nv entries) if M is diagonal: the entries summed per
+ * row in add order into zeros; status 1, else 0 (an entry off the
+ * diagonal, a zero or non-finite diagonal, a failed callback). */
+static int capture_diagonal(const lv_diag *d, const double *q, double *md) {
   const lv_model *m = d->m;
   int nv = lv_model_nv(m);
-  d->mass_tried = 1;
-  if (nv < LV_LINSOL_AUTO_THRESHOLD || !lv_model_mass_constant(m)) return;
   diag_capture c;
   memset(&c, 0, sizeof c);
   c.sink.add = diag_capture_add;
@@ -144,26 +141,39 @@ static void try_diagonal(lv_diag *d, const double *q) {
   c.sink.nrows = c.sink.ncols = nv;
   c.sink.scale = 1.0;
   c.n = nv;
-  c.md = lv_calloc((size_t)nv, sizeof(double));
-  if (!c.md) return; /* the solver path reports the shortage */
+  c.md = md;
+  memset(md, 0, (size_t)nv * sizeof(double));
   int ok = lv_model_mass(m, q, &c.sink) == 0 && !c.off;
-  for (int i = 0; i < nv && ok; i++) ok = c.md[i] != 0.0 && isfinite(c.md[i]);
-  if (ok)
-    d->md = c.md;
-  else
-    free(c.md);
+  for (int i = 0; i < nv && ok; i++) ok = md[i] != 0.0 && isfinite(md[i]);
+  return ok;
 }
 
-/* d->y = M(q)^{-1} p; a constant mass matrix is factorised once. */
+/* d->y = M(q)^{-1} p; a constant mass matrix is factorised once.
+ *
+ * A constant diagonal M with at least LV_LINSOL_AUTO_THRESHOLD rows: the
+ * automatic solver would take the sparse path, and KLU would scale each
+ * row by its |m_ii| (one singleton block per row, pivot 1) and return
+ * (p_i / |m_ii|) / sign(m_ii) = p_i / m_ii: the same bits as the division
+ * here, without the solver's pattern, factors and assembly (about 1 kB per
+ * particle of a chain, twice: the integrator's and the program's
+ * diagnostics).  diag(M) is captured into y at each evaluation rather
+ * than kept (24 bytes per particle, twice, for one callback per
+ * evaluation).  Smaller or other mass matrices go to the solver. */
 static int solve_mass(lv_diag *d, const double *q, const double *p) {
   const lv_model *m = d->m;
   int nv = lv_model_nv(m);
-  if (!d->mass_tried) try_diagonal(d, q);
-  if (d->md) {
-    /* the solver's statuses: a non-finite right-hand side, a non-finite solution */
-    if (!lv_all_finite(nv, p)) return LV_ENONFINITE;
-    for (int i = 0; i < nv; i++) d->y[i] = p[i] / d->md[i];
-    return lv_all_finite(nv, d->y) ? 0 : LV_ESINGULAR;
+  if (!d->mass_tried) {
+    d->mass_tried = 1;
+    d->mdiag = nv >= LV_LINSOL_AUTO_THRESHOLD && lv_model_mass_constant(m);
+  }
+  if (d->mdiag) {
+    if (capture_diagonal(d, q, d->y)) {
+      /* the solver's statuses: a non-finite right-hand side, a non-finite solution */
+      if (!lv_all_finite(nv, p)) return LV_ENONFINITE;
+      for (int i = 0; i < nv; i++) d->y[i] = p[i] / d->y[i];
+      return lv_all_finite(nv, d->y) ? 0 : LV_ESINGULAR;
+    }
+    d->mdiag = 0; /* not diagonal: the solver from now on */
   }
   if (!d->mass) LV_CHECK(lv_linsol_new(&d->mass, LV_LINSOL_AUTO, nv, 0));
   if (!d->mass_factored || !lv_model_mass_constant(m)) {
@@ -263,11 +273,6 @@ static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
     pt->energy = 0.5 * lv_vdot(nv, s->v, d->tmp) + V;
     mom = d->tmp;
   }
-  for (int k = 0; k < ns; k++) {
-    LV_CHECK(lv_model_symmetry(m, k, s->q, d->xi));
-    d->momentum[k] = lv_vdot(nv, mom, d->xi);
-  }
-  pt->momentum = d->momentum;
   pt->t = s->t;
   pt->g_norm = pt->gv_norm = pt->gp_norm = 0.0;
   if (nc > 0) {
@@ -290,6 +295,13 @@ static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
       pt->gp_norm = pt->gv_norm;
     }
   }
+  /* the momentum maps last: with momenta the generators take y's place */
+  double *xi = d->has_p ? d->y : d->xi;
+  for (int k = 0; k < ns; k++) {
+    LV_CHECK(lv_model_symmetry(m, k, s->q, xi));
+    d->momentum[k] = lv_vdot(nv, mom, xi);
+  }
+  pt->momentum = d->momentum;
   return 0;
 }
 

@@ -342,8 +342,7 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
   if (!nw || !pb || !p || pb->n != nw->n) return LV_EINPUT;
   p->rolled_back = 0;
   if (!nw->have_factor) return 0; /* nothing to polish with */
-  if ((p->measure != LV_POLISH_RESIDUAL && !p->x) || (p->measure == LV_POLISH_CHECKED && !p->xsave))
-    return LV_EINPUT;
+  if (p->measure != LV_POLISH_RESIDUAL && !p->x) return LV_EINPUT;
   lv_newton_stats st;
   memset(&st, 0, sizeof st);
   int n = nw->n, rc = 0;
@@ -391,12 +390,13 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
       if (!changed) break; /* round-off: the iterate no longer moves */
       prev = dn;
     }
-  } else { /* LV_POLISH_CHECKED */
+  } else { /* LV_POLISH_CHECKED: the corrections go through r, so dx can hold the copy */
+    double *xsave = p->xsave ? p->xsave : nw->dx;
     rc = have_r ? 0 : pb->residual(pb->ctx, nw->r);
     if (!rc && !have_r) st.residual_evals++;
     double r0 = rc ? 0.0 : lv_vnorm_inf(n, nw->r);
     for (int k = 0; k < p->max_corrections && !rc; k++) {
-      memcpy(p->xsave, p->x, (size_t)n * sizeof(double));
+      memcpy(xsave, p->x, (size_t)n * sizeof(double));
       if (lv_linsol_solve(nw->ls, nw->r)) break;
       for (int i = 0; i < n; i++) nw->r[i] = -nw->r[i];
       pb->update(pb->ctx, nw->r);
@@ -405,7 +405,7 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
       st.residual_evals++;
       double r1 = lv_vnorm_inf(n, nw->r);
       if (!(r1 <= fmax(r0, p->floor))) { /* worse than converged: undone */
-        memcpy(p->x, p->xsave, (size_t)n * sizeof(double));
+        memcpy(p->x, xsave, (size_t)n * sizeof(double));
         p->rolled_back = 1;
         break;
       }

@@ -730,6 +730,20 @@ int lv_dgrad_new(lv_dgrad **out, const lv_model *m) {
     free(dg->wv);
     dg->w1 = dg->w2 = dg->wv = NULL;
   }
+  /* Likewise gvz and zd served the constraint probe only, and gx, gy
+   * afterwards only the corrections of non-quadratic constraints
+   * (lv_dgrad_constraints): four constraint-vectors, 32 bytes per particle
+   * of the chain. */
+  if (!rc) {
+    free(dg->gvz);
+    free(dg->zd);
+    dg->gvz = dg->zd = NULL;
+    if (dg->con_quad) {
+      free(dg->gx);
+      free(dg->gy);
+      dg->gx = dg->gy = NULL;
+    }
+  }
   if (rc) {
     lv_dgrad_free(dg);
     return rc;

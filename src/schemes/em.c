@@ -115,7 +115,7 @@ typedef struct {
   double h;
   lv_newton *nw;
   lv_dgrad *dg;
-  double *x, *xsave;
+  double *x;
   /* per step */
   double *v0, *gx, *gvx;  /* M^-1 p, and (non-quadratic g only) g(q), G(q) v */
   /* cache at the iterate */
@@ -132,6 +132,10 @@ typedef struct {
   lv_spm sPr, sWa, sWb;          /* s (P - I), Delta beta^T, h/2 Delta betav^T (non-quadratic g) */
   /* M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
+  /* M^-1's values when it is diagonal (particles), else NULL: M^-1 H(z;b)
+   * and M^-1 G(z)^T are then not formed, their rows scaled as used
+   * (lv_spm_product_put_diag) */
+  const double *mid;
   /* symmetry-projected constraint gradients (option momentum, em_symproject) */
   int symproj, ns;
   double *sf;  /* the constraint force of F1: G(z)^T a (+ 1/2 H(z; b) u), d; then z + u, d */
@@ -481,8 +485,12 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_put(S, 0, 0, &E->sHb, 0.5, E->mass.rs, 0));
   if (ggl) {
     LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
-    LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
-    LV_CHECK(lv_spm_product_put(S, 0, 0, &E->sP11, &E->sHb, &E->sMiHb, -0.25, E->mass.rs));
+    if (E->mid) {
+      LV_CHECK(lv_spm_product_put_diag(S, 0, 0, &E->sP11, &E->sHb, E->mid, &E->sHb, -0.25, E->mass.rs));
+    } else {
+      LV_CHECK(lv_spm_product(&E->sMiHb, &E->mass.sMi, &E->sHb));
+      LV_CHECK(lv_spm_product_put(S, 0, 0, &E->sP11, &E->sHb, &E->sMiHb, -0.25, E->mass.rs));
+    }
   }
   if (nonquad) {
     double sc = lv_vdot(k, E->beta, a) + (ggl ? 0.5 * h * lv_vdot(k, E->betav, b) : 0.0);
@@ -513,33 +521,47 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(lv_spm_put(S, d, 0, &E->sGy, 1.0, NULL, 0));
   if (!ggl) return 0;
 
+  /* The last blocks in an order that keeps few of the operands made for
+   * this matrix alive at once (M^-1 H(z;b), then G(z)^T and M^-1 G(z)^T,
+   * each freed after its last use): the run's peak memory comes while the
+   * Newton matrix is assembled.  Only the terms of one block share
+   * positions, and within a block the order is the equations' own, so the
+   * sums are those of any block order. */
+
+  /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
+  for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
+  /* Z(q1; w) in the capture of Z(z; u) below (the same callback) */
+  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZu))));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
+  const double *mid = E->mid;
+  LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, 0, &E->sP31, &E->sGy, mid, &E->sHb, -0.5, NULL)
+               : lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
+  lv_spm_drop_values(&E->sMiHb);
+
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sGz, -1.0, E->mass.rs, 1));
   LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
-  LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
-  LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
-  LV_CHECK(lv_spm_product_put(S, 0, d + k, &E->sP13, &E->sHb, &E->sMiGzT, -0.5, E->mass.rs));
+  if (mid) {
+    LV_CHECK(lv_spm_transpose_pattern(&E->sGzT, &E->sGz)); /* M^-1 G(z)^T = diag(mid) G(z)^T */
+    LV_CHECK(lv_spm_product_put_diag(S, 0, d + k, &E->sP13, &E->sHb, mid, &E->sGzT, -0.5, E->mass.rs));
+  } else {
+    LV_CHECK(lv_spm_transpose(&E->sGzT, &E->sGz));
+    LV_CHECK(lv_spm_product(&E->sMiGzT, &E->mass.sMi, &E->sGzT));
+    lv_spm_drop_values(&E->sGzT);
+    LV_CHECK(lv_spm_product_put(S, 0, d + k, &E->sP13, &E->sHb, &E->sMiGzT, -0.5, E->mass.rs));
+  }
   if (nonquad) {
     outer(d, k, 0.5 * h, E->wo, E->betav, E->B);
     LV_CHECK(capture_dense(&E->sWb, d, k, E->B));
     LV_CHECK(lv_spm_put(S, 0, d + k, &E->sWb, 1.0, E->mass.rs, 0));
   }
 
-  /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
-  for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  /* Z(q1; w) in the capture of Z(z; u), written above (the same callback) */
-  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZu))));
-  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
-  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
-  LV_CHECK(lv_spm_product_put(S, d + k, 0, &E->sP31, &E->sGy, &E->sMiHb, -0.5, NULL));
   /* dFv/db = -G(q1) M^-1 G(z)^T */
-  LV_CHECK(lv_spm_product_put(S, d + k, d + k, &E->sP33, &E->sGy, &E->sMiGzT, -1.0, NULL));
-  /* the operands made for this matrix only: their values go before it is
-   * factorised (168 bytes per particle of the chain) */
-  lv_spm_drop_values(&E->sGzT);
+  LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, d + k, &E->sP33, &E->sGy, mid, &E->sGzT, -1.0, NULL)
+               : lv_spm_product_put(S, d + k, d + k, &E->sP33, &E->sGy, &E->sMiGzT, -1.0, NULL));
   lv_spm_drop_values(&E->sMiGzT);
-  lv_spm_drop_values(&E->sMiHb);
   return 0;
 }
 
@@ -557,7 +579,7 @@ static void em_destroy(lv_stepper *st) {
   if (!E) return;
   lv_newton_free(E->nw);
   lv_dgrad_free(E->dg);
-  double **arrs[] = {&E->x, &E->xsave, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
+  double **arrs[] = {&E->x, &E->v0,   &E->gx,  &E->gvx, &E->y, &E->z,
                      &E->u, &E->DGV,  &E->tmp,   &E->tmp2,  &E->w,    &E->beta, &E->betav, &E->B, &E->wo, &E->acc,
                      &E->sf, &E->sxi, &E->sR, &E->sc0, &E->sJc};
   for (size_t i = 0; i < sizeof arrs / sizeof arrs[0]; i++) free(*arrs[i]);
@@ -654,6 +676,7 @@ static int em_create(lv_stepper *st, em_kind kind) {
   lv_spm_init(&E->sWa, d, k);
   lv_spm_init(&E->sWb, d, k);
   LV_CHECK(lv_mass_op_init(&E->mass, m, st->state->q, LV_MASS_SPARSE));
+  E->mid = lv_spm_diag_values(&E->mass.sMi);
   /* tmp2 holds three k-vectors; B (d x max(d, k), dense) only the dense
    * pieces of a Gonzalez potential or non-quadratic constraints, so it is
    * allocated when first needed (ensure_B): a d^2 array at creation made EM
@@ -670,7 +693,7 @@ static int em_create(lv_stepper *st, em_kind kind) {
   struct {
     double **p;
     size_t len;
-  } al[] = {{&E->x, n},     {&E->xsave, n},  {&E->v0, d},      {&E->gx, kq},
+  } al[] = {{&E->x, n},     {&E->v0, d},      {&E->gx, kq},
             {&E->gvx, kq},  {&E->y, d},     {&E->z, d},      {&E->u, d},     {&E->DGV, d},     {&E->tmp, d},
             {&E->tmp2, 3 * kq}, {&E->w, d},    {&E->beta, kq},  {&E->betav, kq}, {&E->wo, dq},
             {&E->acc, (size_t)(d > k ? d : k)}};
@@ -795,7 +818,7 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
      * tolerance) is the test for keeping a correction, not r1 <= r0:
      * rejecting on noise would leave the velocity constraint 100x above
      * round-off (measured on four-particle). */
-    lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, E->xsave, st->newton.res_tol, 0, 0, 1};
+    lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, NULL, st->newton.res_tol, 0, 0, 1};
     LV_CHECK(lv_newton_polish_with(E->nw, &pb, &pol, ns));
     if (pol.rolled_back) E->cached = 0;
   }

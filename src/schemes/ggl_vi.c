@@ -126,7 +126,7 @@ typedef struct {
   /* iterate and results */
   double *x;
   /* per-step constants */
-  double *c0;
+  double *c0; /* VI-S only (with y below; one entry otherwise: 48 bytes per particle of the chain) */
   /* cache of the current iterate (valid between residual and update) */
   int cached;
   double *qt, *q1, *u, *hp1, *y, *w, *tmp;
@@ -139,6 +139,10 @@ typedef struct {
   lv_spm sD2V, sHa, sI;           /* d2V(qt), H(qt; a), identity */
   /* constant mass matrix: M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
+  /* M^-1's values when it is diagonal (particles), else NULL: the theta
+   * family's products M^-1 Hb and M^-1 G(qt)^T are then not formed, their
+   * rows scaled as used (lv_spm_product_put_diag) */
+  const double *mid;
 } vi;
 
 /* ------------------------------------------------------------ theta family */
@@ -238,35 +242,53 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   const double *a = V->x + d, *b = V->x + d + k;
   lv_assembly *S = lv_linsol_assembly(ls);
 
+  /* The blocks are written in an order that keeps few of the operands made
+   * for this matrix alive at once (M^-1 Hb, then G(qt)^T and M^-1 G(qt)^T,
+   * each freed after its last use): the run's peak memory comes while the
+   * Newton matrix is assembled.  Only the terms of one block share
+   * positions, and within a block the order is the equations' own, so the
+   * sums are those of any block order. */
+
   /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
   LV_CHECK(lv_spm_put(S, 0, 0, &V->mass.sM, 1.0, V->mass.rs, 0));
-  LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
-  if (1.0 - 2.0 * th != 0.0) LV_CHECK(lv_spm_put(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->mass.rs, 0));
-  if (c1 != 0.0 || th != 0.0) LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
+  if (1.0 - 2.0 * th != 0.0) {
+    LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+    LV_CHECK(lv_spm_put(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->mass.rs, 0));
+  }
   if (c1 != 0.0) {
     LV_CHECK(lv_spm_end(&V->sD2V, lv_model_hess_potential(m, V->qt, lv_spm_begin(&V->sD2V))));
     LV_CHECK(lv_spm_put(S, 0, 0, &V->sD2V, c1 * h * h, V->mass.rs, 0));
     if (V->kind == VI_A) {
-      LV_CHECK(lv_spm_end(&V->sHa, lv_model_constraint_hessian(m, V->qt, a, lv_spm_begin(&V->sHa))));
-      LV_CHECK(lv_spm_put(S, 0, 0, &V->sHa, c1, V->mass.rs, 0));
+      /* H(qt; a) in the capture of H(qt; b) when that is captured after it
+       * (theta = 1/2): one callback, one position sequence, one pattern (a
+       * second capture held 130 bytes per particle of the chain) */
+      lv_spm *Ha = 1.0 - 2.0 * th != 0.0 ? &V->sHa : &V->sHb;
+      LV_CHECK(lv_spm_end(Ha, lv_model_constraint_hessian(m, V->qt, a, lv_spm_begin(Ha))));
+      LV_CHECK(lv_spm_put(S, 0, 0, Ha, c1, V->mass.rs, 0));
     }
-    LV_CHECK(lv_spm_product_put(S, 0, 0, &V->sP11, &V->sHb, &V->sMiHb, -c1, V->mass.rs));
   }
+  if (1.0 - 2.0 * th == 0.0)
+    LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+  const double *mid = V->mid;
+  if (!mid && (c1 != 0.0 || th != 0.0)) LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
+  if (c1 != 0.0)
+    LV_CHECK(mid ? lv_spm_product_put_diag(S, 0, 0, &V->sP11, &V->sHb, mid, &V->sHb, -c1, V->mass.rs)
+                 : lv_spm_product_put(S, 0, 0, &V->sP11, &V->sHb, &V->sMiHb, -c1, V->mass.rs));
   if (k == 0) return 0;
+
+  /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
+  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->u, lv_spm_begin(&V->sZ))));
+  LV_CHECK(lv_spm_put(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
+  if (th != 0.0) {
+    LV_CHECK(lv_spm_put(S, d + k, 0, &V->sZ, th, NULL, 0));
+    LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, 0, &V->sP31, &V->sGt, mid, &V->sHb, -th, NULL)
+                 : lv_spm_product_put(S, d + k, 0, &V->sP31, &V->sGt, &V->sMiHb, -th, NULL));
+  }
+  lv_spm_drop_values(&V->sMiHb);
 
   /* dF1/da = D^-1 (1-theta) G(qt)^T (A),  D^-1 (1-vartheta) G(q)^T (B) */
   double ca = V->kind == VI_A ? 1.0 - th : 1.0 - V->vtheta;
   LV_CHECK(lv_spm_put(S, 0, d, V->kind == VI_A ? &V->sGt : &V->sG0, ca, V->mass.rs, 1));
-
-  /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
-  LV_CHECK(lv_spm_put(S, 0, d + k, &V->sGt, -1.0, V->mass.rs, 1));
-  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->u, lv_spm_begin(&V->sZ))));
-  LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
-  LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
-  if (1.0 - th != 0.0) {
-    LV_CHECK(lv_spm_put(S, 0, d + k, &V->sZ, 1.0 - th, V->mass.rs, 1));
-    LV_CHECK(lv_spm_product_put(S, 0, d + k, &V->sP13, &V->sHb, &V->sMiGtT, -(1.0 - th), V->mass.rs));
-  }
 
   /* dFg/ddq = theta G(qt) (A),  G(q1) (B) */
   if (V->kind == VI_A)
@@ -274,19 +296,25 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   else
     LV_CHECK(lv_spm_put(S, d, 0, th == 1.0 ? &V->sGt : &V->sG1, 1.0, NULL, 0));
 
-  /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
-  LV_CHECK(lv_spm_put(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
-  if (th != 0.0) {
-    LV_CHECK(lv_spm_put(S, d + k, 0, &V->sZ, th, NULL, 0));
-    LV_CHECK(lv_spm_product_put(S, d + k, 0, &V->sP31, &V->sGt, &V->sMiHb, -th, NULL));
+  /* dF1/db = D^-1 [ -G(qt)^T + (1-theta) (Z(qt; u)^T - Hb M^-1 G(qt)^T) ] */
+  if (mid) {
+    LV_CHECK(lv_spm_transpose_pattern(&V->sGtT, &V->sGt)); /* M^-1 G(qt)^T = diag(mid) G(qt)^T */
+  } else {
+    LV_CHECK(lv_spm_transpose(&V->sGtT, &V->sGt));
+    LV_CHECK(lv_spm_product(&V->sMiGtT, &V->mass.sMi, &V->sGtT));
+    lv_spm_drop_values(&V->sGtT);
   }
+  LV_CHECK(lv_spm_put(S, 0, d + k, &V->sGt, -1.0, V->mass.rs, 1));
+  if (1.0 - th != 0.0) {
+    LV_CHECK(lv_spm_put(S, 0, d + k, &V->sZ, 1.0 - th, V->mass.rs, 1));
+    LV_CHECK(mid ? lv_spm_product_put_diag(S, 0, d + k, &V->sP13, &V->sHb, mid, &V->sGtT, -(1.0 - th), V->mass.rs)
+                 : lv_spm_product_put(S, 0, d + k, &V->sP13, &V->sHb, &V->sMiGtT, -(1.0 - th), V->mass.rs));
+  }
+
   /* dFv/db = -G(qt) M^-1 G(qt)^T */
-  LV_CHECK(lv_spm_product_put(S, d + k, d + k, &V->sP33, &V->sGt, &V->sMiGtT, -1.0, NULL));
-  /* the operands made for this matrix only: their values go before it is
-   * factorised (168 bytes per particle of the chain) */
-  lv_spm_drop_values(&V->sGtT);
+  LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, d + k, &V->sP33, &V->sGt, mid, &V->sGtT, -1.0, NULL)
+               : lv_spm_product_put(S, d + k, d + k, &V->sP33, &V->sGt, &V->sMiGtT, -1.0, NULL));
   lv_spm_drop_values(&V->sMiGtT);
-  lv_spm_drop_values(&V->sMiHb);
   return 0;
 }
 
@@ -466,11 +494,13 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   lv_spm_init(&V->sG1, k, d);
   lv_spm_init(&V->sZ, k, d);
   LV_CHECK(lv_mass_op_init(&V->mass, m, st->state->q, LV_MASS_SPARSE));
+  V->mid = lv_spm_diag_values(&V->mass.sMi);
   struct {
     double **p;
     size_t len;
-  } al[] = {{&V->x, n},  {&V->c0, d}, {&V->qt, d},  {&V->q1, d},
-            {&V->u, d},  {&V->hp1, d}, {&V->y, d}, {&V->w, d},  {&V->tmp, d}, {&V->acc, (size_t)(d > k ? d : k)}};
+  } al[] = {{&V->x, n},  {&V->c0, kind == VI_S ? d : 1}, {&V->qt, d},  {&V->q1, d},
+            {&V->u, d},  {&V->hp1, d}, {&V->y, kind == VI_S ? d : 1}, {&V->w, d},  {&V->tmp, d},
+            {&V->acc, (size_t)(d > k ? d : k)}};
   for (size_t i = 0; i < sizeof al / sizeof al[0]; i++) {
     *al[i].p = lv_calloc(al[i].len, sizeof(double));
     if (!*al[i].p) return LV_ENOMEM;

@@ -26,6 +26,8 @@ void lv_spm_free(lv_spm *A) {
   free(A->perm);
   if (A->acc != A->acc_ext) free(A->acc);
   free(A->mark);
+  free(A->tmark);
+  free(A->list);
   int r = A->nrows, c = A->ncols, g = A->group;
   lv_spm_init(A, r, c);
   A->group = g;
@@ -186,7 +188,7 @@ int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T) {
 
 int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
   if (A->group) return LV_EINPUT;
-  if (T->opA != A || T->verA != A->version || T->version == 0) {
+  if (T->opA != A || T->verA != A->version || T->version == 0 || T->gather) {
     int nr = A->ncols, nc = A->nrows, nnz = A->nnz;
     size_t z = nnz ? (size_t)nnz : 1;
     free(T->rp);
@@ -199,6 +201,7 @@ int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
     T->ci = lv_calloc(z, sizeof(int));
     T->val = lv_calloc(z, sizeof(double));
     T->perm = lv_calloc(z, sizeof(int));
+    T->gather = 0;
     if (!T->rp || !T->ci || !T->val || !T->perm) {
       T->version = 0;
       return LV_ENOMEM;
@@ -229,6 +232,46 @@ int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
   return 0;
 }
 
+int lv_spm_transpose_pattern(lv_spm *T, const lv_spm *A) {
+  if (A->group) return LV_EINPUT;
+  if (T->gather && T->opA == A && T->verA == A->version && T->version != 0) return 0;
+  int nr = A->ncols, nc = A->nrows, nnz = A->nnz;
+  size_t z = nnz ? (size_t)nnz : 1;
+  free(T->rp);
+  free(T->ci);
+  free(T->val);
+  free(T->perm);
+  T->val = NULL;
+  T->gather = 1;
+  T->nrows = nr;
+  T->ncols = nc;
+  T->rp = lv_calloc((size_t)nr + 1, sizeof(int));
+  T->ci = lv_calloc(z, sizeof(int));
+  T->perm = lv_calloc(z, sizeof(int));
+  int *next = lv_calloc((size_t)nr + 1, sizeof(int));
+  if (!T->rp || !T->ci || !T->perm || !next) {
+    free(next);
+    T->version = 0;
+    return LV_ENOMEM;
+  }
+  for (int p = 0; p < nnz; p++) T->rp[A->ci[p] + 1]++;
+  for (int i = 0; i < nr; i++) T->rp[i + 1] += T->rp[i];
+  memcpy(next, T->rp, ((size_t)nr + 1) * sizeof(int));
+  /* rows of A in ascending order: columns of T come out ascending */
+  for (int i = 0; i < A->nrows; i++)
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+      int s = next[A->ci[p]]++;
+      T->ci[s] = i;
+      T->perm[s] = p;
+    }
+  free(next);
+  T->nnz = nnz;
+  T->opA = A;
+  T->verA = A->version;
+  T->version = T->version + 1 > 0 ? T->version + 1 : 1;
+  return 0;
+}
+
 void lv_spm_drop_values(lv_spm *C) {
   /* a capture's values are its recording's slots; a small matrix keeps its
    * values (the allocation per Newton matrix would cost more than they) */
@@ -256,6 +299,10 @@ static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   free(C->val);
   if (C->acc != C->acc_ext) free(C->acc);
   free(C->mark);
+  free(C->tmark);
+  free(C->list);
+  C->tmark = NULL;
+  C->list = NULL;
   C->ci = NULL;
   C->val = NULL;
   C->nrows = nr;
@@ -305,7 +352,7 @@ static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
 }
 
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
-  if (A->ncols != B->nrows || A->group || B->group) return LV_EINPUT;
+  if (A->ncols != B->nrows || A->group || B->group || A->gather || B->gather) return LV_EINPUT;
   if (C->version == 0 || C->opA != A || C->opB != B || C->verA != A->version || C->verB != B->version) {
     long v = C->version;
     LV_CHECK(product_pattern(C, A, B));
@@ -327,17 +374,126 @@ int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   return 0;
 }
 
-LV_FLATTEN int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B,
-                                  double scale, const double *rowscale) {
-  if (A->ncols != B->nrows || A->group || B->group) return LV_EINPUT;
+/* lv_spm_product_put's form without a kept pattern (a large product): the
+ * row's accumulator, marks (tmark) and the list of the longest row's
+ * length, its multiply-adds capped at the column count.  Status 0 or
+ * LV_ENOMEM. */
+static int product_rows(lv_spm *C, const lv_spm *A, const lv_spm *B) {
+  int nr = A->nrows, nc = B->ncols;
+  free(C->rp);
+  free(C->ci);
+  free(C->val);
+  if (C->acc != C->acc_ext) free(C->acc);
+  free(C->mark);
+  free(C->tmark);
+  free(C->list);
+  C->rp = C->ci = C->mark = NULL;
+  C->val = NULL;
+  C->nrows = nr;
+  C->ncols = nc;
+  C->nnz = 0;
+  C->version = 0;
+  size_t longest = 1;
+  for (int i = 0; i < nr; i++) {
+    size_t len = 0;
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) len += (size_t)(B->rp[A->ci[p] + 1] - B->rp[A->ci[p]]);
+    if (len > longest) longest = len;
+  }
+  if (longest > (size_t)nc && nc > 0) longest = (size_t)nc;
+  C->acc = C->acc_ext && nc <= C->acc_len ? C->acc_ext : lv_calloc((size_t)(nc ? nc : 1), sizeof(double));
+  C->tmark = lv_calloc((size_t)(nc ? nc : 1), 1);
+  C->list = lv_calloc(longest, sizeof(int));
+  if (!C->acc || !C->tmark || !C->list) return LV_ENOMEM;
+  C->opA = A;
+  C->opB = B;
+  C->verA = A->version;
+  C->verB = B->version;
+  C->version = 1;
+  return 0;
+}
+
+/* Multiply-adds of A B (row by row, column by column of A's entries). */
+static size_t product_flops(const lv_spm *A, const lv_spm *B) {
+  size_t f = 0;
+  for (int p = 0; p < A->rp[A->nrows]; p++) f += (size_t)(B->rp[A->ci[p] + 1] - B->rp[A->ci[p]]);
+  return f;
+}
+
+/* Entry q (of row k) of the right factor of lv_spm_product_put: B's value,
+ * read through its transpose map (bsrc: slot of the operand B->opA) and
+ * times the row's diagonal factor dg[k] when given -- dg[k] * b is what
+ * lv_spm_product forms for diag(dg) B, an entry of the product being
+ * 0.0 + dg[k] * b. */
+LV_ALWAYS_INLINE double rhs_val(const double *bv, const int *bsrc, const double *dg, int k, int q) {
+  double b = bsrc ? bv[bsrc[q]] : bv[q];
+  return dg ? dg[k] * b : b;
+}
+
+/* lv_spm_product_put with the right factor diag(dg) B (dg NULL: B), B's
+ * values bv read through bsrc (NULL: directly); specialised by the callers
+ * below, so the plain product's loops keep no test. */
+LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B,
+                                  const double *bv, const int *bsrc, const double *dg, double scale,
+                                  const double *rowscale) {
+  if (A->ncols != B->nrows || A->group || B->group || A->gather) return LV_EINPUT;
   if (r0 < 0 || c0 < 0 || r0 + A->nrows > S->n || c0 + B->ncols > S->n) return LV_EINPUT;
   if (C->version == 0 || C->opA != A || C->opB != B || C->verA != A->version || C->verB != B->version) {
     long v = C->version;
-    LV_CHECK(product_pattern(C, A, B));
+    if (product_flops(A, B) >= LV_RECORDER_KEEP_POS)
+      LV_CHECK(product_rows(C, A, B));
+    else
+      LV_CHECK(product_pattern(C, A, B));
     C->version = v + 1 > 0 ? v + 1 : 1;
   }
   free(C->val); /* a product written by lv_spm_product before keeps no values now */
   C->val = NULL;
+  if (!C->rp) {
+    /* no kept pattern: the row's columns are those its sum touches -- the
+     * pattern product_pattern makes -- in the order first touched; the
+     * assembly sums per position, so that order is not the sums' */
+    double *acc = C->acc;
+    unsigned char *mk = C->tmark;
+    int *list = C->list;
+    size_t n = (size_t)S->n;
+    int bad = 0, rc = 0;
+    for (int i = 0; i < C->nrows; i++) {
+      int len = 0;
+      for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+        double a = A->val[p];
+        int k = A->ci[p];
+        for (int q = B->rp[k]; q < B->rp[k + 1]; q++) {
+          int j = B->ci[q];
+          if (!mk[j]) {
+            mk[j] = 1;
+            list[len++] = j;
+          }
+          acc[j] += a * rhs_val(bv, bsrc, dg, k, q);
+        }
+      }
+      double f = rowscale ? scale * rowscale[i] : scale;
+      if (S->dense) {
+        double *row = S->D + (size_t)(r0 + i) + (size_t)c0 * n;
+        for (int t = 0; t < len; t++) {
+          int j = list[t];
+          double v = f * acc[j];
+          acc[j] = 0.0;
+          mk[j] = 0;
+          bad |= !isfinite(v);
+          row[(size_t)j * n] += v;
+        }
+      } else {
+        for (int t = 0; t < len; t++) {
+          int j = list[t];
+          double v = f * acc[j];
+          acc[j] = 0.0;
+          mk[j] = 0;
+          if (!rc) rc = lv_assembly_add(S, r0 + i, c0 + j, v);
+        }
+      }
+    }
+    if (bad) S->nonfinite = 1;
+    return rc;
+  }
   double *acc = C->acc;
   const int *cp = C->rp, *cc = C->ci;
   size_t n = (size_t)S->n;
@@ -346,7 +502,7 @@ LV_FLATTEN int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, con
     for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
       double a = A->val[p];
       int k = A->ci[p];
-      for (int q = B->rp[k]; q < B->rp[k + 1]; q++) acc[B->ci[q]] += a * B->val[q];
+      for (int q = B->rp[k]; q < B->rp[k + 1]; q++) acc[B->ci[q]] += a * rhs_val(bv, bsrc, dg, k, q);
     }
     /* the row's values as lv_spm_product stores them, written as lv_spm_put
      * writes them: the same bits */
@@ -369,6 +525,26 @@ LV_FLATTEN int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, con
   }
   if (bad) S->nonfinite = 1;
   return rc;
+}
+
+LV_FLATTEN int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B,
+                                  double scale, const double *rowscale) {
+  if (!B->val || B->gather) return LV_EINPUT; /* a transpose pattern: lv_spm_product_put_diag */
+  return product_put_(S, r0, c0, C, A, B, B->val, NULL, NULL, scale, rowscale);
+}
+
+LV_FLATTEN int lv_spm_product_put_diag(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const double *dg,
+                                       const lv_spm *B, double scale, const double *rowscale) {
+  if (!B->gather) return B->val ? product_put_(S, r0, c0, C, A, B, B->val, NULL, dg, scale, rowscale) : LV_EINPUT;
+  if (!B->opA || !B->perm || B->verA != B->opA->version) return LV_EINPUT;
+  return product_put_(S, r0, c0, C, A, B, B->opA->val, B->perm, dg, scale, rowscale);
+}
+
+const double *lv_spm_diag_values(const lv_spm *A) {
+  if (A->group || A->nrows != A->ncols || !A->rp || A->nnz != A->nrows) return NULL;
+  for (int i = 0; i < A->nrows; i++)
+    if (A->rp[i] != i || A->ci[i] != i) return NULL;
+  return A->val;
 }
 
 /* ------------------------------------------------------------ products with vectors */
@@ -399,7 +575,7 @@ void lv_spm_absmatvec(const lv_spm *A, const double *x, double *y) {
 LV_FLATTEN int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, double scale, const double *rowscale,
                           int transpose) {
   int rows = transpose ? A->ncols : A->nrows, cols = transpose ? A->nrows : A->ncols;
-  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n || A->group) return LV_EINPUT;
+  if (r0 < 0 || c0 < 0 || r0 + rows > S->n || c0 + cols > S->n || A->group || A->gather) return LV_EINPUT;
   const int *rp = A->rp, *ci = A->ci;
   const double *val = A->val;
   if (S->dense) {

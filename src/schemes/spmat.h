@@ -62,13 +62,20 @@ struct lv_spm {
   /* transposes and products: the operands and versions the pattern was built from */
   const lv_spm *opA, *opB;
   long verA, verB;
-  int *perm;   /* transpose: slot in this matrix of each operand slot */
+  int *perm;   /* transpose: slot in this matrix of each operand slot; gathered (below): the
+                * operand's slot of each slot of this matrix */
+  int gather;  /* a transpose pattern (lv_spm_transpose_pattern): no values of its own */
   double *acc; /* product: dense accumulator of one row (ncols) */
   int *mark;
   /* lv_spm_share_acc: a caller's accumulator of acc_len entries, used as acc
    * (and not freed) by a product of at most acc_len columns */
   double *acc_ext;
   int acc_len;
+  /* lv_spm_product_put of a large product keeps no pattern (rp, ci NULL):
+   * each row's columns are marked (tmark, ncols bytes, zero between rows)
+   * and listed (list, room for the longest row) as the row is summed */
+  unsigned char *tmark;
+  int *list;
 };
 
 /* An empty nrows x ncols matrix (no allocation yet). */
@@ -118,6 +125,13 @@ int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 int lv_spm_transpose(lv_spm *T, const lv_spm *A);
 int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B);
 
+/* The pattern of T = A^T without values: each of T's slots maps to its
+ * entry of A (perm), whose values are read there -- by
+ * lv_spm_product_put_diag only.  Rebuilt only when A's pattern changed.
+ * 8 bytes per entry fewer than lv_spm_transpose while T serves as a right
+ * factor only. */
+int lv_spm_transpose_pattern(lv_spm *T, const lv_spm *A);
+
 /* Free the values of a transpose or product of at least
  * LV_RECORDER_KEEP_POS entries (nothing for a capture or a smaller
  * matrix); its next lv_spm_transpose / lv_spm_product makes them again,
@@ -129,9 +143,27 @@ void lv_spm_drop_values(lv_spm *C);
  * values of A B: @p C holds the product's pattern (rebuilt as by
  * lv_spm_product) and one row of values at a time.  The same bits as
  * lv_spm_product then lv_spm_put, 8 bytes per entry of A B less for a
- * product that serves that one term only.  Status as lv_spm_put. */
+ * product that serves that one term only.  A product of at least
+ * LV_RECORDER_KEEP_POS multiply-adds keeps no pattern either: each row's
+ * columns are collected as the row is summed (the same columns and bits,
+ * in the order first touched; 4 bytes per entry and per row less, e.g. 200
+ * bytes per particle of the chain under VI-A and EM, for a mark and a
+ * test per multiply-add).  Status as lv_spm_put. */
 int lv_spm_product_put(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const lv_spm *B, double scale,
                        const double *rowscale);
+
+/* lv_spm_product_put(S, r0, c0, C, A, diag(dg) B, scale, rowscale) without
+ * forming diag(dg) B: row k of B times dg[k] as it is used, the same bits
+ * as lv_spm_product of the diagonal lv_spm then lv_spm_product_put (a
+ * diagonal M^-1 times G^T or H: its values and pattern, 12 bytes per entry,
+ * not kept).  @p B may be a transpose pattern (lv_spm_transpose_pattern,
+ * current); @p dg NULL: B itself.  Status as lv_spm_put. */
+int lv_spm_product_put_diag(lv_assembly *S, int r0, int c0, lv_spm *C, const lv_spm *A, const double *dg,
+                            const lv_spm *B, double scale, const double *rowscale);
+
+/* The values of a diagonal square matrix (its pattern exactly the
+ * diagonal, entry i in slot i), else NULL. */
+const double *lv_spm_diag_values(const lv_spm *A);
 
 /* The d x d identity (sparse). */
 int lv_spm_identity(lv_spm *A, int d);
