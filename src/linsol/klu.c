@@ -12,9 +12,10 @@
  * with the recorded position sequence keeps its version and reuses the
  * analysis.
  * After a fresh analysis the first factorisation searches pivots
- * (klu_factor); later ones reuse them (klu_refactor) unless the pivots went
- * bad, which klu_rcond (min/max |U_ii|) shows: then klu_factor again with
- * the same analysis.  KLU factorises the assembly's values (Ax) in place;
+ * (klu_factor, on the row-scaled matrix); later ones reuse them
+ * (klu_refactor, unscaled: see refactor_unscaled) unless the pivots went
+ * bad, which min/max |U_ii| of the row-scaled matrix (scaled_rcond) shows:
+ * then klu_factor again with the same analysis.  KLU factorises the assembly's values (Ax) in place;
  * only when solve is to refine (degraded kept pivots) are they copied (Fx),
  * since solve refines against them while the next matrix may be being
  * assembled.  Not copying them otherwise saves 8 bytes per entry (the chain
@@ -101,12 +102,61 @@ int lv_klu_estimate(const lv_linsol *ls, double *flops, double *lunz) {
   return 0;
 }
 
-/* klu_factor with the current analysis (a pivot search). */
-static int factor_fresh(lv_klu_data *d, const lv_assembly *a) {
+/* min/max over the pivots of |u_kk| / r_k, r_k = max_j |a_ij| of pivot k's
+ * row i (1 for a zero row): KLU's klu_rcond of the factors of the
+ * row-scaled matrix, whose U is diag(r)^-1 U, computed from A's own factors
+ * (below) -- the figure the degradation and singularity tests have always
+ * used; the unscaled min/max |u_kk| drifts with the rows' magnitudes (a
+ * resumed heavy-top run met it 10x below its own fresh value where the
+ * straight run did not, so the two refined differently).  0 for a zero or
+ * NaN pivot.  Uses the solve scratch x (n). */
+static double scaled_rcond(lv_klu_data *d, const lv_assembly *a, int n) {
+  double *r = d->x;
+  const double *U = d->num->Udiag, *Ax = a->Ax;
+  const int *P = d->num->Pnum, *Ai = a->Ai;
+  memset(r, 0, (size_t)n * sizeof(double));
+  for (int p = 0, nnz = a->nnz; p < nnz; p++) {
+    double v = fabs(Ax[p]), *ri = r + Ai[p];
+    *ri = v > *ri ? v : *ri; /* a NaN entry leaves r_i, its pivot NaN */
+  }
+  double umin = HUGE_VAL, umax = 0.0;
+  for (int k = 0; k < n; k++) {
+    double rk = r[P[k]];
+    double u = fabs(U[k]) / (rk > 0.0 ? rk : 1.0);
+    umin = u < umin ? u : umin;
+    umax = u > umax ? u : umax;
+    if (u != u) return 0.0;
+  }
+  return n == 0 ? 1.0 : umin > 0.0 ? umin / umax : 0.0;
+}
+
+/* klu_refactor without row scaling: the kept pivot order, the factors of
+ * A itself.  KLU's row scaling (max |a_ij| per row, klu_scale) serves the
+ * pivot search, which a refactorisation does not make; recomputing it for
+ * every matrix (klu_scale, a division per entry) was a fifth of the
+ * refactorisation (chain N = 100 under BLieDF k = 4: ~60000 of ~1.05e6
+ * instructions per step).  Without it the factors differ from the scaled
+ * ones by round-off only (as dense and KLU factors do) and klu_solve
+ * applies no scaling (klu_refactor frees Rs); common.rcond is set to
+ * scaled_rcond. */
+static int refactor_unscaled(lv_klu_data *d, const lv_assembly *a, int n) {
+  int scale = d->common.scale;
+  d->common.scale = -1; /* no scaling, and no index check: the assembly's CSC is valid */
+  int ok = klu_refactor(a->Ap, a->Ai, a->Ax, d->sym, d->num, &d->common);
+  d->common.scale = scale;
+  if (ok) d->common.rcond = scaled_rcond(d, a, n);
+  return ok;
+}
+
+/* klu_factor with the current analysis: a pivot search on the row-scaled
+ * matrix (KLU's default), then the unscaled refactorisation of the same
+ * matrix with those pivots, so that every factorisation solve uses is
+ * unscaled alike (the pivot search costs one refactorisation more). */
+static int factor_fresh(lv_klu_data *d, const lv_assembly *a, int n) {
   if (d->num) klu_free_numeric(&d->num, &d->common);
   d->num = klu_factor(a->Ap, a->Ai, a->Ax, d->sym, &d->common);
   if (d->num == NULL) return klu_status(&d->common);
-  if (!klu_rcond(d->sym, d->num, &d->common)) return klu_status(&d->common);
+  if (!refactor_unscaled(d, a, n)) return klu_status(&d->common);
   d->rcond_fresh = d->common.rcond;
   return 0;
 }
@@ -126,7 +176,7 @@ int lv_klu_factor(lv_linsol *ls) {
   int rc = 0;
   d->refine = 0;
   if (fresh || d->num == NULL) {
-    rc = factor_fresh(d, a);
+    rc = factor_fresh(d, a, ls->n);
   } else {
     /* Reuse the pivot order.  It was chosen for an earlier matrix; if the
      * new one has drifted far enough that a kept pivot became small (rcond
@@ -136,10 +186,9 @@ int lv_klu_factor(lv_linsol *ls) {
      * and refinement would only cost a matvec and a second solve (20 % of
      * a RATTLE step on the chain, with no digit gained: dense and KLU
      * trajectories agree to 5e-14 either way). */
-    int ok = klu_refactor(a->Ap, a->Ai, a->Ax, d->sym, d->num, &d->common) &&
-             klu_rcond(d->sym, d->num, &d->common);
+    int ok = refactor_unscaled(d, a, ls->n);
     if (!ok || !(d->common.rcond >= 1e-3 * d->rcond_fresh))
-      rc = factor_fresh(d, a);
+      rc = factor_fresh(d, a, ls->n);
     else
       d->refine = d->common.rcond < 0.1 * d->rcond_fresh;
   }

@@ -8,7 +8,8 @@
  * One object per user (an integrator's initial projection, a generalized-
  * alpha, BLieDF or RATTLie stepper); all storage is allocated by lv_saddle_new, so
  * the operations allocate nothing -- except the position projection's
- * Newton solver, made by its first use, and a factorisation released by
+ * Newton solver, made by its first use, G's recording (lv_saddle_factor),
+ * grown by the first factorisations, and a factorisation released by
  * lv_saddle_release, made again by the next lv_saddle_factor.  Uses only the model's public interface
  * and lv_model_saddle / lv_model_consistent_accelerations.  Not installed. */
 #ifndef LIVENS_SADDLE_H
