@@ -225,4 +225,16 @@ typedef struct {
 int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_polish_policy *p,
                           lv_newton_stats *stats);
 
+/* A solve restarted from another start (EM, the VI theta family): its work
+ * is added to the first attempt's, its final figures replace them. */
+static inline void lv_newton_stats_add_restart(lv_newton_stats *ns, const lv_newton_stats *again) {
+  ns->iterations += again->iterations;
+  ns->factorizations += again->factorizations;
+  ns->residual_evals += again->residual_evals;
+  ns->damped += again->damped;
+  ns->residual_norm = again->residual_norm;
+  ns->increment_norm = again->increment_norm;
+  ns->contraction = again->contraction;
+}
+
 #endif

@@ -796,13 +796,7 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     memset(&ns2, 0, sizeof ns2);
     LV_CHECK(em_guess(E, tries[t]));
     rc = lv_newton_solve(E->nw, &pb, 0, &ns2);
-    ns->iterations += ns2.iterations;
-    ns->factorizations += ns2.factorizations;
-    ns->residual_evals += ns2.residual_evals;
-    ns->damped += ns2.damped;
-    ns->residual_norm = ns2.residual_norm;
-    ns->increment_norm = ns2.increment_norm;
-    ns->contraction = ns2.contraction;
+    lv_newton_stats_add_restart(ns, &ns2);
   }
   if (rc) return rc;
 

@@ -595,13 +595,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     LV_CHECK(theta_guess(V, VI_GUESS_SIMPLE));
     V->cached = 0;
     rc = lv_newton_solve(V->nw, &pb, 0, &ns2);
-    ns->iterations += ns2.iterations;
-    ns->factorizations += ns2.factorizations;
-    ns->residual_evals += ns2.residual_evals;
-    ns->damped += ns2.damped;
-    ns->residual_norm = ns2.residual_norm;
-    ns->increment_norm = ns2.increment_norm;
-    ns->contraction = ns2.contraction;
+    lv_newton_stats_add_restart(ns, &ns2);
   }
   if (rc) return rc;
   /* Without an iteration there may be no factorisation of this system.

@@ -186,47 +186,53 @@ int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T) {
 
 /* ------------------------------------------------------------ transpose */
 
+/* T's pattern as the transpose of A's (rows of A in ascending order, so
+ * T's columns come out ascending) and perm between their entries: with
+ * gather, perm[s] is the entry of A behind T's entry s (T keeps no values,
+ * lv_spm_transpose_pattern); without, perm[p] is where A's entry p goes in
+ * T, whose values are allocated (lv_spm_transpose).  On failure T has no
+ * valid pattern (version 0). */
+static int transpose_structure(lv_spm *T, const lv_spm *A, int gather) {
+  int nr = A->ncols, nc = A->nrows, nnz = A->nnz;
+  size_t z = nnz ? (size_t)nnz : 1;
+  free(T->rp);
+  free(T->ci);
+  free(T->val);
+  free(T->perm);
+  T->nrows = nr;
+  T->ncols = nc;
+  T->gather = gather;
+  T->rp = lv_calloc((size_t)nr + 1, sizeof(int));
+  T->ci = lv_calloc(z, sizeof(int));
+  T->val = gather ? NULL : lv_calloc(z, sizeof(double));
+  T->perm = lv_calloc(z, sizeof(int));
+  int *next = lv_calloc((size_t)nr + 1, sizeof(int));
+  if (!T->rp || !T->ci || (!gather && !T->val) || !T->perm || !next) {
+    free(next);
+    T->version = 0;
+    return LV_ENOMEM;
+  }
+  for (int p = 0; p < nnz; p++) T->rp[A->ci[p] + 1]++;
+  for (int i = 0; i < nr; i++) T->rp[i + 1] += T->rp[i];
+  memcpy(next, T->rp, ((size_t)nr + 1) * sizeof(int));
+  for (int i = 0; i < A->nrows; i++)
+    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+      int s = next[A->ci[p]]++;
+      T->ci[s] = i;
+      if (gather) T->perm[s] = p;
+      else T->perm[p] = s;
+    }
+  free(next);
+  T->nnz = nnz;
+  T->opA = A;
+  T->verA = A->version;
+  T->version = T->version + 1 > 0 ? T->version + 1 : 1;
+  return 0;
+}
+
 int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
   if (A->group) return LV_EINPUT;
-  if (T->opA != A || T->verA != A->version || T->version == 0 || T->gather) {
-    int nr = A->ncols, nc = A->nrows, nnz = A->nnz;
-    size_t z = nnz ? (size_t)nnz : 1;
-    free(T->rp);
-    free(T->ci);
-    free(T->val);
-    free(T->perm);
-    T->nrows = nr;
-    T->ncols = nc;
-    T->rp = lv_calloc((size_t)nr + 1, sizeof(int));
-    T->ci = lv_calloc(z, sizeof(int));
-    T->val = lv_calloc(z, sizeof(double));
-    T->perm = lv_calloc(z, sizeof(int));
-    T->gather = 0;
-    if (!T->rp || !T->ci || !T->val || !T->perm) {
-      T->version = 0;
-      return LV_ENOMEM;
-    }
-    for (int p = 0; p < nnz; p++) T->rp[A->ci[p] + 1]++;
-    for (int i = 0; i < nr; i++) T->rp[i + 1] += T->rp[i];
-    int *next = lv_calloc((size_t)nr + 1, sizeof(int));
-    if (!next) {
-      T->version = 0;
-      return LV_ENOMEM;
-    }
-    memcpy(next, T->rp, ((size_t)nr + 1) * sizeof(int));
-    /* rows of A in ascending order: columns of T come out ascending */
-    for (int i = 0; i < A->nrows; i++)
-      for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
-        int s = next[A->ci[p]]++;
-        T->ci[s] = i;
-        T->perm[p] = s;
-      }
-    free(next);
-    T->nnz = nnz;
-    T->opA = A;
-    T->verA = A->version;
-    T->version++;
-  }
+  if (T->opA != A || T->verA != A->version || T->version == 0 || T->gather) LV_CHECK(transpose_structure(T, A, 0));
   if (!T->val && !(T->val = malloc((T->nnz ? (size_t)T->nnz : 1) * sizeof(double)))) return LV_ENOMEM;
   for (int p = 0; p < A->nnz; p++) T->val[T->perm[p]] = A->val[p];
   return 0;
@@ -235,41 +241,7 @@ int lv_spm_transpose(lv_spm *T, const lv_spm *A) {
 int lv_spm_transpose_pattern(lv_spm *T, const lv_spm *A) {
   if (A->group) return LV_EINPUT;
   if (T->gather && T->opA == A && T->verA == A->version && T->version != 0) return 0;
-  int nr = A->ncols, nc = A->nrows, nnz = A->nnz;
-  size_t z = nnz ? (size_t)nnz : 1;
-  free(T->rp);
-  free(T->ci);
-  free(T->val);
-  free(T->perm);
-  T->val = NULL;
-  T->gather = 1;
-  T->nrows = nr;
-  T->ncols = nc;
-  T->rp = lv_calloc((size_t)nr + 1, sizeof(int));
-  T->ci = lv_calloc(z, sizeof(int));
-  T->perm = lv_calloc(z, sizeof(int));
-  int *next = lv_calloc((size_t)nr + 1, sizeof(int));
-  if (!T->rp || !T->ci || !T->perm || !next) {
-    free(next);
-    T->version = 0;
-    return LV_ENOMEM;
-  }
-  for (int p = 0; p < nnz; p++) T->rp[A->ci[p] + 1]++;
-  for (int i = 0; i < nr; i++) T->rp[i + 1] += T->rp[i];
-  memcpy(next, T->rp, ((size_t)nr + 1) * sizeof(int));
-  /* rows of A in ascending order: columns of T come out ascending */
-  for (int i = 0; i < A->nrows; i++)
-    for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
-      int s = next[A->ci[p]]++;
-      T->ci[s] = i;
-      T->perm[s] = p;
-    }
-  free(next);
-  T->nnz = nnz;
-  T->opA = A;
-  T->verA = A->version;
-  T->version = T->version + 1 > 0 ? T->version + 1 : 1;
-  return 0;
+  return transpose_structure(T, A, 1);
 }
 
 void lv_spm_drop_values(lv_spm *C) {
