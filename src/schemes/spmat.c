@@ -264,8 +264,9 @@ void lv_spm_share_acc(lv_spm *C, double *acc, int len) {
   C->acc_len = acc ? len : 0;
 }
 
-static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
-  int nr = A->nrows, nc = B->ncols;
+/* A product's arrays, before it is formed again (the pointers are left
+ * dangling: the caller sets them). */
+static void product_release(lv_spm *C) {
   free(C->rp);
   free(C->ci);
   free(C->val);
@@ -273,6 +274,11 @@ static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   free(C->mark);
   free(C->tmark);
   free(C->list);
+}
+
+static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
+  int nr = A->nrows, nc = B->ncols;
+  product_release(C);
   C->tmark = NULL;
   C->list = NULL;
   C->ci = NULL;
@@ -352,13 +358,7 @@ int lv_spm_product(lv_spm *C, const lv_spm *A, const lv_spm *B) {
  * LV_ENOMEM. */
 static int product_rows(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   int nr = A->nrows, nc = B->ncols;
-  free(C->rp);
-  free(C->ci);
-  free(C->val);
-  if (C->acc != C->acc_ext) free(C->acc);
-  free(C->mark);
-  free(C->tmark);
-  free(C->list);
+  product_release(C);
   C->rp = C->ci = C->mark = NULL;
   C->val = NULL;
   C->nrows = nr;
