@@ -276,6 +276,15 @@ static void product_release(lv_spm *C) {
   free(C->list);
 }
 
+/* C is the product of these operands as they are now (version 1). */
+static void product_bind(lv_spm *C, const lv_spm *A, const lv_spm *B) {
+  C->opA = A;
+  C->opB = B;
+  C->verA = A->version;
+  C->verB = B->version;
+  C->version = 1;
+}
+
 static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   int nr = A->nrows, nc = B->ncols;
   product_release(C);
@@ -321,11 +330,7 @@ static int product_pattern(lv_spm *C, const lv_spm *A, const lv_spm *B) {
    * lv_spm_product (lv_spm_product_put keeps none) */
   free(C->mark);
   C->mark = NULL;
-  C->opA = A;
-  C->opB = B;
-  C->verA = A->version;
-  C->verB = B->version;
-  C->version = 1;
+  product_bind(C, A, B);
   return 0;
 }
 
@@ -376,11 +381,7 @@ static int product_rows(lv_spm *C, const lv_spm *A, const lv_spm *B) {
   C->tmark = lv_calloc((size_t)(nc ? nc : 1), 1);
   C->list = lv_calloc(longest, sizeof(int));
   if (!C->acc || !C->tmark || !C->list) return LV_ENOMEM;
-  C->opA = A;
-  C->opB = B;
-  C->verA = A->version;
-  C->verB = B->version;
-  C->version = 1;
+  product_bind(C, A, B);
   return 0;
 }
 
