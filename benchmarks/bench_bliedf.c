@@ -1,7 +1,7 @@
 /* Reproduction of seed 004 §4 (spec/004_bliedf.md §7) for the BLieDF
  * schemes, and their cost next to generalized-alpha.
  *
- *   bench_bliedf [outdir] [--quick] [--start] [--start-cg N]
+ *   bench_bliedf [outdir] [--quick] [--start] [--start-max N] [--start-cg N]
  *
  * Heavy top of the paper (tests/bliedf_top.h) in SO(3) (unconstrained) and
  * R^3 x SO(3) (index 3), t in [0, 2], h = 1e-3 2^-j:
@@ -15,7 +15,8 @@
  *   start.csv      the RKMK4 start-up of bliedf2 on the chain against N: CPU
  *                  time of the first step (start + step) and of a step after
  *                  it, their ratio (the start in steps' worth) and per link
- *                  (--start: this table only; --start-cg N: the start and 10 steps under
+ *                  (--start: this table only, N = 10^2 .. 10^5; --start-max N: this
+ *                  table for N = 10^2 .. N, up to 10^6; --start-cg N: the start and 10 steps under
  *                  callgrind, for benchmarks/callgrind_start.sh).
  * Each table is printed beside the spec's prototype numbers (§7).  Norms as
  * in spec §7: q-error ||R - R(t)||_F / sqrt 3 (SO(3)) or ||(x, R) - (x, R)(t)|| / 2;
@@ -625,13 +626,17 @@ static void work_precision(void) {
  * 1e4 (benchmarks/callgrind_start.sh; before, runs of 1, 2, 3 sub-steps
  * with v Richardson-extrapolated: 50 factorisations, 26.0; before that,
  * runs of 1, 2, 8: 90 factorisations, 42.2 in instructions). */
+static int start_max; /* --start-max N: the start table up to N (10^6 at most) */
+
 static void start_cost(void) {
   printf("\n== BLieDF2 start-up on the chain (h = 5e-3, CPU time; steps after the start: mean of 5) ==\n"
          "  one RKMK4 sub-step per node checked against a step of 2h: 15 factorisations, 9.2 steps' worth in\n"
          "  instructions (before: runs of 1, 2, 3 sub-steps, 50 factorisations, 26.0 in instructions)\n");
   FILE *f = open_csv("start.csv", "N,first_step_s,step_s,start_in_steps,start_ms_per_link");
-  int Ns[] = {100, 1000, 10000, 100000};
+  int Ns[] = {100, 1000, 10000, 100000, 1000000};
   int nN = quick ? 2 : 4;
+  if (start_max > 0) /* --start-max: every N of the list up to it */
+    for (nN = 0; nN < (int)(sizeof Ns / sizeof Ns[0]) && Ns[nN] <= start_max; nN++) continue;
   printf("  %8s %14s %12s %16s %14s\n", "N", "first step s", "step s", "start / step", "ms per link");
   for (int i = 0; i < nN; i++) {
     lv_model *m;
@@ -691,8 +696,9 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (strcmp(argv[i], "--start") == 0) start_only = 1;
     else if (strcmp(argv[i], "--start-cg") == 0 && i + 1 < argc) return start_cg(atoi(argv[i + 1]));
+    else if (strcmp(argv[i], "--start-max") == 0 && i + 1 < argc) start_only = 1, start_max = atoi(argv[++i]);
     else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: %s [outdir] [--quick] [--start] [--start-cg N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [outdir] [--quick] [--start] [--start-max N] [--start-cg N]\n", argv[0]);
       return 2;
     } else outdir = argv[i];
   }

@@ -819,6 +819,11 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     /* first step, or a new step size (bl_new_h) */
     int src = B->ramp && !B->user_n ? start_ramp(B, h, ns) : start_phase(B, h, ns);
     if (!src) B->user_n = 0; /* the user's starting values serve the first start only */
+    /* The saddle matrix [M G^T; G 0] serves the start only (and the ramp's
+     * projections, released after the last): its factors and pattern, about
+     * 1 kB per particle of a chain, are freed for the steps, which factorise
+     * their own Newton matrix.  A later start factorises it again. */
+    if (!src && !(B->ramp && B->kc < B->k)) lv_saddle_release(B->saddle);
     if (src == LV_ESTEPMIN)
       snprintf(st->detail, sizeof st->detail,
                "the RKMK4 start at t = %.9g missed start-tol = %g with 4096 sub-steps (step halving does not "
@@ -895,6 +900,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     B->al = ALPHA[B->kc - 1];
     B->ga = GAMMA[B->kc - 1];
     B->h_new = 1;
+    if (B->kc == B->k) lv_saddle_release(B->saddle); /* the last projection (see the start) */
   }
   return 0;
 }
