@@ -225,6 +225,14 @@ typedef struct {
 int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_polish_policy *p,
                           lv_newton_stats *stats);
 
+/* Whether the next lv_newton_solve(nw, pb, reuse, ...) factorises at its
+ * first iterate (the predictor): always for full and simplified Newton or
+ * reuse = 0, and for modified Newton when no factorisation is kept (none
+ * yet, invalidated, or dropped after a failure).  A scheme that prepares
+ * something only the Newton matrix reads at the predictor (BLieDF's record
+ * of G) asks this first. */
+int lv_newton_factorises_first(const lv_newton *nw, int reuse);
+
 /* A solve restarted from another start (EM, the VI theta family): its work
  * is added to the first attempt's, its final figures replace them. */
 static inline void lv_newton_stats_add_restart(lv_newton_stats *ns, const lv_newton_stats *again) {

@@ -88,6 +88,10 @@ void lv_newton_free(lv_newton *nw) {
 lv_newton_options *lv_newton_opts(lv_newton *nw) { return &nw->opt; }
 lv_linsol *lv_newton_linsol(lv_newton *nw) { return nw->ls; }
 void lv_newton_invalidate(lv_newton *nw) { nw->have_factor = 0; }
+
+int lv_newton_factorises_first(const lv_newton *nw, int reuse) {
+  return !reuse || nw->opt.kind != LV_NEWTON_MODIFIED || !nw->have_factor;
+}
 void lv_newton_set_scale(lv_newton *nw, lv_newton_scale_fn scale) {
   if (nw) nw->scale_fn = scale;
 }

@@ -869,7 +869,10 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   *lv_newton_opts(B->nw) = st->newton;
   if (B->h_new) lv_newton_invalidate(B->nw); /* the matrix scales with the order */
   B->h_new = 0;
-  B->g1_wanted = 1;
+  /* G recorded at the predictor only when the Newton matrix is made there:
+   * modified Newton keeps its factorisation across steps, and its
+   * residuals take G^T mu from the model's products (the same sums) */
+  B->g1_wanted = lv_newton_factorises_first(B->nw, 1);
   LV_CHECK(lv_newton_solve(B->nw, &pb, 1, ns));
 
   /* commit: p = M v first, the only evaluation that can still fail */
