@@ -37,6 +37,11 @@ struct lv_assembly *lv_linsol_assembly(lv_linsol *ls);
  * the public lv_diag_new_for takes it from the integrator's scheme. */
 int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p);
 
+/* lv_diag_eval without what the divergence guard does not read: energy,
+ * max|g| and max|G v| only (gp_norm 0, momentum NULL).  For a run whose
+ * step diagnostics no output callback takes (lv_integrator_step_point). */
+int lv_diag_eval_guard(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+
 /* During the output callback of a step: the divergence guard's diagnostics
  * of the state just accepted (its time is the guard's, not yet the state's
  * final t), and in *layout the lv_diag that evaluated them; NULL outside

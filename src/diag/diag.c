@@ -247,18 +247,23 @@ static int mass_apply(lv_diag *d, const double *q, const double *v, double *y) {
   return 0;
 }
 
-static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt);
+static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full);
 
-int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
+static int eval_with_scratch(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full) {
   if (!d || !s || !pt) return LV_EINPUT;
-  if (!d->transient) return eval(d, s, pt);
+  if (!d->transient) return eval(d, s, pt, full);
   int rc = scratch(d);
-  if (!rc) rc = eval(d, s, pt);
+  if (!rc) rc = eval(d, s, pt, full);
   scratch_free(d);
   return rc;
 }
 
-static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
+int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) { return eval_with_scratch(d, s, pt, 1); }
+
+int lv_diag_eval_guard(lv_diag *d, const lv_state *s, lv_diag_point *pt) { return eval_with_scratch(d, s, pt, 0); }
+
+/* full = 0: energy, max|g| and max|G v| only (lv_diag_eval_guard) */
+static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full) {
   const lv_model *m = d->m;
   int nv = lv_model_nv(m), nc = lv_model_nc(m), ns = lv_model_nsym(m);
   double V;
@@ -288,12 +293,18 @@ static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
       LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf));
     }
     pt->gv_norm = lv_vnorm_inf(nc, d->gbuf);
-    if (d->has_p) {
+    if (!full) {
+      pt->gp_norm = 0.0;
+    } else if (d->has_p) {
       LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, d->y, d->gbuf, d->gbuf + nc));
       pt->gp_norm = lv_vnorm_inf(nc, d->gbuf);
     } else {
       pt->gp_norm = pt->gv_norm;
     }
+  }
+  if (!full) {
+    pt->momentum = NULL;
+    return 0;
   }
   /* the momentum maps last: with momenta the generators take y's place */
   double *xi = d->has_p ? d->y : d->xi;

@@ -281,7 +281,9 @@ static int guard_check(lv_integrator *it) {
     return LV_EDIVERGED;
   }
   lv_diag_point pt;
-  int rc = lv_diag_eval(it->guard_diag, s, &pt);
+  /* the momentum maps (and with momenta G M^-1 p) only where an output
+   * callback takes this point (lv_integrator_step_point) */
+  int rc = it->output ? lv_diag_eval(it->guard_diag, s, &pt) : lv_diag_eval_guard(it->guard_diag, s, &pt);
   if (rc) return rc;
   it->guard_pt = pt;
   if (!isfinite(pt.energy) || !isfinite(pt.g_norm) || !isfinite(pt.gv_norm)) {
