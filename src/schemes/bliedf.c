@@ -838,12 +838,19 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   B->t1 = s->t + h;
   /* known parts of (23b) and (23c) */
   LV_CHECK(correction_term(B, B->vh, h, B->L));
-  for (int i = 0; i < d; i++) {
-    double sq = B->L[i], sv = 0.0;
-    for (int j = 1; j < k; j++) sq -= B->ga[j] * B->dqh[(size_t)(j - 1) * d + i];
-    for (int j = 1; j <= k; j++) sv += B->al[j] * B->vh[(size_t)(j - 1) * d + i];
-    B->rq[i] = sq;
-    B->rv[i] = sv;
+  /* history by history over contiguous rows (the compiler vectorises them;
+   * each entry takes the same operations in the same order as a sum per
+   * entry, so the same values) */
+  double *restrict rq = B->rq, *restrict rv = B->rv;
+  memcpy(rq, B->L, (size_t)d * sizeof(double));
+  for (int i = 0; i < d; i++) rv[i] = 0.0;
+  for (int j = 1; j < k; j++) {
+    const double gj = B->ga[j], *restrict x = B->dqh + (size_t)(j - 1) * d;
+    for (int i = 0; i < d; i++) rq[i] -= gj * x[i];
+  }
+  for (int j = 1; j <= k; j++) {
+    const double aj = B->al[j], *restrict x = B->vh + (size_t)(j - 1) * d;
+    for (int i = 0; i < d; i++) rv[i] += aj * x[i];
   }
   if (B->index == 2 && c > 0) {
     LV_CHECK(lv_spm_constraint_jac(m, s->q, &B->Bn));
@@ -851,16 +858,16 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   /* predictor: v_{n+1} and lambda_{n+1} extrapolated from the history */
   int np = B->extrapolate ? B->nhist : 1;
   const double *ex = EXTRAP[np - 1];
-  for (int i = 0; i < d; i++) {
-    double v = 0.0;
-    for (int j = 0; j < np; j++) v += ex[j] * B->vh[(size_t)j * d + i];
-    B->v1[i] = v;
+  double *restrict v1 = B->v1, *restrict lam = B->lam;
+  for (int i = 0; i < d; i++) v1[i] = 0.0;
+  for (int i = 0; i < c; i++) lam[i] = 0.0;
+  for (int j = 0; j < np; j++) {
+    const double e = ex[j], *restrict x = B->vh + (size_t)j * d, *restrict y = B->lh + (size_t)j * c;
+    for (int i = 0; i < d; i++) v1[i] += e * x[i];
+    for (int i = 0; i < c; i++) lam[i] += e * y[i];
   }
   for (int i = 0; i < c; i++) {
-    double l = 0.0;
-    for (int j = 0; j < np; j++) l += ex[j] * B->lh[(size_t)j * c + i];
-    B->lam[i] = l;
-    B->mu[i] = h * l;
+    B->mu[i] = h * lam[i];
     B->eta[i] = B->etah[i];
   }
   LV_CHECK(iterate_state(B));
