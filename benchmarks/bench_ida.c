@@ -47,6 +47,8 @@
  *   --periods p      length of the long run (default 10000)
  *   --no-richardson  skip the independent RATTLE check of the reference
  *   --wp-only        studies 1 and 2 only
+ *   --repeat R       every run of study 1 R times, its least CPU time kept
+ *                    (default 3: the load of a shared machine only adds)
  *   --methods a,b    only the livens methods with these labels (e.g.
  *                    "genalpha/klu,bliedf4/klu") */
 #define _POSIX_C_SOURCE 200809L
@@ -556,7 +558,7 @@ static int selected(const char *list, const char *label) {
 int main(int argc, char **argv) {
   bu_blas_single_thread();
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
-  int quick = 0, N = 100, longN = 4, richardson = 1, wp_only = 0;
+  int quick = 0, N = 100, longN = 4, richardson = 1, wp_only = 0, repeat = 3;
   const char *only = NULL;
   double T = 10.0, periods = 1e4;
   for (int i = 1; i < argc; i++) {
@@ -578,6 +580,8 @@ int main(int argc, char **argv) {
       wp_only = 1;
     else if (!strcmp(argv[i], "--methods") && i + 1 < argc)
       only = argv[++i];
+    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc && atoi(argv[i + 1]) >= 1)
+      repeat = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--probe") && i + 1 < argc) {
       /* one IDA run at the given tolerance, for finding usable settings */
       lv_model *pm = NULL;
@@ -591,7 +595,7 @@ int main(int argc, char **argv) {
     else {
       fprintf(stderr,
               "usage: %s [--quick] [--N n] [--T t] [--angle deg] [--long-N n] [--periods p] [--no-richardson]\n"
-              "          [--wp-only] [--methods label,label,...]\n",
+              "          [--wp-only] [--methods label,label,...] [--repeat R]\n",
               argv[0]);
       return 2;
     }
@@ -624,6 +628,13 @@ int main(int argc, char **argv) {
       {"bliedf4/klu", "bliedf4", NEWTON_DEFAULT, LV_LINSOL_KLU, 0},
       {"bliedf4+mod/klu", "bliedf4", LV_NEWTON_MODIFIED, LV_LINSOL_KLU, 0},
       {"bliedf4+mod-r10/klu", "bliedf4", LV_NEWTON_MODIFIED, LV_LINSOL_KLU, 1e-10},
+      /* the Newton increment test at rtol 1e-6 instead of 1e-8: a solve
+       * tied to the accuracy asked for, as IDA's Newton test is tied to
+       * its error tolerance (0.33 of it); BLieDF's extrapolated predictor
+       * then meets it with one correction at h <= 5e-3, and q(T) is the
+       * default tolerance's to 4 digits (the table shows the error) */
+      {"bliedf2+rtol6/klu", "bliedf2", NEWTON_DEFAULT, LV_LINSOL_KLU, 1e-6},
+      {"bliedf4+rtol6/klu", "bliedf4", NEWTON_DEFAULT, LV_LINSOL_KLU, 1e-6},
   };
   const int nall = (int)(sizeof all / sizeof all[0]);
   lv_method meth[sizeof all / sizeof all[0]];
@@ -703,8 +714,15 @@ int main(int argc, char **argv) {
     snprintf(c->label, sizeof c->label, "IDA");
     snprintf(ct->label, sizeof ct->label, "IDA");
     for (int i = 0; i < ntol; i++) {
-      srun.got = 0;
-      ida_result r = run_ida(m, T, tols[i], q, nsamp > 0 ? 1.0 : 0, nsamp > 0 ? sample_q : NULL, &srun);
+      ida_result r;
+      double best = HUGE_VAL;
+      for (int rep = 0; rep < repeat; rep++) { /* the least CPU time of `repeat` identical runs */
+        srun.got = 0;
+        r = run_ida(m, T, tols[i], q, nsamp > 0 ? 1.0 : 0, nsamp > 0 ? sample_q : NULL, &srun);
+        if (!r.ok) break;
+        if (r.cpu < best) best = r.cpu;
+      }
+      r.cpu = best;
       if (!r.ok) {
         printf("%-16s %10.0e   failed\n", "IDA", tols[i]);
         continue;
@@ -733,8 +751,15 @@ int main(int argc, char **argv) {
     snprintf(c->label, sizeof c->label, "%s", meth[k].label);
     snprintf(ct->label, sizeof ct->label, "%s", meth[k].label);
     for (int i = 0; i < nh; i++) {
-      srun.got = 0;
-      lv_result r = run_livens(m, &meth[k], hs[i], T, q, nsamp > 0 ? 1.0 : 0, nsamp > 0 ? sample_q : NULL, &srun);
+      lv_result r;
+      double best = HUGE_VAL;
+      for (int rep = 0; rep < repeat; rep++) { /* as IDA's: the least of `repeat` runs */
+        srun.got = 0;
+        r = run_livens(m, &meth[k], hs[i], T, q, nsamp > 0 ? 1.0 : 0, nsamp > 0 ? sample_q : NULL, &srun);
+        if (!r.ok) break;
+        if (r.cpu < best) best = r.cpu;
+      }
+      r.cpu = best;
       if (!r.ok) {
         printf("%-16s %10g   failed\n", meth[k].label, hs[i]);
         continue;
