@@ -219,9 +219,39 @@ typedef struct {
   int bad; /* a non-finite value or an entry outside the block was added */
 } lv_blk_sink;
 
+/* The dense back-end's adds written out: the same values added to the same
+ * entries of D in the same order as through lv_assembly_add, the
+ * finiteness test one sum per call instead of a branch per add (x - x is
+ * +0 for a finite x, NaN otherwise). */
+static inline void lv_blk_put_dense(lv_assembly *A, int r0, int c0, int transpose, const lv_spm *F, int i, int j,
+                                    double v) {
+  const size_t n = (size_t)A->n;
+  if (F) {
+    double *Di = A->D + (size_t)(r0 + i) + (size_t)c0 * n, chk = 0.0;
+    const int *ci = F->ci;
+    const double *fv = F->val;
+    for (int t = F->rp[j], te = F->rp[j + 1]; t < te; t++) {
+      double x = v * fv[t];
+      chk += x - x;
+      Di[(size_t)ci[t] * n] += x;
+    }
+    if (chk != 0.0) A->nonfinite = 1;
+    return;
+  }
+  if (!isfinite(v)) A->nonfinite = 1;
+  if (transpose)
+    A->D[(size_t)(r0 + j) + (size_t)(c0 + i) * n] += v;
+  else
+    A->D[(size_t)(r0 + i) + (size_t)(c0 + j) * n] += v;
+}
+
 static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,
                               int i, int j, double v) {
   v *= scale;
+  if (A->dense) {
+    lv_blk_put_dense(A, r0, c0, transpose, F, i, j, v);
+    return;
+  }
   if (F) {
     for (int t = F->rp[j]; t < F->rp[j + 1]; t++) lv_assembly_add(A, r0 + i, c0 + F->ci[t], v * F->val[t]);
   } else if (transpose) {
@@ -254,6 +284,10 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
 static inline void lv_blk_seq(lv_assembly *A, const lv_spm *M, int r0, int c0, double scale, int transpose,
                               const lv_spm *F) {
   const lv_recorder *r = &M->rec;
+  if (A->dense) { /* the branch out of the loop */
+    for (size_t c = 0; c < r->rcnt; c++) lv_blk_put_dense(A, r0, c0, transpose, F, r->ri[c], r->rj[c], scale * r->cv[c]);
+    return;
+  }
   for (size_t c = 0; c < r->rcnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, r->ri[c], r->rj[c], r->cv[c]);
 }
 
