@@ -78,6 +78,38 @@ LV_FLATTEN static int spm_add_assign_chk(lv_sink *s, int i, int j, double v) {
   return capture_add(s, i, j, v, 1, 1);
 }
 
+/* The replay of a grouped capture with no position twice (nodup) whose
+ * recording keeps its positions (ri, rj: every keep recording): while each
+ * add is at the recorded position of its index, the general add's work
+ * comes down to storing the value into its slot and the call-order
+ * sequence -- the sink is the identity lv_spm_begin made (checked), and
+ * the bounds are checked as unsigned compares.  Anything else takes the
+ * general add, which also leaves the recording.  The same values in the
+ * same slots (s->scale * v is v for scale 1).  Half the instructions of
+ * the general add per entry: G, T and df/dv of a generalized-alpha or
+ * BLieDF step are captured this way. */
+LV_ALWAYS_INLINE int replay_add(lv_sink *s, int i, int j, double v, int check) {
+  lv_spm *A = (lv_spm *)s;
+  lv_recorder *r = &A->rec;
+  size_t k = r->cnt;
+  if (LV_UNLIKELY(!r->match || k >= r->rcnt || r->ri[k] != i || r->rj[k] != j || (unsigned)i >= (unsigned)A->nrows ||
+                  (unsigned)j >= (unsigned)A->ncols || s->transpose || s->row0 || s->col0 || s->scale != 1.0))
+    return capture_add(s, i, j, v, 1, check);
+  if (check && !isfinite(v)) A->flag = 1;
+  r->cnt = k + 1;
+  r->cv[k] = v;
+  A->val[r->map[k]] = v;
+  return 0;
+}
+
+LV_FLATTEN static int spm_add_replay(lv_sink *s, int i, int j, double v) {
+  return replay_add(s, i, j, v, 0);
+}
+
+LV_FLATTEN static int spm_add_replay_chk(lv_sink *s, int i, int j, double v) {
+  return replay_add(s, i, j, v, 1);
+}
+
 lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.add = A->nodup ? spm_add_assign : spm_add;
   A->sink.target = A;
@@ -90,7 +122,9 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->bad = 0;
   A->flag = 0;
   A->rec.keep = A->group != LV_SPM_MERGED; /* the call-order sequence is read from grouped captures only */
-  if (lv_recorder_begin(&A->rec) && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
+  int replay = lv_recorder_begin(&A->rec);
+  if (replay && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
+  if (replay && A->nodup && A->rec.keep && A->rec.ri && A->rec.map) A->sink.add = spm_add_replay;
   return &A->sink;
 }
 
@@ -152,7 +186,7 @@ typedef struct {
 static int cap_model(void *ctx, lv_sink *s) {
   const mx_ctx *c = ctx;
   lv_spm *A = (lv_spm *)s;
-  s->add = A->nodup ? spm_add_assign_chk : spm_add_chk;
+  s->add = s->add == spm_add_replay ? spm_add_replay_chk : A->nodup ? spm_add_assign_chk : spm_add_chk;
   return lv_model_matrix_flagged(c->m, c->which, c->t, c->q, c->v, c->x, s, &A->flag);
 }
 
