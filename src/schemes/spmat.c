@@ -785,3 +785,14 @@ int lv_blk_add(lv_sink *s, int i, int j, double v) {
   lv_blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
   return 0;
 }
+
+int lv_blk_add_dense(lv_sink *s, int i, int j, double v) {
+  lv_blk_sink *b = (lv_blk_sink *)s;
+  if ((unsigned)i >= (unsigned)s->nrows || (unsigned)j >= (unsigned)s->ncols) {
+    b->bad = 1;
+    return LV_EINPUT;
+  }
+  if (!isfinite(v)) b->bad = 1;
+  lv_blk_put_dense(b->A, b->r0, b->c0, b->transpose, b->F, i, j, b->scale * v);
+  return 0;
+}

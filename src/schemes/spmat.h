@@ -262,20 +262,14 @@ static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int 
 }
 
 int lv_blk_add(lv_sink *s, int i, int j, double v); /* the sink's add */
+int lv_blk_add_dense(lv_sink *s, int i, int j, double v); /* the same on the dense back-end */
 
 static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols, double scale,
                               int transpose, const lv_spm *F) {
-  memset(b, 0, sizeof *b);
-  b->sink.add = lv_blk_add;
-  b->sink.nrows = nrows;
-  b->sink.ncols = ncols;
-  b->sink.scale = 1.0;
-  b->A = A;
-  b->r0 = r0;
-  b->c0 = c0;
-  b->scale = scale;
-  b->transpose = transpose;
-  b->F = F;
+  /* every other field zero, without a memset call */
+  *b = (lv_blk_sink){.sink = {.add = A->dense ? lv_blk_add_dense : lv_blk_add, .nrows = nrows, .ncols = ncols,
+                              .scale = 1.0},
+                     .A = A, .r0 = r0, .c0 = c0, .transpose = transpose, .scale = scale, .F = F};
   return &b->sink;
 }
 
