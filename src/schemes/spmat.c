@@ -88,13 +88,23 @@ LV_FLATTEN static int spm_add_assign_chk(lv_sink *s, int i, int j, double v) {
  * same slots (s->scale * v is v for scale 1).  Half the instructions of
  * the general add per entry: G, T and df/dv of a generalized-alpha or
  * BLieDF step are captured this way. */
+#if defined(__GNUC__)
+#define LV_NOINLINE __attribute__((noinline))
+#else
+#define LV_NOINLINE
+#endif
+/* the general add out of line, so that the short path saves no registers */
+LV_NOINLINE static int replay_off(lv_sink *s, int i, int j, double v, int check) {
+  return check ? spm_add_assign_chk(s, i, j, v) : spm_add_assign(s, i, j, v);
+}
+
 LV_ALWAYS_INLINE int replay_add(lv_sink *s, int i, int j, double v, int check) {
   lv_spm *A = (lv_spm *)s;
   lv_recorder *r = &A->rec;
   size_t k = r->cnt;
   if (LV_UNLIKELY(!r->match || k >= r->rcnt || r->ri[k] != i || r->rj[k] != j || (unsigned)i >= (unsigned)A->nrows ||
                   (unsigned)j >= (unsigned)A->ncols || s->transpose || s->row0 || s->col0 || s->scale != 1.0))
-    return capture_add(s, i, j, v, 1, check);
+    return replay_off(s, i, j, v, check);
   if (check && !isfinite(v)) A->flag = 1;
   r->cnt = k + 1;
   r->cv[k] = v;
@@ -102,11 +112,11 @@ LV_ALWAYS_INLINE int replay_add(lv_sink *s, int i, int j, double v, int check) {
   return 0;
 }
 
-LV_FLATTEN static int spm_add_replay(lv_sink *s, int i, int j, double v) {
+static int spm_add_replay(lv_sink *s, int i, int j, double v) {
   return replay_add(s, i, j, v, 0);
 }
 
-LV_FLATTEN static int spm_add_replay_chk(lv_sink *s, int i, int j, double v) {
+static int spm_add_replay_chk(lv_sink *s, int i, int j, double v) {
   return replay_add(s, i, j, v, 1);
 }
 
