@@ -223,7 +223,7 @@ typedef struct {
  * entries of D in the same order as through lv_assembly_add, the
  * finiteness test one sum per call instead of a branch per add (x - x is
  * +0 for a finite x, NaN otherwise). */
-static inline void lv_blk_put_dense(lv_assembly *A, int r0, int c0, int transpose, const lv_spm *F, int i, int j,
+LV_ALWAYS_INLINE void lv_blk_put_dense(lv_assembly *A, int r0, int c0, int transpose, const lv_spm *F, int i, int j,
                                     double v) {
   const size_t n = (size_t)A->n;
   if (F) {
@@ -245,7 +245,7 @@ static inline void lv_blk_put_dense(lv_assembly *A, int r0, int c0, int transpos
     A->D[(size_t)(r0 + i) + (size_t)(c0 + j) * n] += v;
 }
 
-static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,
+LV_ALWAYS_INLINE void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,
                               int i, int j, double v) {
   v *= scale;
   if (A->dense) {
@@ -273,16 +273,50 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
   return &b->sink;
 }
 
+/* The adds (ri[c], rj[c], cv[c]), c < cnt, in order into a block of the
+ * Newton matrix, as lv_blk_put each (the call-order sequence of a capture,
+ * or of BLieDF's own recorder).  On the dense back-end the branches and
+ * F's arrays are taken out of the loop and the finiteness flag is one sum
+ * (x - x is +0 for a finite x): the same values added to the same entries
+ * in the same order. */
+static inline void lv_blk_adds(lv_assembly *A, const int *ri, const int *rj, const double *cv, size_t cnt, int r0,
+                               int c0, double scale, int transpose, const lv_spm *F) {
+  if (A->dense && !F) {
+    const size_t n = (size_t)A->n, rs = transpose ? n : 1, cs = transpose ? 1 : n; /* strides of i and j */
+    double *D0 = A->D + (size_t)r0 + (size_t)c0 * n, chk = 0.0;
+    for (size_t c = 0; c < cnt; c++) {
+      double x = scale * cv[c];
+      chk += x - x;
+      D0[(size_t)ri[c] * rs + (size_t)rj[c] * cs] += x;
+    }
+    if (chk != 0.0) A->nonfinite = 1;
+    return;
+  }
+  if (A->dense) { /* F's row rj[c] times the entry, at row ri[c] (transpose plays no part, as in lv_blk_put) */
+    const size_t n = (size_t)A->n;
+    double *D0 = A->D + (size_t)r0 + (size_t)c0 * n, chk = 0.0;
+    const int *fp = F->rp, *fc = F->ci;
+    const double *fv = F->val;
+    for (size_t c = 0; c < cnt; c++) {
+      double v = scale * cv[c], *Di = D0 + ri[c];
+      for (int t = fp[rj[c]], te = fp[rj[c] + 1]; t < te; t++) {
+        double x = v * fv[t];
+        chk += x - x;
+        Di[(size_t)fc[t] * n] += x;
+      }
+    }
+    if (chk != 0.0) A->nonfinite = 1;
+    return;
+  }
+  for (size_t c = 0; c < cnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, ri[c], rj[c], cv[c]);
+}
+
 /* The same for a matrix already captured (no callback): its last capture's
  * adds in call order. */
 static inline void lv_blk_seq(lv_assembly *A, const lv_spm *M, int r0, int c0, double scale, int transpose,
                               const lv_spm *F) {
   const lv_recorder *r = &M->rec;
-  if (A->dense) { /* the branch out of the loop */
-    for (size_t c = 0; c < r->rcnt; c++) lv_blk_put_dense(A, r0, c0, transpose, F, r->ri[c], r->rj[c], scale * r->cv[c]);
-    return;
-  }
-  for (size_t c = 0; c < r->rcnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, r->ri[c], r->rj[c], r->cv[c]);
+  lv_blk_adds(A, r->ri, r->rj, r->cv, r->rcnt, r0, c0, scale, transpose, F);
 }
 
 #endif
