@@ -27,20 +27,6 @@ double lv_vdot(int n, const double *x, const double *y) {
   return s;
 }
 
-/* x - x is +0 for a finite x and NaN for an infinite or NaN one, and a sum
- * of +0s stays +0: one test at the end instead of a compare and branch per
- * entry (two sums, so that the additions of neighbours overlap). */
-int lv_all_finite(int n, const double *x) {
-  double s0 = 0.0, s1 = 0.0;
-  int i = 0;
-  for (; i + 1 < n; i += 2) {
-    s0 += x[i] - x[i];
-    s1 += x[i + 1] - x[i + 1];
-  }
-  if (i < n) s0 += x[i] - x[i];
-  return s0 + s1 == 0.0;
-}
-
 void lv_dense_matvec(int rows, int cols, const double *A, const double *x, double *y) {
   for (int i = 0; i < rows; i++) y[i] = 0.0;
   for (int j = 0; j < cols; j++) {
