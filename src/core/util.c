@@ -27,12 +27,6 @@ double lv_vdot(int n, const double *x, const double *y) {
   return s;
 }
 
-int lv_all_finite(int n, const double *x) {
-  for (int i = 0; i < n; i++)
-    if (!isfinite(x[i])) return 0;
-  return 1;
-}
-
 void lv_dense_matvec(int rows, int cols, const double *A, const double *x, double *y) {
   for (int i = 0; i < rows; i++) y[i] = 0.0;
   for (int j = 0; j < cols; j++) {

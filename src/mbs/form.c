@@ -71,7 +71,8 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
     mbs_vec_map(f, e, qb, t, y, D ? D : Dl);
     return;
   }
-  if (D) memset(D, 0, (size_t)(3 * nv) * sizeof(double));
+  /* the Lie group forms' rigid body (nv = 6) writes all of D below */
+  if (D && !(nv == 6 && f != MBS_DIRECTORS)) memset(D, 0, (size_t)(3 * nv) * sizeof(double));
   if (f == MBS_DIRECTORS) {
     int nd = e->rb->planar ? 2 : 3;
     for (int i = 0; i < 3; i++) {
@@ -107,11 +108,19 @@ void mbs_map(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_t
     double y2 = (pt ? qb[2] : 0.0) + R6 * X0 + R7 * X1 + R8 * X2;
     y[0] = y0, y[1] = y1, y[2] = y2;
     if (!D) return;
-    for (int i = 0; i < 3; i++) {
-      if (pt && f == MBS_R3SO3) D[i * nv + i] = 1.0;
-      if (pt && f == MBS_SE3)
-        for (int j = 0; j < 3; j++) D[i * nv + j] = R[3 * i + j]; /* x' = R U */
-    }
+    if (nv == 6) { /* the translational block, zeros included (no memset above) */
+      if (pt && f == MBS_SE3) {
+        D[0] = R0, D[1] = R1, D[2] = R2, D[6] = R3, D[7] = R4, D[8] = R5, D[12] = R6, D[13] = R7, D[14] = R8;
+      } else {
+        double one = pt && f == MBS_R3SO3 ? 1.0 : 0.0;
+        D[0] = one, D[1] = 0.0, D[2] = 0.0, D[6] = 0.0, D[7] = one, D[8] = 0.0, D[12] = 0.0, D[13] = 0.0, D[14] = one;
+      }
+    } else
+      for (int i = 0; i < 3; i++) {
+        if (pt && f == MBS_R3SO3) D[i * nv + i] = 1.0;
+        if (pt && f == MBS_SE3)
+          for (int j = 0; j < 3; j++) D[i * nv + j] = R[3 * i + j]; /* x' = R U */
+      }
     /* -R X~ : column j is -R (X x e_j) = R (e_j x X), e_1 x X = (0, -X3, X2), ... */
     double *D0 = D + 3, *D1 = D + nv + 3, *D2 = D + 2 * nv + 3;
     D0[0] = R2 * X1 - R1 * X2, D0[1] = R0 * X2 - R2 * X0, D0[2] = R1 * X0 - R0 * X1;

@@ -188,7 +188,7 @@ static void rec_matvec(const rec_sink *r, const double *x, double *y, int transp
 /* the recorded adds into a block of the Newton matrix, as lv_blk_seq */
 static void rec_blk(lv_assembly *A, const rec_sink *r, int r0, int c0, double scale, int transpose,
                     const lv_spm *F) {
-  for (size_t c = 0; c < r->n; c++) lv_blk_put(A, r0, c0, scale, transpose, F, r->ri[c], r->rj[c], r->rv[c]);
+  lv_blk_adds(A, r->ri, r->rj, r->rv, r->n, r0, c0, scale, transpose, F);
 }
 
 typedef struct {

@@ -78,6 +78,48 @@ LV_FLATTEN static int spm_add_assign_chk(lv_sink *s, int i, int j, double v) {
   return capture_add(s, i, j, v, 1, 1);
 }
 
+/* The replay of a grouped capture with no position twice (nodup) whose
+ * recording keeps its positions (ri, rj: every keep recording): while each
+ * add is at the recorded position of its index, the general add's work
+ * comes down to storing the value into its slot and the call-order
+ * sequence -- the sink is the identity lv_spm_begin made (checked), and
+ * the bounds are checked as unsigned compares.  Anything else takes the
+ * general add, which also leaves the recording.  The same values in the
+ * same slots (s->scale * v is v for scale 1).  Half the instructions of
+ * the general add per entry: G, T and df/dv of a generalized-alpha or
+ * BLieDF step are captured this way. */
+#if defined(__GNUC__)
+#define LV_NOINLINE __attribute__((noinline))
+#else
+#define LV_NOINLINE
+#endif
+/* the general add out of line, so that the short path saves no registers */
+LV_NOINLINE static int replay_off(lv_sink *s, int i, int j, double v, int check) {
+  return check ? spm_add_assign_chk(s, i, j, v) : spm_add_assign(s, i, j, v);
+}
+
+LV_ALWAYS_INLINE int replay_add(lv_sink *s, int i, int j, double v, int check) {
+  lv_spm *A = (lv_spm *)s;
+  lv_recorder *r = &A->rec;
+  size_t k = r->cnt;
+  if (LV_UNLIKELY(!r->match || k >= r->rcnt || r->ri[k] != i || r->rj[k] != j || (unsigned)i >= (unsigned)A->nrows ||
+                  (unsigned)j >= (unsigned)A->ncols || s->transpose || s->row0 || s->col0 || s->scale != 1.0))
+    return replay_off(s, i, j, v, check);
+  if (check && !isfinite(v)) A->flag = 1;
+  r->cnt = k + 1;
+  r->cv[k] = v;
+  A->val[r->map[k]] = v;
+  return 0;
+}
+
+static int spm_add_replay(lv_sink *s, int i, int j, double v) {
+  return replay_add(s, i, j, v, 0);
+}
+
+static int spm_add_replay_chk(lv_sink *s, int i, int j, double v) {
+  return replay_add(s, i, j, v, 1);
+}
+
 lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.add = A->nodup ? spm_add_assign : spm_add;
   A->sink.target = A;
@@ -90,7 +132,9 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->bad = 0;
   A->flag = 0;
   A->rec.keep = A->group != LV_SPM_MERGED; /* the call-order sequence is read from grouped captures only */
-  if (lv_recorder_begin(&A->rec) && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
+  int replay = lv_recorder_begin(&A->rec);
+  if (replay && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
+  if (replay && A->nodup && A->rec.keep && A->rec.ri && A->rec.map) A->sink.add = spm_add_replay;
   return &A->sink;
 }
 
@@ -152,7 +196,7 @@ typedef struct {
 static int cap_model(void *ctx, lv_sink *s) {
   const mx_ctx *c = ctx;
   lv_spm *A = (lv_spm *)s;
-  s->add = A->nodup ? spm_add_assign_chk : spm_add_chk;
+  s->add = s->add == spm_add_replay ? spm_add_replay_chk : A->nodup ? spm_add_assign_chk : spm_add_chk;
   return lv_model_matrix_flagged(c->m, c->which, c->t, c->q, c->v, c->x, s, &A->flag);
 }
 
@@ -749,5 +793,16 @@ int lv_blk_add(lv_sink *s, int i, int j, double v) {
   }
   if (!isfinite(v)) b->bad = 1;
   lv_blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
+  return 0;
+}
+
+int lv_blk_add_dense(lv_sink *s, int i, int j, double v) {
+  lv_blk_sink *b = (lv_blk_sink *)s;
+  if ((unsigned)i >= (unsigned)s->nrows || (unsigned)j >= (unsigned)s->ncols) {
+    b->bad = 1;
+    return LV_EINPUT;
+  }
+  if (!isfinite(v)) b->bad = 1;
+  lv_blk_put_dense(b->A, b->r0, b->c0, b->transpose, b->F, i, j, b->scale * v);
   return 0;
 }

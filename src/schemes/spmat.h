@@ -219,9 +219,39 @@ typedef struct {
   int bad; /* a non-finite value or an entry outside the block was added */
 } lv_blk_sink;
 
-static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,
+/* The dense back-end's adds written out: the same values added to the same
+ * entries of D in the same order as through lv_assembly_add, the
+ * finiteness test one sum per call instead of a branch per add (x - x is
+ * +0 for a finite x, NaN otherwise). */
+LV_ALWAYS_INLINE void lv_blk_put_dense(lv_assembly *A, int r0, int c0, int transpose, const lv_spm *F, int i, int j,
+                                    double v) {
+  const size_t n = (size_t)A->n;
+  if (F) {
+    double *Di = A->D + (size_t)(r0 + i) + (size_t)c0 * n, chk = 0.0;
+    const int *ci = F->ci;
+    const double *fv = F->val;
+    for (int t = F->rp[j], te = F->rp[j + 1]; t < te; t++) {
+      double x = v * fv[t];
+      chk += x - x;
+      Di[(size_t)ci[t] * n] += x;
+    }
+    if (chk != 0.0) A->nonfinite = 1;
+    return;
+  }
+  if (!isfinite(v)) A->nonfinite = 1;
+  if (transpose)
+    A->D[(size_t)(r0 + j) + (size_t)(c0 + i) * n] += v;
+  else
+    A->D[(size_t)(r0 + i) + (size_t)(c0 + j) * n] += v;
+}
+
+LV_ALWAYS_INLINE void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int transpose, const lv_spm *F,
                               int i, int j, double v) {
   v *= scale;
+  if (A->dense) {
+    lv_blk_put_dense(A, r0, c0, transpose, F, i, j, v);
+    return;
+  }
   if (F) {
     for (int t = F->rp[j]; t < F->rp[j + 1]; t++) lv_assembly_add(A, r0 + i, c0 + F->ci[t], v * F->val[t]);
   } else if (transpose) {
@@ -232,21 +262,53 @@ static inline void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, int 
 }
 
 int lv_blk_add(lv_sink *s, int i, int j, double v); /* the sink's add */
+int lv_blk_add_dense(lv_sink *s, int i, int j, double v); /* the same on the dense back-end */
 
 static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols, double scale,
                               int transpose, const lv_spm *F) {
-  memset(b, 0, sizeof *b);
-  b->sink.add = lv_blk_add;
-  b->sink.nrows = nrows;
-  b->sink.ncols = ncols;
-  b->sink.scale = 1.0;
-  b->A = A;
-  b->r0 = r0;
-  b->c0 = c0;
-  b->scale = scale;
-  b->transpose = transpose;
-  b->F = F;
+  /* every other field zero, without a memset call */
+  *b = (lv_blk_sink){.sink = {.add = A->dense ? lv_blk_add_dense : lv_blk_add, .nrows = nrows, .ncols = ncols,
+                              .scale = 1.0},
+                     .A = A, .r0 = r0, .c0 = c0, .transpose = transpose, .scale = scale, .F = F};
   return &b->sink;
+}
+
+/* The adds (ri[c], rj[c], cv[c]), c < cnt, in order into a block of the
+ * Newton matrix, as lv_blk_put each (the call-order sequence of a capture,
+ * or of BLieDF's own recorder).  On the dense back-end the branches and
+ * F's arrays are taken out of the loop and the finiteness flag is one sum
+ * (x - x is +0 for a finite x): the same values added to the same entries
+ * in the same order. */
+static inline void lv_blk_adds(lv_assembly *A, const int *ri, const int *rj, const double *cv, size_t cnt, int r0,
+                               int c0, double scale, int transpose, const lv_spm *F) {
+  if (A->dense && !F) {
+    const size_t n = (size_t)A->n, rs = transpose ? n : 1, cs = transpose ? 1 : n; /* strides of i and j */
+    double *D0 = A->D + (size_t)r0 + (size_t)c0 * n, chk = 0.0;
+    for (size_t c = 0; c < cnt; c++) {
+      double x = scale * cv[c];
+      chk += x - x;
+      D0[(size_t)ri[c] * rs + (size_t)rj[c] * cs] += x;
+    }
+    if (chk != 0.0) A->nonfinite = 1;
+    return;
+  }
+  if (A->dense) { /* F's row rj[c] times the entry, at row ri[c] (transpose plays no part, as in lv_blk_put) */
+    const size_t n = (size_t)A->n;
+    double *D0 = A->D + (size_t)r0 + (size_t)c0 * n, chk = 0.0;
+    const int *fp = F->rp, *fc = F->ci;
+    const double *fv = F->val;
+    for (size_t c = 0; c < cnt; c++) {
+      double v = scale * cv[c], *Di = D0 + ri[c];
+      for (int t = fp[rj[c]], te = fp[rj[c] + 1]; t < te; t++) {
+        double x = v * fv[t];
+        chk += x - x;
+        Di[(size_t)fc[t] * n] += x;
+      }
+    }
+    if (chk != 0.0) A->nonfinite = 1;
+    return;
+  }
+  for (size_t c = 0; c < cnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, ri[c], rj[c], cv[c]);
 }
 
 /* The same for a matrix already captured (no callback): its last capture's
@@ -254,7 +316,7 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
 static inline void lv_blk_seq(lv_assembly *A, const lv_spm *M, int r0, int c0, double scale, int transpose,
                               const lv_spm *F) {
   const lv_recorder *r = &M->rec;
-  for (size_t c = 0; c < r->rcnt; c++) lv_blk_put(A, r0, c0, scale, transpose, F, r->ri[c], r->rj[c], r->cv[c]);
+  lv_blk_adds(A, r->ri, r->rj, r->cv, r->rcnt, r0, c0, scale, transpose, F);
 }
 
 #endif

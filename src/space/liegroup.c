@@ -75,11 +75,29 @@ static double dot3(const double a[3], const double b[3]) {
 
 /* a = sin phi / phi, b = (1 - cos phi)/phi^2, c = (phi - sin phi)/phi^3
  * (c not computed if NULL: exp needs a and b only). */
+/* The last angle's a and b, per thread: a generalized-alpha step takes the
+ * exponential and the tangent operator of the same increment (predictor,
+ * Newton matrix), and the two sines are most of either.  The values are
+ * those computed for that angle. */
+static _Thread_local struct {
+  double phi, a, b;
+  int valid;
+} coef_memo;
+
 static void so3_coef(double phi, double *a, double *b, double *c) {
-  *a = sinc(phi);
-  /* Half-angle form: free of cancellation for every phi. */
-  double s = sinc(0.5 * phi);
-  *b = 0.5 * s * s;
+  if (coef_memo.valid && coef_memo.phi == phi) {
+    *a = coef_memo.a;
+    *b = coef_memo.b;
+  } else {
+    *a = sinc(phi);
+    /* Half-angle form: free of cancellation for every phi. */
+    double s = sinc(0.5 * phi);
+    *b = 0.5 * s * s;
+    coef_memo.phi = phi;
+    coef_memo.a = *a;
+    coef_memo.b = *b;
+    coef_memo.valid = 1;
+  }
   if (!c) return;
   if (phi < 1.0)
     *c = horner(SER_C, NELEM(SER_C), phi * phi);
