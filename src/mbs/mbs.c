@@ -1899,6 +1899,64 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   return 0;
 }
 
+/* y += op(H(q; gam)) x directly (lv_model_set_H_product): cb_H's entries
+ * in cb_H's order through gp_add (per mode, as gp_walk).  The Euler
+ * parameters' norm rows are left to the sink path (status 1). */
+GP_INLINE int hp_walk(const mbs_sys *S, const double *q, const double *gam, const double *x, double *y,
+                      const int mode) {
+  const gprod P = {x, y, mode};
+  double Hl[NLOC * NLOC];
+  if (S->form == MBS_EP) return 1;
+  if (S->ppoff) /* pp_H_diag */
+    for (int e = 1; e < S->nel; e++) {
+      if (S->ppoff[e + 1] == S->ppoff[e]) continue;
+      double sum = 0.0;
+      for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
+        const mbs_joint *J = &S->j[S->ppj[k]];
+        sum += gam[J->row0] * J->rows[0].ds;
+      }
+      for (int i = 0; i < S->el[e].pdim; i++) gp_add(&P, S->el[e].voff + i, S->el[e].voff + i, sum);
+    }
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    if (J->pp) { /* pp_H */
+      int o[2], n[2];
+      pp_offsets(S, J, o, n);
+      double sc = gam[J->row0] * J->rows[0].ds;
+      if (o[0] < 0 || o[1] < 0) continue;
+      for (int i = 0; i < (n[0] < n[1] ? n[0] : n[1]); i++) {
+        gp_add(&P, o[0] + i, o[1] + i, -sc);
+        gp_add(&P, o[1] + i, o[0] + i, -sc);
+      }
+      continue;
+    }
+    const struct mbs_jmat *X = J->x;
+    if (X->lin) {
+      for (int e = 0; e < X->nH; e++) {
+        double v = 0.0;
+        for (int t = X->Hs[e]; t < X->Hs[e + 1]; t++) v += X->Hk[t] * gam[X->Hi[t]];
+        gp_add(&P, X->sH[3 * e + 1], X->sH[3 * e + 2], v);
+      }
+      continue;
+    }
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
+    for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) gp_add(&P, e[1], e[2], Hl[e[0]]);
+  }
+  return 0;
+}
+
+static int cb_Hprod(const double *q, const double *gam, const double *x, double *y, int mode, void *u) {
+  const mbs_sys *S = u;
+  switch (mode) {
+  case 0: return hp_walk(S, q, gam, x, y, 0);
+  case LV_GPROD_T: return hp_walk(S, q, gam, x, y, LV_GPROD_T);
+  case LV_GPROD_ABS: return hp_walk(S, q, gam, x, y, LV_GPROD_ABS);
+  default: return hp_walk(S, q, gam, x, y, LV_GPROD_T | LV_GPROD_ABS);
+  }
+}
+
 static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
   const mbs_sys *S = u;
   double Zl[6 * NLOC];
@@ -2402,6 +2460,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && nc > 0) rc = lv_model_set_G_product(m, cb_Gprod);
+  if (!rc && nc > 0) rc = lv_model_set_H_product(m, cb_Hprod);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
   if (!rc) rc = lv_model_set_initial(m, q0, v0);
   free(q0);
