@@ -114,13 +114,14 @@ int lv_model_set_H_product(lv_model *m, lv_hprod_fn f);
 int lv_model_GT_apply_add(const lv_model *m, const double *q, const double *lambda, double *y);
 
 /* G(q) and the Newton-matrix blocks' callbacks (which: G at q; d2V, df/dq, df/dv at (t, q,
- * v); the constraint Hessian at (q; gamma = x), the curvature at (q; w = x))
+ * v); the constraint Hessian at (q; gamma = x), the curvature at (q; w = x);
+ * the invariants' gradients at q)
  * into a sink that sets *bad itself for a non-finite value or an entry
  * outside its block, without the finiteness wrapper per entry; a failure
  * or *bad reruns the checked evaluator into a null sink of the block, which
  * records the callback and entry.  A model without the callback takes the
  * checked path (finite differences). */
-enum { LV_MX_G, LV_MX_D2V, LV_MX_FORCE_DQ, LV_MX_FORCE_DV, LV_MX_HESSIAN, LV_MX_CURVATURE };
+enum { LV_MX_G, LV_MX_D2V, LV_MX_FORCE_DQ, LV_MX_FORCE_DV, LV_MX_HESSIAN, LV_MX_CURVATURE, LV_MX_DINV };
 int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double *q, const double *v,
                             const double *x, lv_sink *S, const int *bad);
 

@@ -1397,7 +1397,8 @@ static int cb_pi(const double *q, double *pi, void *u) {
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3];
-    pi[k] = spring_eval(S, &S->sp[k], q, &L, r, NULL);
+    int o[2];
+    pi[k] = spring_pp(S, &S->sp[k], q, r, o) ? mbs_dot3(r, r) : spring_eval(S, &S->sp[k], q, &L, r, NULL);
   }
   for (int k = S->nsp; k < S->ninv; k++) {
     const mbs_elem *e = &S->el[1 + k - S->nsp];

@@ -383,6 +383,10 @@ int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double
     if (!m->g_curvature) return lv_model_constraint_curvature(m, q, x, S);
     rc = m->g_curvature(q, x, S, m->user);
     break;
+  case LV_MX_DINV:
+    if (m->ninv <= 0) return LV_EINPUT;
+    rc = m->dinv(q, S, m->user);
+    break;
   default:
     return LV_EINPUT;
   }
@@ -396,6 +400,7 @@ int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double
   case LV_MX_FORCE_DQ: rc2 = lv_model_force_dq(m, t, q, v, &nul), cb = "df/dq"; break;
   case LV_MX_FORCE_DV: rc2 = lv_model_force_dv(m, t, q, v, &nul), cb = "df/dv"; break;
   case LV_MX_HESSIAN: rc2 = lv_model_constraint_hessian(m, q, x, &nul), cb = "constraint Hessian"; break;
+  case LV_MX_DINV: rc2 = lv_model_invariant_jac(m, q, &nul), cb = "invariant gradient"; break;
   default: rc2 = lv_model_constraint_curvature(m, q, x, &nul), cb = "constraint curvature"; break;
   }
   if (rc2) return rc2;
