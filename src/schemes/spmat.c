@@ -61,15 +61,14 @@ LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign,
   }
   i += s->row0;
   j += s->col0;
-  if (i < 0 || j < 0 || i >= A->nrows || j >= A->ncols) {
-    A->bad = LV_EINPUT;
-    A->flag = 1;
-    return LV_EINPUT;
-  }
   if (check && !isfinite(v)) A->flag = 1;
   double x = s->scale * v;
   lv_recorder *r = &A->rec;
   size_t k = r->cnt;
+  /* A recorded position is inside the block: the adds of the recording
+   * passed the test below, and a merged matrix keeps its shape (a grouped
+   * one, whose shape may change, keeps its values and takes the recorder's
+   * path). */
   if (r->match && k < r->rcnt && r->ri && !r->keep && r->ri[k] == i && r->rj[k] == j) {
     /* lv_recorder_put_'s add on the recording, as it makes it */
     int sl = r->map[k];
@@ -79,6 +78,11 @@ LV_ALWAYS_INLINE int capture_add(lv_sink *s, int i, int j, double v, int assign,
     else
       A->val[sl] += x;
     return 0;
+  }
+  if (i < 0 || j < 0 || i >= A->nrows || j >= A->ncols) {
+    A->bad = LV_EINPUT;
+    A->flag = 1;
+    return LV_EINPUT;
   }
   return capture_rec(A, i, j, x, assign);
 }
