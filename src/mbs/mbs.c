@@ -1297,13 +1297,17 @@ static double spring_vt(const mbs_spring *p, double pi, double *d1, double *d2) 
   return 0.5 * p->k * (l - p->L0) * (l - p->L0);
 }
 
+static int spring_pp(const mbs_sys *S, const mbs_spring *p, const double *q, double r[3], int o[2]);
+
 static int cb_V_springs(const double *q, double *V, void *u) {
   const mbs_sys *S = u;
   LV_CHECK(cb_V(q, V, u));
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3];
-    *V += spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, NULL), NULL, NULL);
+    int o[2];
+    double pi = spring_pp(S, &S->sp[k], q, r, o) ? mbs_dot3(r, r) : spring_eval(S, &S->sp[k], q, &L, r, NULL);
+    *V += spring_vt(&S->sp[k], pi, NULL, NULL);
   }
   return mbs_torsion_V(S, q, V);
 }
