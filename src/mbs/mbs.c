@@ -1363,13 +1363,14 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
     int o[2];
     if (spring_pp(S, p, q, r, o)) { /* blocks +-(2 Vt' I + 4 Vt'' r r^T) */
       spring_vt(p, mbs_dot3(r, r), &d1, &d2);
+      double B[3][3]; /* the block, formed once */
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) B[a][b] = 2.0 * d1 * (a == b) + 4.0 * d2 * r[a] * r[b];
       for (int ka = 0; ka < 2; ka++)
         for (int a = 0; o[ka] >= 0 && a < 3; a++)
           for (int kb = 0; kb < 2; kb++)
-            for (int b = 0; o[kb] >= 0 && b < 3; b++) {
-              double x = 2.0 * d1 * (a == b) + 4.0 * d2 * r[a] * r[b];
-              LV_CHECK(lv_sink_add(H, o[ka] + a, o[kb] + b, ka == kb ? x : -x));
-            }
+            for (int b = 0; o[kb] >= 0 && b < 3; b++)
+              LV_CHECK(lv_sink_add(H, o[ka] + a, o[kb] + b, ka == kb ? B[a][b] : -B[a][b]));
       continue;
     }
     spring_vt(p, spring_eval(S, p, q, &L, r, Dr), &d1, &d2);
