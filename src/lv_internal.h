@@ -114,6 +114,15 @@ int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt
 #define LV_GPROD_ABS 2
 typedef int (*lv_gprod_fn)(const double *q, const double *x, double *y, int mode, void *user);
 int lv_model_set_G_product(lv_model *m, lv_gprod_fn f);
+/* The same for the constraint Hessian H(q; gamma) = sum_k gamma_k D^2 g_k:
+ * f(q, gamma, x, y, mode, user) adds op(H(q; gamma)) x to y (zeroed by the
+ * caller), the entries of the matrix callback's sink in its order, so that
+ * lv_model_hessian_apply and lv_model_hessian_apply_abs give the bits of
+ * their product sink.  A non-zero return (a case the product does not
+ * cover) or a non-finite y runs the sink path.  lv_model_set_constraints
+ * clears it. */
+typedef int (*lv_hprod_fn)(const double *q, const double *gam, const double *x, double *y, int mode, void *user);
+int lv_model_set_H_product(lv_model *m, lv_hprod_fn f);
 /* y += G(q)^T lambda, accumulated into y (not zeroed): the entries in the
  * matrix callback's order, so the sums are those of a product sink on y.
  * Through the direct product when the model has one, checking y once; a
@@ -122,13 +131,14 @@ int lv_model_set_G_product(lv_model *m, lv_gprod_fn f);
 int lv_model_GT_apply_add(const lv_model *m, const double *q, const double *lambda, double *y);
 
 /* G(q) and the Newton-matrix blocks' callbacks (which: G at q; d2V, df/dq, df/dv at (t, q,
- * v); the constraint Hessian at (q; gamma = x), the curvature at (q; w = x))
+ * v); the constraint Hessian at (q; gamma = x), the curvature at (q; w = x);
+ * the invariants' gradients at q)
  * into a sink that sets *bad itself for a non-finite value or an entry
  * outside its block, without the finiteness wrapper per entry; a failure
  * or *bad reruns the checked evaluator into a null sink of the block, which
  * records the callback and entry.  A model without the callback takes the
  * checked path (finite differences). */
-enum { LV_MX_G, LV_MX_D2V, LV_MX_FORCE_DQ, LV_MX_FORCE_DV, LV_MX_HESSIAN, LV_MX_CURVATURE };
+enum { LV_MX_G, LV_MX_D2V, LV_MX_FORCE_DQ, LV_MX_FORCE_DV, LV_MX_HESSIAN, LV_MX_CURVATURE, LV_MX_DINV };
 int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double *q, const double *v,
                             const double *x, lv_sink *S, const int *bad);
 

@@ -1881,6 +1881,85 @@ START_TEST(test_direct_G_products) {
 }
 END_TEST
 
+/* ============================================== direct H products */
+
+/* y[i] += a x[j] (or |a| |x[j]|): the product sink of the model layer,
+ * written here as the reference of the direct product's bits. */
+typedef struct {
+  lv_sink s;
+  const double *x;
+  double *y;
+  int ab;
+} href_sink;
+
+static int href_add(lv_sink *s, int i, int j, double a) {
+  href_sink *h = (href_sink *)s;
+  h->y[i] += h->ab ? fabs(s->scale * a) * fabs(h->x[j]) : s->scale * a * h->x[j];
+  return 0;
+}
+
+/* lv_model_hessian_apply and _abs through the multibody layer's direct
+ * product (lv_model_set_H_product) against the sink path's sums, bit for
+ * bit (the same entries in the same order), at a generic configuration
+ * and multiplier; against the dense H formed here to 1e-14 relative to
+ * |H| |x| (the absolute product at least |H| |x|); a NaN multiplier still gives LV_ENONFINITE naming the
+ * constraint Hessian. */
+START_TEST(test_direct_H_products) {
+  const char *keys[1] = {gprod_models[_i][1]}, *vals[1] = {gprod_models[_i][2]};
+  lv_kv kv = {keys[0] ? 1 : 0, keys, vals};
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create(gprod_models[_i][0], &kv, &m), 0);
+  int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
+  double *q = calloc((size_t)nq, sizeof(double)), *x = calloc((size_t)nv, sizeof(double));
+  double *l = calloc((size_t)nc, sizeof(double)), *H = calloc((size_t)(nv * nv), sizeof(double));
+  double *y = calloc((size_t)nv, sizeof(double)), *r = calloc((size_t)nv, sizeof(double));
+  double *a = calloc((size_t)nv, sizeof(double));
+  for (int i = 0; i < nq; i++) q[i] = lv_model_q0(m)[i] + 0.1 * sin(1.7 * i + 0.3);
+  for (int j = 0; j < nv; j++) x[j] = cos(0.9 * j + 0.2) - 0.3;
+  for (int i = 0; i < nc; i++) l[i] = sin(1.3 * i + 0.5) + 0.2;
+  lv_sink hs = lv_sink_dense(H, nv, nv, nv);
+  ck_assert_int_eq(lv_model_constraint_hessian(m, q, l, &hs), 0);
+  int nonzero = 0;
+  for (int ab = 0; ab < 2; ab++) {
+    href_sink ref;
+    memset(&ref, 0, sizeof ref);
+    ref.s.add = href_add;
+    ref.s.nrows = ref.s.ncols = nv;
+    ref.s.scale = 1.0;
+    ref.x = x;
+    ref.y = r;
+    ref.ab = ab;
+    for (int j = 0; j < nv; j++) r[j] = a[j] = 0.0;
+    ck_assert_int_eq(lv_model_constraint_hessian(m, q, l, &ref.s), 0);
+    ck_assert_int_eq(ab ? lv_model_hessian_apply_abs(m, q, l, x, y) : lv_model_hessian_apply(m, q, l, x, y), 0);
+    for (int i = 0; i < nv; i++)
+      for (int j = 0; j < nv; j++) a[i] += fabs(H[i + j * nv]) * fabs(x[j]);
+    for (int i = 0; i < nv; i++) {
+      ck_assert_msg(y[i] == r[i], "%s %s=%s abs %d row %d: %.17g vs the sink path's %.17g", gprod_models[_i][0],
+                    keys[0] ? keys[0] : "", keys[0] ? vals[0] : "", ab, i, y[i], r[i]);
+      /* |H| |x| of the merged H is below the sum over the entries (a
+       * position added twice) */
+      double h = 0.0;
+      for (int j = 0; j < nv; j++) h += H[i + j * nv] * x[j];
+      if (ab)
+        ck_assert(y[i] >= a[i] * (1.0 - 1e-14));
+      else
+        ck_assert_double_eq_tol(y[i], h, 1e-14 * (a[i] > 0.0 ? a[i] : 1.0));
+      nonzero += y[i] != 0.0;
+    }
+  }
+  ck_assert_int_gt(nonzero, 0);
+  for (int i = 0; i < nc; i++) l[i] = NAN;
+  ck_assert_int_eq(lv_model_hessian_apply(m, q, l, x, y), LV_ENONFINITE);
+  const char *cb = NULL;
+  ck_assert_int_eq(lv_model_last_error(m, &cb, NULL, NULL), LV_ENONFINITE);
+  ck_assert_ptr_nonnull(cb);
+  ck_assert_str_eq(cb, "constraint Hessian");
+  free(q), free(x), free(l), free(H), free(y), free(r), free(a);
+  lv_model_free(m);
+}
+END_TEST
+
 static Suite *mbs_suite(void) {
   Suite *s = suite_create("mbs");
   TCase *tc = tu_tcase(s, "derivatives", 0.1);
@@ -1891,6 +1970,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
   tcase_add_loop_test(tc, test_direct_G_products, 0, N_GPROD);
+  tcase_add_loop_test(tc, test_direct_H_products, 0, N_GPROD);
   tc = tu_tcase(s, "dynamics", 0.9);
   tcase_add_test(tc, test_gyro_top_equals_hand_written);
   tcase_add_loop_test(tc, test_heavy_top_directors_em, 0, 2);

@@ -47,7 +47,7 @@ extern void dgecon_(const char *norm, const int *n, const double *a,
  * largest modulus, as idamax), ipiv 1-based as LAPACK's, so the factors are
  * interchangeable with dgetrf's (dgecon reads them unchanged).
  * Up to n = 32: on four-particle, VI-S, VI-A and EM steps cost 0.69x,
- * 0.78x and 0.81x the instructions of dgetrf's path (callgrind); sizes 1 .. 12 also have unrolled instances (below).  The
+ * 0.78x and 0.81x the instructions of dgetrf's path (callgrind); sizes 1 .. 16 also have unrolled instances (below).  The
  * other rounding of the LU moves single long runs near a stability limit
  * (VI-S at h = 0.04 on four-particle, 86 % of its linear limit, diverges
  * at t = 832 instead of staying bounded to T = 1000); ensembles of
@@ -101,6 +101,12 @@ void lv_dense_destroy(lv_linsol *ls) {
 #else
 #define SMALL_INLINE static inline
 #endif
+/* two doubles in one SSE2 / NEON register where GCC's vector extension
+ * exists (unaligned loads through memcpy) */
+#if defined(__GNUC__)
+typedef double small_v2 __attribute__((vector_size(16)));
+#define SMALL_V2 small_v2
+#endif
 #define SMALL_FN(x) small_##x##_any
 #define SMALL_UNROLL
 #include "linsol/dense_small.h"
@@ -108,17 +114,19 @@ void lv_dense_destroy(lv_linsol *ls) {
 #undef SMALL_UNROLL
 #define SMALL_FN(x) small_##x##_k
 #if defined(__GNUC__) && !defined(__clang__)
-#define SMALL_UNROLL _Pragma("GCC unroll 12")
+#define SMALL_UNROLL _Pragma("GCC unroll 16")
 #else
 #define SMALL_UNROLL
 #endif
 #include "linsol/dense_small.h"
 
-/* The kernels above instantiated for each n <= 12: with the
+/* The kernels above instantiated for each n <= 16: with the
  * size a constant the compiler unrolls the short inner loops (a 9 x 9 LU
- * took 1.6k instructions through the generic loops, mostly loop control);
- * the operations and their order are the same for every n, so the factors
- * are the generic kernel's bit for bit. */
+ * took 1.6k instructions through the generic loops, mostly loop control;
+ * the 16 x 16 Newton matrix of VI-A and EM on four particles 11.3k, now
+ * 4.5k with the paired updates of small_axpy); the operations and their
+ * order are the same for every n, so the factors are the generic kernel's
+ * bit for bit. */
 #define SMALL_CASES(F, ...) \
   switch (n) {              \
     case 1: F(1, __VA_ARGS__); \
@@ -133,9 +141,13 @@ void lv_dense_destroy(lv_linsol *ls) {
     case 10: F(10, __VA_ARGS__); \
     case 11: F(11, __VA_ARGS__); \
     case 12: F(12, __VA_ARGS__); \
+    case 13: F(13, __VA_ARGS__); \
+    case 14: F(14, __VA_ARGS__); \
+    case 15: F(15, __VA_ARGS__); \
+    case 16: F(16, __VA_ARGS__); \
     default: break;         \
   }
-_Static_assert(LV_DENSE_SMALL >= 12, "sizes above 12 take the generic kernels");
+_Static_assert(LV_DENSE_SMALL >= 16, "sizes above 16 take the generic kernels");
 #define GETF2_N(N, a, ipiv) return small_getf2_k(N, a, ipiv)
 #define GETRS_N(N, a, ipiv, x) \
   do {                         \

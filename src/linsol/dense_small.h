@@ -3,6 +3,32 @@
  * unrolled for the sizes instantiated with a constant n.  Not a header of
  * its own interface: SMALL_FN (the name) and SMALL_UNROLL are set by the
  * includer. */
+/* y[i] -= x[i] * s for lo <= i < n: one element alone when the count is
+ * odd, then pairs (SMALL_V2, two lanes of the same multiply and subtract,
+ * so the same bits as the scalar loop). */
+SMALL_INLINE void SMALL_FN(axpy)(const int lo, const int n, double *restrict y, const double *restrict x,
+                                 const double s) {
+  int i = lo;
+#ifdef SMALL_V2
+  if ((n - i) & 1) {
+    y[i] -= x[i] * s;
+    i++;
+  }
+  const SMALL_V2 sv = {s, s};
+  SMALL_UNROLL
+  for (; i < n; i += 2) {
+    SMALL_V2 yv, xv;
+    memcpy(&yv, y + i, sizeof yv);
+    memcpy(&xv, x + i, sizeof xv);
+    yv -= xv * sv;
+    memcpy(y + i, &yv, sizeof yv);
+  }
+#else
+  SMALL_UNROLL
+  for (; i < n; i++) y[i] -= x[i] * s;
+#endif
+}
+
 /* In-place LU of the column-major n x n matrix a: LAPACK's dgetf2.  Returns 0, or 1 on an
  * exactly zero or non-finite pivot (the caller then refactors with LAPACK,
  * which reports the exact singularity its own way). */
@@ -37,9 +63,7 @@ SMALL_INLINE int SMALL_FN(getf2)(const int n, double *restrict a, int *restrict 
     for (int j = k + 1; j < n; j++) {
       double *restrict cj = a + (size_t)j * (size_t)n;
       const double akj = cj[k];
-      if (akj != 0.0)
-        SMALL_UNROLL
-        for (int i = k + 1; i < n; i++) cj[i] -= ck[i] * akj;
+      if (akj != 0.0) SMALL_FN(axpy)(k + 1, n, cj, ck, akj);
     }
   }
   return 0;
@@ -61,8 +85,7 @@ SMALL_INLINE void SMALL_FN(getrs)(const int n, const double *restrict a, const i
     const double xj = x[j];
     if (xj != 0.0) {
       const double *restrict c = a + (size_t)j * (size_t)n;
-      SMALL_UNROLL
-      for (int i = j + 1; i < n; i++) x[i] -= c[i] * xj;
+      SMALL_FN(axpy)(j + 1, n, x, c, xj);
     }
   }
   SMALL_UNROLL
@@ -70,9 +93,7 @@ SMALL_INLINE void SMALL_FN(getrs)(const int n, const double *restrict a, const i
     const double *restrict c = a + (size_t)j * (size_t)n;
     x[j] /= c[j];
     const double xj = x[j];
-    if (xj != 0.0)
-      SMALL_UNROLL
-      for (int i = 0; i < j; i++) x[i] -= c[i] * xj;
+    if (xj != 0.0) SMALL_FN(axpy)(0, j, x, c, xj);
   }
 }
 

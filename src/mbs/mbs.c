@@ -1297,13 +1297,17 @@ static double spring_vt(const mbs_spring *p, double pi, double *d1, double *d2) 
   return 0.5 * p->k * (l - p->L0) * (l - p->L0);
 }
 
+static int spring_pp(const mbs_sys *S, const mbs_spring *p, const double *q, double r[3], int o[2]);
+
 static int cb_V_springs(const double *q, double *V, void *u) {
   const mbs_sys *S = u;
   LV_CHECK(cb_V(q, V, u));
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3];
-    *V += spring_vt(&S->sp[k], spring_eval(S, &S->sp[k], q, &L, r, NULL), NULL, NULL);
+    int o[2];
+    double pi = spring_pp(S, &S->sp[k], q, r, o) ? mbs_dot3(r, r) : spring_eval(S, &S->sp[k], q, &L, r, NULL);
+    *V += spring_vt(&S->sp[k], pi, NULL, NULL);
   }
   return mbs_torsion_V(S, q, V);
 }
@@ -1359,13 +1363,14 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
     int o[2];
     if (spring_pp(S, p, q, r, o)) { /* blocks +-(2 Vt' I + 4 Vt'' r r^T) */
       spring_vt(p, mbs_dot3(r, r), &d1, &d2);
+      double B[3][3]; /* the block, formed once */
+      for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) B[a][b] = 2.0 * d1 * (a == b) + 4.0 * d2 * r[a] * r[b];
       for (int ka = 0; ka < 2; ka++)
         for (int a = 0; o[ka] >= 0 && a < 3; a++)
           for (int kb = 0; kb < 2; kb++)
-            for (int b = 0; o[kb] >= 0 && b < 3; b++) {
-              double x = 2.0 * d1 * (a == b) + 4.0 * d2 * r[a] * r[b];
-              LV_CHECK(lv_sink_add(H, o[ka] + a, o[kb] + b, ka == kb ? x : -x));
-            }
+            for (int b = 0; o[kb] >= 0 && b < 3; b++)
+              LV_CHECK(lv_sink_add(H, o[ka] + a, o[kb] + b, ka == kb ? B[a][b] : -B[a][b]));
       continue;
     }
     spring_vt(p, spring_eval(S, p, q, &L, r, Dr), &d1, &d2);
@@ -1397,7 +1402,8 @@ static int cb_pi(const double *q, double *pi, void *u) {
   for (int k = 0; k < S->nsp; k++) {
     jloc L;
     double r[3];
-    pi[k] = spring_eval(S, &S->sp[k], q, &L, r, NULL);
+    int o[2];
+    pi[k] = spring_pp(S, &S->sp[k], q, r, o) ? mbs_dot3(r, r) : spring_eval(S, &S->sp[k], q, &L, r, NULL);
   }
   for (int k = S->nsp; k < S->ninv; k++) {
     const mbs_elem *e = &S->el[1 + k - S->nsp];
@@ -1897,6 +1903,64 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_H(S, gam, H));
   return 0;
+}
+
+/* y += op(H(q; gam)) x directly (lv_model_set_H_product): cb_H's entries
+ * in cb_H's order through gp_add (per mode, as gp_walk).  The Euler
+ * parameters' norm rows are left to the sink path (status 1). */
+GP_INLINE int hp_walk(const mbs_sys *S, const double *q, const double *gam, const double *x, double *y,
+                      const int mode) {
+  const gprod P = {x, y, mode};
+  double Hl[NLOC * NLOC];
+  if (S->form == MBS_EP) return 1;
+  if (S->ppoff) /* pp_H_diag */
+    for (int e = 1; e < S->nel; e++) {
+      if (S->ppoff[e + 1] == S->ppoff[e]) continue;
+      double sum = 0.0;
+      for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
+        const mbs_joint *J = &S->j[S->ppj[k]];
+        sum += gam[J->row0] * J->rows[0].ds;
+      }
+      for (int i = 0; i < S->el[e].pdim; i++) gp_add(&P, S->el[e].voff + i, S->el[e].voff + i, sum);
+    }
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    if (J->pp) { /* pp_H */
+      int o[2], n[2];
+      pp_offsets(S, J, o, n);
+      double sc = gam[J->row0] * J->rows[0].ds;
+      if (o[0] < 0 || o[1] < 0) continue;
+      for (int i = 0; i < (n[0] < n[1] ? n[0] : n[1]); i++) {
+        gp_add(&P, o[0] + i, o[1] + i, -sc);
+        gp_add(&P, o[1] + i, o[0] + i, -sc);
+      }
+      continue;
+    }
+    const struct mbs_jmat *X = J->x;
+    if (X->lin) {
+      for (int e = 0; e < X->nH; e++) {
+        double v = 0.0;
+        for (int t = X->Hs[e]; t < X->Hs[e + 1]; t++) v += X->Hk[t] * gam[X->Hi[t]];
+        gp_add(&P, X->sH[3 * e + 1], X->sH[3 * e + 2], v);
+      }
+      continue;
+    }
+    jloc L;
+    jloc_init(S, J, &L);
+    joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
+    for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) gp_add(&P, e[1], e[2], Hl[e[0]]);
+  }
+  return 0;
+}
+
+static int cb_Hprod(const double *q, const double *gam, const double *x, double *y, int mode, void *u) {
+  const mbs_sys *S = u;
+  switch (mode) {
+  case 0: return hp_walk(S, q, gam, x, y, 0);
+  case LV_GPROD_T: return hp_walk(S, q, gam, x, y, LV_GPROD_T);
+  case LV_GPROD_ABS: return hp_walk(S, q, gam, x, y, LV_GPROD_ABS);
+  default: return hp_walk(S, q, gam, x, y, LV_GPROD_T | LV_GPROD_ABS);
+  }
 }
 
 static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
@@ -2402,6 +2466,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && nc > 0) rc = lv_model_set_G_product(m, cb_Gprod);
+  if (!rc && nc > 0) rc = lv_model_set_H_product(m, cb_Hprod);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
   if (!rc) rc = lv_model_set_initial(m, q0, v0);
   free(q0);

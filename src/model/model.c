@@ -77,6 +77,13 @@ int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G, lv_mat
   m->g_hessian = hessian;
   m->g_curvature = curvature;
   m->Gprod = NULL; /* a product of the previous G */
+  m->Hprod = NULL; /* ... and H */
+  return 0;
+}
+
+int lv_model_set_H_product(lv_model *m, lv_hprod_fn f) {
+  if (!m || (f && !m->g_hessian)) return LV_EINPUT;
+  m->Hprod = f;
   return 0;
 }
 
@@ -376,6 +383,10 @@ int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double
     if (!m->g_curvature) return lv_model_constraint_curvature(m, q, x, S);
     rc = m->g_curvature(q, x, S, m->user);
     break;
+  case LV_MX_DINV:
+    if (m->ninv <= 0) return LV_EINPUT;
+    rc = m->dinv(q, S, m->user);
+    break;
   default:
     return LV_EINPUT;
   }
@@ -389,6 +400,7 @@ int lv_model_matrix_flagged(const lv_model *m, int which, double t, const double
   case LV_MX_FORCE_DQ: rc2 = lv_model_force_dq(m, t, q, v, &nul), cb = "df/dq"; break;
   case LV_MX_FORCE_DV: rc2 = lv_model_force_dv(m, t, q, v, &nul), cb = "df/dv"; break;
   case LV_MX_HESSIAN: rc2 = lv_model_constraint_hessian(m, q, x, &nul), cb = "constraint Hessian"; break;
+  case LV_MX_DINV: rc2 = lv_model_invariant_jac(m, q, &nul), cb = "invariant gradient"; break;
   default: rc2 = lv_model_constraint_curvature(m, q, x, &nul), cb = "constraint curvature"; break;
   }
   if (rc2) return rc2;
@@ -549,6 +561,10 @@ static int product(const lv_model *m, int which, const double *q, const double *
   lv_matrix_fn f = which == P_MASS ? m->mass : which == P_D2V ? m->d2V : which == P_G ? m->G : NULL;
   lv_matrix_w_fn fw = which == P_HESS ? m->g_hessian : which == P_CURV ? m->g_curvature : NULL;
   memset(y, 0, (size_t)ny * sizeof(double));
+  if (which == P_HESS && m->Hprod) { /* the direct product: one finiteness check */
+    if (m->Hprod(q, w, x, y, mode, m->user) == 0 && lv_all_finite(ny, y)) return 0;
+    memset(y, 0, (size_t)ny * sizeof(double));
+  }
   raw_sink r;
   if (f || fw) {
     lv_matvec_sink_init(&r.ms, nrows, ncols, x, y, t);

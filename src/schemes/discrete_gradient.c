@@ -143,6 +143,7 @@ void lv_dg_add_projector(const lv_dgrad *dg, double s, double *B) {
 typedef struct {
   lv_sink s;
   int n, cap, fixed, bad;
+  int nonfinite; /* a non-finite value was added (lv_model_matrix_flagged's flag) */
   int *row, *col;
   double *val;
 } cap_sink;
@@ -152,6 +153,7 @@ static int cap_add(lv_sink *s, int i, int j, double v) {
   if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
   if (!isfinite(v)) {
     c->bad = LV_ENONFINITE;
+    c->nonfinite = 1;
     return LV_ENONFINITE;
   }
   if (c->fixed) {
@@ -203,7 +205,9 @@ static int vt_eval(const lv_dgrad *dg, const double *pi, double *vt, double *dvt
   return lv_model_invariant_potential(dg->m, pi, vt, dvt);
 }
 
-/* Invariant gradients at q into vals, in the learnt triplet order. */
+/* Invariant gradients at q into vals, in the learnt triplet order (the
+ * capture checks each value itself: the callback without the model's
+ * finiteness wrapper, which names a non-finite entry on a rerun). */
 static int dpi_eval(const lv_dgrad *dg, const double *q, double *vals) {
   cap_sink c;
   cap_init(&c, dg->ninv, dg->d);
@@ -212,7 +216,7 @@ static int dpi_eval(const lv_dgrad *dg, const double *q, double *vals) {
   c.row = dg->trow;
   c.col = dg->tcol;
   c.val = vals;
-  int rc = lv_model_invariant_jac(dg->m, q, &c.s);
+  int rc = lv_model_matrix_flagged(dg->m, LV_MX_DINV, 0.0, q, NULL, NULL, &c.s, &c.nonfinite);
   if (c.bad) return c.bad;
   if (rc) return rc;
   return c.n == dg->nnz ? 0 : LV_EPATTERN;

@@ -481,10 +481,10 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   /* H(z; a) is captured in sHb, written, and H(z; b) captured over it: one
    * callback, one position sequence, so one pattern serves both (a second
    * capture held 129 bytes per particle of the chain) */
-  LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, a, lv_spm_begin(&E->sHb))));
+  LV_CHECK(lv_spm_model_matrix(&E->sHb, d, d, m, LV_MX_HESSIAN, 0.0, E->z, NULL, a));
   LV_CHECK(lv_spm_put(S, 0, 0, &E->sHb, 0.5, E->mass.rs, 0));
   if (ggl) {
-    LV_CHECK(lv_spm_end(&E->sHb, lv_model_constraint_hessian(m, E->z, b, lv_spm_begin(&E->sHb))));
+    LV_CHECK(lv_spm_model_matrix(&E->sHb, d, d, m, LV_MX_HESSIAN, 0.0, E->z, NULL, b));
     if (E->mid) {
       LV_CHECK(lv_spm_product_put_diag(S, 0, 0, &E->sP11, &E->sHb, E->mid, &E->sHb, -0.25, E->mass.rs));
     } else {
@@ -531,7 +531,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
   /* Z(q1; w) in the capture of Z(z; u) below (the same callback) */
-  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->y, E->w, lv_spm_begin(&E->sZu))));
+  LV_CHECK(lv_spm_model_matrix(&E->sZu, k, d, m, LV_MX_CURVATURE, 0.0, E->y, NULL, E->w));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
   const double *mid = E->mid;
@@ -541,7 +541,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
 
   /* dF1/db = D^-1 [ -G(z)^T + 1/2 Z(z;u)^T - 1/2 H(z;b) M^-1 G(z)^T + h/2 Delta betav^T ] */
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sGz, -1.0, E->mass.rs, 1));
-  LV_CHECK(lv_spm_end(&E->sZu, lv_model_constraint_curvature(m, E->z, E->u, lv_spm_begin(&E->sZu))));
+  LV_CHECK(lv_spm_model_matrix(&E->sZu, k, d, m, LV_MX_CURVATURE, 0.0, E->z, NULL, E->u));
   LV_CHECK(lv_spm_put(S, 0, d + k, &E->sZu, 0.5, E->mass.rs, 1));
   if (mid) {
     LV_CHECK(lv_spm_transpose_pattern(&E->sGzT, &E->sGz)); /* M^-1 G(z)^T = diag(mid) G(z)^T */

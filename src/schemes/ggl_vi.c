@@ -252,23 +252,23 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   /* dF1/ddq = D^-1 [ M + (1-2 theta) Hb + theta (1-theta) (h^2 d2V(qt) + [A] H(qt; a) - Hb M^-1 Hb) ] */
   LV_CHECK(lv_spm_put(S, 0, 0, &V->mass.sM, 1.0, V->mass.rs, 0));
   if (1.0 - 2.0 * th != 0.0) {
-    LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+    LV_CHECK(lv_spm_model_matrix(&V->sHb, d, d, m, LV_MX_HESSIAN, 0.0, V->qt, NULL, b));
     LV_CHECK(lv_spm_put(S, 0, 0, &V->sHb, 1.0 - 2.0 * th, V->mass.rs, 0));
   }
   if (c1 != 0.0) {
-    LV_CHECK(lv_spm_end(&V->sD2V, lv_model_hess_potential(m, V->qt, lv_spm_begin(&V->sD2V))));
+    LV_CHECK(lv_spm_model_matrix(&V->sD2V, d, d, m, LV_MX_D2V, 0.0, V->qt, NULL, NULL));
     LV_CHECK(lv_spm_put(S, 0, 0, &V->sD2V, c1 * h * h, V->mass.rs, 0));
     if (V->kind == VI_A) {
       /* H(qt; a) in the capture of H(qt; b) when that is captured after it
        * (theta = 1/2): one callback, one position sequence, one pattern (a
        * second capture held 130 bytes per particle of the chain) */
       lv_spm *Ha = 1.0 - 2.0 * th != 0.0 ? &V->sHa : &V->sHb;
-      LV_CHECK(lv_spm_end(Ha, lv_model_constraint_hessian(m, V->qt, a, lv_spm_begin(Ha))));
+      LV_CHECK(lv_spm_model_matrix(Ha, d, d, m, LV_MX_HESSIAN, 0.0, V->qt, NULL, a));
       LV_CHECK(lv_spm_put(S, 0, 0, Ha, c1, V->mass.rs, 0));
     }
   }
   if (1.0 - 2.0 * th == 0.0)
-    LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+    LV_CHECK(lv_spm_model_matrix(&V->sHb, d, d, m, LV_MX_HESSIAN, 0.0, V->qt, NULL, b));
   const double *mid = V->mid;
   if (!mid && (c1 != 0.0 || th != 0.0)) LV_CHECK(lv_spm_product(&V->sMiHb, &V->mass.sMi, &V->sHb));
   if (c1 != 0.0)
@@ -277,7 +277,7 @@ static int ab_jacobian(void *ctx, lv_linsol *ls) {
   if (k == 0) return 0;
 
   /* dFv/ddq = theta Z(qt; u) + G(qt) - theta G(qt) M^-1 Hb */
-  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->u, lv_spm_begin(&V->sZ))));
+  LV_CHECK(lv_spm_model_matrix(&V->sZ, k, d, m, LV_MX_CURVATURE, 0.0, V->qt, NULL, V->u));
   LV_CHECK(lv_spm_put(S, d + k, 0, &V->sGt, 1.0, NULL, 0));
   if (th != 0.0) {
     LV_CHECK(lv_spm_put(S, d + k, 0, &V->sZ, th, NULL, 0));
@@ -364,7 +364,7 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
   lv_assembly *S = lv_linsol_assembly(ls);
 
   /* dF1/dP = -D^-1 (I + Hb M^-1) */
-  LV_CHECK(lv_spm_end(&V->sHb, lv_model_constraint_hessian(m, V->qt, b, lv_spm_begin(&V->sHb))));
+  LV_CHECK(lv_spm_model_matrix(&V->sHb, d, d, m, LV_MX_HESSIAN, 0.0, V->qt, NULL, b));
   LV_CHECK(lv_spm_product(&V->sHbMi, &V->sHb, &V->mass.sMi));
   LV_CHECK(lv_spm_put(S, 0, 0, &V->sI, -1.0, V->mass.rs, 0));
   LV_CHECK(lv_spm_put(S, 0, 0, &V->sHbMi, -1.0, V->mass.rs, 0));
@@ -372,7 +372,7 @@ static int s_jacobian(void *ctx, lv_linsol *ls) {
 
   /* dF1/da = -D^-1 G(q)^T,  dF1/db = -D^-1 Z(qbar; M^-1 P)^T */
   LV_CHECK(lv_spm_put(S, 0, d, &V->sG0, -1.0, V->mass.rs, 1));
-  LV_CHECK(lv_spm_end(&V->sZ, lv_model_constraint_curvature(m, V->qt, V->hp1, lv_spm_begin(&V->sZ))));
+  LV_CHECK(lv_spm_model_matrix(&V->sZ, k, d, m, LV_MX_CURVATURE, 0.0, V->qt, NULL, V->hp1));
   LV_CHECK(lv_spm_put(S, 0, d + k, &V->sZ, -1.0, V->mass.rs, 1));
 
   /* dFg/da = -G(q1) M^-1 G(q)^T - G(q1) (M^-1 Hb) M^-1 G(q)^T,  dFg/db = G(q1) M^-1 G(qbar)^T */

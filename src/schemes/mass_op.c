@@ -69,6 +69,9 @@ int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int form
     if (rc == 0) {
       mo->sparse = 1;
       for (int i = 0; i < d; i++) mo->rs[i] = 1.0 / mo->md[i];
+      mo->sdM = lv_spm_diag_values(&mo->sM);
+      mo->sdMi = mo->sdM ? lv_spm_diag_values(&mo->sMi) : NULL;
+      if (!mo->sdMi) mo->sdM = NULL;
       return 0;
     }
     if (rc != LV_ENOTIMPL) return rc;

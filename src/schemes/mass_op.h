@@ -41,6 +41,7 @@ typedef struct {
   double *md;       /* diag(M), positive */
   double *rs;       /* 1 / diag(M): the row scaling D^-1 of the momentum rows */
   double *M, *Minv; /* dense form: d x d, column-major (Minv's diagonal set also when diag) */
+  const double *sdM, *sdMi; /* sparse form of a diagonal M: the values of sM and sMi (else NULL) */
   lv_spm sM, sMi;   /* sparse form (last: large, and not touched by the dense form) */
 } lv_mass_op;
 
@@ -52,11 +53,15 @@ typedef struct {
 int lv_mass_op_init(lv_mass_op *mo, const lv_model *m, const double *q, int form);
 void lv_mass_op_free(lv_mass_op *mo);
 
-/* y = A x for A = M (sparse S, diagonal dg, dense D) or A = M^-1 */
-static inline void lv_mass_op_apply_(const lv_mass_op *mo, const lv_spm *S, const double *dg, const double *D,
-                                     const double *x, double *y) {
+/* y = A x for A = M (sparse S, its diagonal values sdg or NULL; diagonal dg,
+ * dense D) or A = M^-1.  A diagonal S is applied as lv_spm_matvec sums
+ * its one entry per row, 0.0 + a x (the same bits, -0.0 included). */
+static inline void lv_mass_op_apply_(const lv_mass_op *mo, const lv_spm *S, const double *sdg, const double *dg,
+                                     const double *D, const double *x, double *y) {
   int d = mo->d;
-  if (mo->sparse) {
+  if (mo->sparse && sdg) {
+    for (int i = 0; i < d; i++) y[i] = 0.0 + sdg[i] * x[i];
+  } else if (mo->sparse) {
     lv_spm_matvec(S, 1.0, x, 0, y);
   } else if (mo->diag) {
     for (int i = 0; i < d; i++) y[i] = dg[i] * x[i];
@@ -67,12 +72,12 @@ static inline void lv_mass_op_apply_(const lv_mass_op *mo, const lv_spm *S, cons
 
 /* y = M x */
 static inline void lv_mass_mul(const lv_mass_op *mo, const double *x, double *y) {
-  lv_mass_op_apply_(mo, &mo->sM, mo->md, mo->M, x, y);
+  lv_mass_op_apply_(mo, &mo->sM, mo->sdM, mo->md, mo->M, x, y);
 }
 
 /* y = M^-1 x */
 static inline void lv_mass_inv_mul(const lv_mass_op *mo, const double *x, double *y) {
-  lv_mass_op_apply_(mo, &mo->sMi, mo->rs, mo->Minv, x, y);
+  lv_mass_op_apply_(mo, &mo->sMi, mo->sdMi, mo->rs, mo->Minv, x, y);
 }
 
 #endif
