@@ -1161,7 +1161,7 @@ static void small_matrix(int kind, int n, unsigned seed, double *A) {
   }
 }
 
-static const int small_sizes[] = {1, 2, 3, 4, 6, 9, 12, 16, 24, 31, 32};
+static const int small_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 31, 32}; /* every unrolled size */
 
 START_TEST(test_dense_small_vs_lapack) {
   const int n = small_sizes[_i];
