@@ -1603,14 +1603,21 @@ static int pp_G(const mbs_sys *S, const mbs_joint *J, const double *q, lv_sink *
 
 /* H's diagonal blocks: one entry per coordinate of each particle, the sum
  * over its distance joints (as many entries as a hand-written chain adds) */
+/* the diagonal entry of particle e's block: the sum over its pp joints
+ * (cb_H through pp_H_diag and the direct product hp_walk) */
+static inline double pp_diag_sum(const mbs_sys *S, int e, const double *gam) {
+  double s = 0.0;
+  for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
+    const mbs_joint *J = &S->j[S->ppj[k]];
+    s += gam[J->row0] * J->rows[0].ds;
+  }
+  return s;
+}
+
 static int pp_H_diag(const mbs_sys *S, const double *gam, lv_sink *H) {
   for (int e = 1; e < S->nel; e++) {
     if (S->ppoff[e + 1] == S->ppoff[e]) continue;
-    double s = 0.0;
-    for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
-      const mbs_joint *J = &S->j[S->ppj[k]];
-      s += gam[J->row0] * J->rows[0].ds;
-    }
+    double s = pp_diag_sum(S, e, gam);
     for (int i = 0; i < S->el[e].pdim; i++) LV_CHECK(lv_sink_add(H, S->el[e].voff + i, S->el[e].voff + i, s));
   }
   return 0;
@@ -1875,6 +1882,22 @@ static int cb_Gprod(const double *q, const double *x, double *y, int mode, void 
   return 0;
 }
 
+/* a linear-form joint's entry e of H(q; gam) (its coefficients times the
+ * multipliers), and a joint's local H from its evaluation: cb_H and the
+ * direct product hp_walk take both from here */
+static inline double lin_H_entry(const struct mbs_jmat *X, int e, const double *gam) {
+  double v = 0.0;
+  for (int t = X->Hs[e]; t < X->Hs[e + 1]; t++) v += X->Hk[t] * gam[X->Hi[t]];
+  return v;
+}
+
+static inline void joint_H_local(const mbs_sys *S, const mbs_joint *J, const double *q, const double *gam,
+                                 double *Hl) {
+  jloc L;
+  jloc_init(S, J, &L);
+  joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
+}
+
 static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   const mbs_sys *S = u;
   double Hl[NLOC * NLOC];
@@ -1889,16 +1912,10 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
     }
     const struct mbs_jmat *X = J->x;
     if (X->lin) {
-      for (int e = 0; e < X->nH; e++) {
-        double v = 0.0;
-        for (int t = X->Hs[e]; t < X->Hs[e + 1]; t++) v += X->Hk[t] * gam[X->Hi[t]];
-        LV_CHECK(lv_sink_add(H, X->sH[3 * e + 1], X->sH[3 * e + 2], v));
-      }
+      for (int e = 0; e < X->nH; e++) LV_CHECK(lv_sink_add(H, X->sH[3 * e + 1], X->sH[3 * e + 2], lin_H_entry(X, e, gam)));
       continue;
     }
-    jloc L;
-    jloc_init(S, J, &L);
-    joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
+    joint_H_local(S, J, q, gam, Hl);
     for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) LV_CHECK(lv_sink_add(H, e[1], e[2], Hl[e[0]]));
   }
   if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_H(S, gam, H));
@@ -1916,11 +1933,7 @@ GP_INLINE int hp_walk(const mbs_sys *S, const double *q, const double *gam, cons
   if (S->ppoff) /* pp_H_diag */
     for (int e = 1; e < S->nel; e++) {
       if (S->ppoff[e + 1] == S->ppoff[e]) continue;
-      double sum = 0.0;
-      for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
-        const mbs_joint *J = &S->j[S->ppj[k]];
-        sum += gam[J->row0] * J->rows[0].ds;
-      }
+      double sum = pp_diag_sum(S, e, gam);
       for (int i = 0; i < S->el[e].pdim; i++) gp_add(&P, S->el[e].voff + i, S->el[e].voff + i, sum);
     }
   for (int k = 0; k < S->nj; k++) {
@@ -1938,16 +1951,10 @@ GP_INLINE int hp_walk(const mbs_sys *S, const double *q, const double *gam, cons
     }
     const struct mbs_jmat *X = J->x;
     if (X->lin) {
-      for (int e = 0; e < X->nH; e++) {
-        double v = 0.0;
-        for (int t = X->Hs[e]; t < X->Hs[e + 1]; t++) v += X->Hk[t] * gam[X->Hi[t]];
-        gp_add(&P, X->sH[3 * e + 1], X->sH[3 * e + 2], v);
-      }
+      for (int e = 0; e < X->nH; e++) gp_add(&P, X->sH[3 * e + 1], X->sH[3 * e + 2], lin_H_entry(X, e, gam));
       continue;
     }
-    jloc L;
-    jloc_init(S, J, &L);
-    joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
+    joint_H_local(S, J, q, gam, Hl);
     for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) gp_add(&P, e[1], e[2], Hl[e[0]]);
   }
   return 0;
