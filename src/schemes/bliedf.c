@@ -821,7 +821,7 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     if (!src) B->user_n = 0; /* the user's starting values serve the first start only */
     /* The saddle matrix [M G^T; G 0] serves the start only (and the ramp's
      * projections, released after the last): its factors and pattern, about
-     * 1 kB per particle of a chain, are freed for the steps, which factorise
+     * 1.5 kB per particle of a chain, are freed for the steps, which factorise
      * their own Newton matrix.  A later start factorises it again. */
     if (!src && !(B->ramp && B->kc < B->k)) lv_saddle_release(B->saddle);
     if (src == LV_ESTEPMIN)
@@ -838,9 +838,9 @@ static int bl_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   B->t1 = s->t + h;
   /* known parts of (23b) and (23c) */
   LV_CHECK(correction_term(B, B->vh, h, B->L));
-  /* history by history over contiguous rows (the compiler vectorises them;
-   * each entry takes the same operations in the same order as a sum per
-   * entry, so the same values) */
+  /* history by history over contiguous rows (each entry takes the same
+   * operations in the same order as a sum per entry, so the same values;
+   * the loops no longer reload the scheme's fields per term) */
   double *restrict rq = B->rq, *restrict rv = B->rv;
   memcpy(rq, B->L, (size_t)d * sizeof(double));
   for (int i = 0; i < d; i++) rv[i] = 0.0;
