@@ -73,8 +73,6 @@ static double dot3(const double a[3], const double b[3]) {
   return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-/* a = sin phi / phi, b = (1 - cos phi)/phi^2, c = (phi - sin phi)/phi^3
- * (c not computed if NULL: exp needs a and b only). */
 /* The last angle's a and b, per thread: a generalized-alpha step takes the
  * exponential and the tangent operator of the same increment (predictor,
  * Newton matrix), and the two sines are most of either.  The values are
@@ -84,6 +82,8 @@ static _Thread_local struct {
   int valid;
 } coef_memo;
 
+/* a = sin phi / phi, b = (1 - cos phi)/phi^2, c = (phi - sin phi)/phi^3
+ * (c not computed if NULL: exp needs a and b only). */
 static void so3_coef(double phi, double *a, double *b, double *c) {
   if (coef_memo.valid && coef_memo.phi == phi) {
     *a = coef_memo.a;
