@@ -758,6 +758,50 @@ START_TEST(test_guess) {
 }
 END_TEST
 
+/* The default start of VI-A and VI-B (guess=auto): the Taylor start where
+ * its h^2 term is small against h v^n, otherwise h v^n.  At h = 1e-3 (h^2
+ * term ~0.1 % of h v^n) it takes the Taylor start's iteration count and
+ * reaches the solution of the simple start; at h = 0.25 (4 ... 26 %) it
+ * follows the trajectory of the advanced start, which the Taylor start
+ * leaves (VI-A: another root of the discrete equations from t = 9 on). */
+START_TEST(test_guess_auto) {
+  lv_model *m = model("four-particle");
+  for (int k = 1; k < 3; k++) {
+    double q[3][12], p[3][12];
+    lv_integrator_stats st[3];
+    const char *g[3] = {"simple", "taylor", NULL};
+    for (int j = 0; j < 3; j++) {
+      const char *opts[] = {"guess", g[j], NULL};
+      ck_assert_int_eq(run_opts(m, SCHEMES[k], 1e-3, 1.0, g[j] ? opts : NULL, NULL, &st[j], q[j], p[j]), 0);
+    }
+    double its[3];
+    for (int j = 0; j < 3; j++) its[j] = (double)st[j].newton_iterations / st[j].steps;
+    if (getenv("LV_TEST_VERBOSE"))
+      printf("%s h=1e-3 it/step simple %.3f taylor %.3f auto %.3f\n", SCHEMES[k], its[0], its[1], its[2]);
+    ck_assert_msg(fabs(its[2] - its[1]) <= 0.02 && its[2] <= its[0] - 0.25,
+                  "%s: iterations per step simple %.3f, taylor %.3f, auto %.3f", SCHEMES[k], its[0], its[1], its[2]);
+    ck_assert_double_le(tu_max_abs_diff(12, q[0], q[2]), 1e-12);
+    ck_assert_double_le(tu_max_abs_diff(12, p[0], p[2]), 1e-11);
+  }
+  /* near VI-A's stability limit */
+  double q[3][12];
+  int rc[3];
+  const char *g[3] = {"advanced", "taylor", NULL};
+  for (int j = 0; j < 3; j++) {
+    const char *opts[] = {"guess", g[j], NULL};
+    rc[j] = run_opts(m, "vi-a", 0.25, 20.0, g[j] ? opts : NULL, NULL, NULL, q[j], NULL);
+  }
+  ck_assert_msg(rc[0] == 0 && rc[2] == 0, "vi-a h = 0.25 to t = 20: advanced %d, auto %d", rc[0], rc[2]);
+  double d_auto = tu_max_abs_diff(12, q[0], q[2]), d_taylor = rc[1] ? INFINITY : tu_max_abs_diff(12, q[0], q[1]);
+  if (getenv("LV_TEST_VERBOSE"))
+    printf("vi-a h=0.25 t=20: |q_auto - q_advanced| %.3e, |q_taylor - q_advanced| %.3e (status %d)\n", d_auto,
+           d_taylor, rc[1]);
+  ck_assert_msg(d_auto <= 1e-8, "vi-a h = 0.25: auto left the advanced start's trajectory by %.3e", d_auto);
+  ck_assert_msg(d_taylor >= 1e-3, "vi-a h = 0.25: the Taylor start stayed within %.3e (the test's premise)", d_taylor);
+  lv_model_free(m);
+}
+END_TEST
+
 /* Modified Newton (factorisation kept across iterations and steps, final
  * corrections with it until they stop contracting) reaches the same
  * discrete solution to round-off; it needs more, cheaper iterations. */
@@ -1062,6 +1106,7 @@ int main(void) {
   tcase_add_test(tc, test_symplectic);
   tcase_add_test(tc, test_gamma_vanishes);
   tcase_add_test(tc, test_guess);
+  tcase_add_test(tc, test_guess_auto);
   tcase_add_test(tc, test_modified_newton);
   tcase_add_test(tc, test_backends);
   tcase_add_test(tc, test_nondiagonal_mass);

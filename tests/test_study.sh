@@ -57,7 +57,7 @@ if command -v gnuplot >/dev/null 2>&1; then
     bad "overlay title: $(grep multiplot ov.gp)"
   n=0
   # each legend starts with the scheme; options that differ follow (vi-a's
-  # default Newton start is guess = simple, em's guess = advanced)
+  # default Newton start is guess = auto, em's guess = taylor)
   for s in rattle vi-a em; do grep -q "title '$s[',]" ov.gp && n=$((n + 1)); done
   [ "$n" -eq 3 ] && ok "legends name the schemes (what differs between the runs)" || bad "legends: $(grep -c title ov.gp)"
   grep -q 'alpha_run\|beta_run\|gamma_run' ov.gp && bad "a file name reached the figure" || ok "no file name in the figure"

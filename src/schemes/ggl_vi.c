@@ -112,12 +112,12 @@
 #include "schemes/mass_op.h"
 
 typedef enum { VI_S = 0, VI_A = 1, VI_B = 2 } vi_kind;
-enum { VI_GUESS_SIMPLE, VI_GUESS_ADVANCED, VI_GUESS_TAYLOR };
+enum { VI_GUESS_SIMPLE, VI_GUESS_ADVANCED, VI_GUESS_TAYLOR, VI_GUESS_AUTO };
 
 typedef struct {
   vi_kind kind;
   double theta, vtheta;
-  int guess; /* VI_GUESS_SIMPLE, _ADVANCED or (theta family) _TAYLOR */
+  int guess; /* VI_GUESS_SIMPLE, _ADVANCED or (theta family) _TAYLOR, _AUTO */
   const lv_model *m;
   lv_state *s;
   int d, k, n;
@@ -421,7 +421,8 @@ static void vi_destroy(lv_stepper *st) {
 
 #define VI_THETA_GUESS_HELP                                                                              \
   "Newton start: simple = previous step's values; advanced = q^{n+1} = q^n + h v^n; taylor = q^{n+1} = q^n + " \
-  "h v^n + h^2/2 M^-1 (-dV(q^n) - G(q^n)^T lambda^n), a failed solve restarting once from simple"
+  "h v^n + h^2/2 M^-1 (-dV(q^n) - G(q^n)^T lambda^n), a failed solve restarting once from simple; auto = " \
+  "taylor where its h^2 term is at most 1% of h v^n (max-norms; h omega below about 0.02), otherwise advanced"
 static const lv_param_info vi_s_options[] = {
     {"guess", "simple",
      "Newton start: simple = previous step's values; advanced = predicted p^{n+1} = M v^n "
@@ -431,14 +432,14 @@ static const lv_param_info vi_a_options[] = {
     {"theta", "0.5",
      "constraint and force evaluation point q^{n+theta}, in (0,1); 0.5 is VI-A (order 2); other values are "
      "unstable (multiplier root -theta/(1-theta), node-drift root -(1-theta)/theta)"},
-    {"guess", "simple", VI_THETA_GUESS_HELP},
+    {"guess", "auto", VI_THETA_GUESS_HELP},
     {NULL, NULL, NULL}};
 static const lv_param_info vi_b_options[] = {
     {"theta", "1", "force and velocity-constraint evaluation point q^{n+theta}, in [0,1]"},
     {"vartheta", "0.5",
      "weight of G(q^{n+1}) in the trapezoidal constraint force, in (0,1); above 0.5 unstable (multiplier "
      "root -vartheta/(1-vartheta))"},
-    {"guess", "simple", VI_THETA_GUESS_HELP},
+    {"guess", "auto", VI_THETA_GUESS_HELP},
     {NULL, NULL, NULL}};
 
 static int vi_create(lv_stepper *st, vi_kind kind) {
@@ -457,11 +458,11 @@ static int vi_create(lv_stepper *st, vi_kind kind) {
   if (kind == VI_B && !(theta >= 0.0 && theta <= 1.0)) return lv_opt_refuse(st, name, "theta", "a number in [0, 1]");
   if (kind == VI_B && !(vtheta > 0.0 && vtheta < 1.0))
     return lv_opt_refuse(st, name, "vartheta", "a number in (0, 1) (stable only for vartheta <= 1/2)");
-  static const char *const guesses[] = {"simple", "advanced", "taylor", NULL};
+  static const char *const guesses[] = {"simple", "advanced", "taylor", "auto", NULL};
   static const char *const guesses_s[] = {"simple", "advanced", NULL};
   int guess;
   LV_CHECK(lv_opt_choice(st, name, "guess", kind == VI_S ? guesses_s : guesses,
-                         VI_GUESS_SIMPLE, &guess));
+                         kind == VI_S ? VI_GUESS_SIMPLE : VI_GUESS_AUTO, &guess));
   /* The discrete action has no non-conservative forces (that would be a
    * discrete Lagrange-d'Alembert principle): refuse rather than drop them. */
   if (lv_model_has_force(m)) return LV_ENOTIMPL;
@@ -529,22 +530,40 @@ static int vi_init(lv_stepper *st) {
  * solution where h v^n is O(h^2) and 0 is O(h).  Four particles at h = 1e-3
  * under VI-A: 2.00 Newton iterations per step from 0, 1.56 from h v^n, 1.00
  * from the Taylor start.  A solve that fails from it restarts once from 0
- * (vi_step).  Not the default: near the stability limit the h^2 term can
- * lead Newton to another root of the discrete equations (four particles,
- * VI-A, h = 0.25: the motion left the one from 0 or h v^n at t = 9 and
- * blew up there, where from those starts it blows up at t = 58, the
- * paper's figure); EM, whose start it is by default, kept the trajectory of
- * its other starts to round-off up to t = 50 at h = 0.3, 0.5 and 0.675. */
-static int theta_guess(vi *V, int guess) {
+ * (vi_step).  Alone it is not the default: near the stability limit the
+ * h^2 term can lead Newton to another root of the discrete equations (four
+ * particles, VI-A, h = 0.25: the motion left the one from 0 or h v^n at
+ * t = 9 and blew up there, where from those starts it blows up at t = 58,
+ * the paper's figure); EM, whose start it is by default, kept the
+ * trajectory of its other starts to round-off up to t = 50 at h = 0.3, 0.5
+ * and 0.675.  The default (auto) takes the Taylor start only where its h^2
+ * term is at most 1 % of h v^n in the max-norm, i.e. h |v'| / (2 |v|) <=
+ * 0.01, roughly h omega <= 0.02 for an oscillation: there the three starts
+ * lie within the same small neighbourhood of the step's root.  Four
+ * particles: that ratio is 2.5e-4 ... 1.3e-3 at h = 1e-3 and 0.04 ... 0.26
+ * at h = 0.25, so auto is the Taylor start at the one and h v^n at the
+ * other.  Sets *taylor when the Taylor start was taken. */
+static int theta_guess(vi *V, int guess, int *taylor) {
   const lv_state *s = V->s;
   int d = V->d, k = V->k;
   double h = V->h;
+  *taylor = 0;
   for (int i = 0; i < d; i++) V->x[i] = guess != VI_GUESS_SIMPLE ? h * s->v[i] : 0.0;
-  if (guess == VI_GUESS_TAYLOR) {
+  if (guess == VI_GUESS_TAYLOR || guess == VI_GUESS_AUTO) {
     LV_CHECK(lv_model_grad_potential(V->m, s->q, V->tmp));
     if (k > 0) LV_CHECK(lv_model_GT_apply_add(V->m, s->q, s->lambda, V->tmp));
     lv_mass_inv_mul(&V->mass, V->tmp, V->w);
+    if (guess == VI_GUESS_AUTO) {
+      double dmax = 0.0, wmax = 0.0;
+      for (int i = 0; i < d; i++) {
+        dmax = fmax(dmax, fabs(V->x[i]));
+        wmax = fmax(wmax, fabs(V->w[i]));
+      }
+      /* NaN in w fails the test: h v^n then */
+      if (!(0.5 * h * h * wmax <= 0.01 * dmax)) return 0;
+    }
     for (int i = 0; i < d; i++) V->x[i] -= 0.5 * h * h * V->w[i];
+    *taylor = 1;
   }
   return 0;
 }
@@ -556,6 +575,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int d = V->d, k = V->k;
   V->h = h;
   double *a = V->x + d, *b = V->x + d + k;
+  int taylor = 0; /* the Newton start was the Taylor polynomial (theta_guess) */
   if (k > 0 && V->kind != VI_A) LV_CHECK(lv_spm_constraint_jac(m, s->q, &V->sG0)); /* VI-A never uses G(q^n) */
   for (int i = 0; i < k; i++) {
     a[i] = h * h * s->lambda[i];
@@ -577,13 +597,13 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     }
     pb = (lv_newton_problem){s_residual, s_jacobian, vi_update, NULL, V, V->n};
   } else {
-    LV_CHECK(theta_guess(V, V->guess));
+    LV_CHECK(theta_guess(V, V->guess, &taylor));
     pb = (lv_newton_problem){ab_residual, ab_jacobian, vi_update, NULL, V, V->n};
   }
   V->cached = 0;
   *lv_newton_opts(V->nw) = st->newton;
   int rc = lv_newton_solve(V->nw, &pb, 1, ns);
-  if (rc && V->kind != VI_S && V->guess == VI_GUESS_TAYLOR &&
+  if (rc && taylor &&
       (rc == LV_ENEWTON || rc == LV_EDIVERGE || rc == LV_ESINGULAR || rc == LV_ENONFINITE)) {
     /* once more from the previous step's values (see theta_guess) */
     lv_newton_stats ns2;
@@ -592,7 +612,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
       a[i] = h * h * s->lambda[i];
       b[i] = h * s->gamma[i];
     }
-    LV_CHECK(theta_guess(V, VI_GUESS_SIMPLE));
+    LV_CHECK(theta_guess(V, VI_GUESS_SIMPLE, &taylor));
     V->cached = 0;
     rc = lv_newton_solve(V->nw, &pb, 0, &ns2);
     lv_newton_stats_add_restart(ns, &ns2);
