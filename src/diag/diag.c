@@ -317,6 +317,12 @@ static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full, unsi
   pt->t = s->t;
   pt->g_norm = pt->gv_norm = pt->gp_norm = 0.0;
   if (d->driven) known = 0;
+  /* G v before g when both are evaluated: a model that keeps g and G of its
+   * last configuration (the multibody layer's cache) then computes them in
+   * one pass, where g first would fill g only and G v evaluate it again
+   * (a BLieDF step ends on an update: both are new).  The same values. */
+  int gv_first = nc > 0 && !d->driven && !known;
+  if (gv_first) LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf + nc));
   if (nc > 0) {
     if (known & 1) {
       pt->g_norm = cnorm[0];
@@ -330,6 +336,8 @@ static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full, unsi
     }
     if (known & 2) {
       pt->gv_norm = cnorm[1];
+    } else if (gv_first) {
+      pt->gv_norm = lv_vnorm_inf(nc, d->gbuf + nc);
     } else {
       if (d->driven) {
         LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, s->v, d->gbuf, d->gbuf + nc));
