@@ -884,7 +884,9 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
       if (!L->e[R->t[i].slot]->nv) continue;
       int t = R->ix[i];
       HU[t] = 1;
-      for (int k = 0; k < 3; k++) LH[t][k] += s * (k == R->uk[i] ? R->us[i] : 0.0);
+      /* f_i = us_i e_uk: the other components would add s * 0.0, which
+       * leaves every LH (never -0: it starts at +0) as it is */
+      LH[t][R->uk[i]] += s * R->us[i];
     }
   }
   for (int t = 0; t < J->nu; t++)
