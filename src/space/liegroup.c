@@ -246,7 +246,11 @@ void lv_so3_exp(const double psi[3], double R[9]) {
     cs = cos(phi);
   } else {
     double sn;
+#if defined(__GNUC__)
     __builtin_sincos(phi, &sn, &cs);
+#else
+    sn = sin(phi), cs = cos(phi);
+#endif
     a = sn / phi;
     double s = sinc(0.5 * phi);
     b = 0.5 * s * s;
