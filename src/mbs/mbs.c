@@ -869,7 +869,12 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
         int n = e->nv;
         double *Zr = Z + r * ld + L->off[R->t[i].slot];
         const double *Ck = CZ[R->ix[i]] + R->uk[i] * n, us = R->us[i];
-        for (int b = 0; b < n; b++) Zr[b] += us * Ck[b];
+        if (n == 6) { /* a rigid body of the Lie group formulations: unrolled, as G above */
+          Zr[0] += us * Ck[0], Zr[1] += us * Ck[1], Zr[2] += us * Ck[2];
+          Zr[3] += us * Ck[3], Zr[4] += us * Ck[4], Zr[5] += us * Ck[5];
+        } else {
+          for (int b = 0; b < n; b++) Zr[b] += us * Ck[b];
+        }
       }
     }
   }
