@@ -898,7 +898,7 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
     if (HU[t]) {
       const mbs_elem *e = L->e[J->u[t].slot];
       int o = L->off[J->u[t].slot];
-      mbs_map_hess(F, e, q + e->qoff, &J->u[t], LH[t], 1.0, H + o * ld + o, ld);
+      mbs_map_hess_nz(F, e, q + e->qoff, &J->u[t], LH[t], 1.0, H + o * ld + o, ld); /* H zeroed above */
     }
 }
 
