@@ -1243,17 +1243,22 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
       LV_CHECK(mbs_vec_force_jac(S->form, e, q + e->qoff, v + e->voff, 0, C));
       continue;
     }
-    const double *W = v + e->voff + 3;
+    const double *W = v + e->voff + 3, *Jb = e->rb->J;
     double L[3], A[9], B[9];
-    mbs_r_mul(e->rb->J, W, L);
-    lv_hat3(W, A);
+    mbs_r_mul(Jb, W, L);
     lv_hat3(L, B);
+    /* (W~ J)_ij without W~'s zero diagonal term: a +-0 that could change
+     * only the sign of a zero sum, and a zero entry of df/dv is added to
+     * the Newton matrix, whose entries are never -0, without effect */
+    const double W0 = W[0], W1 = W[1], W2 = W[2];
+    for (int j = 0; j < 3; j++) {
+      A[j] = (-W2) * Jb[3 + j] + W1 * Jb[6 + j];
+      A[3 + j] = W2 * Jb[j] + (-W0) * Jb[6 + j];
+      A[6 + j] = (-W1) * Jb[j] + W0 * Jb[3 + j];
+    }
     int o = e->voff + 3;
     for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) {
-        double aj = A[3 * i] * e->rb->J[j] + A[3 * i + 1] * e->rb->J[3 + j] + A[3 * i + 2] * e->rb->J[6 + j];
-        LV_CHECK(lv_sink_add(C, o + i, o + j, -(aj - B[3 * i + j])));
-      }
+      for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(C, o + i, o + j, -(A[3 * i + j] - B[3 * i + j])));
     if (S->form == MBS_SE3) { /* d(-m Omega x U): -m Omega~ on U, m U~ on Omega */
       lv_hat3(W, A);
       lv_hat3(v + e->voff, B);
