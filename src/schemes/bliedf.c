@@ -660,15 +660,19 @@ static int bl_residual(void *ctx, double *r) {
   int d = B->nv, k = B->nc;
   double h = B->h;
   LV_CHECK(mass_apply(B, B->q1, B->a1, r));
-  if (B->has_dV) {
-    LV_CHECK(lv_model_grad_potential(m, B->q1, B->tmp));
-    for (int i = 0; i < d; i++) r[i] += B->tmp[i];
+  /* h (M a + dV - f) in one pass (the same operations in the same order) */
+  const double *dv = NULL, *f = NULL;
+  if (B->has_dV) LV_CHECK(lv_model_grad_potential(m, B->q1, (double *)(dv = B->tmp)));
+  if (B->has_force) LV_CHECK(lv_model_force(m, B->t1, B->q1, B->v1, (double *)(f = B->tmp2)));
+  if (dv && f) {
+    for (int i = 0; i < d; i++) r[i] = ((r[i] + dv[i]) - f[i]) * h;
+  } else if (dv) {
+    for (int i = 0; i < d; i++) r[i] = (r[i] + dv[i]) * h;
+  } else if (f) {
+    for (int i = 0; i < d; i++) r[i] = (r[i] - f[i]) * h;
+  } else {
+    for (int i = 0; i < d; i++) r[i] *= h;
   }
-  if (B->has_force) {
-    LV_CHECK(lv_model_force(m, B->t1, B->q1, B->v1, B->tmp));
-    for (int i = 0; i < d; i++) r[i] -= B->tmp[i];
-  }
-  for (int i = 0; i < d; i++) r[i] *= h;
   if (k == 0) return 0;
   /* G^T mu and G v from the recorded G (the sums of lv_model_GT_apply and
    * lv_model_G_apply bit for bit) where the Newton matrix reuses it (the

@@ -96,13 +96,16 @@ static int ga_residual(void *ctx, double *r) {
   LV_CHECK(capture_g ? iterate_matrices(g) : iterate_mass(g));
   memset(r, 0, (size_t)d * sizeof(double));
   lv_spm_seq_matvec(&g->Mc, g->vd1, r, 0);
-  if (g->has_dV) {
-    LV_CHECK(lv_model_grad_potential(m, g->q1, g->tmp));
-    for (int i = 0; i < d; i++) r[i] += g->tmp[i];
-  }
-  if (g->has_force) {
-    LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
-    for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
+  /* r + dV - f in one pass (the same sums in the same order) */
+  const double *dv = NULL, *f = NULL;
+  if (g->has_dV) LV_CHECK(lv_model_grad_potential(m, g->q1, (double *)(dv = g->tmp)));
+  if (g->has_force) LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, (double *)(f = g->tmp2)));
+  if (dv && f) {
+    for (int i = 0; i < d; i++) r[i] = (r[i] + dv[i]) - f[i];
+  } else if (dv) {
+    for (int i = 0; i < d; i++) r[i] += dv[i];
+  } else if (f) {
+    for (int i = 0; i < d; i++) r[i] -= f[i];
   }
   if (capture_g) {
     lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
