@@ -620,14 +620,26 @@ static void gnt_apply(const bliedf *B, const double *x, double *out) {
 static int iterate_state(bliedf *B) {
   int d = B->nv;
   const double g1 = B->ga[0], a0 = B->al[0], h = B->h;
+  /* one pass (the loads of the scheme's fields once): the same values */
+  double *restrict dd = B->d, *restrict a1 = B->a1, *restrict hd = B->hd;
+  const double *restrict v1 = B->v1, *restrict rq = B->rq, *restrict rv = B->rv;
   if (B->index == 2 && B->nc > 0) {
     gnt_apply(B, B->eta, B->bnz);
-    for (int i = 0; i < d; i++) B->d[i] = (B->v1[i] + B->rq[i] - B->bnz[i]) / g1;
+    const double *restrict bz = B->bnz;
+    for (int i = 0; i < d; i++) {
+      double di = (v1[i] + rq[i] - bz[i]) / g1;
+      dd[i] = di;
+      a1[i] = (a0 * v1[i] + rv[i]) / h;
+      hd[i] = h * di;
+    }
   } else {
-    for (int i = 0; i < d; i++) B->d[i] = (B->v1[i] + B->rq[i]) / g1;
+    for (int i = 0; i < d; i++) {
+      double di = (v1[i] + rq[i]) / g1;
+      dd[i] = di;
+      a1[i] = (a0 * v1[i] + rv[i]) / h;
+      hd[i] = h * di;
+    }
   }
-  for (int i = 0; i < d; i++) B->a1[i] = (a0 * B->v1[i] + B->rv[i]) / h;
-  for (int i = 0; i < d; i++) B->hd[i] = h * B->d[i];
   B->it_id++; /* a new iterate: G1 no longer belongs to it */
   return lv_space_compose_exp(B->sp, B->s->q, 1.0, B->hd, B->q1);
 }
