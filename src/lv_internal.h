@@ -54,6 +54,12 @@ int lv_diag_new_layout(lv_diag **out, const lv_model *m, int has_p);
  * step diagnostics no output callback takes (lv_integrator_step_point). */
 int lv_diag_eval_guard(lv_diag *d, const lv_state *s, lv_diag_point *pt);
 
+/* lv_diag_eval (full) or lv_diag_eval_guard (!full) taking the constraint
+ * errors the step already knows (lv_stepper.cnorm_known, cnorm) instead of
+ * evaluating them again. */
+int lv_diag_eval_known(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full, unsigned known,
+                       const double cnorm[2]);
+
 /* During the output callback of a step: the divergence guard's diagnostics
  * of the state just accepted (its time is the guard's, not yet the state's
  * final t), and in *layout the lv_diag that evaluated them; NULL outside

@@ -749,6 +749,38 @@ START_TEST(test_add_out_of_range) {
 }
 END_TEST
 
+/* The dense small path keeps the factorised matrix in the assembly until
+ * the assembly changes (a begin exchanges the arrays, an add copies it):
+ * the lazy rcond of that factorisation must still see its matrix, not the
+ * one assembled since (whose 1-norm here is 100 times larger). */
+static void add_rcond_matrix(lv_linsol *ls, double scale) {
+  static const double A[16] = {4, 1, 0, 2, -1, 5, 1, 0, 0, 2, 6, 1, 1, 0, -2, 3};
+  for (int k = 0; k < 16; k++) ck_assert_int_eq(lv_linsol_add(ls, k % 4, k / 4, scale * A[k]), 0);
+}
+
+START_TEST(test_dense_rcond_after_reassembly) {
+  lv_linsol *ref = new_solver(LV_LINSOL_DENSE, 4), *ls = new_solver(LV_LINSOL_DENSE, 4);
+  ck_assert_int_eq(lv_linsol_begin(ref), 0);
+  add_rcond_matrix(ref, 1.0);
+  ck_assert_int_eq(lv_linsol_factor(ref), 0);
+  double rc = lv_linsol_rcond(ref);
+  ck_assert(rc > 0.05 && rc < 1.0);
+  for (int way = 0; way < 2; way++) {
+    ck_assert_int_eq(lv_linsol_begin(ls), 0);
+    add_rcond_matrix(ls, 1.0);
+    ck_assert_int_eq(lv_linsol_factor(ls), 0);
+    if (way == 0) ck_assert_int_eq(lv_linsol_begin(ls), 0); /* the arrays exchanged */
+    add_rcond_matrix(ls, way == 0 ? 100.0 : 99.0);        /* way 1: added without a begin (a copy) */
+    ck_assert_double_eq(lv_linsol_rcond(ls), rc);
+    double M[16];
+    get_dense(ls, 4, M); /* the assembly holds the new matrix */
+    ck_assert_double_eq(M[0], 400.0);
+  }
+  lv_linsol_free(ref);
+  lv_linsol_free(ls);
+}
+END_TEST
+
 START_TEST(test_new_arguments) {
   lv_linsol *ls = (lv_linsol *)&ls; /* must be reset to NULL on failure */
   ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, 0, 0), LV_EINPUT);
@@ -1304,6 +1336,7 @@ static Suite *linsol_suite(void) {
   tc = tu_tcase(s, "args", 0.5);
   tcase_add_test(tc, test_sparse_choice);
   tcase_add_test(tc, test_add_out_of_range);
+  tcase_add_test(tc, test_dense_rcond_after_reassembly);
   tcase_add_test(tc, test_new_arguments);
   tcase_add_test(tc, test_auto_threshold);
 

@@ -32,6 +32,7 @@
 #include <string.h>
 #include "livens/livens.h"
 #include "lv_internal.h" /* lv_model_ninv */
+#include "mbs/mbs_impl.h" /* mbs_map_hess, mbs_map_hess_nz */
 #include "refmodels.h"
 #include "testutil.h"
 
@@ -1968,6 +1969,49 @@ START_TEST(test_direct_H_products) {
 }
 END_TEST
 
+/* mbs_map_hess_nz leaves out the products of the hat matrices' zeros:
+ * the block it adds into (no -0 entry: zeroed, or any finite values) must
+ * come out bit for bit as mbs_map_hess's, also where the point, the
+ * weights or the rotation have exact zero components (the sums that lose
+ * terms are then zeros of either sign). */
+START_TEST(test_map_hess_nz_bits) {
+  static const double vals[] = {0.0, 0.0, 1.0, -1.0, 0.3, -2.5, 1e-300, 7.0};
+  mbs_elem e;
+  memset(&e, 0, sizeof e);
+  e.kind = MBS_BODY;
+  e.nv = 6;
+  unsigned seed = 12345u;
+  int differ = 0;
+  for (int trial = 0; trial < 20000; trial++) {
+    double qb[12], l[3], H1[36], H2[36];
+    mbs_term t;
+    memset(&t, 0, sizeof t);
+    seed = seed * 1103515245u + 12345u;
+    t.axis = (int)((seed >> 16) & 1u);
+    for (int i = 0; i < 12; i++) {
+      seed = seed * 1103515245u + 12345u;
+      qb[i] = vals[(seed >> 16) % 8];
+    }
+    for (int i = 0; i < 3; i++) {
+      seed = seed * 1103515245u + 12345u;
+      t.X[i] = vals[(seed >> 16) % 8];
+      seed = seed * 1103515245u + 12345u;
+      l[i] = vals[(seed >> 16) % 8];
+    }
+    for (int k = 0; k < 36; k++) {
+      seed = seed * 1103515245u + 12345u;
+      H1[k] = H2[k] = trial % 2 ? 0.0 : vals[(seed >> 16) % 8];
+    }
+    double s = trial % 3 ? 1.0 : -0.7;
+    mbs_formulation f = trial % 4 ? MBS_R3SO3 : MBS_SE3;
+    mbs_map_hess(f, &e, qb, &t, l, s, H1, 6);
+    mbs_map_hess_nz(f, &e, qb, &t, l, s, H2, 6);
+    if (memcmp(H1, H2, sizeof H1) != 0) differ++;
+  }
+  ck_assert_int_eq(differ, 0);
+}
+END_TEST
+
 static Suite *mbs_suite(void) {
   Suite *s = suite_create("mbs");
   TCase *tc = tu_tcase(s, "derivatives", 0.1);
@@ -1979,6 +2023,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_rotation_helpers);
   tcase_add_loop_test(tc, test_direct_G_products, 0, N_GPROD);
   tcase_add_loop_test(tc, test_direct_H_products, 0, N_GPROD);
+  tcase_add_test(tc, test_map_hess_nz_bits);
   tc = tu_tcase(s, "dynamics", 0.9);
   tcase_add_test(tc, test_gyro_top_equals_hand_written);
   tcase_add_loop_test(tc, test_heavy_top_directors_em, 0, 2);

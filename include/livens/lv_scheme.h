@@ -78,6 +78,14 @@ typedef struct {
                                       whose kept factorisation the
                                       integrator invalidates when the step
                                       size changes (before new_h) */
+  /** Set by the scheme's step (optional; the integrator clears it before
+   *  each step): which of cnorm hold the constraint errors of the state the
+   *  step has just written, as lv_diag_eval computes them from the same
+   *  values -- bit 0: cnorm[0] = max|g(q)|, bit 1: cnorm[1] = max|G(q) v|
+   *  (a model without driving constraints).  The divergence guard takes
+   *  them instead of evaluating g and G v again. */
+  unsigned cnorm_known;
+  double cnorm[2]; /**< see cnorm_known */
 } lv_stepper;
 
 /** A scheme: its description and the functions the integrator calls.

@@ -273,23 +273,33 @@ static int mass_apply(lv_diag *d, const double *q, const double *v, double *y) {
   return 0;
 }
 
-static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full);
+static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full, unsigned known, const double *cnorm);
 
-static int eval_with_scratch(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full) {
+static int eval_with_scratch(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full, unsigned known,
+                             const double *cnorm) {
   if (!d || !s || !pt) return LV_EINPUT;
-  if (!d->transient) return eval(d, s, pt, full);
+  if (!d->transient) return eval(d, s, pt, full, known, cnorm);
   int rc = scratch(d);
-  if (!rc) rc = eval(d, s, pt, full);
+  if (!rc) rc = eval(d, s, pt, full, known, cnorm);
   scratch_free(d);
   return rc;
 }
 
-int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) { return eval_with_scratch(d, s, pt, 1); }
+int lv_diag_eval(lv_diag *d, const lv_state *s, lv_diag_point *pt) { return eval_with_scratch(d, s, pt, 1, 0, NULL); }
 
-int lv_diag_eval_guard(lv_diag *d, const lv_state *s, lv_diag_point *pt) { return eval_with_scratch(d, s, pt, 0); }
+int lv_diag_eval_guard(lv_diag *d, const lv_state *s, lv_diag_point *pt) {
+  return eval_with_scratch(d, s, pt, 0, 0, NULL);
+}
 
-/* full = 0: energy, max|g| and max|G v| only (lv_diag_eval_guard) */
-static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full) {
+int lv_diag_eval_known(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full, unsigned known,
+                       const double cnorm[2]) {
+  return eval_with_scratch(d, s, pt, full, cnorm ? known : 0, cnorm);
+}
+
+/* full = 0: energy, max|g| and max|G v| only (lv_diag_eval_guard).  known:
+ * bit 0 cnorm[0] is max|g|, bit 1 cnorm[1] is max|G v| (lv_stepper's
+ * cnorm_known; not for driving constraints, whose norms subtract c(t)). */
+static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full, unsigned known, const double *cnorm) {
   const lv_model *m = d->m;
   int nv = lv_model_nv(m), nc = lv_model_nc(m), ns = lv_model_nsym(m);
   double V;
@@ -306,19 +316,36 @@ static int eval(lv_diag *d, const lv_state *s, lv_diag_point *pt, int full) {
   }
   pt->t = s->t;
   pt->g_norm = pt->gv_norm = pt->gp_norm = 0.0;
+  if (d->driven) known = 0;
+  /* G v before g when both are evaluated: a model that keeps g and G of its
+   * last configuration (the multibody layer's cache) then computes them in
+   * one pass, where g first would fill g only and G v evaluate it again
+   * (a BLieDF step ends on an update: both are new).  The same values. */
+  int gv_first = nc > 0 && !d->driven && !known;
+  if (gv_first) LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf + nc));
   if (nc > 0) {
-    if (d->driven) { /* g(q) - c(t), G v - c'(t) */
-      LV_CHECK(lv_model_constraints_at(m, s->t, s->q, d->gbuf, d->gbuf + nc));
+    if (known & 1) {
+      pt->g_norm = cnorm[0];
     } else {
-      LV_CHECK(lv_model_constraints(m, s->q, d->gbuf));
+      if (d->driven) { /* g(q) - c(t), G v - c'(t) */
+        LV_CHECK(lv_model_constraints_at(m, s->t, s->q, d->gbuf, d->gbuf + nc));
+      } else {
+        LV_CHECK(lv_model_constraints(m, s->q, d->gbuf));
+      }
+      pt->g_norm = lv_vnorm_inf(nc, d->gbuf);
     }
-    pt->g_norm = lv_vnorm_inf(nc, d->gbuf);
-    if (d->driven) {
-      LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, s->v, d->gbuf, d->gbuf + nc));
+    if (known & 2) {
+      pt->gv_norm = cnorm[1];
+    } else if (gv_first) {
+      pt->gv_norm = lv_vnorm_inf(nc, d->gbuf + nc);
     } else {
-      LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf));
+      if (d->driven) {
+        LV_CHECK(lv_model_velocity_constraints_at(m, s->t, s->q, s->v, d->gbuf, d->gbuf + nc));
+      } else {
+        LV_CHECK(lv_model_G_apply(m, s->q, s->v, d->gbuf));
+      }
+      pt->gv_norm = lv_vnorm_inf(nc, d->gbuf);
     }
-    pt->gv_norm = lv_vnorm_inf(nc, d->gbuf);
     if (!full) {
       pt->gp_norm = 0.0;
     } else if (d->has_p) {

@@ -283,7 +283,7 @@ static int guard_check(lv_integrator *it) {
   lv_diag_point pt;
   /* the momentum maps (and with momenta G M^-1 p) only where an output
    * callback takes this point (lv_integrator_step_point) */
-  int rc = it->output ? lv_diag_eval(it->guard_diag, s, &pt) : lv_diag_eval_guard(it->guard_diag, s, &pt);
+  int rc = lv_diag_eval_known(it->guard_diag, s, &pt, it->output != NULL, it->stepper.cnorm_known, it->stepper.cnorm);
   if (rc) return rc;
   it->guard_pt = pt;
   if (!isfinite(pt.energy) || !isfinite(pt.g_norm) || !isfinite(pt.gv_norm)) {
@@ -375,6 +375,7 @@ int lv_integrator_create_stepper(lv_integrator *it) {
   it->stepper.priv = NULL;
   it->stepper.linsol = NULL;
   it->stepper.newton_solver = NULL;
+  it->stepper.cnorm_known = 0;
   it->stepper.detail[0] = '\0';
   it->stepper.stop = &it->stop_requested;
   rc = it->type->create(&it->stepper);
@@ -457,6 +458,7 @@ int lv_integrator_step(lv_integrator *it) {
       return src;
     }
   }
+  it->stepper.cnorm_known = 0; /* the scheme's step may set it */
   int rc = step_recursive(it, it->h, 0);
   if (rc == 0 && it->guard_on) {
     /* The step's own end time, for the message (state.t is set from the

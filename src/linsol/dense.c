@@ -163,6 +163,18 @@ static void small_getrs(int n, const double *restrict a, const int *restrict ipi
   small_getrs_any(n, a, ipiv, x);
 }
 
+void lv_dense_keep_a0(lv_linsol *ls, int swap) {
+  lv_dense_data *d = ls->be.dense;
+  if (swap) {
+    double *t = d->A0;
+    d->A0 = ls->as.D;
+    ls->as.D = t;
+  } else {
+    memcpy(d->A0, ls->as.D, (size_t)ls->n * (size_t)ls->n * sizeof(double));
+  }
+  ls->a0_in_as = 0;
+}
+
 int lv_dense_factor(lv_linsol *ls) {
   lv_dense_data *d = ls->be.dense;
   const int n = ls->n;
@@ -171,14 +183,16 @@ int lv_dense_factor(lv_linsol *ls) {
   ls->stats.numeric++;
   double umin = HUGE_VAL, umax = 0.0;
   d->anorm_pending = 0;
+  ls->a0_in_as = 0;
   if (n <= LV_DENSE_SMALL) {
     /* The 1-norm only feeds dgecon, which the pivot screen below makes
      * rare: keep the matrix (the assembly may be restarted while these
      * factors are in use) and sum it when an estimate is asked for.  The
      * assembly holds finite entries only (lv_linsol_factor), so the norm's
      * finiteness test of the LAPACK path is left out here (it fails only
-     * when a column's sum overflows). */
-    memcpy(d->A0, ls->as.D, nn * sizeof(double));
+     * when a column's sum overflows).  The matrix stays in the assembly
+     * until that changes (ls->a0_in_as): a begin() exchanges the arrays
+     * instead of a copy here per factorisation. */
     memcpy(d->LU, ls->as.D, nn * sizeof(double));
     if (!small_getf2(n, d->LU, d->ipiv)) {
       for (int i = 0; i < n; i++) {
@@ -188,6 +202,7 @@ int lv_dense_factor(lv_linsol *ls) {
       }
       if (umax > 0 && umin / umax > sqrt(DBL_EPSILON)) {
         d->anorm_pending = 1;
+        ls->a0_in_as = 1;
         ls->rcond = -1.0; /* not computed yet */
         return 0;
       }
@@ -248,7 +263,7 @@ double lv_dense_rcond(lv_linsol *ls) {
   if (d->anorm_pending) { /* the small path's matrix, as in lv_dense_factor */
     double anorm = 0.0;
     for (int j = 0; j < n; j++) {
-      const double *c = d->A0 + (size_t)j * (size_t)n;
+      const double *c = (ls->a0_in_as ? ls->as.D : d->A0) + (size_t)j * (size_t)n;
       double s = 0.0;
       for (int i = 0; i < n; i++) s += fabs(c[i]);
       if (s > anorm) anorm = s;

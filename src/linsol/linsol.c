@@ -63,12 +63,14 @@ int lv_linsol_size(const lv_linsol *ls) { return ls->n; }
 
 int lv_linsol_begin(lv_linsol *ls) {
   if (ls == NULL) return LV_EINPUT;
+  if (ls->a0_in_as) lv_dense_keep_a0(ls, 1);
   lv_assembly_begin(&ls->as);
   return 0;
 }
 
 int lv_linsol_add(lv_linsol *ls, int i, int j, double v) {
   if (ls == NULL || i < 0 || j < 0 || i >= ls->n || j >= ls->n) return LV_EINPUT;
+  if (ls->a0_in_as) lv_dense_keep_a0(ls, 0);
   /* The entry is still stored (the position belongs to the pattern, and
    * matvec then shows the NaN honestly); the flag makes factor fail. */
   LV_CHECK(lv_assembly_add(&ls->as, i, j, v));

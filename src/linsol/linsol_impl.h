@@ -25,6 +25,10 @@ struct lv_linsol {
    * while the next matrix is being assembled. */
   int factored;
   double rcond; /* of the last factorisation attempt, 0 if unknown */
+  /* Dense, small path: the matrix of the last factorisation, whose 1-norm a
+   * later rcond may still need, is as.D itself, not yet kept by the
+   * back-end (lv_dense_keep_a0 before the assembly changes). */
+  int a0_in_as;
   lv_linsol_stats stats;
   union {
     lv_dense_data *dense;
@@ -43,6 +47,9 @@ void lv_dense_destroy(lv_linsol *ls);
 int lv_dense_factor(lv_linsol *ls);
 double lv_dense_rcond(lv_linsol *ls);
 int lv_dense_solve(lv_linsol *ls, double *b);
+/* ls->a0_in_as: the factorised matrix moves from as.D to the back-end, by
+ * exchanging the two arrays (swap: a begin() zeroes as.D next) or by a copy. */
+void lv_dense_keep_a0(lv_linsol *ls, int swap);
 
 int lv_umf_create(lv_linsol *ls);
 void lv_umf_destroy(lv_linsol *ls);

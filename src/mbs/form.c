@@ -161,6 +161,36 @@ void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const 
       Hb[(3 + i) * ld + 3 + j] += s * (A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j]);
 }
 
+/* mbs_map_hess's rotation block (X~ r~)_ij = sum_k X~_ik r~_kj with the
+ * terms in which either hat matrix gives its zero entry left out: those are
+ * +-0 (l finite), and adding +-0 changes a partial sum only when that sum
+ * is zero, so each entry's sum is mbs_map_hess's or, where that is a zero,
+ * a zero -- and s times a zero added to an entry that is not -0 leaves it
+ * as it is.  The same block, bit for bit, with 12 products instead of 27
+ * and no hat matrices; the other formulations and se3's U rows as there. */
+void mbs_map_hess_nz(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                     const double l[3], double s, double *Hb, int ld) {
+  if (e->kind != MBS_BODY || MBS_VEC(f) || f == MBS_DIRECTORS || (f == MBS_SE3 && !t->axis)) {
+    mbs_map_hess(f, e, qb, t, l, s, Hb, ld);
+    return;
+  }
+  const double *R = qb + 3, X0 = t->X[0], X1 = t->X[1], X2 = t->X[2];
+  double r[3];
+  for (int i = 0; i < 3; i++) r[i] = R[i] * l[0] + R[3 + i] * l[1] + R[6 + i] * l[2];
+  const double r0 = r[0], r1 = r[1], r2 = r[2];
+  /* X~ = [0 -X2 X1; X2 0 -X0; -X1 X0 0], r~ likewise; the terms in k order */
+  double *H0 = Hb + 3 * ld + 3, *H1 = H0 + ld, *H2 = H1 + ld;
+  H0[0] += s * ((-X2) * r2 + X1 * (-r1));
+  H0[1] += s * (X1 * r0);
+  H0[2] += s * ((-X2) * (-r0));
+  H1[0] += s * ((-X0) * (-r1));
+  H1[1] += s * (X2 * (-r2) + (-X0) * r0);
+  H1[2] += s * (X2 * r1);
+  H2[0] += s * (X0 * r2);
+  H2[1] += s * ((-X1) * (-r2));
+  H2[2] += s * ((-X1) * r1 + X0 * (-r0));
+}
+
 void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double *w, double *C, int ld) {
   if (e->kind != MBS_BODY) return;

@@ -869,7 +869,12 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
         int n = e->nv;
         double *Zr = Z + r * ld + L->off[R->t[i].slot];
         const double *Ck = CZ[R->ix[i]] + R->uk[i] * n, us = R->us[i];
-        for (int b = 0; b < n; b++) Zr[b] += us * Ck[b];
+        if (n == 6) { /* a rigid body of the Lie group formulations: unrolled, as G above */
+          Zr[0] += us * Ck[0], Zr[1] += us * Ck[1], Zr[2] += us * Ck[2];
+          Zr[3] += us * Ck[3], Zr[4] += us * Ck[4], Zr[5] += us * Ck[5];
+        } else {
+          for (int b = 0; b < n; b++) Zr[b] += us * Ck[b];
+        }
       }
     }
   }
@@ -884,14 +889,16 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
       if (!L->e[R->t[i].slot]->nv) continue;
       int t = R->ix[i];
       HU[t] = 1;
-      for (int k = 0; k < 3; k++) LH[t][k] += s * (k == R->uk[i] ? R->us[i] : 0.0);
+      /* f_i = us_i e_uk: the other components would add s * 0.0, which
+       * leaves every LH (never -0: it starts at +0) as it is */
+      LH[t][R->uk[i]] += s * R->us[i];
     }
   }
   for (int t = 0; t < J->nu; t++)
     if (HU[t]) {
       const mbs_elem *e = L->e[J->u[t].slot];
       int o = L->off[J->u[t].slot];
-      mbs_map_hess(F, e, q + e->qoff, &J->u[t], LH[t], 1.0, H + o * ld + o, ld);
+      mbs_map_hess_nz(F, e, q + e->qoff, &J->u[t], LH[t], 1.0, H + o * ld + o, ld); /* H zeroed above */
     }
 }
 
@@ -1236,17 +1243,22 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
       LV_CHECK(mbs_vec_force_jac(S->form, e, q + e->qoff, v + e->voff, 0, C));
       continue;
     }
-    const double *W = v + e->voff + 3;
+    const double *W = v + e->voff + 3, *Jb = e->rb->J;
     double L[3], A[9], B[9];
-    mbs_r_mul(e->rb->J, W, L);
-    lv_hat3(W, A);
+    mbs_r_mul(Jb, W, L);
     lv_hat3(L, B);
+    /* (W~ J)_ij without W~'s zero diagonal term: a +-0 that could change
+     * only the sign of a zero sum, and a zero entry of df/dv is added to
+     * the Newton matrix, whose entries are never -0, without effect */
+    const double W0 = W[0], W1 = W[1], W2 = W[2];
+    for (int j = 0; j < 3; j++) {
+      A[j] = (-W2) * Jb[3 + j] + W1 * Jb[6 + j];
+      A[3 + j] = W2 * Jb[j] + (-W0) * Jb[6 + j];
+      A[6 + j] = (-W1) * Jb[j] + W0 * Jb[3 + j];
+    }
     int o = e->voff + 3;
     for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) {
-        double aj = A[3 * i] * e->rb->J[j] + A[3 * i + 1] * e->rb->J[3 + j] + A[3 * i + 2] * e->rb->J[6 + j];
-        LV_CHECK(lv_sink_add(C, o + i, o + j, -(aj - B[3 * i + j])));
-      }
+      for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(C, o + i, o + j, -(A[3 * i + j] - B[3 * i + j])));
     if (S->form == MBS_SE3) { /* d(-m Omega x U): -m Omega~ on U, m U~ on Omega */
       lv_hat3(W, A);
       lv_hat3(v + e->voff, B);

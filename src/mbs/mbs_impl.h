@@ -255,6 +255,11 @@ static inline int mbs_map_kron(mbs_formulation f, const mbs_elem *e, const doubl
 /* Hb (nv x nv, row-major, leading dimension ld) += s D_q(D^T l) */
 void mbs_map_hess(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double l[3], double s, double *Hb, int ld);
+/* The same into a block none of whose entries is -0 (zeroed, then only
+ * summed into): the rotation block without the products of the hat
+ * matrices' zero entries (form.c). */
+void mbs_map_hess_nz(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
+                     const double l[3], double s, double *Hb, int ld);
 /* C (3 x nv, leading dimension ld) += D_q(D w), w the element's tangent part */
 void mbs_map_curv(mbs_formulation f, const mbs_elem *e, const double *qb, const mbs_term *t,
                   const double *w, double *C, int ld);

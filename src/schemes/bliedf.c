@@ -620,14 +620,26 @@ static void gnt_apply(const bliedf *B, const double *x, double *out) {
 static int iterate_state(bliedf *B) {
   int d = B->nv;
   const double g1 = B->ga[0], a0 = B->al[0], h = B->h;
+  /* one pass (the loads of the scheme's fields once): the same values */
+  double *restrict dd = B->d, *restrict a1 = B->a1, *restrict hd = B->hd;
+  const double *restrict v1 = B->v1, *restrict rq = B->rq, *restrict rv = B->rv;
   if (B->index == 2 && B->nc > 0) {
     gnt_apply(B, B->eta, B->bnz);
-    for (int i = 0; i < d; i++) B->d[i] = (B->v1[i] + B->rq[i] - B->bnz[i]) / g1;
+    const double *restrict bz = B->bnz;
+    for (int i = 0; i < d; i++) {
+      double di = (v1[i] + rq[i] - bz[i]) / g1;
+      dd[i] = di;
+      a1[i] = (a0 * v1[i] + rv[i]) / h;
+      hd[i] = h * di;
+    }
   } else {
-    for (int i = 0; i < d; i++) B->d[i] = (B->v1[i] + B->rq[i]) / g1;
+    for (int i = 0; i < d; i++) {
+      double di = (v1[i] + rq[i]) / g1;
+      dd[i] = di;
+      a1[i] = (a0 * v1[i] + rv[i]) / h;
+      hd[i] = h * di;
+    }
   }
-  for (int i = 0; i < d; i++) B->a1[i] = (a0 * B->v1[i] + B->rv[i]) / h;
-  for (int i = 0; i < d; i++) B->hd[i] = h * B->d[i];
   B->it_id++; /* a new iterate: G1 no longer belongs to it */
   return lv_space_compose_exp(B->sp, B->s->q, 1.0, B->hd, B->q1);
 }
@@ -660,15 +672,19 @@ static int bl_residual(void *ctx, double *r) {
   int d = B->nv, k = B->nc;
   double h = B->h;
   LV_CHECK(mass_apply(B, B->q1, B->a1, r));
-  if (B->has_dV) {
-    LV_CHECK(lv_model_grad_potential(m, B->q1, B->tmp));
-    for (int i = 0; i < d; i++) r[i] += B->tmp[i];
+  /* h (M a + dV - f) in one pass (the same operations in the same order) */
+  const double *dv = NULL, *f = NULL;
+  if (B->has_dV) LV_CHECK(lv_model_grad_potential(m, B->q1, (double *)(dv = B->tmp)));
+  if (B->has_force) LV_CHECK(lv_model_force(m, B->t1, B->q1, B->v1, (double *)(f = B->tmp2)));
+  if (dv && f) {
+    for (int i = 0; i < d; i++) r[i] = ((r[i] + dv[i]) - f[i]) * h;
+  } else if (dv) {
+    for (int i = 0; i < d; i++) r[i] = (r[i] + dv[i]) * h;
+  } else if (f) {
+    for (int i = 0; i < d; i++) r[i] = (r[i] - f[i]) * h;
+  } else {
+    for (int i = 0; i < d; i++) r[i] *= h;
   }
-  if (B->has_force) {
-    LV_CHECK(lv_model_force(m, B->t1, B->q1, B->v1, B->tmp));
-    for (int i = 0; i < d; i++) r[i] -= B->tmp[i];
-  }
-  for (int i = 0; i < d; i++) r[i] *= h;
   if (k == 0) return 0;
   /* G^T mu and G v from the recorded G (the sums of lv_model_GT_apply and
    * lv_model_G_apply bit for bit) where the Newton matrix reuses it (the

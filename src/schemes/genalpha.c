@@ -96,13 +96,16 @@ static int ga_residual(void *ctx, double *r) {
   LV_CHECK(capture_g ? iterate_matrices(g) : iterate_mass(g));
   memset(r, 0, (size_t)d * sizeof(double));
   lv_spm_seq_matvec(&g->Mc, g->vd1, r, 0);
-  if (g->has_dV) {
-    LV_CHECK(lv_model_grad_potential(m, g->q1, g->tmp));
-    for (int i = 0; i < d; i++) r[i] += g->tmp[i];
-  }
-  if (g->has_force) {
-    LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, g->tmp));
-    for (int i = 0; i < d; i++) r[i] -= g->tmp[i];
+  /* r + dV - f in one pass (the same sums in the same order) */
+  const double *dv = NULL, *f = NULL;
+  if (g->has_dV) LV_CHECK(lv_model_grad_potential(m, g->q1, (double *)(dv = g->tmp)));
+  if (g->has_force) LV_CHECK(lv_model_force(m, g->t1, g->q1, g->v1, (double *)(f = g->tmp2)));
+  if (dv && f) {
+    for (int i = 0; i < d; i++) r[i] = (r[i] + dv[i]) - f[i];
+  } else if (dv) {
+    for (int i = 0; i < d; i++) r[i] += dv[i];
+  } else if (f) {
+    for (int i = 0; i < d; i++) r[i] -= f[i];
   }
   if (capture_g) {
     lv_spm_seq_matvec(&g->G1, g->lam1, r, 1);
@@ -127,6 +130,7 @@ static int ga_residual(void *ctx, double *r) {
     }
     for (int i = 0; i < k; i++) rv[i] *= g->s3;
   }
+  g->r_last = r;
   return 0;
 }
 
@@ -212,6 +216,7 @@ static int ga_update(void *ctx, const double *dx) {
   for (int i = 0; i < k; i++) g->lam1[i] += g->bp * dl[i];
   g->g1_valid = 0;
   g->g1_wanted = 0; /* simplified Newton forms its matrix at the predictor only */
+  g->r_last = NULL;
   g->mc_valid = g->mc_valid && g->mass_constant;
   return lv_space_compose_exp(g->sp, g->s->q, g->h, g->dq, g->q1);
 }
@@ -370,6 +375,7 @@ static int ga_predict(genalpha *g, lv_stepper *st, double h) {
   LV_CHECK(lv_space_compose_exp(g->sp, s->q, h, g->dq, g->q1));
   g->g1_valid = 0; /* new iterate */
   g->g1_wanted = 1; /* the Newton matrix is formed here */
+  g->r_last = NULL;
   g->mc_valid = g->mc_valid && g->mass_constant;
   return 0;
 }
@@ -380,6 +386,7 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   lv_state *s = st->state;
   int d = g->nv, k = g->nc;
   double am = g->am, af = g->af;
+  st->cnorm_known = 0;
   LV_CHECK(ga_predict(g, st, h));
   const double *an = g->an;
 
@@ -399,6 +406,18 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   if (proj && k > 0) {
     LV_CHECK(lv_saddle_project_v_at(g->saddle, g->t1, g->q1, g->v1)); /* onto G v = c'(t_{n+1}) */
     ns->factorizations++;
+  }
+  /* The divergence guard's max|g| and max|G v|: the last residual's rows
+   * when Newton stopped on it (no update since), g(q1) and, index 2 with
+   * an unprojected v1, G(q1) v1 (s3 = 1) -- the values lv_diag_eval would
+   * compute, through the same callbacks at the same q1 and v1. */
+  if (g->r_last && k > 0 && !g->driven) {
+    st->cnorm[0] = lv_vnorm_inf(k, g->r_last + d);
+    st->cnorm_known = 1;
+    if (g->index == 2 && !proj && g->s3 == 1.0) {
+      st->cnorm[1] = lv_vnorm_inf(k, g->r_last + d + k);
+      st->cnorm_known |= 2;
+    }
   }
 
   /* commit (p = M v first: the only evaluation that can still fail; a

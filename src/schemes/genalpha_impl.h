@@ -55,6 +55,7 @@ typedef struct {
   lv_spm Cdv;                    /* df/dv at the iterate (index 2: two blocks of the Newton matrix) */
   int g1_valid, mc_valid;
   int g1_wanted;                 /* the iterate is the predictor, where the Newton matrix needs G1 */
+  const double *r_last;          /* the last residual, while it is at the current iterate (else NULL) */
   lv_newton *nw;
   lv_saddle *saddle;          /* [M G^T; G 0]: (7), the start, projections */
   double *saved;              /* a, v', dqc at the last save (halving), 3 nv */

@@ -235,11 +235,31 @@ void lv_hat3(const double a[3], double A[9]) {
   A[8] = 0.0;
 }
 
-/* Rodrigues with psi~^2 = psi psi^T - phi^2 I: R = cos phi I + a psi~ + b psi psi^T. */
+/* Rodrigues with psi~^2 = psi psi^T - phi^2 I: R = cos phi I + a psi~ + b psi psi^T.
+ * A new angle takes sin phi and cos phi from one sincos (glibc's sincos
+ * gives the values of sin and cos: the same code), a = sin phi / phi as
+ * sinc computes it; b and the memo as so3_coef. */
 void lv_so3_exp(const double psi[3], double R[9]) {
-  double phi = norm3(psi), a, b;
-  so3_coef(phi, &a, &b, NULL);
-  so3_combo(psi, cos(phi), a, b, R);
+  double phi = norm3(psi), a, b, cs;
+  if ((coef_memo.valid && coef_memo.phi == phi) || phi < 1e-4) {
+    so3_coef(phi, &a, &b, NULL);
+    cs = cos(phi);
+  } else {
+    double sn;
+#if defined(__GNUC__)
+    __builtin_sincos(phi, &sn, &cs);
+#else
+    sn = sin(phi), cs = cos(phi);
+#endif
+    a = sn / phi;
+    double s = sinc(0.5 * phi);
+    b = 0.5 * s * s;
+    coef_memo.phi = phi;
+    coef_memo.a = a;
+    coef_memo.b = b;
+    coef_memo.valid = 1;
+  }
+  so3_combo(psi, cs, a, b, R);
 }
 
 /* T = I - b psi~ + c psi~^2 = a I - b psi~ + c psi psi^T (1 - c phi^2 = a). */
