@@ -264,7 +264,7 @@ int lv_recorder_record(lv_recorder *r, int by_col, int merge, int nkeys, int not
    * the small systems' captures, 3.5 % of a VI-A step on four particles).
    * They go before the values are allocated: the first assembly of a large
    * matrix holds the recorder's arrays all at once. */
-  int drop_pos = !r->keep && r->cnt >= (r->pos_min ? r->pos_min : (size_t)LV_RECORDER_CODE_MIN);
+  int drop_pos = !r->keep && r->cnt >= (r->pos_min ? r->pos_min : (size_t)LV_RECORDER_KEEP_POS);
   if (rc == 0 && drop_pos && code_slots(r) == 0) { /* else ri, rj and map are kept: safe */
     free(r->ri);
     free(r->rj);

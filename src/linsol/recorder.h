@@ -43,7 +43,7 @@ struct lv_recorder {
   int *ri, *rj;  /* its position sequence, with keep only (the call-order sequence's readers) */
   int *map;      /* the slot of each add, with ri and rj (else coded: md, mx) */
   /* A large recording without keep drops ri, rj and map and codes its
-   * slots (LV_RECORDER_CODE_MIN, pos_min): add k's slot is add k-1's plus md[k] (add -1's is 0), or,
+   * slots (LV_RECORDER_KEEP_POS, pos_min): add k's slot is add k-1's plus md[k] (add -1's is 0), or,
    * where md[k] is LV_RECORDER_ESC, mx[e] for the e-th such add.  The adds
    * come in sequence, so the running slot (cur) and escape count (curx)
    * decode it; 1 byte per add instead of 4 (the chain's Newton matrix under
@@ -59,26 +59,20 @@ struct lv_recorder {
   int rmerge;    /* the recording's layout is merged */
   int rbycol;    /* its key is the column */
   int rnkeys;    /* its key count */
-  size_t pos_min; /* without keep, a recording of fewer adds keeps ri and rj (0: LV_RECORDER_CODE_MIN) */
+  size_t pos_min; /* without keep, a recording of fewer adds keeps ri and rj (0: LV_RECORDER_KEEP_POS) */
   long version;  /* changes whenever a sequence is recorded; 0: none */
   long recorded; /* recordings so far */
 };
 
 /* Memory: a recorder on its recording of at least pos_min adds
- * (LV_RECORDER_CODE_MIN unless set) holds 1 byte per add (md, and 4 per
+ * (LV_RECORDER_KEEP_POS unless set) holds 1 byte per add (md, and 4 per
  * escape), 20 with keep (map, ri, rj, cv); a smaller recording keeps map,
  * ri and rj in any case; only a sequence off the
  * recording holds its positions and values (16 more per add), until it is
  * recorded.  Without ri and rj an add's position is checked against its
  * slot in the writer's arrays, which must then stay as the recording gave
  * them (*ptr, *idx of lv_recorder_record) until the next recording. */
-/* LV_RECORDER_CODE_MIN: positions kept (12 bytes per add) up to 192 kB,
- * well inside the 512 kB L2 of a core; a larger recording is coded.  With
- * 2^16 the chain's G captures (6 adds per particle) kept theirs up to
- * N = 10922: 2.9 MB of positions read at every Newton iteration at
- * N = 10^4, where the iteration's data no longer fits the last-level cache.
- * LV_RECORDER_KEEP_POS: the products' threshold (schemes/spmat.h). */
-enum { LV_RECORDER_KEEP_POS = 1 << 16, LV_RECORDER_CODE_MIN = 1 << 14, LV_RECORDER_ESC = -128 };
+enum { LV_RECORDER_KEEP_POS = 1 << 16, LV_RECORDER_ESC = -128 };
 
 /* An empty recorder (zeroed memory is one too) with room for @p cap adds.
  * Status 0 or LV_ENOMEM (it can be freed either way). */

@@ -17,6 +17,7 @@ void lv_spm_init(lv_spm *A, int nrows, int ncols) {
   memset(A, 0, sizeof *A);
   A->nrows = nrows;
   A->ncols = ncols;
+  A->rec.pos_min = LV_SPM_CODE_MIN;
 }
 
 void lv_spm_free(lv_spm *A) {
@@ -52,7 +53,7 @@ LV_NOINLINE static int capture_rec(lv_spm *A, int i, int j, double x, int assign
  * makes the same test and the same store); anything else, i.e. the
  * sequence leaving the recording, goes on to capture_add's bounds check
  * and capture_rec.  The same slots and sums: at N = 10^4 on the chain the
- * captures of G, H and Z are coded (recorder.h: LV_RECORDER_CODE_MIN). */
+ * captures of G, H and Z are coded (spmat.h: LV_SPM_CODE_MIN). */
 LV_NOINLINE static int capture_coded(lv_spm *A, int i, int j, double x, int assign) {
   lv_recorder *r = &A->rec;
   size_t k = r->cnt;
