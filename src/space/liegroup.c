@@ -246,7 +246,7 @@ void lv_so3_exp(const double psi[3], double R[9]) {
     cs = cos(phi);
   } else {
     double sn;
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(__clang__) /* clang has no __builtin_sincos */
     __builtin_sincos(phi, &sn, &cs);
 #else
     sn = sin(phi), cs = cos(phi);
