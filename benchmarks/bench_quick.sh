@@ -7,12 +7,12 @@
 #      targets) for generalized-alpha index 3 and 2, BLieDF2 index 3 and 2
 #      on the heavy top, VI-A and EM on four-particle;
 #   2. the chain on the default (automatic) linear-solver path: CPU time per
-#      step at N = 10^3 and 10^4 (a run of 2k steps minus one of k, so the
-#      start-up cancels) and their ratio (linear scaling: 10), and Newton
-#      iterations per step at both sizes, for RATTLE, VI-A, EM and
-#      generalized-alpha.
-# A measurement, not a test.  Wall time is not used: CPU time of whole
-# runs (user + sys), and instruction counts where valgrind is present.
+#      step at N = 10^3 and 10^4 over the same window of the motion, timed
+#      in-process by bench_scale --default (the start-up is not in the
+#      window), their ratio (linear scaling: 10), and Newton iterations per
+#      step at both sizes, for RATTLE, VI-A, EM and generalized-alpha.
+# A measurement, not a test.  Wall time is not used: CPU time, and
+# instruction counts where valgrind is present.
 #   benchmarks/bench_quick.sh [BUILD_DIR] [OUT_DIR] [--update-doc]
 # --update-doc rewrites the block between the bench-quick markers of
 # doc/performance.md with the new table.
@@ -66,43 +66,22 @@ else
   echo "valgrind not found: instruction counts skipped"
 fi
 
-# 2. the chain on the default path
-# CPU seconds (user + sys, microsecond resolution from getrusage) and the
-# log of one run: `cpu_run STEPS N SCHEME` -> "cpu_seconds newton_iterations"
-# The least CPU time of three identical runs: the load of a shared machine
-# only adds to a run's time, and the N = 1e3 runs are short.
-cpu_run() {
-  c=$(/usr/bin/python3 -c 'import resource, subprocess, sys
-best, prev = None, 0.0
-for rep in range(3):
-    with open(sys.argv[1], "w") as log:
-        rc = subprocess.run(sys.argv[2:], stdout=log, stderr=log).returncode
-    if rc != 0:
-        best = None
-        break
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = r.ru_utime + r.ru_stime
-    best = t - prev if best is None else min(best, t - prev)
-    prev = t
-print("%.6f" % best if best is not None else "fail")' "$w/log" "$L" run chain --param N="$2" --scheme "$3" --step 0.01 \
-    --t-end "$(awk -v n="$1" 'BEGIN { print n * 0.01 }')" --out /dev/null)
-  [ "$c" != fail ] || { cat "$w/log" >&2; return 1; }
-  it=$(sed -n 's/.*Newton iterations \([0-9]*\),.*/\1/p' "$w/log")
-  echo "$c $it"
-}
-echo "chain, default linear-solver path, h = 0.01 (CPU time per step):"
-# per step = (run of 2k steps - run of k steps) / k: start-up (projection,
-# analysis, first factorisation) cancels, as in callgrind_steps.sh; the
-# same window of the motion (steps 20 to 40) at both sizes
-per_step() { # K N SCHEME -> "ms_per_step newton_per_step"
-  set -- "$1" "$2" "$3" "$(cpu_run "$1" "$2" "$3")"
-  a=$4
-  b=$(cpu_run $(($1 * 2)) "$2" "$3")
-  echo "$a $b" | awk -v k="$1" '{ printf "%.4g %.3f", ($3 - $1) / k * 1e3, ($4 - $2) / k }'
-}
+# 2. the chain on the default path, timed inside one process per size
+# (bench_scale --default: steps 21..40 after an untimed start, the least CPU
+# time of three runs per size, sizes alternated).  Whole-process runs of 20
+# and 40 steps, which this script differenced before, put the ratio anywhere
+# from 5.5 to 22 for the same code: at N = 10^3 the twenty steps take
+# 0.1-0.3 s, within the host's scheduling noise.
+B=$build/benchmarks/bench_scale
+[ -x "$B" ] || { echo "no $B (make benchmarks)"; exit 1; }
+echo "chain, default linear-solver path, h = 0.01 (CPU time per step, steps 21..40):"
+"$B" --default --csv "$w/scale.csv" >"$w/scale.out" || { cat "$w/scale.out" >&2; exit 1; }
 for s in rattle vi-a em genalpha; do
-  set -- $(per_step 20 1000 $s) $(per_step 20 10000 $s)
-  line=$(awk -v a="$1" -v i="$2" -v b="$3" -v j="$4" 'BEGIN { printf "%s %s %.2f %s %s", a, b, b / a, i, j }')
+  # "default,SCHEME,N,n,backend,default,per_step_s,iters,..." for N = 1e3 and 1e4
+  line=$(awk -F, -v s="$s" '$1 == "default" && $2 == s && $3 == 1000 { a = $7; i = $8 }
+    $1 == "default" && $2 == s && $3 == 10000 { b = $7; j = $8 }
+    END { if (a > 0 && b > 0) printf "%.4g %.4g %.2f %.3f %.3f", a * 1e3, b * 1e3, b / a, i, j }' "$w/scale.csv")
+  [ -n "$line" ] || { echo "  $s: run failed"; cat "$w/scale.out" >&2; exit 1; }
   set -- $line
   put chain_ms_per_step "$s N=1000" "$1" ms
   put chain_ms_per_step "$s N=10000" "$2" ms

@@ -11,13 +11,20 @@
  *   3. dense and sparse back-ends on the same trajectory (N = 50);
  *   4. the dense/sparse crossover on real Newton matrices (chain under every
  *      registered scheme that runs on it), which LV_LINSOL_AUTO_THRESHOLD
- *      in lv_linsol.h should follow.
+ *      in lv_linsol.h should follow;
+ *   5. (--default) the default path as a user gets it (automatic linear
+ *      solver, each scheme's own Newton defaults) for RATTLE, VI-A, EM and
+ *      generalized-alpha at N = 10^3 and 10^4: CPU time per step over the
+ *      same window of the motion, in this process's forked children,
+ *      alternating the sizes and keeping each one's least time; the ratio
+ *      cost(10^4)/cost(10^3) (linear: 10) per step and per Newton iteration.
  *
  * Every size runs in its own forked child, so RSS is per size and a
  * failure at one size does not end the others.  A measurement program,
- * not a test.  Usage: bench_scale [--quick] [--crossover | --cost] [--csv FILE]
- * (default bench_scale.csv).  --quick stops at N = 10^4 and shortens the
- * runs; --crossover runs study 4 only, --cost studies 1-3 only.
+ * not a test.  Usage: bench_scale [--quick] [--crossover | --cost | --default]
+ * [--csv FILE] (default bench_scale.csv).  --quick stops at N = 10^4 and
+ * shortens the runs; --crossover runs study 4 only, --cost studies 1-3
+ * only, --default study 5 only (which the other modes skip).
  *
  * Sparse means both sparse back-ends: UMFPACK (what LV_LINSOL_AUTO picks)
  * and KLU (LV_LINSOL_KLU). */
@@ -158,10 +165,95 @@ static sample measure_child(const char *scheme, int N, lv_linsol_kind kind, lv_n
 
 static const char *kname(int k) { return lv_linsol_kind_name((lv_linsol_kind)k); }
 
+/* Study 5: the default path.  The window is steps DEF_SKIP + 1 ..
+ * DEF_SKIP + DEF_W (t in (0.2, 0.4]), the window `make bench` has always
+ * reported, after untimed steps that include the start-up (projection,
+ * symbolic analysis, first factorisation).  No Newton or linear-solver
+ * option is set: generalized-alpha keeps its simplified Newton, the others
+ * full Newton, and LV_LINSOL_AUTO chooses the back-end. */
+#define DEF_SKIP 20
+#define DEF_W 20
+#define DEF_REPS 3
+
+typedef struct {
+  int ok;
+  double per_step; /* CPU seconds per step over the window */
+  double iters;    /* Newton iterations per step over the window */
+  int linsol;      /* the back-end LV_LINSOL_AUTO chose */
+} dsample;
+
+typedef struct {
+  const char *scheme;
+  int N;
+} djob;
+
+static void run_default(const void *ctx, void *out) {
+  const djob *j = ctx;
+  dsample *d = out;
+  memset(d, 0, sizeof *d);
+  lv_model *m = NULL;
+  lv_integrator *it = NULL;
+  lv_integrator_stats a, b;
+  if (make_chain(j->N, &m) || lv_integrator_new(&it, m, j->scheme, 0.01) ||
+      lv_integrator_init(it, 0.0, NULL, NULL))
+    goto out;
+  for (int n = 0; n < DEF_SKIP; n++)
+    if (lv_integrator_step(it)) goto out;
+  lv_integrator_get_stats(it, &a);
+  double t0 = bu_cpu();
+  for (int n = 0; n < DEF_W; n++)
+    if (lv_integrator_step(it)) goto out;
+  d->per_step = (bu_cpu() - t0) / DEF_W;
+  lv_integrator_get_stats(it, &b);
+  d->iters = (double)(b.newton_iterations - a.newton_iterations) / DEF_W;
+  d->linsol = b.linsol;
+  d->ok = 1;
+out:
+  lv_integrator_free(it);
+  lv_model_free(m);
+}
+
+static void study_default(FILE *csv) {
+  static const char *schemes[] = {"rattle", "vi-a", "em", "genalpha"};
+  static const int Ns[2] = {1000, 10000};
+  printf("== default path: chain, h = 0.01, automatic linear solver, each scheme's Newton defaults ==\n");
+  printf("(CPU s per step over steps %d..%d; least of %d runs per size, sizes alternated)\n", DEF_SKIP + 1,
+         DEF_SKIP + DEF_W, DEF_REPS);
+  printf("%-9s | %8s %12s %6s | %8s %12s %6s | %8s %10s\n", "scheme", "linsol", "10^3 s/step", "iters", "linsol",
+         "10^4 s/step", "iters", "ratio", "per iter");
+  for (int si = 0; si < (int)(sizeof schemes / sizeof schemes[0]); si++) {
+    dsample best[2];
+    memset(best, 0, sizeof best);
+    int failed = 0;
+    for (int rep = 0; rep < DEF_REPS && !failed; rep++)
+      for (int k = 0; k < 2; k++) {
+        djob j = {schemes[si], Ns[k]};
+        dsample d;
+        if (bu_in_child(run_default, &j, &d, sizeof d) || !d.ok) {
+          failed = 1;
+          break;
+        }
+        if (!best[k].ok || d.per_step < best[k].per_step) best[k] = d;
+      }
+    if (failed) {
+      printf("%-9s | run failed\n", schemes[si]);
+      continue;
+    }
+    double ratio = best[1].per_step / best[0].per_step;
+    double per_it = (best[1].per_step / best[1].iters) / (best[0].per_step / best[0].iters);
+    printf("%-9s | %8s %12.4e %6.2f | %8s %12.4e %6.2f | %8.2f %10.2f\n", schemes[si], kname(best[0].linsol),
+           best[0].per_step, best[0].iters, kname(best[1].linsol), best[1].per_step, best[1].iters, ratio, per_it);
+    for (int k = 0; k < 2; k++)
+      fprintf(csv, "default,%s,%d,%d,%s,default,%.6e,%.3f,,,,%d\n", schemes[si], Ns[k], 4 * Ns[k],
+              kname(best[k].linsol), best[k].per_step, best[k].iters, DEF_W);
+  }
+  printf("\n");
+}
+
 int main(int argc, char **argv) {
   bu_blas_single_thread();
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
-  int quick = 0, only_cross = 0, no_cross = 0;
+  int quick = 0, only_cross = 0, no_cross = 0, only_default = 0;
   const char *csv_path = "bench_scale.csv";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
@@ -170,10 +262,12 @@ int main(int argc, char **argv) {
       only_cross = 1;
     else if (strcmp(argv[i], "--cost") == 0)
       no_cross = 1;
+    else if (strcmp(argv[i], "--default") == 0)
+      only_default = 1;
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
       csv_path = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--quick] [--crossover | --cost] [--csv FILE]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--crossover | --cost | --default] [--csv FILE]\n", argv[0]);
       return 2;
     }
   }
@@ -185,6 +279,12 @@ int main(int argc, char **argv) {
   fprintf(csv, "study,scheme,N,n,backend,newton,per_step_s,newton_iters_per_step,factorizations_per_step,"
                "symbolic,rss_kb,steps\n");
   double budget = quick ? 0.5 : 2.0;
+  if (only_default) {
+    study_default(csv);
+    fclose(csv);
+    printf("CSV: %s\n", csv_path);
+    return 0;
+  }
 
   /* ---------------------------------------------------------- 1 and 2 */
   const int Ns[5] = {10, 100, 1000, 10000, 100000};
