@@ -177,6 +177,41 @@ static int spm_add_replay_chk(lv_sink *s, int i, int j, double v) {
   return replay_add(s, i, j, v, 1);
 }
 
+/* The replay of a merged capture whose recording keeps its positions
+ * (every capture of a small model's matrices): lv_spm_begin installs it
+ * when there is such a recording, so that the tests made once there (a
+ * recording to match, positions kept, no values kept, the recorded
+ * positions inside the block) leave each add to compare its position with
+ * the recorded one and add into the slot.  The first add that cannot take
+ * this path (off the recording, or through a sink transform other than
+ * the identity -- a scale is applied) hands the sink back to the general
+ * add for the rest of the capture.  The same slots and sums as
+ * capture_add; 30 instructions per add instead of 44 on four particles. */
+LV_NOINLINE static int merged_off(lv_sink *s, int i, int j, double v, int check) {
+  s->add = check ? spm_add_chk : spm_add;
+  return s->add(s, i, j, v);
+}
+
+LV_ALWAYS_INLINE int merged_add(lv_sink *s, int i, int j, double v, int check) {
+  lv_spm *A = (lv_spm *)s;
+  lv_recorder *r = &A->rec;
+  size_t k = r->cnt;
+  if (LV_UNLIKELY(k >= r->rcnt || r->ri[k] != i || r->rj[k] != j || (s->transpose | s->row0 | s->col0)))
+    return merged_off(s, i, j, v, check);
+  if (check && !isfinite(v)) A->flag = 1;
+  r->cnt = k + 1;
+  A->val[r->map[k]] += s->scale * v;
+  return 0;
+}
+
+static int spm_add_merged(lv_sink *s, int i, int j, double v) {
+  return merged_add(s, i, j, v, 0);
+}
+
+static int spm_add_merged_chk(lv_sink *s, int i, int j, double v) {
+  return merged_add(s, i, j, v, 1);
+}
+
 lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.add = A->nodup ? spm_add_assign : spm_add;
   A->sink.target = A;
@@ -192,6 +227,7 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   int replay = lv_recorder_begin(&A->rec);
   if (replay && A->nnz && !A->nodup) memset(A->val, 0, (size_t)A->nnz * sizeof(double));
   if (replay && A->nodup && A->rec.keep && A->rec.ri && A->rec.map) A->sink.add = spm_add_replay;
+  if (replay && !A->group && !A->rec.keep && A->rec.ri && A->rec.map) A->sink.add = spm_add_merged;
   return &A->sink;
 }
 
@@ -253,7 +289,10 @@ typedef struct {
 static int cap_model(void *ctx, lv_sink *s) {
   const mx_ctx *c = ctx;
   lv_spm *A = (lv_spm *)s;
-  s->add = s->add == spm_add_replay ? spm_add_replay_chk : A->nodup ? spm_add_assign_chk : spm_add_chk;
+  s->add = s->add == spm_add_replay   ? spm_add_replay_chk
+           : s->add == spm_add_merged ? spm_add_merged_chk
+           : A->nodup                 ? spm_add_assign_chk
+                                      : spm_add_chk;
   return lv_model_matrix_flagged(c->m, c->which, c->t, c->q, c->v, c->x, s, &A->flag);
 }
 
