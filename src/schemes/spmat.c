@@ -902,3 +902,20 @@ int lv_blk_add_dense(lv_sink *s, int i, int j, double v) {
   lv_blk_put_dense(b->A, b->r0, b->c0, b->transpose, b->F, i, j, b->scale * v);
   return 0;
 }
+
+int lv_blk_add_rows(lv_sink *s, int i, int j, double v) {
+  lv_blk_sink *b = (lv_blk_sink *)s;
+  if ((unsigned)i >= (unsigned)s->nrows || (unsigned)j >= (unsigned)s->ncols) {
+    b->bad = 1;
+    return LV_EINPUT;
+  }
+  if (!isfinite(v)) b->bad = 1;
+  lv_assembly *A = b->A;
+  double x = (b->rowscale ? b->scale * b->rowscale[i] : b->scale) * v;
+  if (A->dense) {
+    if (!isfinite(x)) A->nonfinite = 1;
+    A->D[(size_t)(b->r0 + i) + (size_t)(b->c0 + j) * (size_t)A->n] += x;
+    return 0;
+  }
+  return lv_assembly_add(A, b->r0 + i, b->c0 + j, x);
+}

@@ -227,6 +227,7 @@ typedef struct {
   double scale;
   const lv_spm *F;
   int bad; /* a non-finite value or an entry outside the block was added */
+  const double *rowscale; /* lv_blk_rows: row i of the block also times rowscale[i] */
 } lv_blk_sink;
 
 /* The dense back-end's adds written out: the same values added to the same
@@ -280,6 +281,22 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
   *b = (lv_blk_sink){.sink = {.add = A->dense ? lv_blk_add_dense : lv_blk_add, .nrows = nrows, .ncols = ncols,
                               .scale = 1.0},
                      .A = A, .r0 = r0, .c0 = c0, .transpose = transpose, .scale = scale, .F = F};
+  return &b->sink;
+}
+
+/* Sink for one block whose row i is also scaled by rowscale[i]: entry
+ * (i, j, v) becomes (scale * rowscale[i]) * v at (r0 + i, c0 + j), the
+ * value lv_spm_put(A, r0, c0, X, scale, rowscale, 0) writes for an entry v
+ * of a captured X.  For a model matrix that enters the Newton matrix as
+ * that one term (VI-A's d2V and H(q; a), the momentum rows scaled by
+ * D^-1): written as the callback adds it, without a capture and a put
+ * (a position the callback adds twice gets two terms instead of their
+ * sum: the same matrix up to round-off). */
+int lv_blk_add_rows(lv_sink *s, int i, int j, double v);
+static inline lv_sink *lv_blk_rows(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols,
+                                   double scale, const double *rowscale) {
+  *b = (lv_blk_sink){.sink = {.add = lv_blk_add_rows, .nrows = nrows, .ncols = ncols, .scale = 1.0},
+                     .A = A, .r0 = r0, .c0 = c0, .scale = scale, .rowscale = rowscale};
   return &b->sink;
 }
 
