@@ -228,6 +228,7 @@ typedef struct {
   const lv_spm *F;
   int bad; /* a non-finite value or an entry outside the block was added */
   const double *rowscale; /* lv_blk_rows: row i of the block also times rowscale[i] */
+  double *D0;             /* lv_blk_rows on the dense back-end: the block's (0, 0) in A->D */
 } lv_blk_sink;
 
 /* The dense back-end's adds written out: the same values added to the same
@@ -293,10 +294,14 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
  * (a position the callback adds twice gets two terms instead of their
  * sum: the same matrix up to round-off). */
 int lv_blk_add_rows(lv_sink *s, int i, int j, double v);
+int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v); /* the same on the dense back-end, rowscale set */
 static inline lv_sink *lv_blk_rows(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols,
                                    double scale, const double *rowscale) {
-  *b = (lv_blk_sink){.sink = {.add = lv_blk_add_rows, .nrows = nrows, .ncols = ncols, .scale = 1.0},
-                     .A = A, .r0 = r0, .c0 = c0, .scale = scale, .rowscale = rowscale};
+  int dn = A->dense && rowscale;
+  *b = (lv_blk_sink){.sink = {.add = dn ? lv_blk_add_rows_dense : lv_blk_add_rows, .nrows = nrows, .ncols = ncols,
+                              .scale = 1.0},
+                     .A = A, .r0 = r0, .c0 = c0, .scale = scale, .rowscale = rowscale,
+                     .D0 = dn ? A->D + (size_t)r0 + (size_t)c0 * (size_t)A->n : NULL};
   return &b->sink;
 }
 
