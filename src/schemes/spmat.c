@@ -568,7 +568,8 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
     unsigned char *mk = C->tmark;
     int *list = C->list;
     size_t n = (size_t)S->n;
-    int bad = 0, rc = 0;
+    int rc = 0;
+    double chk = 0.0; /* x - x is +0 for a finite x, NaN otherwise */
     for (int i = 0; i < C->nrows; i++) {
       int len = 0;
       for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
@@ -591,7 +592,7 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
           double v = f * acc[j];
           acc[j] = 0.0;
           mk[j] = 0;
-          bad |= !isfinite(v);
+          chk += v - v;
           row[(size_t)j * n] += v;
         }
       } else {
@@ -604,13 +605,14 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
         }
       }
     }
-    if (bad) S->nonfinite = 1;
+    if (chk != 0.0) S->nonfinite = 1;
     return rc;
   }
   double *acc = C->acc;
   const int *cp = C->rp, *cc = C->ci;
   size_t n = (size_t)S->n;
-  int bad = 0, rc = 0;
+  int rc = 0;
+  double chk = 0.0;
   for (int i = 0; i < C->nrows; i++) {
     for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
       double a = A->val[p];
@@ -632,7 +634,7 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
       for (int p = cp[i]; p < cp[i + 1]; p++) {
         double v = f * acc[cc[p]];
         acc[cc[p]] = 0.0;
-        bad |= !isfinite(v);
+        chk += v - v;
         row[(size_t)cc[p] * n] += v;
       }
     } else {
@@ -643,7 +645,7 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
       }
     }
   }
-  if (bad) S->nonfinite = 1;
+  if (chk != 0.0) S->nonfinite = 1;
   return rc;
 }
 
@@ -709,26 +711,26 @@ LV_FLATTEN int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, doubl
     /* the assembly's dense branch hoisted out of the loop: the same sums */
     double *D = S->D;
     size_t n = (size_t)S->n;
-    int bad = 0;
+    double chk = 0.0;
     for (int i = 0; i < A->nrows; i++) {
       int p0 = rp[i], p1 = rp[i + 1];
       if (transpose) {
         double *col = D + (size_t)(c0 + i) * n + r0;
         for (int p = p0; p < p1; p++) {
           double v = rowscale ? scale * rowscale[ci[p]] * val[p] : scale * val[p];
-          bad |= !isfinite(v);
+          chk += v - v;
           col[ci[p]] += v;
         }
       } else {
         double f = rowscale ? scale * rowscale[i] : scale, *row = D + (size_t)(r0 + i) + (size_t)c0 * n;
         for (int p = p0; p < p1; p++) {
           double v = f * val[p];
-          bad |= !isfinite(v);
+          chk += v - v;
           row[(size_t)ci[p] * n] += v;
         }
       }
     }
-    if (bad) S->nonfinite = 1;
+    if (chk != 0.0) S->nonfinite = 1;
     return 0;
   }
   for (int i = 0; i < A->nrows; i++) {
