@@ -31,6 +31,10 @@ void lv_spm_free(lv_spm *A) {
   free(A->mark);
   free(A->tmark);
   free(A->list);
+  free(A->pl_p);
+  free(A->pl_a);
+  free(A->pl_b);
+  free(A->pl_k);
   int r = A->nrows, c = A->ncols, g = A->group;
   lv_spm_init(A, r, c);
   A->group = g;
@@ -417,6 +421,11 @@ static void product_release(lv_spm *C) {
   free(C->mark);
   free(C->tmark);
   free(C->list);
+  free(C->pl_p);
+  free(C->pl_a);
+  free(C->pl_b);
+  free(C->pl_k);
+  C->pl_p = C->pl_a = C->pl_b = C->pl_k = NULL;
 }
 
 /* C is the product of these operands as they are now (version 1). */
@@ -545,6 +554,53 @@ LV_ALWAYS_INLINE double rhs_val(const double *bv, const int *bsrc, const double 
   return dg ? dg[k] * b : b;
 }
 
+/* The plan of a small product C = A B with a kept pattern (lv_spm->pl_*):
+ * the terms of each slot's sum in the order the row accumulation of
+ * product_put_ adds them (A's entries of the row in order, then B's row),
+ * B's value read at its slot, through bsrc when given.  Without memory C
+ * keeps no plan (product_put_ sums by rows). */
+static void product_plan(lv_spm *C, const lv_spm *A, const lv_spm *B, const int *bsrc) {
+  size_t nt = product_flops(A, B);
+  int nnz = C->nnz, nc = C->ncols;
+  int *pp = lv_calloc((size_t)nnz + 1, sizeof(int)), *cur = lv_calloc((size_t)nnz + 1, sizeof(int));
+  int *slot = lv_calloc(nc ? (size_t)nc : 1, sizeof(int));
+  int *pa = malloc((nt ? nt : 1) * sizeof(int)), *pb = malloc((nt ? nt : 1) * sizeof(int));
+  int *pk = malloc((nt ? nt : 1) * sizeof(int));
+  if (!pp || !cur || !slot || !pa || !pb || !pk) {
+    free(pp), free(cur), free(slot), free(pa), free(pb), free(pk);
+    return;
+  }
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < C->nrows; i++) {
+      for (int p = C->rp[i]; p < C->rp[i + 1]; p++) slot[C->ci[p]] = p;
+      for (int p = A->rp[i]; p < A->rp[i + 1]; p++) {
+        int k = A->ci[p];
+        for (int q = B->rp[k]; q < B->rp[k + 1]; q++) {
+          int sl = slot[B->ci[q]];
+          if (!pass) {
+            pp[sl + 1]++;
+          } else {
+            int t = cur[sl]++;
+            pa[t] = p;
+            pb[t] = bsrc ? bsrc[q] : q;
+            pk[t] = k;
+          }
+        }
+      }
+    }
+    if (!pass) {
+      for (int p = 0; p < nnz; p++) pp[p + 1] += pp[p];
+      memcpy(cur, pp, (size_t)nnz * sizeof(int));
+    }
+  }
+  free(cur);
+  free(slot);
+  C->pl_p = pp;
+  C->pl_a = pa;
+  C->pl_b = pb;
+  C->pl_k = pk;
+}
+
 /* lv_spm_product_put with the right factor diag(dg) B (dg NULL: B), B's
  * values bv read through bsrc (NULL: directly); specialised by the callers
  * below, so the plain product's loops keep no test. */
@@ -560,9 +616,37 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
     else
       LV_CHECK(product_pattern(C, A, B));
     C->version = v + 1 > 0 ? v + 1 : 1;
+    if (C->rp && product_flops(A, B) <= LV_SPM_PLAN_MAX) product_plan(C, A, B, bsrc);
   }
   free(C->val); /* a product written by lv_spm_product before keeps no values now */
   C->val = NULL;
+  if (C->pl_p) {
+    /* a small product by its plan: the same terms summed in the same order
+     * per slot as below, without the row accumulator's scatter and gather
+     * (a third of the instructions at four particles' 2-6 entries per row) */
+    const int *cp = C->rp, *cc = C->ci, *pp = C->pl_p, *pa = C->pl_a, *pb = C->pl_b, *pk = C->pl_k;
+    const double *av = A->val;
+    size_t n = (size_t)S->n;
+    int rc = 0;
+    double chk = 0.0;
+    for (int i = 0; i < C->nrows; i++) {
+      double f = rowscale ? scale * rowscale[i] : scale;
+      double *row = S->D + (size_t)(r0 + i) + (size_t)c0 * n;
+      for (int p = cp[i]; p < cp[i + 1]; p++) {
+        double acc = 0.0;
+        for (int t = pp[p]; t < pp[p + 1]; t++) acc += av[pa[t]] * (dg ? dg[pk[t]] * bv[pb[t]] : bv[pb[t]]);
+        double v = f * acc;
+        if (S->dense) {
+          chk += v - v;
+          row[(size_t)cc[p] * n] += v;
+        } else if (!rc) {
+          rc = lv_assembly_add(S, r0 + i, c0 + cc[p], v);
+        }
+      }
+    }
+    if (chk != 0.0) S->nonfinite = 1;
+    return rc;
+  }
   if (!C->rp) {
     /* no kept pattern: the row's columns are those its sum touches -- the
      * pattern product_pattern makes -- in the order first touched; the

@@ -86,7 +86,15 @@ struct lv_spm {
    * and listed (list, room for the longest row) as the row is summed */
   unsigned char *tmark;
   int *list;
+  /* lv_spm_product_put of a small product (at most LV_SPM_PLAN_MAX
+   * multiply-adds): slot s of C sums the terms t = pl_p[s] .. pl_p[s+1]-1,
+   * A's entry pl_a[t] times B's value pl_b[t] (through the transpose map
+   * when B is a transpose pattern) times dg[pl_k[t]], in the order the row
+   * accumulation adds them */
+  int *pl_p, *pl_a, *pl_b, *pl_k;
 };
+
+enum { LV_SPM_PLAN_MAX = 1 << 12 };
 
 /* An empty nrows x ncols matrix (no allocation yet). */
 void lv_spm_init(lv_spm *A, int nrows, int ncols);
