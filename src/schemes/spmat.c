@@ -803,11 +803,18 @@ LV_FLATTEN int lv_spm_put(lv_assembly *S, int r0, int c0, const lv_spm *A, doubl
       int p0 = rp[i], p1 = rp[i + 1];
       if (transpose) {
         double *col = D + (size_t)(c0 + i) * n + r0;
-        for (int p = p0; p < p1; p++) {
-          double v = rowscale ? scale * rowscale[ci[p]] * val[p] : scale * val[p];
-          chk += v - v;
-          col[ci[p]] += v;
-        }
+        if (rowscale)
+          for (int p = p0; p < p1; p++) {
+            double v = scale * rowscale[ci[p]] * val[p];
+            chk += v - v;
+            col[ci[p]] += v;
+          }
+        else
+          for (int p = p0; p < p1; p++) {
+            double v = scale * val[p];
+            chk += v - v;
+            col[ci[p]] += v;
+          }
       } else {
         double f = rowscale ? scale * rowscale[i] : scale, *row = D + (size_t)(r0 + i) + (size_t)c0 * n;
         for (int p = p0; p < p1; p++) {
