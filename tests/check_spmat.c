@@ -451,10 +451,136 @@ START_TEST(test_blk_product) {
 }
 END_TEST
 
+/* A replayed merged capture (its own add, lv_spm_begin) that leaves the
+ * recording half-way, or meets a sink scale or transform set by the
+ * callback, takes the general add from there: the values are the sums of
+ * the adds as the callback made them. */
+typedef struct {
+  trip t;
+  int scale_at, transpose_at; /* add index from which s->scale = 2, at which s->transpose = 1 (-1: never) */
+} trip_tf;
+
+static int fill_trip_tf(void *ctx, lv_sink *s) {
+  trip_tf *c = ctx;
+  for (int k = 0; k < c->t.n; k++) {
+    if (k == c->scale_at) s->scale = 2.0;
+    s->transpose = k == c->transpose_at;
+    LV_CHECK(lv_sink_add(s, c->t.i[k], c->t.j[k], c->t.v[k]));
+  }
+  s->scale = 1.0;
+  s->transpose = 0;
+  return 0;
+}
+
+/* a callback that keeps the sink's add function from its first add */
+static int fill_trip_cached(void *ctx, lv_sink *s) {
+  trip *t = ctx;
+  int (*add)(lv_sink *, int, int, double) = s->add;
+  for (int k = 0; k < t->n; k++) LV_CHECK(add(s, t->i[k], t->j[k], t->v[k]));
+  return 0;
+}
+
+START_TEST(test_merged_replay) {
+  lv_spm A;
+  lv_spm_init(&A, 4, 4);
+  trip_tf c = {.scale_at = -1, .transpose_at = -1};
+  int i1[] = {0, 1, 2, 1, 3}, j1[] = {0, 2, 1, 2, 3};
+  double v1[] = {1.0, 0.5, -2.0, 0.25, 3.0};
+  set_trip(&c.t, 5, i1, j1, v1);
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip_tf, &c), 0);
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip_tf, &c), 0); /* replayed */
+  long ver = A.version;
+  ck_assert(csr_at(&A, 1, 2) == 0.75 && csr_at(&A, 3, 3) == 3.0);
+  /* off the recording at its third add: a new pattern, every add counted */
+  int i2[] = {0, 1, 3, 1, 3}, j2[] = {0, 2, 0, 2, 3};
+  set_trip(&c.t, 5, i2, j2, v1);
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip_tf, &c), 0);
+  ck_assert_int_gt(A.version, ver);
+  ck_assert(csr_at(&A, 0, 0) == 1.0 && csr_at(&A, 1, 2) == 0.75 && csr_at(&A, 3, 0) == -2.0);
+  ck_assert(csr_at(&A, 3, 3) == 3.0 && csr_at(&A, 2, 1) == 0.0);
+  /* the recorded sequence again, with a scale from the second add */
+  set_trip(&c.t, 5, i1, j1, v1);
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip_tf, &c), 0);
+  ver = A.version;
+  c.scale_at = 1;
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip_tf, &c), 0);
+  ck_assert_int_eq(A.version, ver);
+  ck_assert(csr_at(&A, 0, 0) == 1.0 && csr_at(&A, 1, 2) == 1.5 && csr_at(&A, 2, 1) == -4.0);
+  ck_assert(csr_at(&A, 3, 3) == 6.0);
+  /* a transposing sink at the third add: (2, 1) lands at (1, 2) */
+  c.scale_at = -1;
+  c.transpose_at = 2;
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip_tf, &c), 0);
+  ck_assert(csr_at(&A, 1, 2) == (0.5 + -2.0) + 0.25 && csr_at(&A, 2, 1) == 0.0 && csr_at(&A, 3, 3) == 3.0);
+  /* off the recording at the second add, on its positions again from the
+   * third, through a kept add function: still a new sequence */
+  trip t;
+  int i3[] = {0, 3, 2, 1, 3}, j3[] = {0, 1, 1, 2, 3};
+  set_trip(&t, 5, i3, j3, v1);
+  ck_assert_int_eq(lv_spm_fill(&A, 4, 4, fill_trip_cached, &t), 0);
+  ck_assert(csr_at(&A, 0, 0) == 1.0 && csr_at(&A, 3, 1) == 0.5 && csr_at(&A, 2, 1) == -2.0);
+  ck_assert(csr_at(&A, 1, 2) == 0.25 && csr_at(&A, 3, 3) == 3.0);
+  lv_spm_free(&A);
+}
+END_TEST
+
+/* lv_blk_rows: entry (i, j, v) becomes (scale * rowscale[i]) * v at
+ * (r0 + i, c0 + j) on both back-ends, the values lv_spm_put writes for a
+ * captured block; a non-finite value or an entry outside the block is
+ * flagged. */
+START_TEST(test_blk_rows) {
+  trip t;
+  int i1[] = {0, 2, 1, 2}, j1[] = {1, 0, 2, 2};
+  double v1[] = {0.3, -1.7, 2.5, 1.0 / 3.0}, rs[3] = {0.25, 1.0 / 3.0, 7.0};
+  set_trip(&t, 4, i1, j1, v1);
+  lv_spm X;
+  lv_spm_init(&X, 3, 3);
+  ck_assert_int_eq(lv_spm_fill(&X, 3, 3, fill_trip, &t), 0);
+  const int n = 5, r0 = 2, c0 = 1;
+  lv_assembly S[3];
+  for (int b = 0; b < 3; b++) {
+    ck_assert_int_eq(lv_assembly_init(&S[b], n, b != 1), 0);
+    lv_assembly_begin(&S[b]);
+    lv_blk_sink bs;
+    if (b < 2)
+      ck_assert_int_eq(fill_trip(&t, lv_blk_rows(&bs, &S[b], r0, c0, 3, 3, -0.7, rs)), 0);
+    else
+      ck_assert_int_eq(lv_spm_put(&S[b], r0, c0, &X, -0.7, rs, 0), 0);
+    ck_assert_int_eq(bs.bad, 0);
+    ck_assert_int_eq(lv_assembly_finish(&S[b]), 0);
+  }
+  for (int k = 0; k < 4; k++) {
+    double want = (-0.7 * rs[i1[k]]) * v1[k], d = S[0].D[(r0 + i1[k]) + (c0 + j1[k]) * n];
+    ck_assert(d == want);
+    ck_assert(memcmp(&d, &S[2].D[(r0 + i1[k]) + (c0 + j1[k]) * n], sizeof d) == 0);
+  }
+  for (int j = 0; j < n; j++)
+    for (int p = S[1].Ap[j]; p < S[1].Ap[j + 1]; p++) ck_assert(S[1].Ax[p] == S[0].D[S[1].Ai[p] + j * n]);
+  ck_assert_int_eq(S[1].nnz, 4);
+  /* flags: a non-finite value (sink and assembly), an entry outside the block */
+  for (int b = 0; b < 2; b++) {
+    lv_blk_sink bs;
+    lv_assembly_begin(&S[b]);
+    lv_sink *s = lv_blk_rows(&bs, &S[b], r0, c0, 3, 3, 1.0, rs);
+    ck_assert_int_eq(lv_sink_add(s, 1, 1, 1.0), 0);
+    ck_assert(!bs.bad && !S[b].nonfinite);
+    ck_assert_int_eq(lv_sink_add(s, 1, 1, NAN), 0);
+    ck_assert(bs.bad && S[b].nonfinite);
+    s = lv_blk_rows(&bs, &S[b], r0, c0, 3, 3, 1.0, rs);
+    ck_assert_int_eq(lv_sink_add(s, 3, 0, 1.0), LV_EINPUT);
+    ck_assert(bs.bad);
+  }
+  for (int b = 0; b < 3; b++) lv_assembly_free(&S[b]);
+  lv_spm_free(&X);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("spmat");
   TCase *tc = tu_tcase(s, "spmat", 0.1);
   tcase_add_test(tc, test_merged_capture);
+  tcase_add_test(tc, test_merged_replay);
+  tcase_add_test(tc, test_blk_rows);
   tcase_add_test(tc, test_grouped);
   tcase_add_test(tc, test_blk_product);
   tcase_add_test(tc, test_product_put);

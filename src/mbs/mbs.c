@@ -1378,6 +1378,19 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
       double B[3][3]; /* the block, formed once */
       for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) B[a][b] = 2.0 * d1 * (a == b) + 4.0 * d2 * r[a] * r[b];
+      if (o[0] >= 0 && o[1] >= 0) { /* two particles: the same adds, the signs and origins taken out */
+        double nB[3][3];
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 3; b++) nB[a][b] = -B[a][b];
+        for (int ka = 0; ka < 2; ka++)
+          for (int a = 0; a < 3; a++) {
+            const int ri = o[ka] + a;
+            const double *b0 = ka ? nB[a] : B[a], *b1 = ka ? B[a] : nB[a];
+            for (int b = 0; b < 3; b++) LV_CHECK(lv_sink_add(H, ri, o[0] + b, b0[b]));
+            for (int b = 0; b < 3; b++) LV_CHECK(lv_sink_add(H, ri, o[1] + b, b1[b]));
+          }
+        continue;
+      }
       for (int ka = 0; ka < 2; ka++)
         for (int a = 0; o[ka] >= 0 && a < 3; a++)
           for (int kb = 0; kb < 2; kb++)

@@ -86,7 +86,15 @@ struct lv_spm {
    * and listed (list, room for the longest row) as the row is summed */
   unsigned char *tmark;
   int *list;
+  /* lv_spm_product_put of a small product (at most LV_SPM_PLAN_MAX
+   * multiply-adds): slot s of C sums the terms t = pl_p[s] .. pl_p[s+1]-1,
+   * A's entry pl_a[t] times B's value pl_b[t] (through the transpose map
+   * when B is a transpose pattern) times dg[pl_k[t]], in the order the row
+   * accumulation adds them */
+  int *pl_p, *pl_a, *pl_b, *pl_k;
 };
+
+enum { LV_SPM_PLAN_MAX = 1 << 12 };
 
 /* An empty nrows x ncols matrix (no allocation yet). */
 void lv_spm_init(lv_spm *A, int nrows, int ncols);
@@ -227,6 +235,8 @@ typedef struct {
   double scale;
   const lv_spm *F;
   int bad; /* a non-finite value or an entry outside the block was added */
+  const double *rowscale; /* lv_blk_rows: row i of the block also times rowscale[i] */
+  double *D0;             /* lv_blk_rows on the dense back-end: the block's (0, 0) in A->D */
 } lv_blk_sink;
 
 /* The dense back-end's adds written out: the same values added to the same
@@ -280,6 +290,26 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
   *b = (lv_blk_sink){.sink = {.add = A->dense ? lv_blk_add_dense : lv_blk_add, .nrows = nrows, .ncols = ncols,
                               .scale = 1.0},
                      .A = A, .r0 = r0, .c0 = c0, .transpose = transpose, .scale = scale, .F = F};
+  return &b->sink;
+}
+
+/* Sink for one block whose row i is also scaled by rowscale[i]: entry
+ * (i, j, v) becomes (scale * rowscale[i]) * v at (r0 + i, c0 + j), the
+ * value lv_spm_put(A, r0, c0, X, scale, rowscale, 0) writes for an entry v
+ * of a captured X.  For a model matrix that enters the Newton matrix as
+ * that one term (VI-A's d2V and H(q; a), the momentum rows scaled by
+ * D^-1): written as the callback adds it, without a capture and a put
+ * (a position the callback adds twice gets two terms instead of their
+ * sum: the same matrix up to round-off). */
+int lv_blk_add_rows(lv_sink *s, int i, int j, double v);
+int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v); /* the same on the dense back-end, rowscale set */
+static inline lv_sink *lv_blk_rows(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols,
+                                   double scale, const double *rowscale) {
+  int dn = A->dense && rowscale;
+  *b = (lv_blk_sink){.sink = {.add = dn ? lv_blk_add_rows_dense : lv_blk_add_rows, .nrows = nrows, .ncols = ncols,
+                              .scale = 1.0},
+                     .A = A, .r0 = r0, .c0 = c0, .scale = scale, .rowscale = rowscale,
+                     .D0 = dn ? A->D + (size_t)r0 + (size_t)c0 * (size_t)A->n : NULL};
   return &b->sink;
 }
 
