@@ -473,16 +473,18 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
     LV_CHECK(ensure_B(E));
     LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, E->B));
     LV_CHECK(capture_dense(&E->sJV, d, d, E->B));
+    LV_CHECK(lv_spm_put(S, 0, 0, &E->sJV, 0.5 * h * h, E->mass.rs, 0));
   } else {
-    LV_CHECK(lv_spm_end(&E->sJV, lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_spm_begin(&E->sJV))));
+    /* J_V and H(z; a) serve this one term each: written as they are added
+     * (lv_blk_rows), without a capture and a put */
+    lv_blk_sink bk;
+    LV_CHECK(lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_blk_rows(&bk, S, 0, 0, d, d, 0.5 * h * h, E->mass.rs)));
+    if (bk.bad) return LV_ENONFINITE;
   }
-  LV_CHECK(lv_spm_put(S, 0, 0, &E->sJV, 0.5 * h * h, E->mass.rs, 0));
   if (k == 0) return 0;
-  /* H(z; a) is captured in sHb, written, and H(z; b) captured over it: one
-   * callback, one position sequence, so one pattern serves both (a second
-   * capture held 129 bytes per particle of the chain) */
-  LV_CHECK(lv_spm_model_matrix(&E->sHb, d, d, m, LV_MX_HESSIAN, 0.0, E->z, NULL, a));
-  LV_CHECK(lv_spm_put(S, 0, 0, &E->sHb, 0.5, E->mass.rs, 0));
+  lv_blk_sink bk;
+  LV_CHECK(lv_model_matrix_flagged(m, LV_MX_HESSIAN, 0.0, E->z, NULL, a,
+                                   lv_blk_rows(&bk, S, 0, 0, d, d, 0.5, E->mass.rs), &bk.bad));
   if (ggl) {
     LV_CHECK(lv_spm_model_matrix(&E->sHb, d, d, m, LV_MX_HESSIAN, 0.0, E->z, NULL, b));
     if (E->mid) {
