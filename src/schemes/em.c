@@ -54,8 +54,9 @@
  * the polishing below restores round-off accuracy.
  *
  * One assembly whatever the linear solver (as in ggl_vi.c): the factors
- * are captured from the model callbacks as fixed-pattern sparse matrices,
- * M^-1 formed block by block once, the products formed sparsely, and each
+ * are captured from the model callbacks as fixed-pattern sparse matrices
+ * (J_V of the invariant form and H(z; a), which enter one term each, are
+ * written into the assembly as they are added: lv_blk_rows), M^-1 formed block by block once, the products formed sparsely, and each
  * term written once into the solver's assembly, which lands it in a dense
  * array or a fixed CSC pattern: O(nnz) per iteration and memory for the
  * usual models.  The parts of the exact matrix that are dense by nature --
@@ -128,7 +129,7 @@ typedef struct {
   double *acc; /* the products' row accumulator (lv_spm_share_acc), max(d, k) */
   /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
-  lv_spm sJV, sZu, sI; /* D(D^G V), Z(z; u) and Z(q1; w) in turn, identity (H(z; a) goes in sHb) */
+  lv_spm sJV, sZu, sI; /* D(D^G V) of Gonzalez' form, Z(z; u) and Z(q1; w) in turn, identity */
   lv_spm sPr, sWa, sWb;          /* s (P - I), Delta beta^T, h/2 Delta betav^T (non-quadratic g) */
   /* M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
