@@ -55,8 +55,9 @@
  *
  * One assembly whatever the linear solver (as in ggl_vi.c): the factors
  * are captured from the model callbacks as fixed-pattern sparse matrices
- * (J_V of the invariant form and H(z; a), which enter one term each, are
- * written into the assembly as they are added: lv_blk_rows), M^-1 formed block by block once, the products formed sparsely, and each
+ * (J_V of the invariant form, H(z; a) and Z(q1; w), which enter one term
+ * each, are written into the assembly as they are added: lv_blk_rows),
+ * M^-1 formed block by block once, the products formed sparsely, and each
  * term written once into the solver's assembly, which lands it in a dense
  * array or a fixed CSC pattern: O(nnz) per iteration and memory for the
  * usual models.  The parts of the exact matrix that are dense by nature --
@@ -129,7 +130,7 @@ typedef struct {
   double *acc; /* the products' row accumulator (lv_spm_share_acc), max(d, k) */
   /* every matrix in fixed-pattern sparse form (schemes/spmat.h) */
   lv_spm sGz, sGzT, sMiGzT, sGy, sHb, sMiHb, sP11, sP13, sP31, sP33;
-  lv_spm sJV, sZu, sI; /* D(D^G V) of Gonzalez' form, Z(z; u) and Z(q1; w) in turn, identity */
+  lv_spm sJV, sZu, sI; /* D(D^G V) of Gonzalez' form, Z(z; u), identity */
   lv_spm sPr, sWa, sWb;          /* s (P - I), Delta beta^T, h/2 Delta betav^T (non-quadratic g) */
   /* M, M^-1 (sparse form), rs = 1/diag(M) */
   lv_mass_op mass;
@@ -533,9 +534,9 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
 
   /* dFv/dDelta = Z(q1; u - h/2 v0) + G(q1) - 1/2 G(q1) M^-1 H(z;b) */
   for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
-  /* Z(q1; w) in the capture of Z(z; u) below (the same callback) */
-  LV_CHECK(lv_spm_model_matrix(&E->sZu, k, d, m, LV_MX_CURVATURE, 0.0, E->y, NULL, E->w));
-  LV_CHECK(lv_spm_put(S, d + k, 0, &E->sZu, 1.0, NULL, 0));
+  /* Z(q1; w), one term: written as it is added (Z(z; u) below is captured) */
+  LV_CHECK(lv_model_matrix_flagged(m, LV_MX_CURVATURE, 0.0, E->y, NULL, E->w,
+                                   lv_blk_rows(&bk, S, d + k, 0, k, d, 1.0, NULL), &bk.bad));
   LV_CHECK(lv_spm_put(S, d + k, 0, &E->sGy, 1.0, NULL, 0));
   const double *mid = E->mid;
   LV_CHECK(mid ? lv_spm_product_put_diag(S, d + k, 0, &E->sP31, &E->sGy, mid, &E->sHb, -0.5, NULL)
