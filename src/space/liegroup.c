@@ -83,16 +83,22 @@ static _Thread_local struct {
 } coef_memo;
 
 /* a = sin phi / phi, b = (1 - cos phi)/phi^2, c = (phi - sin phi)/phi^3
- * (c not computed if NULL: exp needs a and b only). */
+ * (c not computed if NULL: exp needs a and b only).  b for 1e-4 <= phi < 1
+ * as a^2 / (1 + cos phi) = sin^2 / (phi^2 (1 + cos)), free of cancellation
+ * there, and what lv_so3_exp computes from its sincos without a second
+ * sine; elsewhere in the half-angle form. */
 static void so3_coef(double phi, double *a, double *b, double *c) {
   if (coef_memo.valid && coef_memo.phi == phi) {
     *a = coef_memo.a;
     *b = coef_memo.b;
   } else {
     *a = sinc(phi);
-    /* Half-angle form: free of cancellation for every phi. */
-    double s = sinc(0.5 * phi);
-    *b = 0.5 * s * s;
+    if (phi >= 1e-4 && phi < 1.0) { /* lv_so3_exp's form (the same bits whichever computes it first) */
+      *b = *a * *a / (1.0 + cos(phi));
+    } else { /* Half-angle form: free of cancellation for every phi. */
+      double s = sinc(0.5 * phi);
+      *b = 0.5 * s * s;
+    }
     coef_memo.phi = phi;
     coef_memo.a = *a;
     coef_memo.b = *b;
@@ -252,8 +258,12 @@ void lv_so3_exp(const double psi[3], double R[9]) {
     sn = sin(phi), cs = cos(phi);
 #endif
     a = sn / phi;
-    double s = sinc(0.5 * phi);
-    b = 0.5 * s * s;
+    if (phi < 1.0) { /* so3_coef's a^2 / (1 + cos phi): no second sine */
+      b = a * a / (1.0 + cs);
+    } else {
+      double s = sinc(0.5 * phi);
+      b = 0.5 * s * s;
+    }
     coef_memo.phi = phi;
     coef_memo.a = a;
     coef_memo.b = b;
