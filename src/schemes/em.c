@@ -121,6 +121,7 @@ typedef struct {
   /* cache at the iterate */
   int cached;
   double *y, *z, *u, *DGV, *tmp, *tmp2, *w;
+  double *r_last; /* the residual em_residual last wrote, while x has not moved since (else NULL) */
   double *beta, *betav;   /* Gonzalez coefficients of g and g^v (non-quadratic g) */
   double *wo;             /* their direction: Delta projected off the group orbit */
   /* Jacobian scratch for the dense-by-nature terms: d x max(d, k) */
@@ -327,6 +328,7 @@ static int em_symjac(em *E) {
 
 static int em_residual(void *ctx, double *r) {
   em *E = ctx;
+  E->r_last = NULL;
   LV_CHECK(em_eval(E));
   const lv_model *m = E->m;
   int d = E->d, k = E->k;
@@ -363,6 +365,7 @@ static int em_residual(void *ctx, double *r) {
     for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
     LV_CHECK(lv_model_G_apply(m, E->y, E->w, r + d + k));
   }
+  E->r_last = r;
   return 0;
 }
 
@@ -569,6 +572,7 @@ static int em_update(void *ctx, const double *dx) {
   em *E = ctx;
   for (int i = 0; i < E->n; i++) E->x[i] += dx[i];
   E->cached = 0;
+  E->r_last = NULL;
   return 0;
 }
 
@@ -755,6 +759,7 @@ static int em_guess(em *E, int guess) {
   if (E->kind == EM_GGL)
     for (int i = 0; i < k; i++) b[i] = h * s->gamma[i];
   E->cached = 0;
+  E->r_last = NULL;
   return 0;
 }
 
@@ -777,6 +782,8 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     LV_CHECK(lv_model_G_apply(m, s->q, E->v0, E->gvx));
   }
   double *a = E->x + d, *b = E->x + d + k;
+  st->cnorm_known = 0;
+  E->r_last = NULL;
   LV_CHECK(em_guess(E, E->guess));
   lv_newton_problem pb = {em_residual, em_jacobian, em_update, NULL, E, n};
   *lv_newton_opts(E->nw) = st->newton;
@@ -817,9 +824,17 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
      * round-off (measured on four-particle). */
     lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, NULL, st->newton.res_tol, 0, 0, 1};
     LV_CHECK(lv_newton_polish_with(E->nw, &pb, &pol, ns));
-    if (pol.rolled_back) E->cached = 0;
+    if (pol.rolled_back) E->cached = 0, E->r_last = NULL;
   }
   LV_CHECK(em_eval(E));
+  /* The divergence guard's max|g|: rows d..d+k of the last residual are
+   * g(q1) itself (the same callback at the q1 committed below), when that
+   * residual was evaluated at the final iterate (no update or roll-back
+   * since) -- lv_diag_eval would compute the same value again. */
+  if (E->r_last && k > 0 && !lv_model_has_driving(m)) {
+    st->cnorm[0] = lv_vnorm_inf(k, E->r_last + d);
+    st->cnorm_known = 1;
+  }
 
   /* Commit: p1 = 2 M u / h - p, v1 = M^-1 p1. */
   lv_mass_mul(&E->mass, E->u, E->w);
