@@ -239,7 +239,15 @@ int lv_dg_begin(lv_dgrad *dg, const double *x) {
       return lv_model_potential(dg->m, x, &dg->Vx);
     case LV_DGRAD_INVARIANT:
       LV_CHECK(inv_eval(dg, x, dg->pia));
-      return vt_eval(dg, dg->pia, dg->vta, dg->dvta);
+      LV_CHECK(vt_eval(dg, dg->pia, dg->vta, dg->dvta));
+      /* Dpi(x): a stepping scheme starts where its last accepted iterate
+       * ended, whose gradients ty already holds */
+      if (dg->ty_valid && memcmp(x, dg->ylast, (size_t)dg->d * sizeof(double)) == 0) {
+        memcpy(dg->tx, dg->ty, (size_t)dg->nnz * sizeof(double));
+        return 0;
+      }
+      dg->ty_valid = 0;
+      return dpi_eval(dg, x, dg->tx);
     default:
       return 0;
   }
@@ -265,9 +273,16 @@ static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac
       dg->small_fd[i] = fd;
       any_fd |= fd;
     }
-    LV_CHECK(dpi_eval(dg, dg->z, dg->tz));
+    /* Dpi is affine (quadratic invariants, check_invariants), so its value
+     * at the midpoint is the mean of those at x and y: one evaluation per
+     * iterate, at y, which the Newton matrix takes too (c_i' Dpi_i(z)
+     * Dpi_i(y)^T) and the next step's start (lv_dg_begin) */
+    dg->ty_valid = 0;
+    LV_CHECK(dpi_eval(dg, y, dg->ty));
+    for (int e = 0; e < dg->nnz; e++) dg->tz[e] = 0.5 * (dg->tx[e] + dg->ty[e]);
     memcpy(dg->ylast, y, (size_t)d * sizeof(double));
     dg->pot_valid = 1;
+    dg->ty_valid = 1;
   }
   memset(out, 0, (size_t)d * sizeof(double));
   for (int e = 0; e < dg->nnz; e++) out[dg->tcol[e]] += dg->c[dg->trow[e]] * dg->tz[e];
@@ -287,7 +302,6 @@ static int pot_invariant(lv_dgrad *dg, const double *y, double *out, double *jac
     for (int i = 0; i < n; i++)
       if (dg->small_fd[i]) dg->cp[i] = 0.25 * (dvp[i] - dvm[i]) / dg->eps[i];
   }
-  LV_CHECK(dpi_eval(dg, y, dg->ty));
   if (sj) {
     /* the same entries, every one of them (zeros too: a fixed pattern) */
     for (int i = 0; i < n; i++) {
@@ -553,9 +567,10 @@ static int setup_invariants(lv_dgrad *dg) {
   size_t nz = (size_t)(c.n > 0 ? c.n : 1);
   dg->tz = lv_calloc(nz, sizeof(double));
   dg->ty = lv_calloc(nz, sizeof(double));
+  dg->tx = lv_calloc(nz, sizeof(double));
   dg->tperm = lv_calloc(nz, sizeof(int));
   dg->tptr = lv_calloc((size_t)n + 1, sizeof(int));
-  if (!dg->trow || !dg->tz || !dg->ty || !dg->tperm || !dg->tptr) return LV_ENOMEM;
+  if (!dg->trow || !dg->tz || !dg->ty || !dg->tx || !dg->tperm || !dg->tptr) return LV_ENOMEM;
   for (int e = 0; e < dg->nnz; e++) dg->tptr[dg->trow[e] + 1]++;
   for (int i = 0; i < n; i++) dg->tptr[i + 1] += dg->tptr[i];
   int *fill = lv_calloc((size_t)n, sizeof(int));
@@ -655,7 +670,7 @@ void lv_dgrad_free(lv_dgrad *dg) {
   if (!dg) return;
   lv_mass_op_free(&dg->mass);
   double **arr[] = {&dg->x,   &dg->pia,  &dg->vta,  &dg->dvta, &dg->tz,
-                    &dg->ty,  &dg->hval, &dg->z,    &dg->dl,   &dg->w1,   &dg->w2,   &dg->H,
+                    &dg->ty, &dg->tx,  &dg->hval, &dg->z,    &dg->dl,   &dg->w1,   &dg->w2,   &dg->H,
                     &dg->pib, &dg->pim,  &dg->pie,  &dg->vtb,  &dg->dvtb, &dg->vtm,  &dg->dvtm,
                     &dg->vte, &dg->dvte, &dg->c,    &dg->cp,   &dg->eps,  &dg->gx,   &dg->gy,
                     &dg->Gz,  &dg->Gx,   &dg->Gy,   &dg->Zb,   &dg->vx,   &dg->vy,   &dg->wv,

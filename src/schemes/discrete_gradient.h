@@ -25,6 +25,7 @@ struct lv_dgrad {
   int nnz;
   int *trow, *tcol;
   double *tz, *ty;          /* values at z = (x+y)/2 and at y */
+  double *tx;               /* values at x (lv_dg_begin); tz = (tx + ty)/2, the invariants being quadratic */
   int *tperm, *tptr;        /* triplets grouped by invariant (CSR-like) */
   /* constant Hessians of the (quadratic) invariants, as triplets */
   int nh;
@@ -40,6 +41,9 @@ struct lv_dgrad {
    * again */
   int pot_valid;
   double *ylast;
+  /* ty holds the invariant gradients at ylast (kept across lv_dg_begin: the
+   * next step's x is the last step's accepted y, whose tx is then ty) */
+  int ty_valid;
   double *gx, *gy, *Gz, *Gx, *Gy, *Zb, *vx, *vy, *wv, *gvz, *zd;
   /* orthonormal basis of the group orbit's tangent span{xi_k(z)} */
   int nsym, nxb;

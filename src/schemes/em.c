@@ -123,6 +123,7 @@ typedef struct {
   /* cache at the iterate */
   int cached;
   double *y, *z, *u, *DGV, *tmp, *tmp2, *w;
+  double *r_last; /* the residual em_residual last wrote, while x has not moved since (else NULL) */
   double *beta, *betav;   /* Gonzalez coefficients of g and g^v (non-quadratic g) */
   double *wo;             /* their direction: Delta projected off the group orbit */
   /* Jacobian scratch for the dense-by-nature terms: d x max(d, k) */
@@ -329,6 +330,7 @@ static int em_symjac(em *E) {
 
 static int em_residual(void *ctx, double *r) {
   em *E = ctx;
+  E->r_last = NULL;
   LV_CHECK(em_eval(E));
   const lv_model *m = E->m;
   int d = E->d, k = E->k;
@@ -365,6 +367,7 @@ static int em_residual(void *ctx, double *r) {
     for (int i = 0; i < d; i++) E->w[i] = E->u[i] - 0.5 * h * E->v0[i];
     LV_CHECK(lv_model_G_apply(m, E->y, E->w, r + d + k));
   }
+  E->r_last = r;
   return 0;
 }
 
@@ -449,6 +452,22 @@ static void outer(int d, int c, double f, const double *wo, const double *x, dou
     for (int i = 0; i < d; i++) B[i + (size_t)j * d] = f * wo[i] * x[j];
 }
 
+/* D[0:d, 0:d] += scale rowscale_i B_ij (B d x d column-major) in a dense
+ * assembly, as lv_spm_put writes a captured block (its zeros add nothing) */
+static void add_dense_rows(lv_assembly *S, int d, const double *B, double scale, const double *rowscale) {
+  size_t n = (size_t)S->n;
+  int bad = 0;
+  for (int i = 0; i < d; i++) {
+    double f = scale * rowscale[i], *row = S->D + (size_t)i;
+    for (int j = 0; j < d; j++) {
+      double v = f * B[i + (size_t)j * d];
+      bad |= !isfinite(v);
+      row[(size_t)j * n] += v;
+    }
+  }
+  if (bad) S->nonfinite = 1;
+}
+
 /* The Newton matrix, each term written once into the solver's assembly. */
 /* E->B on first use: d x max(d, k) doubles. */
 static int ensure_B(em *E) {
@@ -476,9 +495,16 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
     LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, E->B));
     LV_CHECK(capture_dense(&E->sJV, d, d, E->B));
     LV_CHECK(lv_spm_put(S, 0, 0, &E->sJV, 0.5 * h * h, E->mass.rs, 0));
+  } else if (S->dense && E->dg->pot == LV_DGRAD_INVARIANT) {
+    /* J_V formed dense (a few invariants' 6 x 6 blocks) and added the way
+     * lv_spm_put adds a capture of it, the same sums in the same order:
+     * the capture's sink cost about 40 instructions an entry */
+    LV_CHECK(ensure_B(E));
+    LV_CHECK(lv_dg_pot(E->dg, E->y, E->DGV, E->B));
+    add_dense_rows(S, d, E->B, 0.5 * h * h, E->mass.rs);
   } else {
-    /* J_V and H(z; a) serve this one term each: written as they are added
-     * (lv_blk_rows), without a capture and a put */
+    /* J_V on a sparse back-end, and H(z; a), serve this one term each:
+     * written as they are added (lv_blk_rows), without a capture and a put */
     lv_blk_sink bk;
     LV_CHECK(lv_dg_pot_sink(E->dg, E->y, E->DGV, lv_blk_rows(&bk, S, 0, 0, d, d, 0.5 * h * h, E->mass.rs)));
     if (bk.bad) return LV_ENONFINITE;
@@ -573,6 +599,7 @@ static int em_update(void *ctx, const double *dx) {
   em *E = ctx;
   for (int i = 0; i < E->n; i++) E->x[i] += dx[i];
   E->cached = 0;
+  E->r_last = NULL;
   return 0;
 }
 
@@ -759,6 +786,7 @@ static int em_guess(em *E, int guess) {
   if (E->kind == EM_GGL)
     for (int i = 0; i < k; i++) b[i] = h * s->gamma[i];
   E->cached = 0;
+  E->r_last = NULL;
   return 0;
 }
 
@@ -781,6 +809,8 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
     LV_CHECK(lv_model_G_apply(m, s->q, E->v0, E->gvx));
   }
   double *a = E->x + d, *b = E->x + d + k;
+  st->cnorm_known = 0;
+  E->r_last = NULL;
   LV_CHECK(em_guess(E, E->guess));
   lv_newton_problem pb = {em_residual, em_jacobian, em_update, NULL, E, n};
   *lv_newton_opts(E->nw) = st->newton;
@@ -821,9 +851,17 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
      * round-off (measured on four-particle). */
     lv_newton_polish_policy pol = {exact ? 1 : 4, LV_POLISH_CHECKED, 0.25, E->x, NULL, st->newton.res_tol, 0, 0, 1};
     LV_CHECK(lv_newton_polish_with(E->nw, &pb, &pol, ns));
-    if (pol.rolled_back) E->cached = 0;
+    if (pol.rolled_back) E->cached = 0, E->r_last = NULL;
   }
   LV_CHECK(em_eval(E));
+  /* The divergence guard's max|g|: rows d..d+k of the last residual are
+   * g(q1) itself (the same callback at the q1 committed below), when that
+   * residual was evaluated at the final iterate (no update or roll-back
+   * since) -- lv_diag_eval would compute the same value again. */
+  if (E->r_last && k > 0 && !lv_model_has_driving(m)) {
+    st->cnorm[0] = lv_vnorm_inf(k, E->r_last + d);
+    st->cnorm_known = 1;
+  }
 
   /* Commit: p1 = 2 M u / h - p, v1 = M^-1 p1. */
   lv_mass_mul(&E->mass, E->u, E->w);
