@@ -714,7 +714,7 @@ int main(int argc, char **argv) {
     snprintf(c->label, sizeof c->label, "IDA");
     snprintf(ct->label, sizeof ct->label, "IDA");
     for (int i = 0; i < ntol; i++) {
-      ida_result r;
+      ida_result r = {0}; /* repeat >= 1, but the compiler cannot see it */
       double best = HUGE_VAL;
       for (int rep = 0; rep < repeat; rep++) { /* the least CPU time of `repeat` identical runs */
         srun.got = 0;
@@ -751,7 +751,7 @@ int main(int argc, char **argv) {
     snprintf(c->label, sizeof c->label, "%s", meth[k].label);
     snprintf(ct->label, sizeof ct->label, "%s", meth[k].label);
     for (int i = 0; i < nh; i++) {
-      lv_result r;
+      lv_result r = {0};
       double best = HUGE_VAL;
       for (int rep = 0; rep < repeat; rep++) { /* as IDA's: the least of `repeat` runs */
         srun.got = 0;
