@@ -991,12 +991,16 @@ int lv_spm_mass(const lv_model *m, const double *q, int maxblock, lv_spm *M, lv_
 
 /* ------------------------------------------------------------ block sinks */
 
+/* An add outside the block: flagged in the sink (lv_blk_sink.bad). */
+static inline int blk_outside(lv_sink *s, int i, int j) {
+  if ((unsigned)i < (unsigned)s->nrows && (unsigned)j < (unsigned)s->ncols) return 0;
+  ((lv_blk_sink *)s)->bad = 1;
+  return 1;
+}
+
 int lv_blk_add(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) {
-    b->bad = 1;
-    return LV_EINPUT;
-  }
+  if (blk_outside(s, i, j)) return LV_EINPUT;
   if (!isfinite(v)) b->bad = 1;
   lv_blk_put(b->A, b->r0, b->c0, b->scale, b->transpose, b->F, i, j, v);
   return 0;
@@ -1004,10 +1008,7 @@ int lv_blk_add(lv_sink *s, int i, int j, double v) {
 
 int lv_blk_add_dense(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if ((unsigned)i >= (unsigned)s->nrows || (unsigned)j >= (unsigned)s->ncols) {
-    b->bad = 1;
-    return LV_EINPUT;
-  }
+  if (blk_outside(s, i, j)) return LV_EINPUT;
   if (!isfinite(v)) b->bad = 1;
   lv_blk_put_dense(b->A, b->r0, b->c0, b->transpose, b->F, i, j, b->scale * v);
   return 0;
@@ -1015,10 +1016,7 @@ int lv_blk_add_dense(lv_sink *s, int i, int j, double v) {
 
 int lv_blk_add_rows(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if ((unsigned)i >= (unsigned)s->nrows || (unsigned)j >= (unsigned)s->ncols) {
-    b->bad = 1;
-    return LV_EINPUT;
-  }
+  if (blk_outside(s, i, j)) return LV_EINPUT;
   if (!isfinite(v)) b->bad = 1;
   lv_assembly *A = b->A;
   double x = (b->rowscale ? b->scale * b->rowscale[i] : b->scale) * v;
@@ -1034,10 +1032,7 @@ int lv_blk_add_rows(lv_sink *s, int i, int j, double v) {
  * (f * inf is inf or NaN), so v is tested only then. */
 int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if ((unsigned)i >= (unsigned)s->nrows || (unsigned)j >= (unsigned)s->ncols) {
-    b->bad = 1;
-    return LV_EINPUT;
-  }
+  if (blk_outside(s, i, j)) return LV_EINPUT;
   double x = b->scale * b->rowscale[i] * v;
   if (LV_UNLIKELY(!isfinite(x))) {
     b->A->nonfinite = 1;
