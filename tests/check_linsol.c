@@ -8,6 +8,7 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "linsol/assembly.h"
+#include "linsol/linsol_impl.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -1277,6 +1278,51 @@ START_TEST(test_dense_small_vs_lapack) {
 }
 END_TEST
 
+/* The AVX build of the small kernels (x86-64) against the SSE2 build:
+ * the same multiplies and subtractions lane by lane, so the solutions must
+ * agree bit for bit, on every unrolled size and the generic ones. */
+START_TEST(test_dense_small_avx_bits) {
+#ifdef LV_SMALL_AVX
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx")) {
+    fprintf(stderr, "test_dense_small_avx_bits: no AVX on this CPU, the SSE2 kernels alone run\n");
+    return;
+  }
+  const int n = small_sizes[_i];
+  double *A = malloc(sizeof(double) * (size_t)(n * n)), *x[2];
+  x[0] = malloc(sizeof(double) * (size_t)n);
+  x[1] = malloc(sizeof(double) * (size_t)n);
+  ck_assert(A && x[0] && x[1]);
+  for (int kind = 0; kind < 2; kind++) {
+    if (kind == 1 && n < 3) continue;
+    for (unsigned seed = 1; seed <= 10; seed++) {
+      small_matrix(kind, n, seed * 104729u + (unsigned)n, A);
+      for (int isa = 0; isa < 2; isa++) {
+        lv_dense_small_avx = isa;
+        unsigned st = seed;
+        for (int i = 0; i < n; i++) x[isa][i] = urand(&st);
+        lv_linsol *ls = NULL;
+        ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, n, 0), 0);
+        lv_linsol_begin(ls);
+        for (int j = 0; j < n; j++)
+          for (int i = 0; i < n; i++) ck_assert_int_eq(lv_linsol_add(ls, i, j, A[i + j * n]), 0);
+        ck_assert_int_eq(lv_linsol_factor(ls), 0);
+        ck_assert_int_eq(lv_linsol_solve(ls, x[isa]), 0);
+        lv_linsol_free(ls);
+      }
+      for (int i = 0; i < n; i++)
+        ck_assert_msg(memcmp(&x[0][i], &x[1][i], sizeof(double)) == 0,
+                      "n %d kind %d seed %u: x[%d] SSE2 %.17g, AVX %.17g", n, kind, seed, i, x[0][i], x[1][i]);
+    }
+  }
+  lv_dense_small_avx = -1;
+  free(A);
+  free(x[0]);
+  free(x[1]);
+#endif
+}
+END_TEST
+
 /* A zero pivot on the small path falls back to LAPACK, which still decides
  * singular and nonsingular the same way as before: a rank-deficient 9 x 9
  * is refused, the same matrix with one row made independent is solved. */
@@ -1362,6 +1408,7 @@ static Suite *linsol_suite(void) {
 
   tc = tu_tcase(s, "small", 0.1);
   tcase_add_loop_test(tc, test_dense_small_vs_lapack, 0, (int)(sizeof small_sizes / sizeof small_sizes[0]));
+  tcase_add_loop_test(tc, test_dense_small_avx_bits, 0, (int)(sizeof small_sizes / sizeof small_sizes[0]));
   tcase_add_test(tc, test_dense_small_fallback);
   return s;
 }

@@ -154,11 +154,67 @@ _Static_assert(LV_DENSE_SMALL >= 16, "sizes above 16 take the generic kernels");
     small_getrs_k(N, a, ipiv, x); \
     return;                    \
   } while (0)
+
+/* On x86-64 with GCC, the unrolled kernels once more compiled for AVX:
+ * four lanes of the same multiply and subtract (AVX without FMA, and
+ * ISO C does not contract), so the factors and solutions are the SSE2
+ * kernels' bit for bit with about a third fewer instructions on the 16 x 16
+ * Newton matrix of four particles.  Chosen at run time when the CPU and
+ * the operating system support AVX (lv_dense_small_avx). */
+#ifdef LV_SMALL_AVX
+#undef SMALL_FN
+#define SMALL_FN(x) small_##x##_avx
+typedef double small_v4 __attribute__((vector_size(32)));
+#define SMALL_V4 small_v4
+#pragma GCC push_options
+#pragma GCC target("avx")
+#include "linsol/dense_small.h"
+#define GETF2_AVX(N, a, ipiv) return small_getf2_avx(N, a, ipiv)
+#define GETRS_AVX(N, a, ipiv, x) \
+  do {                           \
+    small_getrs_avx(N, a, ipiv, x); \
+    return;                      \
+  } while (0)
+static int small_getf2_v4(int n, double *restrict a, int *restrict ipiv) {
+  SMALL_CASES(GETF2_AVX, a, ipiv)
+  return small_getf2_any(n, a, ipiv);
+}
+static void small_getrs_v4(int n, const double *restrict a, const int *restrict ipiv, double *restrict x) {
+  SMALL_CASES(GETRS_AVX, a, ipiv, x)
+  small_getrs_any(n, a, ipiv, x);
+}
+#pragma GCC pop_options
+#undef SMALL_V4
+
+/* -1 until the first factorisation asks the CPU (racing threads store the
+ * same answer) */
+int lv_dense_small_avx = -1;
+
+static int small_use_avx(void) {
+  int u = __atomic_load_n(&lv_dense_small_avx, __ATOMIC_RELAXED);
+  if (u < 0) {
+    __builtin_cpu_init();
+    u = __builtin_cpu_supports("avx") ? 1 : 0;
+    __atomic_store_n(&lv_dense_small_avx, u, __ATOMIC_RELAXED);
+  }
+  return u;
+}
+#endif
+
 static int small_getf2(int n, double *restrict a, int *restrict ipiv) {
+#ifdef LV_SMALL_AVX
+  if (small_use_avx()) return small_getf2_v4(n, a, ipiv);
+#endif
   SMALL_CASES(GETF2_N, a, ipiv)
   return small_getf2_any(n, a, ipiv);
 }
 static void small_getrs(int n, const double *restrict a, const int *restrict ipiv, double *restrict x) {
+#ifdef LV_SMALL_AVX
+  if (small_use_avx()) {
+    small_getrs_v4(n, a, ipiv, x);
+    return;
+  }
+#endif
   SMALL_CASES(GETRS_N, a, ipiv, x)
   small_getrs_any(n, a, ipiv, x);
 }

@@ -1,11 +1,13 @@
 /* The small-matrix kernels of the dense back-end (dense.c), included
- * twice there: once with loops as written (any n), once with every loop
- * unrolled for the sizes instantiated with a constant n.  Not a header of
- * its own interface: SMALL_FN (the name) and SMALL_UNROLL are set by the
+ * there once with loops as written (any n), once with every loop unrolled
+ * for the sizes instantiated with a constant n, and on x86 once more the
+ * same compiled for AVX (SMALL_V4).  Not a header of its own interface:
+ * SMALL_FN (the name), SMALL_UNROLL and SMALL_V2 / SMALL_V4 are set by the
  * includer. */
 /* y[i] -= x[i] * s for lo <= i < n: one element alone when the count is
  * odd, then pairs (SMALL_V2, two lanes of the same multiply and subtract,
- * so the same bits as the scalar loop). */
+ * so the same bits as the scalar loop) or, with SMALL_V4, a pair when
+ * needed and then groups of four lanes (the same operations again). */
 SMALL_INLINE void SMALL_FN(axpy)(const int lo, const int n, double *restrict y, const double *restrict x,
                                  const double s) {
   int i = lo;
@@ -14,6 +16,26 @@ SMALL_INLINE void SMALL_FN(axpy)(const int lo, const int n, double *restrict y, 
     y[i] -= x[i] * s;
     i++;
   }
+#ifdef SMALL_V4
+  if ((n - i) & 2) { /* then a pair, and the rest four lanes at a time */
+    SMALL_V2 yv, xv;
+    const SMALL_V2 sv = {s, s};
+    memcpy(&yv, y + i, sizeof yv);
+    memcpy(&xv, x + i, sizeof xv);
+    yv -= xv * sv;
+    memcpy(y + i, &yv, sizeof yv);
+    i += 2;
+  }
+  const SMALL_V4 s4 = {s, s, s, s};
+  SMALL_UNROLL
+  for (; i < n; i += 4) {
+    SMALL_V4 yv, xv;
+    memcpy(&yv, y + i, sizeof yv);
+    memcpy(&xv, x + i, sizeof xv);
+    yv -= xv * s4;
+    memcpy(y + i, &yv, sizeof yv);
+  }
+#else
   const SMALL_V2 sv = {s, s};
   SMALL_UNROLL
   for (; i < n; i += 2) {
@@ -23,6 +45,7 @@ SMALL_INLINE void SMALL_FN(axpy)(const int lo, const int n, double *restrict y, 
     yv -= xv * sv;
     memcpy(y + i, &yv, sizeof yv);
   }
+#endif
 #else
   SMALL_UNROLL
   for (; i < n; i++) y[i] -= x[i] * s;

@@ -50,6 +50,13 @@ int lv_dense_solve(lv_linsol *ls, double *b);
 /* ls->a0_in_as: the factorised matrix moves from as.D to the back-end, by
  * exchanging the two arrays (swap: a begin() zeroes as.D next) or by a copy. */
 void lv_dense_keep_a0(lv_linsol *ls, int swap);
+/* The small dense kernels' instruction set on x86-64 (GCC): -1 not asked
+ * yet, 0 SSE2, 1 AVX (the same bits either way).  Tests set it to compare
+ * the two; nothing else writes it. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define LV_SMALL_AVX 1
+extern int lv_dense_small_avx;
+#endif
 
 int lv_umf_create(lv_linsol *ls);
 void lv_umf_destroy(lv_linsol *ls);
