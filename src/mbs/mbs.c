@@ -170,6 +170,7 @@ static void sys_clear(mbs_sys *S) {
   free(S->dp);
   free(S->ppoff);
   free(S->ppj);
+  free(S->dvg);
   mbs_forces_clear(S);
   memset(S, 0, sizeof *S);
 }
@@ -1161,8 +1162,8 @@ static int cb_V(const double *q, double *V, void *u) {
   return 0;
 }
 
-static int cb_dV(const double *q, double *dV, void *u) {
-  const mbs_sys *S = u;
+/* gravity's dV into dV (all of it: zeros where gravity does no work) */
+static void grav_dV(const mbs_sys *S, const double *q, double *dV) {
   memset(dV, 0, (size_t)S->nv * sizeof(double));
   for (int k = 1; k < S->nel; k++) {
     const mbs_elem *e = &S->el[k];
@@ -1173,6 +1174,26 @@ static int cb_dV(const double *q, double *dV, void *u) {
       for (int i = 0; i < mbs_ntrans(e); i++) dV[e->voff + i] = -e->m * S->grav[i];
     }
   }
+}
+
+static int cb_dV(const double *q, double *dV, void *u) {
+  const mbs_sys *S = u;
+  if (S->dvg)
+    memcpy(dV, S->dvg, (size_t)S->nv * sizeof(double));
+  else
+    grav_dV(S, q, dV);
+  return 0;
+}
+
+/* A built model's constant gravity gradient (no SE(3) body, whose R^T
+ * turns it with the configuration): the values grav_dV computes, once. */
+static int grav_dV_setup(mbs_sys *S) {
+  for (int k = 1; k < S->nel; k++)
+    if (S->form == MBS_SE3 && S->el[k].kind == MBS_BODY) return 0;
+  if (S->nv == 0) return 0;
+  S->dvg = lv_calloc((size_t)S->nv, sizeof(double));
+  if (!S->dvg) return LV_ENOMEM;
+  grav_dV(S, NULL, S->dvg);
   return 0;
 }
 
@@ -2128,6 +2149,7 @@ static int sys_clone(const mbs_sys *S, mbs_sys *T) {
   memset(T, 0, sizeof *T);
   *T = *S;
   T->el = NULL, T->j = NULL, T->sym = NULL, T->sp = NULL, T->dp = NULL, T->ppoff = T->ppj = NULL, T->names = NULL;
+  T->dvg = NULL;
   T->nj = 0;
   if (mbs_forces_clone(S, T)) return LV_ENOMEM;
   T->el = lv_calloc((size_t)S->nel, sizeof(mbs_elem));
@@ -2467,6 +2489,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = scatter_lists(&d->sys, &d->sys.j[k]);
   for (int k = 0; !rc && k < d->sys.nj; k++) rc = compile_linear(&d->sys, &d->sys.j[k]);
   if (!rc) cache_setup(&d->sys);
+  if (!rc) rc = grav_dV_setup(&d->sys);
   lv_space *sp = NULL;
   if (!rc) {
     if (S->form == MBS_DIRECTORS || MBS_VEC(S->form)) {

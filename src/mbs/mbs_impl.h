@@ -217,6 +217,10 @@ typedef struct {
    * g and the joints' local G (mbs.c, cb_g / cb_G): a serial unique per
    * built model (0: not cached); mbs_joint.coff the offsets in its G */
   unsigned long serial;
+  /* built models without SE(3) bodies: gravity's gradient dV (nv), a
+   * constant -m g per translational coordinate, formed once (NULL: none
+   * or computed per call) */
+  double *dvg;
   /* built models: the names of all elements, one after the other (NULL in
    * a system being built, whose elements own their given names) */
   char *names;
