@@ -11,7 +11,7 @@ top=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # --- dependencies (Debian packages) -----------------------------------------
-pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check libinih-dev gnuplot-nox libyaml-dev"
+pkgs="build-essential autoconf automake libtool pkg-config libsuitesparse-dev libopenblas-dev check libinih-dev gnuplot-nox libyaml-dev libdouble-conversion-dev"
 # the test path also builds the libFuzzer harnesses
 [ "$mode" = test ] && pkgs="$pkgs clang libclang-rt-14-dev"
 # Open MPI for the sweep test under mpirun (issue 21)

@@ -4,8 +4,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "config.h"
+#include <float.h>
+#include <stdint.h>
+#include <stdio.h>
 #include "livens/livens.h"
 #include "testutil.h"
+#include "diag/shortest.h"
 
 START_TEST(test_null_getters) {
   lv_diag_summary sum;
@@ -233,6 +238,101 @@ START_TEST(test_summary_reuses_guard) {
 }
 END_TEST
 
+/* ------------------------------------------------ the CSV rows' numbers */
+
+/* The text of x reads back to x bit for bit; it is laid out as %.17g lays
+ * out its own (fixed point for a decimal exponent from -4 to 16, else
+ * d.ddde+XX with two exponent digits at least); with double-conversion it
+ * has the fewest digits that do so: rounded to one digit fewer (glibc's
+ * %.*e, correctly rounded), x no longer reads back. */
+static void check_number(double x) {
+  char buf[LV_CSV_NUMBER_BUF + 8];
+  int n = lv_csv_number(buf, x);
+  ck_assert_int_eq(n, (int)strlen(buf));
+  ck_assert_msg(n > 0 && n < LV_CSV_NUMBER_BUF, "%a: length %d", x, n);
+  char *end;
+  double y = strtod(buf, &end);
+  ck_assert_msg(*end == '\0' && memcmp(&x, &y, sizeof x) == 0, "%a printed as '%s', reads back as %a", x, buf, y);
+  /* digits and decimal exponent of the text */
+  const char *p = buf + (buf[0] == '-'), *e = strchr(p, 'e');
+  int nd = 0, first = -1, pos = 0, point = -1;
+  for (const char *c = p; *c && c != e; c++) {
+    if (*c == '.') {
+      point = pos;
+      continue;
+    }
+    if (*c != '0' && first < 0) first = pos;
+    if (first >= 0) nd++;
+    pos++;
+  }
+  if (point < 0) point = pos;
+  if (first < 0) return; /* a zero: "0" or "-0" */
+  /* trailing zeros of an integer written in full are not digits of x */
+  if (!e) {
+    const char *c = p + strlen(p) - 1;
+    while (point == pos && c > p && *c == '0') nd--, c--;
+  }
+  int X = e ? atoi(e + 1) : point - first - 1;
+  if (e) {
+    ck_assert_msg(X < -4 || X >= 17, "'%s': exponent %d is written in fixed point by %%.17g", buf, X);
+    ck_assert_msg(strlen(e + 2) >= 2 && (e[1] == '+' || e[1] == '-'), "'%s': exponent not as %%.17g writes it", buf);
+  } else {
+    ck_assert_msg(X >= -4 && X < 17, "'%s': exponent %d is written as d.ddde+XX by %%.17g", buf, X);
+  }
+  ck_assert_msg(nd <= 17, "'%s': %d digits", buf, nd);
+#ifdef LV_HAVE_DCONV
+  if (nd > 1) {
+    char shorter[64];
+    snprintf(shorter, sizeof shorter, "%.*e", nd - 2, x);
+    double z = strtod(shorter, NULL);
+    ck_assert_msg(memcmp(&x, &z, sizeof x) != 0, "'%s' is not the shortest: '%s' reads back to %a too", buf, shorter, x);
+  }
+#endif
+}
+
+START_TEST(test_csv_numbers) {
+  const double special[] = {0.0, -0.0, 1.0, -1.0, 0.1, 0.2, 0.3, 1.0 / 3.0, 2.0 / 3.0, 1e-5, 1e-4, 9.9999e-5,
+                            1.2345e-5, 1e16, 1e17, 1.5e16, 9.999999999999999e16, 123456789012345678.0, 1e22, 1e23,
+                            DBL_MAX, -DBL_MAX, DBL_MIN, DBL_TRUE_MIN, 5e-324, 4.9e-324, 1.7976931348623157e308,
+                            1.00000762939453125, 0.070000000000000007, 100.0, 5435.696790865547, -319.525988166,
+                            9007199254740993.0, 9007199254740992.0, 1e100, 1e-100, 1e300, 1e-300, 2.5e-5, 7e-5};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) check_number(special[i]);
+  /* every exponent: random bit patterns (finite ones) */
+  uint64_t st = 88172645463325252u;
+  for (int i = 0; i < 200000; i++) {
+    st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+    double x;
+    memcpy(&x, &st, sizeof x);
+    if (isfinite(x)) check_number(x);
+  }
+  /* and values of the size a simulation writes, at every scale */
+  for (int i = 0; i < 100000; i++) {
+    st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+    double x = ldexp((double)(st >> 11) / 9007199254740992.0, (int)(st % 80) - 40);
+    check_number(i & 1 ? -x : x);
+  }
+  /* what %.17g writes for the non-finite values */
+  char buf[LV_CSV_NUMBER_BUF], ref[64];
+  const double nf[] = {INFINITY, -INFINITY, NAN};
+  for (int i = 0; i < 3; i++) {
+    lv_csv_number(buf, nf[i]);
+    snprintf(ref, sizeof ref, "%.17g", nf[i]);
+    ck_assert_str_eq(buf, ref);
+  }
+#ifdef LV_HAVE_DCONV
+  /* the layout, for a few values written out */
+  const struct { double x; const char *s; } want[] = {
+      {0.1, "0.1"}, {-0.0, "-0"}, {1e-5, "1e-05"}, {1e-4, "0.0001"}, {1.5e16, "15000000000000000"},
+      {1e17, "1e+17"}, {5e-324, "5e-324"}, {DBL_MAX, "1.7976931348623157e+308"}, {150.0, "150"},
+      {-4.61538, "-4.61538"}, {1e100, "1e+100"}, {0.070000000000000007, "0.07"}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    lv_csv_number(buf, want[i].x);
+    ck_assert_str_eq(buf, want[i].s);
+  }
+#endif
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("diag");
   TCase *tc = tu_tcase(s, "core", 0.01);
@@ -242,5 +342,7 @@ int main(void) {
   tcase_add_test(tc, test_layout_from_integrator);
   tcase_add_test(tc, test_writer_init);
   tcase_add_test(tc, test_summary_reuses_guard);
+  tc = tu_tcase(s, "numbers", 0.5);
+  tcase_add_test(tc, test_csv_numbers);
   return tu_run_suite(s);
 }

@@ -26,3 +26,12 @@ expect_usage() {
 
 # data FILE: a CSV without its '#' metadata lines (issue 17)
 data() { grep -v '^#' "$1"; }
+
+# numeq "A B C ..." "X Y Z ...": the two lists of numbers read as the same
+# doubles, one by one (the CSV rows print the shortest digits that read
+# back to a double, or %.17g without double-conversion: 0.1 and
+# 0.10000000000000001 are the same number)
+numeq() {
+  awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); m = split(b, y, " ");
+    if (n != m) exit 1; for (i = 1; i <= n; i++) if (x[i] + 0 != y[i] + 0) exit 1; exit 0 }'
+}

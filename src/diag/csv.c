@@ -9,12 +9,16 @@
  * writes through a row keeper (src/cli/rows.c) that passes on whole lines
  * only.  A full disk can cut a row short: that is reported as LV_EIO. */
 #define _POSIX_C_SOURCE 200809L
+#include "config.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <math.h>
+#include <string.h>
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
+#include "diag/shortest.h"
 
 typedef struct {
   char *s;
@@ -47,6 +51,72 @@ static void add(line *b, const char *fmt, ...) {
     b->s = t;
     b->cap = cap;
   }
+}
+
+int lv_csv_number(char *buf, double x) {
+#ifdef LV_HAVE_DCONV
+  if (isfinite(x)) {
+    char d[LV_SHORTEST_BUF];
+    int point, neg, n = lv_shortest_digits(x, d, &point, &neg), k = 0, X = point - 1;
+    if (neg) buf[k++] = '-';
+    if (X < -4 || X >= 17) { /* d.ddd e+XX, at least two exponent digits */
+      buf[k++] = d[0];
+      if (n > 1) {
+        buf[k++] = '.';
+        memcpy(buf + k, d + 1, (size_t)(n - 1));
+        k += n - 1;
+      }
+      buf[k++] = 'e';
+      buf[k++] = X < 0 ? '-' : '+';
+      int a = X < 0 ? -X : X;
+      if (a >= 100) buf[k++] = (char)('0' + a / 100);
+      buf[k++] = (char)('0' + a / 10 % 10);
+      buf[k++] = (char)('0' + a % 10);
+    } else if (point <= 0) { /* 0.000ddd */
+      buf[k++] = '0';
+      buf[k++] = '.';
+      memset(buf + k, '0', (size_t)-point);
+      k += -point;
+      memcpy(buf + k, d, (size_t)n);
+      k += n;
+    } else if (point < n) { /* dd.ddd */
+      memcpy(buf + k, d, (size_t)point);
+      k += point;
+      buf[k++] = '.';
+      memcpy(buf + k, d + point, (size_t)(n - point));
+      k += n - point;
+    } else { /* ddd000 */
+      memcpy(buf + k, d, (size_t)n);
+      k += n;
+      memset(buf + k, '0', (size_t)(point - n));
+      k += point - n;
+    }
+    buf[k] = '\0';
+    return k;
+  }
+#endif
+  return snprintf(buf, LV_CSV_NUMBER_BUF, "%.17g", x);
+}
+
+/* ",x" (x alone for the first column) appended: the numbers of a row,
+ * without a formatted print per number (glibc's %.17g took four thousand
+ * instructions per number: a CSV row cost several times the step it
+ * records) */
+static void add_num(line *b, double x) {
+  if (b->oom) return;
+  if (!b->s || b->cap - b->n < LV_CSV_NUMBER_BUF + 1) {
+    size_t cap = b->cap ? 2 * b->cap : 256;
+    while (cap - b->n < LV_CSV_NUMBER_BUF + 1) cap *= 2;
+    char *t = realloc(b->s, cap);
+    if (!t) {
+      b->oom = 1;
+      return;
+    }
+    b->s = t;
+    b->cap = cap;
+  }
+  if (b->n) b->s[b->n++] = ',';
+  b->n += (size_t)lv_csv_number(b->s + b->n, x);
 }
 
 /* Hands the line to the kernel; errno says why on LV_EIO. */
@@ -109,8 +179,8 @@ static void body_vals(line *b, const lv_model *m, const double *q) {
     if (!lv_mbs_model_has_columns(m, id) || lv_mbs_model_element(m, id, NULL, &rigid) ||
         lv_mbs_model_pose(m, id, q, x, R))
       continue;
-    for (int i = 0; i < 3; i++) add(b, ",%.17g", x[i]);
-    for (int i = 0; rigid && i < 9; i++) add(b, ",%.17g", R[i]);
+    for (int i = 0; i < 3; i++) add_num(b, x[i]);
+    for (int i = 0; rigid && i < 9; i++) add_num(b, R[i]);
   }
 }
 
@@ -135,7 +205,7 @@ int lv_diag_csv_header(FILE *f, const lv_integrator *it) {
 }
 
 static void vals(line *b, const double *x, int n) {
-  for (int i = 0; i < n; i++) add(b, ",%.17g", x[i]);
+  for (int i = 0; i < n; i++) add_num(b, x[i]);
 }
 
 int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
@@ -143,16 +213,17 @@ int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
   const lv_state *s = lv_integrator_state(it);
   int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
   line b = {0};
-  add(&b, "%.17g", s->t);
+  add_num(&b, s->t);
   vals(&b, s->q, nq);
   vals(&b, s->v, nv);
   if (has_p(it)) vals(&b, s->p, nv);
   vals(&b, s->lambda, nc);
   if (has_gamma(it)) vals(&b, s->gamma, nc);
-  add(&b, ",%.17g", pt->energy);
+  add_num(&b, pt->energy);
   vals(&b, pt->momentum, lv_model_nsym(m));
-  add(&b, ",%.17g,%.17g", pt->g_norm, pt->gv_norm);
-  if (has_p(it)) add(&b, ",%.17g", pt->gp_norm);
+  add_num(&b, pt->g_norm);
+  add_num(&b, pt->gv_norm);
+  if (has_p(it)) add_num(&b, pt->gp_norm);
   add(&b, ",%d", lv_integrator_last_newton(it)->iterations);
   body_vals(&b, m, s->q);
   add(&b, "\n");
