@@ -26,9 +26,24 @@ typedef struct {
   int oom;
 } line;
 
+/* Room for k more characters; 0 when out of memory (remembered). */
+static int reserve(line *b, size_t k) {
+  if (b->oom) return 0;
+  if (b->s && b->cap - b->n >= k) return 1;
+  size_t cap = b->cap ? 2 * b->cap : 256;
+  while (cap - b->n < k) cap *= 2;
+  char *t = realloc(b->s, cap);
+  if (!t) {
+    b->oom = 1;
+    return 0;
+  }
+  b->s = t;
+  b->cap = cap;
+  return 1;
+}
+
 static void add(line *b, const char *fmt, ...) {
-  if (b->oom) return;
-  for (;;) {
+  while (!b->oom) {
     va_list ap;
     va_start(ap, fmt);
     int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
@@ -41,15 +56,7 @@ static void add(line *b, const char *fmt, ...) {
       b->n += (size_t)k;
       return;
     }
-    size_t cap = b->cap ? 2 * b->cap : 256;
-    while (cap <= b->n + (size_t)k) cap *= 2;
-    char *t = realloc(b->s, cap);
-    if (!t) {
-      b->oom = 1;
-      return;
-    }
-    b->s = t;
-    b->cap = cap;
+    reserve(b, (size_t)k + 1);
   }
 }
 
@@ -103,18 +110,7 @@ int lv_csv_number(char *buf, double x) {
  * instructions per number: a CSV row cost several times the step it
  * records) */
 static void add_num(line *b, double x) {
-  if (b->oom) return;
-  if (!b->s || b->cap - b->n < LV_CSV_NUMBER_BUF + 1) {
-    size_t cap = b->cap ? 2 * b->cap : 256;
-    while (cap - b->n < LV_CSV_NUMBER_BUF + 1) cap *= 2;
-    char *t = realloc(b->s, cap);
-    if (!t) {
-      b->oom = 1;
-      return;
-    }
-    b->s = t;
-    b->cap = cap;
-  }
+  if (!reserve(b, LV_CSV_NUMBER_BUF + 1)) return;
   if (b->n) b->s[b->n++] = ',';
   b->n += (size_t)lv_csv_number(b->s + b->n, x);
 }
@@ -224,9 +220,9 @@ int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
   add_num(&b, pt->g_norm);
   add_num(&b, pt->gv_norm);
   if (has_p(it)) add_num(&b, pt->gp_norm);
-  add(&b, ",%d", lv_integrator_last_newton(it)->iterations);
+  add_num(&b, lv_integrator_last_newton(it)->iterations); /* an int: written as one */
   body_vals(&b, m, s->q);
-  add(&b, "\n");
+  if (reserve(&b, 1)) b.s[b.n++] = '\n';
   return flush_line(f, &b);
 }
 
