@@ -4,7 +4,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef HAVE_CONFIG_H
 #include "config.h"
+#endif
 #include <float.h>
 #include <stdint.h>
 #include <stdio.h>

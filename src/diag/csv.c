@@ -9,7 +9,9 @@
  * writes through a row keeper (src/cli/rows.c) that passes on whole lines
  * only.  A full disk can cut a row short: that is reported as LV_EIO. */
 #define _POSIX_C_SOURCE 200809L
+#ifdef HAVE_CONFIG_H
 #include "config.h"
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
