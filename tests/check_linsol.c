@@ -1209,6 +1209,19 @@ static void small_matrix(int kind, int n, unsigned seed, double *A) {
   }
 }
 
+/* A dense solver with the column-major A assembled and factorised, x
+ * overwritten by A^-1 x. */
+static lv_linsol *dense_solve(int n, const double *A, double *x) {
+  lv_linsol *ls = NULL;
+  ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, n, 0), 0);
+  lv_linsol_begin(ls);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) ck_assert_int_eq(lv_linsol_add(ls, i, j, A[i + j * n]), 0);
+  ck_assert_int_eq(lv_linsol_factor(ls), 0);
+  ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+  return ls;
+}
+
 static const int small_sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 31, 32}; /* every unrolled size */
 
 START_TEST(test_dense_small_vs_lapack) {
@@ -1223,13 +1236,7 @@ START_TEST(test_dense_small_vs_lapack) {
       small_matrix(kind, n, seed * 7919u + (unsigned)n, A);
       unsigned st = seed;
       for (int i = 0; i < n; i++) b[i] = x[i] = urand(&st);
-      lv_linsol *ls = NULL;
-      ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, n, 0), 0);
-      lv_linsol_begin(ls);
-      for (int j = 0; j < n; j++)
-        for (int i = 0; i < n; i++) ck_assert_int_eq(lv_linsol_add(ls, i, j, A[i + j * n]), 0);
-      ck_assert_int_eq(lv_linsol_factor(ls), 0);
-      ck_assert_int_eq(lv_linsol_solve(ls, x), 0);
+      lv_linsol *ls = dense_solve(n, A, x);
       /* the estimate is asked for after the assembly restarted with other
        * values (as modified Newton may): it must still be the factorised
        * matrix's (the small path sums its 1-norm only on demand) */
@@ -1301,14 +1308,7 @@ START_TEST(test_dense_small_avx_bits) {
         lv_dense_small_avx = isa;
         unsigned st = seed;
         for (int i = 0; i < n; i++) x[isa][i] = urand(&st);
-        lv_linsol *ls = NULL;
-        ck_assert_int_eq(lv_linsol_new(&ls, LV_LINSOL_DENSE, n, 0), 0);
-        lv_linsol_begin(ls);
-        for (int j = 0; j < n; j++)
-          for (int i = 0; i < n; i++) ck_assert_int_eq(lv_linsol_add(ls, i, j, A[i + j * n]), 0);
-        ck_assert_int_eq(lv_linsol_factor(ls), 0);
-        ck_assert_int_eq(lv_linsol_solve(ls, x[isa]), 0);
-        lv_linsol_free(ls);
+        lv_linsol_free(dense_solve(n, A, x[isa]));
       }
       for (int i = 0; i < n; i++)
         ck_assert_msg(memcmp(&x[0][i], &x[1][i], sizeof(double)) == 0,
