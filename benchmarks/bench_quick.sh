@@ -5,7 +5,8 @@
 #   1. instructions per step of `livens run` (callgrind, a 10^4- minus a
 #      10^3-step run: deterministic, the measure of the small-system
 #      targets) for generalized-alpha index 3 and 2, BLieDF2 index 3 and 2
-#      on the heavy top, VI-A and EM on four-particle;
+#      on the heavy top, VI-A and EM on four-particle, and two of them
+#      again writing a CSV row every step;
 #   2. the chain on the default (automatic) linear-solver path: CPU time per
 #      step at N = 10^3 and 10^4 over the same window of the motion, timed
 #      in-process by bench_scale --default (the start-up is not in the
@@ -62,6 +63,10 @@ if command -v valgrind >/dev/null 2>&1; then
   ipc "heavy-top bliedf2 index 2" heavy-top bliedf2 --opt index=2
   ipc "four-particle vi-a" four-particle vi-a
   ipc "four-particle em" four-particle em
+  # the same runs writing a CSV row every step (the row costs more than
+  # the step: doc/performance.md, "Writing the CSV")
+  ipc "heavy-top genalpha index 3, CSV row every step" heavy-top genalpha --out "$w/rows.csv"
+  ipc "four-particle vi-a, CSV row every step" four-particle vi-a --out "$w/rows.csv"
 else
   echo "valgrind not found: instruction counts skipped"
 fi
