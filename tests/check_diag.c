@@ -1,5 +1,6 @@
 /* Diagnostics and the getters around them: a NULL argument is a status or a
  * documented value, never a crash (issue 14, section 3). */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "livens/livens.h"
 #include "testutil.h"
 #include "diag/shortest.h"
+#include "lv_internal.h" /* lv_mbs_model_has_columns */
 
 START_TEST(test_null_getters) {
   lv_diag_summary sum;
@@ -335,6 +337,76 @@ START_TEST(test_csv_numbers) {
 }
 END_TEST
 
+/* A row's q and pose columns are each number's text as lv_csv_number
+ * writes it: the poses that are the coordinates themselves (R^3 x SO(3))
+ * take the q columns' text, the others (Euler parameters: R computed) are
+ * written anew; both against the poses computed here. */
+START_TEST(test_csv_pose_columns) {
+  const char *models[] = {"heavy-top", "heavy-top-ep", "rigid-chain"};
+  for (int k = 0; k < 3; k++) {
+    lv_model *m = NULL;
+    ck_assert_int_eq(lv_model_create(models[k], NULL, &m), 0);
+    lv_integrator *it = NULL;
+    ck_assert_int_eq(lv_integrator_new(&it, m, "genalpha", 1e-3), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    for (int n = 0; n < 5; n++) ck_assert_int_eq(lv_integrator_step(it), 0);
+    lv_diag *d = NULL;
+    ck_assert_int_eq(lv_diag_new_for(&d, it), 0);
+    lv_diag_point pt;
+    const lv_state *st = lv_integrator_state(it);
+    ck_assert_int_eq(lv_diag_eval(d, st, &pt), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(lv_diag_csv_row(f, it, &pt), 0);
+    fclose(f);
+    /* the row's fields */
+    int nf = 1;
+    for (char *c = buf; *c; c++)
+      if (*c == ',') *c = '\0', nf++;
+    const char **fld = malloc(sizeof *fld * (size_t)nf);
+    ck_assert_ptr_nonnull(fld);
+    fld[0] = buf;
+    for (int i = 1, j = 0; i < nf; j++)
+      if (buf[j] == '\0') fld[i++] = buf + j + 1;
+    char *nl = strchr(fld[nf - 1], '\n');
+    ck_assert_ptr_nonnull(nl);
+    *nl = '\0';
+    char want[LV_CSV_NUMBER_BUF];
+    int nq = lv_model_nq(m), ne = lv_mbs_model_elements(m), npose = 0;
+    for (int i = 0; i < nq; i++) {
+      lv_csv_number(want, st->q[i]);
+      ck_assert_str_eq(fld[1 + i], want);
+    }
+    /* the poses are the row's last columns, element by element */
+    int col = nf;
+    for (int id = 1; id < ne; id++) {
+      int rigid = 0;
+      if (lv_mbs_model_has_columns(m, id) && !lv_mbs_model_element(m, id, NULL, &rigid)) col -= rigid ? 12 : 3;
+    }
+    for (int id = 1; id < ne; id++) {
+      int rigid = 0;
+      double x[3], R[9];
+      if (!lv_mbs_model_has_columns(m, id) || lv_mbs_model_element(m, id, NULL, &rigid)) continue;
+      ck_assert_int_eq(lv_mbs_model_pose(m, id, st->q, x, R), 0);
+      for (int i = 0; i < (rigid ? 12 : 3); i++, npose++) {
+        lv_csv_number(want, i < 3 ? x[i] : R[i - 3]);
+        ck_assert_msg(strcmp(fld[col++], want) == 0, "%s element %d pose %d: '%s', want '%s'", models[k], id, i,
+                      fld[col - 1], want);
+      }
+    }
+    ck_assert_int_eq(col, nf);
+    ck_assert_int_gt(npose, 0);
+    free(fld);
+    free(buf);
+    lv_diag_free(d);
+    lv_integrator_free(it);
+    lv_model_free(m);
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("diag");
   TCase *tc = tu_tcase(s, "core", 0.01);
@@ -346,5 +418,6 @@ int main(void) {
   tcase_add_test(tc, test_summary_reuses_guard);
   tc = tu_tcase(s, "numbers", 0.5);
   tcase_add_test(tc, test_csv_numbers);
+  tcase_add_test(tc, test_csv_pose_columns);
   return tu_run_suite(s);
 }

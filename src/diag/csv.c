@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "lv_internal.h"
 #include "livens/lv_mbs.h"
@@ -169,7 +171,72 @@ static void body_cols(line *b, const lv_model *m) {
   }
 }
 
-static void body_vals(line *b, const lv_model *m, const double *q) {
+/* The text of each configuration number already in the row, found by its
+ * bits: the poses of the Lie group formulations' bodies are their
+ * coordinates themselves (x and R of R^3 x SO(3)), which would otherwise be
+ * printed a second time (a third of a rigid chain's row). */
+typedef struct {
+  size_t *off;   /* q[i]'s text (after its comma) starts at line offset off[i] */
+  int *len;      /* ... and has len[i] characters */
+  int *slot;     /* hash of the bits: q index + 1, 0 empty */
+  unsigned mask; /* slots - 1 */
+  const double *q;
+} qtext;
+
+static unsigned bits_hash(double x) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  u ^= u >> 29;
+  u *= 0xbf58476d1ce4e5b9u;
+  return (unsigned)(u ^ (u >> 32));
+}
+
+/* q written into the row, each number's text remembered in Q (Q->off NULL:
+ * out of memory, nothing remembered) */
+static void q_vals(line *b, const double *q, int nq, qtext *Q) {
+  unsigned slots = 16;
+  while (slots < 2u * (unsigned)nq) slots *= 2;
+  Q->off = malloc((size_t)nq * sizeof *Q->off);
+  Q->len = malloc((size_t)nq * sizeof *Q->len);
+  Q->slot = calloc(slots, sizeof *Q->slot);
+  Q->mask = slots - 1;
+  Q->q = q;
+  if (!Q->off || !Q->len || !Q->slot) {
+    free(Q->off), free(Q->len), free(Q->slot);
+    Q->off = NULL, Q->len = NULL, Q->slot = NULL;
+  }
+  for (int i = 0; i < nq; i++) {
+    add_num(b, q[i]);
+    if (!Q->off || b->oom) continue;
+    size_t end = b->n, start = end;
+    while (b->s[start - 1] != ',') start--;
+    Q->off[i] = start;
+    Q->len[i] = (int)(end - start);
+    unsigned h = bits_hash(q[i]) & Q->mask;
+    while (Q->slot[h] && memcmp(&q[Q->slot[h] - 1], &q[i], sizeof q[i]) != 0) h = (h + 1) & Q->mask;
+    if (!Q->slot[h]) Q->slot[h] = i + 1; /* the first of equal numbers */
+  }
+}
+
+/* x appended, as the text of a configuration number with the same bits if
+ * there is one */
+static void add_num_q(line *b, double x, const qtext *Q) {
+  if (Q->off) {
+    unsigned h = bits_hash(x) & Q->mask;
+    for (; Q->slot[h]; h = (h + 1) & Q->mask) {
+      int i = Q->slot[h] - 1;
+      if (memcmp(&Q->q[i], &x, sizeof x) != 0) continue;
+      if (!reserve(b, (size_t)Q->len[i] + 1)) return;
+      b->s[b->n++] = ',';
+      memcpy(b->s + b->n, b->s + Q->off[i], (size_t)Q->len[i]);
+      b->n += (size_t)Q->len[i];
+      return;
+    }
+  }
+  add_num(b, x);
+}
+
+static void body_vals(line *b, const lv_model *m, const double *q, const qtext *Q) {
   int n = lv_mbs_model_elements(m);
   for (int id = 1; id < n; id++) {
     int rigid = 0;
@@ -177,9 +244,18 @@ static void body_vals(line *b, const lv_model *m, const double *q) {
     if (!lv_mbs_model_has_columns(m, id) || lv_mbs_model_element(m, id, NULL, &rigid) ||
         lv_mbs_model_pose(m, id, q, x, R))
       continue;
-    for (int i = 0; i < 3; i++) add_num(b, x[i]);
-    for (int i = 0; rigid && i < 9; i++) add_num(b, R[i]);
+    for (int i = 0; i < 3; i++) add_num_q(b, x[i], Q);
+    for (int i = 0; rigid && i < 9; i++) add_num_q(b, R[i], Q);
   }
+}
+
+/* whether the rows end with poses (a model of the multibody layer with
+ * named elements) */
+static int has_body_cols(const lv_model *m) {
+  int n = lv_mbs_model_elements(m);
+  for (int id = 1; id < n; id++)
+    if (lv_mbs_model_has_columns(m, id)) return 1;
+  return 0;
 }
 
 int lv_diag_csv_header(FILE *f, const lv_integrator *it) {
@@ -211,8 +287,13 @@ int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
   const lv_state *s = lv_integrator_state(it);
   int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
   line b = {0};
+  qtext Q = {0};
+  int poses = has_body_cols(m);
   add_num(&b, s->t);
-  vals(&b, s->q, nq);
+  if (poses)
+    q_vals(&b, s->q, nq, &Q);
+  else
+    vals(&b, s->q, nq);
   vals(&b, s->v, nv);
   if (has_p(it)) vals(&b, s->p, nv);
   vals(&b, s->lambda, nc);
@@ -223,7 +304,10 @@ int lv_diag_csv_row(FILE *f, const lv_integrator *it, const lv_diag_point *pt) {
   add_num(&b, pt->gv_norm);
   if (has_p(it)) add_num(&b, pt->gp_norm);
   add_num(&b, lv_integrator_last_newton(it)->iterations); /* an int: written as one */
-  body_vals(&b, m, s->q);
+  if (poses) {
+    body_vals(&b, m, s->q, &Q);
+    free(Q.off), free(Q.len), free(Q.slot);
+  }
   if (reserve(&b, 1)) b.s[b.n++] = '\n';
   return flush_line(f, &b);
 }
