@@ -2,7 +2,7 @@
 # The sparse back-end choice (issue 18, LV_LINSOL_SPARSE in lv_linsol.h):
 # for each system and scheme, the CPU time of the same run with KLU and with
 # UMFPACK, the predicted flops per factor entry that `--linsol sparse` (the
-# automatic path above 64 unknowns) reads off KLU's analysis, the back-end
+# automatic path from 26 unknowns, LV_LINSOL_AUTO_THRESHOLD) reads off KLU's analysis, the back-end
 # it chose, and whether that was the faster one (within 10 %, below which
 # the two are even on a shared machine).  Systems: the particle chain
 # (N = 10^3, 10^4), the rigid-body chain (N = 300), nets of M x M particles

@@ -93,12 +93,22 @@ typedef enum {
   LV_LINSOL_SPARSE = 4
 } lv_linsol_kind;
 
-/** Default size at or above which LV_LINSOL_AUTO chooses UMFPACK.  Measured
- *  on real Newton matrices (benchmarks/bench_scale, RATTLE on the chain,
- *  n = nv + nc): UMFPACK/dense time per step 0.82-1.6 at n = 48, 0.93-1.03
- *  at n = 64, 0.70-0.87 at n = 80, 0.60-0.64 at n = 100 over three runs --
- *  parity at n ~ 64.  (bench_core's synthetic matrices had put it near 100.) */
-#define LV_LINSOL_AUTO_THRESHOLD 64
+/** Default size n at or above which LV_LINSOL_AUTO takes the sparse path
+ *  (LV_LINSOL_SPARSE: KLU or UMFPACK by the pattern).  Measured in
+ *  instructions per step of the multibody layer's models (callgrind) once
+ *  KLU became the sparse path's usual back-end, n = nv + nc: at n <= 22
+ *  dense ahead for every scheme (heavy top, four particles, gyroscopic top,
+ *  double pendulum in R^3 x SO(3): by 10-37 %); at n = 24 (chain, 6
+ *  particles) dense ahead for VI-A and EM by 24-28 %, behind for RATTLE by
+ *  12 %; at n = 27 (rigid chain, 3 bodies) generalized-alpha index 3 dense
+ *  ahead by 9 %, index 2 (a 36 x 36 Newton matrix) KLU by 29 %; from n =
+ *  28 on KLU ahead for every scheme measured, by 1.5-2.8x once the Newton
+ *  matrix exceeds the in-house small LU's 32 rows (LAPACK's dgetrf above:
+ *  rigid chain, slider-crank, double pendulum in directors, the chain).
+ *  For a Newton matrix whose factors fill in completely (a dense pattern)
+ *  KLU takes 1.4-1.7x LAPACK's instructions at n = 40-56: such a model
+ *  sets --linsol dense.  (It was 64 while the sparse path was UMFPACK.) */
+#define LV_LINSOL_AUTO_THRESHOLD 26
 
 /** Opaque linear solver owning one square matrix: created by
  *  lv_linsol_new(), assembled with lv_linsol_begin() / lv_linsol_add(),
