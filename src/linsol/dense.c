@@ -169,6 +169,12 @@ typedef double small_v4 __attribute__((vector_size(32)));
 #pragma GCC push_options
 #pragma GCC target("avx")
 #include "linsol/dense_small.h"
+/* and the generic loops (17 <= n <= LV_DENSE_SMALL) */
+#undef SMALL_FN
+#undef SMALL_UNROLL
+#define SMALL_FN(x) small_##x##_any_avx
+#define SMALL_UNROLL
+#include "linsol/dense_small.h"
 #define GETF2_AVX(N, a, ipiv) return small_getf2_avx(N, a, ipiv)
 #define GETRS_AVX(N, a, ipiv, x) \
   do {                           \
@@ -177,11 +183,11 @@ typedef double small_v4 __attribute__((vector_size(32)));
   } while (0)
 static int small_getf2_v4(int n, double *restrict a, int *restrict ipiv) {
   SMALL_CASES(GETF2_AVX, a, ipiv)
-  return small_getf2_any(n, a, ipiv);
+  return small_getf2_any_avx(n, a, ipiv);
 }
 static void small_getrs_v4(int n, const double *restrict a, const int *restrict ipiv, double *restrict x) {
   SMALL_CASES(GETRS_AVX, a, ipiv, x)
-  small_getrs_any(n, a, ipiv, x);
+  small_getrs_any_avx(n, a, ipiv, x);
 }
 #pragma GCC pop_options
 #undef SMALL_V4
