@@ -528,6 +528,50 @@ END_TEST
  * (r0 + i, c0 + j) on both back-ends, the values lv_spm_put writes for a
  * captured block; a non-finite value or an entry outside the block is
  * flagged. */
+/* each band entry in two adds (a quarter, then the rest), through the sink's
+ * add pointer as a model callback calls it */
+static int fill_band_split(void *ctx, lv_sink *s) {
+  band *b = ctx;
+  for (int i = 0; i < b->n; i++)
+    for (int j = i - b->w; j <= i + b->w; j++)
+      if (j >= 0 && j < b->n) {
+        double v = tu_rand(b->seed) - 0.5;
+        LV_CHECK(lv_sink_add(s, i, j, 0.25 * v));
+        LV_CHECK(lv_sink_add(s, i, j, 0.75 * v));
+      }
+  return 0;
+}
+
+/* A merged capture of at least LV_SPM_CODE_MIN adds records a coded
+ * sequence (no kept positions), which lv_spm_begin replays by its own add:
+ * the replay gives the same bits as a first capture of the same adds in a
+ * fresh matrix (the recorded path), and a sequence that leaves the
+ * recording half-way (a narrower band) is recorded again with the values
+ * of a fresh capture. */
+START_TEST(test_merged_coded_replay) {
+  const int n = 1200;
+  lv_spm A;
+  lv_spm_init(&A, n, n);
+  for (int round = 0; round < 4; round++) {
+    int w = round < 3 ? 8 : 7; /* the last round leaves the recording */
+    unsigned long long s1 = tu_seed(31 + round), s2 = s1;
+    band b1 = {n, w, &s1}, b2 = {n, w, &s2};
+    ck_assert_int_eq(lv_spm_fill(&A, n, n, fill_band_split, &b1), 0);
+    ck_assert_ptr_null(A.rec.ri); /* coded: this test's subject */
+    lv_spm F;
+    lv_spm_init(&F, n, n);
+    ck_assert_int_eq(lv_spm_fill(&F, n, n, fill_band_split, &b2), 0);
+    ck_assert_int_eq(A.nnz, F.nnz);
+    ck_assert_int_eq(memcmp(A.rp, F.rp, (size_t)(n + 1) * sizeof(int)), 0);
+    ck_assert_int_eq(memcmp(A.ci, F.ci, (size_t)F.nnz * sizeof(int)), 0);
+    ck_assert_int_eq(memcmp(A.val, F.val, (size_t)F.nnz * sizeof(double)), 0);
+    ck_assert_int_eq(A.nnz, n * (2 * w + 1) - w * (w + 1));
+    lv_spm_free(&F);
+  }
+  lv_spm_free(&A);
+}
+END_TEST
+
 START_TEST(test_blk_rows) {
   trip t;
   int i1[] = {0, 2, 1, 2}, j1[] = {1, 0, 2, 2};
@@ -580,6 +624,7 @@ int main(void) {
   TCase *tc = tu_tcase(s, "spmat", 0.1);
   tcase_add_test(tc, test_merged_capture);
   tcase_add_test(tc, test_merged_replay);
+  tcase_add_test(tc, test_merged_coded_replay);
   tcase_add_test(tc, test_blk_rows);
   tcase_add_test(tc, test_grouped);
   tcase_add_test(tc, test_blk_product);
