@@ -206,12 +206,11 @@ static void q_vals(line *b, const double *q, int nq, qtext *Q) {
     Q->off = NULL, Q->len = NULL, Q->slot = NULL;
   }
   for (int i = 0; i < nq; i++) {
+    size_t start = b->n + 1; /* after the comma (t came first) */
     add_num(b, q[i]);
     if (!Q->off || b->oom) continue;
-    size_t end = b->n, start = end;
-    while (b->s[start - 1] != ',') start--;
     Q->off[i] = start;
-    Q->len[i] = (int)(end - start);
+    Q->len[i] = (int)(b->n - start);
     unsigned h = bits_hash(q[i]) & Q->mask;
     while (Q->slot[h] && memcmp(&q[Q->slot[h] - 1], &q[i], sizeof q[i]) != 0) h = (h + 1) & Q->mask;
     if (!Q->slot[h]) Q->slot[h] = i + 1; /* the first of equal numbers */

@@ -148,11 +148,12 @@ typedef double small_v2 __attribute__((vector_size(16)));
     default: break;         \
   }
 _Static_assert(LV_DENSE_SMALL >= 16, "sizes above 16 take the generic kernels");
-#define GETF2_N(N, a, ipiv) return small_getf2_k(N, a, ipiv)
-#define GETRS_N(N, a, ipiv, x) \
-  do {                         \
-    small_getrs_k(N, a, ipiv, x); \
-    return;                    \
+/* one case of SMALL_CASES: the kernel fn at the constant size N */
+#define GETF2_N(N, fn, a, ipiv) return fn(N, a, ipiv)
+#define GETRS_N(N, fn, a, ipiv, x) \
+  do {                             \
+    fn(N, a, ipiv, x);             \
+    return;                        \
   } while (0)
 
 /* On x86-64 with GCC, the unrolled kernels once more compiled for AVX:
@@ -175,18 +176,12 @@ typedef double small_v4 __attribute__((vector_size(32)));
 #define SMALL_FN(x) small_##x##_any_avx
 #define SMALL_UNROLL
 #include "linsol/dense_small.h"
-#define GETF2_AVX(N, a, ipiv) return small_getf2_avx(N, a, ipiv)
-#define GETRS_AVX(N, a, ipiv, x) \
-  do {                           \
-    small_getrs_avx(N, a, ipiv, x); \
-    return;                      \
-  } while (0)
 static int small_getf2_v4(int n, double *restrict a, int *restrict ipiv) {
-  SMALL_CASES(GETF2_AVX, a, ipiv)
+  SMALL_CASES(GETF2_N, small_getf2_avx, a, ipiv)
   return small_getf2_any_avx(n, a, ipiv);
 }
 static void small_getrs_v4(int n, const double *restrict a, const int *restrict ipiv, double *restrict x) {
-  SMALL_CASES(GETRS_AVX, a, ipiv, x)
+  SMALL_CASES(GETRS_N, small_getrs_avx, a, ipiv, x)
   small_getrs_any_avx(n, a, ipiv, x);
 }
 #pragma GCC pop_options
@@ -211,7 +206,7 @@ static int small_getf2(int n, double *restrict a, int *restrict ipiv) {
 #ifdef LV_SMALL_AVX
   if (small_use_avx()) return small_getf2_v4(n, a, ipiv);
 #endif
-  SMALL_CASES(GETF2_N, a, ipiv)
+  SMALL_CASES(GETF2_N, small_getf2_k, a, ipiv)
   return small_getf2_any(n, a, ipiv);
 }
 static void small_getrs(int n, const double *restrict a, const int *restrict ipiv, double *restrict x) {
@@ -221,7 +216,7 @@ static void small_getrs(int n, const double *restrict a, const int *restrict ipi
     return;
   }
 #endif
-  SMALL_CASES(GETRS_N, a, ipiv, x)
+  SMALL_CASES(GETRS_N, small_getrs_k, a, ipiv, x)
   small_getrs_any(n, a, ipiv, x);
 }
 
