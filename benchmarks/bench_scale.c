@@ -17,14 +17,18 @@
  *      generalized-alpha at N = 10^3 and 10^4: CPU time per step over the
  *      same window of the motion, in this process's forked children,
  *      alternating the sizes and keeping each one's least time; the ratio
- *      cost(10^4)/cost(10^3) (linear: 10) per step and per Newton iteration.
+ *      cost(10^4)/cost(10^3) (linear: 10) per step and per Newton iteration;
+ *   6. (--ga-iterations) generalized-alpha's Newton iterations per step at
+ *      N = 10^2 .. 10^4 and gravity 0.981 .. 98.1, simplified and full
+ *      Newton: the growth with N is the tension's (doc/performance.md).
  *
  * Every size runs in its own forked child, so RSS is per size and a
  * failure at one size does not end the others.  A measurement program,
- * not a test.  Usage: bench_scale [--quick] [--crossover | --cost | --default]
- * [--csv FILE] (default bench_scale.csv).  --quick stops at N = 10^4 and
- * shortens the runs; --crossover runs study 4 only, --cost studies 1-3
- * only, --default study 5 only (which the other modes skip).
+ * not a test.  Usage: bench_scale [--quick] [--crossover | --cost | --default |
+ * --ga-iterations] [--csv FILE] (default bench_scale.csv).  --quick stops at
+ * N = 10^4 and shortens the runs; --crossover runs study 4 only, --cost
+ * studies 1-3 only, --default study 5 only, --ga-iterations study 6 only
+ * (the last two are skipped by the other modes).
  *
  * Sparse means both sparse back-ends: UMFPACK (what LV_LINSOL_AUTO picks)
  * and KLU (LV_LINSOL_KLU). */
@@ -250,10 +254,79 @@ static void study_default(FILE *csv) {
   printf("\n");
 }
 
+/* Study 6 (--ga-iterations): why generalized-alpha's Newton iterations per
+ * step grow from N = 10^3 to 10^4 where the other schemes' do not
+ * (doc/performance.md).  The tension near the support is about N m g; its
+ * stiffness against the Newton matrix's inertia term is N g beta h^2 / l.
+ * Varying the gravity separates it from N: iterations per step over the
+ * first 40 steps (t <= 0.4, h = 0.01), simplified (the default) and full
+ * Newton, automatic linear solver. */
+typedef struct {
+  int N;
+  const char *gravity;
+} gcase;
+
+static int ga_iterations_run(int N, const char *gravity, lv_newton_kind nk, double *iters, long *facts) {
+  char nb[32];
+  snprintf(nb, sizeof nb, "%d", N);
+  const char *k[2] = {"N", "gravity"}, *v[2] = {nb, gravity};
+  lv_kv kv = {2, k, v};
+  lv_model *m = NULL;
+  lv_integrator *it = NULL;
+  int rc = lv_model_create("chain", &kv, &m);
+  if (!rc) rc = lv_integrator_new(&it, m, "genalpha", 0.01);
+  if (!rc) {
+    lv_newton_options o;
+    lv_newton_options_default(&o);
+    o.kind = nk;
+    rc = lv_integrator_set_newton(it, &o);
+  }
+  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  for (int n = 0; n < 40 && !rc; n++) rc = lv_integrator_step(it);
+  if (!rc) {
+    lv_integrator_stats st;
+    lv_integrator_get_stats(it, &st);
+    *iters = (double)st.newton_iterations / 40.0;
+    *facts = st.factorizations;
+  }
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return rc;
+}
+
+static int study_ga_iterations(FILE *csv) {
+  static const gcase cases[] = {{1000, "0.981"}, {10000, "0.981"}, {1000, "9.81"},
+                                {10000, "9.81"}, {100, "98.1"},   {1000, "98.1"}};
+  static const lv_newton_kind kinds[2] = {LV_NEWTON_SIMPLIFIED, LV_NEWTON_FULL};
+  printf("== generalized-alpha on the chain: Newton iterations per step, h = 0.01, t <= 0.4 (40 steps) ==\n");
+  printf("%7s %8s %12s | %11s %11s\n", "N", "gravity", "N g b h^2/l", "simplified", "full");
+  int failed = 0;
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    double it[2] = {0, 0};
+    long f[2] = {0, 0};
+    int ok = 1;
+    for (int k = 0; k < 2; k++)
+      if (ga_iterations_run(cases[c].N, cases[c].gravity, kinds[k], &it[k], &f[k])) ok = 0;
+    /* beta of rho-inf = 0.9 (the scheme's default): 1 / (1 + 0.9)^2 */
+    double group = cases[c].N * atof(cases[c].gravity) * 1e-4 / (1.9 * 1.9);
+    if (!ok) {
+      printf("%7d %8s %12.3g | run failed\n", cases[c].N, cases[c].gravity, group);
+      failed = 1;
+      continue;
+    }
+    printf("%7d %8s %12.3g | %11.2f %11.2f\n", cases[c].N, cases[c].gravity, group, it[0], it[1]);
+    for (int k = 0; k < 2; k++)
+      fprintf(csv, "ga_iterations_gravity_%s,genalpha,%d,%d,auto,%s,,%.3f,%.3f,,,40\n", cases[c].gravity,
+              cases[c].N, 4 * cases[c].N, k ? "full" : "simplified", it[k], f[k] / 40.0);
+  }
+  printf("\n");
+  return failed;
+}
+
 int main(int argc, char **argv) {
   bu_blas_single_thread();
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
-  int quick = 0, only_cross = 0, no_cross = 0, only_default = 0;
+  int quick = 0, only_cross = 0, no_cross = 0, only_default = 0, only_ga = 0;
   const char *csv_path = "bench_scale.csv";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
@@ -264,10 +337,13 @@ int main(int argc, char **argv) {
       no_cross = 1;
     else if (strcmp(argv[i], "--default") == 0)
       only_default = 1;
+    else if (strcmp(argv[i], "--ga-iterations") == 0)
+      only_ga = 1;
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
       csv_path = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--quick] [--crossover | --cost | --default] [--csv FILE]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--quick] [--crossover | --cost | --default | --ga-iterations] [--csv FILE]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -284,6 +360,15 @@ int main(int argc, char **argv) {
     fclose(csv);
     printf("CSV: %s\n", csv_path);
     return 0;
+  }
+  if (only_ga) {
+    int failed = study_ga_iterations(csv);
+    if (fclose(csv)) {
+      perror(csv_path);
+      return 1;
+    }
+    printf("CSV: %s\n", csv_path);
+    return failed;
   }
 
   /* ---------------------------------------------------------- 1 and 2 */
