@@ -25,7 +25,8 @@
  * Every size runs in its own forked child, so RSS is per size and a
  * failure at one size does not end the others.  A measurement program,
  * not a test.  Usage: bench_scale [--quick] [--crossover | --cost | --default |
- * --ga-iterations] [--csv FILE] (default bench_scale.csv).  --quick stops at
+ * --ga-iterations] [--csv FILE] (default bench_scale.csv), or bench_scale --one
+ * SCHEME N STEPS (see run_one).  --quick stops at
  * N = 10^4 and shortens the runs; --crossover runs study 4 only, --cost
  * studies 1-3 only, --default study 5 only, --ga-iterations study 6 only
  * (the last two are skipped by the other modes).
@@ -217,6 +218,31 @@ out:
   lv_model_free(m);
 }
 
+/* --one SCHEME N STEPS: the default path of study 5 in this process, init
+ * and STEPS steps, for benchmarks/callgrind_scale.sh, which differences the
+ * instruction counts of 20 and 40 steps into study 5's window (CPU time on
+ * a shared machine moved the window's 10^4/10^3 ratio by up to 2x between
+ * consecutive runs; the instruction count does not move). */
+static int run_one(const char *scheme, int N, int steps) {
+  lv_model *m = NULL;
+  lv_integrator *it = NULL;
+  lv_integrator_stats st;
+  int rc = make_chain(N, &m);
+  if (!rc) rc = lv_integrator_new(&it, m, scheme, 0.01);
+  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  for (int n = 0; !rc && n < steps; n++) rc = lv_integrator_step(it);
+  if (!rc) {
+    lv_integrator_get_stats(it, &st);
+    printf("%s N=%d steps=%d newton_iterations=%ld linsol=%s\n", scheme, N, steps, (long)st.newton_iterations,
+           kname(st.linsol));
+  } else {
+    fprintf(stderr, "%s N=%d: failed (%s)\n", scheme, N, lv_status_name(rc));
+  }
+  lv_integrator_free(it);
+  lv_model_free(m);
+  return rc ? 1 : 0;
+}
+
 static void study_default(FILE *csv) {
   static const char *schemes[] = {"rattle", "vi-a", "em", "genalpha"};
   static const int Ns[2] = {1000, 10000};
@@ -328,6 +354,14 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* tables appear as they are measured, also in a pipe */
   int quick = 0, only_cross = 0, no_cross = 0, only_default = 0, only_ga = 0;
   const char *csv_path = "bench_scale.csv";
+  if (argc == 5 && strcmp(argv[1], "--one") == 0) {
+    int N = atoi(argv[3]), steps = atoi(argv[4]);
+    if (N < 1 || steps < 0) {
+      fprintf(stderr, "usage: %s --one SCHEME N STEPS\n", argv[0]);
+      return 2;
+    }
+    return run_one(argv[2], N, steps);
+  }
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0)
       quick = 1;
@@ -342,8 +376,10 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
       csv_path = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [--quick] [--crossover | --cost | --default | --ga-iterations] [--csv FILE]\n",
-              argv[0]);
+      fprintf(stderr,
+              "usage: %s [--quick] [--crossover | --cost | --default | --ga-iterations] [--csv FILE]\n"
+              "       %s --one SCHEME N STEPS\n",
+              argv[0], argv[0]);
       return 2;
     }
   }
