@@ -192,6 +192,15 @@ typedef struct {
   int N;
 } djob;
 
+/* The chain of N links under `scheme` at h = 0.01 with every default,
+ * initialised: study 5's and run_one's integration. */
+static int open_default(const char *scheme, int N, lv_model **m, lv_integrator **it) {
+  int rc = make_chain(N, m);
+  if (!rc) rc = lv_integrator_new(it, *m, scheme, 0.01);
+  if (!rc) rc = lv_integrator_init(*it, 0.0, NULL, NULL);
+  return rc;
+}
+
 static void run_default(const void *ctx, void *out) {
   const djob *j = ctx;
   dsample *d = out;
@@ -199,9 +208,7 @@ static void run_default(const void *ctx, void *out) {
   lv_model *m = NULL;
   lv_integrator *it = NULL;
   lv_integrator_stats a, b;
-  if (make_chain(j->N, &m) || lv_integrator_new(&it, m, j->scheme, 0.01) ||
-      lv_integrator_init(it, 0.0, NULL, NULL))
-    goto out;
+  if (open_default(j->scheme, j->N, &m, &it)) goto out;
   for (int n = 0; n < DEF_SKIP; n++)
     if (lv_integrator_step(it)) goto out;
   lv_integrator_get_stats(it, &a);
@@ -227,9 +234,7 @@ static int run_one(const char *scheme, int N, int steps) {
   lv_model *m = NULL;
   lv_integrator *it = NULL;
   lv_integrator_stats st;
-  int rc = make_chain(N, &m);
-  if (!rc) rc = lv_integrator_new(&it, m, scheme, 0.01);
-  if (!rc) rc = lv_integrator_init(it, 0.0, NULL, NULL);
+  int rc = open_default(scheme, N, &m, &it);
   for (int n = 0; !rc && n < steps; n++) rc = lv_integrator_step(it);
   if (!rc) {
     lv_integrator_get_stats(it, &st);

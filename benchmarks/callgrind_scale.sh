@@ -37,14 +37,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ $# -gt 0 ] || set -- rattle vi-a em genalpha
-case $exe in /*) ;; *) exe=$(pwd)/$exe ;; esac
-export OPENBLAS_NUM_THREADS=1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-# bench_scale is a libtool wrapper script in the build tree: run valgrind through libtool
-lt=$(dirname "$exe")/../libtool
-run=""
-[ -x "$lt" ] && run="$lt --mode=execute"
+. "$(dirname "$0")/valgrind_prelude.sh"
 if [ $cache = 1 ]; then
   tool=cachegrind
   opts="--cache-sim=yes --LL=${LV_LL:-33554432,16,64}"

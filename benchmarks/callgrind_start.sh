@@ -13,14 +13,7 @@ fi
 exe=$1
 shift
 [ $# -gt 0 ] || set -- 100 1000 10000
-case $exe in /*) ;; *) exe=$(pwd)/$exe ;; esac
-export OPENBLAS_NUM_THREADS=1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-# bench_bliedf is a libtool wrapper script in the build tree: run valgrind through libtool
-lt=$(dirname "$exe")/../libtool
-run=""
-[ -x "$lt" ] && run="$lt --mode=execute"
+. "$(dirname "$0")/valgrind_prelude.sh"
 for N in "$@"; do
   $run valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$N" "$exe" --start-cg "$N" >"$dir/out.$N" 2>"$dir/err.$N" || {
     cat "$dir/err.$N" >&2

@@ -15,10 +15,7 @@ exe=$1
 model=$2
 scheme=$3
 shift 3
-case $exe in /*) ;; *) exe=$(pwd)/$exe ;; esac
-export OPENBLAS_NUM_THREADS=1
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/valgrind_prelude.sh"
 for T in 1 10; do
   valgrind --tool=callgrind --callgrind-out-file="$dir/cg.$T" "$exe" run "$model" --scheme "$scheme" \
     --step 1e-3 --t-end $T "$@" >/dev/null 2>"$dir/err.$T" || {
