@@ -298,13 +298,9 @@ typedef struct {
 } gcase;
 
 static int ga_iterations_run(int N, const char *gravity, lv_newton_kind nk, double *iters, long *facts) {
-  char nb[32];
-  snprintf(nb, sizeof nb, "%d", N);
-  const char *k[2] = {"N", "gravity"}, *v[2] = {nb, gravity};
-  lv_kv kv = {2, k, v};
   lv_model *m = NULL;
   lv_integrator *it = NULL;
-  int rc = lv_model_create("chain", &kv, &m);
+  int rc = bu_make_chain_with(N, "gravity", gravity, &m);
   if (!rc) rc = lv_integrator_new(&it, m, "genalpha", 0.01);
   if (!rc) {
     lv_newton_options o;

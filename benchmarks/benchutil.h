@@ -50,13 +50,19 @@ static inline long bu_maxrss_kb(void) {
   return ru.ru_maxrss;
 }
 
-/* The `chain` model with N particles; @p angle NULL: its default start. */
-static inline int bu_make_chain(int N, const char *angle, lv_model **m) {
+/* The `chain` model with N particles and one more parameter @p key set to
+ * @p value (@p value NULL: that parameter's default). */
+static inline int bu_make_chain_with(int N, const char *key, const char *value, lv_model **m) {
   char nb[32];
   snprintf(nb, sizeof nb, "%d", N);
-  const char *k[2] = {"N", "angle"}, *v[2] = {nb, angle};
-  lv_kv kv = {angle ? 2 : 1, k, v};
+  const char *k[2] = {"N", key}, *v[2] = {nb, value};
+  lv_kv kv = {value ? 2 : 1, k, v};
   return lv_model_create("chain", &kv, m);
+}
+
+/* The `chain` model with N particles; @p angle NULL: its default start. */
+static inline int bu_make_chain(int N, const char *angle, lv_model **m) {
+  return bu_make_chain_with(N, "angle", angle, m);
 }
 
 /* Run fn(ctx, out) in a forked child and copy its result (size bytes) back
