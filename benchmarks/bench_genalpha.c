@@ -563,6 +563,8 @@ static void tolerances(void) {
         lv_model *m = model("heavy-top", NULL, NULL);
         lv_integrator *it = NULL;
         int rc = lv_integrator_new(&it, m, "genalpha", hs[k]);
+        /* the paper's Newton start, v'_n and lambda_n (the default extrapolates) */
+        if (!rc) rc = lv_integrator_set_option(it, "guess", "constant");
         lv_newton_options o;
         lv_newton_options_default(&o);
         o.kind = kinds[c];

@@ -58,6 +58,8 @@ static const ckcase cases[] = {
     {"genalpha", "heavy-top", "index", "2", 1e-3, 400, 200},
     {"genalpha", "heavy-top", "sigma", "1", 1e-3, 400, 200}, /* the sigma corrector's dqc history */
     {"genalpha", "heavy-top", "index", "3", 1e-3, 400, 1},   /* right after the perturbed start */
+    {"genalpha", "heavy-top", "index", "3", 1e-3, 400, 2},   /* while the guess history fills */
+    {"genalpha", "heavy-top", "guess", "extrapolate", 1e-3, 400, 200},
     {"bliedf1", "heavy-top", NULL, NULL, 1e-3, 400, 200},
     {"bliedf2", "heavy-top", NULL, NULL, 1e-3, 400, 200},
     {"bliedf3", "heavy-top", NULL, NULL, 1e-3, 400, 200},

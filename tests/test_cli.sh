@@ -24,9 +24,16 @@ grep -q "auto, dense, umfpack, klu or sparse" err.txt && ok "the --linsol refusa
   grep -q '^linear solver klu, chosen for [0-9.]* predicted flops per factor entry' out.txt &&
   ok "auto picks KLU on the chain and says why" || bad "auto on chain N=100: $(cat out.txt err.txt)"
 expect_usage "unknown Newton kind" run pendulum3d --newton quasi
-"$L" run heavy-top --scheme genalpha --step 1e-3 --t-end 0.05 --newton full >out.txt 2>err.txt &&
-  grep -q 'factorizations 100,' out.txt && ok "--newton full: 2 factorisations per step" ||
+"$L" run heavy-top --scheme genalpha --step 1e-3 --t-end 0.05 --newton full --opt guess=constant >out.txt 2>err.txt &&
+  grep -q 'factorizations 100,' out.txt && ok "--newton full: 2 factorisations per step from the constant start" ||
   bad "--newton full: $(cat out.txt err.txt)"
+# from the default (auto: extrapolated) start one iteration per step once the
+# start-up oscillation of v' has decayed (about 45 steps; 1043 in 1000 steps)
+"$L" run heavy-top --scheme genalpha --step 1e-3 --t-end 1 >out.txt 2>err.txt &&
+  n=$(sed -n 's/^steps 1000, Newton iterations \([0-9]*\),.*/\1/p' out.txt) && [ -n "$n" ] && [ "$n" -le 1100 ] &&
+  ok "genalpha default guess: $n Newton iterations in 1000 steps" || bad "genalpha default guess: $(cat out.txt err.txt)"
+"$L" run heavy-top --scheme genalpha --opt guess=extrapolate --opt sigma=1 >out.txt 2>err.txt
+[ $? -eq 2 ] && grep -q "guess" err.txt && ok "guess=extrapolate with sigma is refused" || bad "guess with sigma: $(cat err.txt)"
 "$L" run heavy-top --scheme genalpha --step 1e-3 --t-end 0.05 >out.txt 2>err.txt &&
   grep -q 'factorizations 50,' out.txt && ok "genalpha default: simplified Newton, 1 factorisation per step" ||
   bad "genalpha default Newton: $(cat out.txt err.txt)"

@@ -20,6 +20,8 @@
  * keeps the first-order transient, spec 000 §3.8, B9) */
 /* START_NO_COMMUTATOR: ablation, (56)+(57) with ad_{v0} v'0 dropped from l0
  * (spec 000 C13: the transient comes back, order 1) */
+enum { GUESS_AUTO = 0, GUESS_CONSTANT = 1, GUESS_EXTRAPOLATE = 2 };
+
 typedef enum { START_STANDARD = 0, START_PERTURBED = 1, START_A0 = 2, START_NO_COMMUTATOR = 3 } start_kind;
 
 typedef struct {
@@ -39,6 +41,18 @@ typedef struct {
   double *proj_t;
   /* private state */
   double *a, *vd;             /* pseudo-acceleration, v' */
+  /* guess (the Newton start of the unknowns v'_{n+1}, lambda_{n+1}, eta):
+   * GUESS_CONSTANT the last step's values; GUESS_EXTRAPOLATE their
+   * quadratic extrapolation through the last three steps of the same h;
+   * GUESS_AUTO whichever of the two came closer to the last step's
+   * solution (genalpha.c, ga_predict and ga_keep_guess_history) */
+  int guess;
+  double *vdp, *vdpp;         /* v'_{n-1}, v'_{n-2} (after the commit of step n) */
+  double *lamp, *lampp;       /* lambda_{n-1}, lambda_{n-2} */
+  double *etap, *etapp;       /* eta of the steps n-1, n-2 (index 2) */
+  double hist_h;              /* the step size of that history */
+  int hist_n;                 /* consecutive committed steps of size hist_h (the history is whole from 2) */
+  int guess_extrap;           /* GUESS_AUTO: extrapolate in the next step */
   int start_pending;          /* perturbed start not yet applied (needs h) */
   /* the step being solved */
   double h, t1, bp, gp;       /* step, t_{n+1}, beta', gamma' */

@@ -35,9 +35,16 @@ const lv_param_info ga_options[] = {
     {"predictor-factor", "1",
      "corrector=paper only: f in theta_p = (I - f sigma (h beta/gamma) v^) theta_lin; 1 as printed "
      "(84), 0.5 consistent with (29)"},
+    {"guess", "auto",
+     "the Newton start of v'_{n+1}, lambda_{n+1} (and eta at index 2): constant = the last step's values (the "
+     "papers' predictor); extrapolate = their quadratic extrapolation through the last three steps of the same "
+     "h (constant until there are three); auto = whichever of the two came closer to the last step's "
+     "solution (index 3; index 2 takes constant, where extrapolation saved no iteration).  Changes the "
+     "iteration counts, not the converged step; sigma = 0 with the exact corrector and newton-start=scheme "
+     "only (auto means constant otherwise)"},
     {"newton-start", "scheme",
-     "ablation, the start of each step's Newton iteration: scheme (v'_{n+1} = v'_n, lambda_{n+1} = lambda_n, "
-     "eta as last step; the paper corrector: v'_{n+1} = 0, lambda_{n+1} = 0) or exudyn (as the paper's "
+     "ablation, the start of each step's Newton iteration: scheme (v'_{n+1}, lambda_{n+1}, eta by the guess "
+     "option; the paper corrector: v'_{n+1} = 0, lambda_{n+1} = 0) or exudyn (as the paper's "
      "software, Exudyn, does: v'_{n+1} = 0 and lambda_{n+1} = eta = 0 every step, theta from the "
      "zero-acceleration predictor, for sigma != 0 with the exact corrector times "
      "(I - (sigma/2)(h beta/gamma) v^); with the residual-reduction Newton test the residual norm is "
@@ -108,6 +115,14 @@ static int parse_options(genalpha *g, lv_stepper *st) {
   if (g->nstart_exudyn && g->corr_paper == 2)
     return lv_opt_refuse(st, me, "newton-start",
                          "scheme with corrector=paper-previous-acceleration (exudyn starts from zero)");
+  static const char *const guesses[] = {"auto", "constant", "extrapolate", NULL};
+  LV_CHECK(lv_opt_choice(st, me, "guess", guesses, GUESS_AUTO, &g->guess));
+  int plain = g->sigma == 0.0 && !sig_opt && !g->corr_paper && !g->nstart_exudyn;
+  if (g->guess == GUESS_EXTRAPOLATE && !plain)
+    return lv_opt_refuse(st, me, "guess",
+                         "auto or constant with sigma != 0, a paper corrector or newton-start=exudyn (they set "
+                         "the start themselves)");
+  if (g->guess == GUESS_AUTO && (!plain || g->index == 2)) g->guess = GUESS_CONSTANT;
 
   double rho;
   LV_CHECK(lv_opt_double(st, me, "rho-inf", 0.9, &rho, "a number in [0, 1]"));
@@ -172,7 +187,8 @@ void ga_destroy(lv_stepper *st) {
   free(g->wlist);
   double *bufs[] = {g->a,   g->vd,  g->q1,  g->v1,  g->vd1,    g->a1,     g->lam1, g->eta,
                     g->dq,  g->hdq, g->tmp, g->tmp2, g->bnz,   g->vstart, g->astart,
-                    g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc};
+                    g->proj_t, g->dql, g->tiblk, g->dblk, g->phblk, g->xblk, g->bne, g->sbase, g->dqc,
+                    g->vdp, g->vdpp, g->lamp, g->lampp, g->etap, g->etapp};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
   free(g);
   st->priv = NULL;
@@ -196,6 +212,13 @@ static int create_body(lv_stepper *st, genalpha *g) {
   size_t sd = (size_t)d, sk = (size_t)k;
   g->a = lv_calloc(sd, sizeof(double));
   g->vd = lv_calloc(sd, sizeof(double));
+  g->vdp = lv_calloc(sd, sizeof(double));
+  g->vdpp = lv_calloc(sd, sizeof(double));
+  g->lamp = lv_calloc(sk, sizeof(double));
+  g->lampp = lv_calloc(sk, sizeof(double));
+  g->etap = lv_calloc(sk, sizeof(double));
+  g->etapp = lv_calloc(sk, sizeof(double));
+  if (!g->vdp || !g->vdpp || !g->lamp || !g->lampp || !g->etap || !g->etapp) return LV_ENOMEM;
   g->q1 = lv_calloc((size_t)g->nq, sizeof(double));
   g->v1 = lv_calloc(sd, sizeof(double));
   g->vd1 = lv_calloc(sd, sizeof(double));
