@@ -315,30 +315,31 @@ static int ga_guess_extrapolates(const genalpha *g, double h) {
   return g->guess == GUESS_EXTRAPOLATE || g->guess_extrap;
 }
 
-/* max(|x - y|_inf / |x|_inf, |u - w|_inf / |u|_inf): a start's distance
- * from the solution (x, u), relative per block. */
-static double guess_error(int d, const double *x, const double *y, int k, const double *u, const double *w) {
-  double ex = 0.0, sx = DBL_MIN, eu = 0.0, su = DBL_MIN;
-  for (int i = 0; i < d; i++) ex = fmax(ex, fabs(x[i] - y[i])), sx = fmax(sx, fabs(x[i]));
-  for (int i = 0; i < k; i++) eu = fmax(eu, fabs(u[i] - w[i])), su = fmax(su, fabs(u[i]));
-  return fmax(ex / sx, eu / su);
-}
+static inline double dmax(double a, double b) { return a > b ? a : b; }
 
 /* At the commit of a step of size h (v', lambda, eta of step n still in
  * g->vd, s->lambda, s->gamma; the solution in g->vd1, g->lam1, g->eta):
- * auto's choice for the next step, then the history shifted by one step. */
+ * auto's choice for the next step, then the history shifted by one step.
+ * A start's distance from the solution is max(|v'_{n+1} - start|_inf /
+ * |v'_{n+1}|_inf, the same for lambda): relative per block, as the two
+ * have different units.  One pass for both starts (libm's fmax is a call
+ * per element: twice the cost). */
 static void ga_keep_guess_history(genalpha *g, double h) {
   if (g->guess == GUESS_CONSTANT) return;
   int d = g->nv, k = g->nc;
   const double *lam = g->s->lambda, *eta = g->s->gamma;
   if (g->hist_h != h) g->hist_n = 0;
   if (g->guess == GUESS_AUTO && g->hist_n >= 2) {
-    for (int i = 0; i < d; i++) g->tmp2[i] = 3.0 * (g->vd[i] - g->vdp[i]) + g->vdpp[i];
-    /* lambda's extrapolation into the spare vector of the history */
-    for (int i = 0; i < k; i++) g->lampp[i] = 3.0 * (lam[i] - g->lamp[i]) + g->lampp[i];
-    double e_ex = guess_error(d, g->vd1, g->tmp2, k, g->lam1, g->lampp);
-    double e_co = guess_error(d, g->vd1, g->vd, k, g->lam1, lam);
-    g->guess_extrap = e_ex < e_co;
+    double sv = DBL_MIN, xv = 0.0, cv = 0.0, sl = DBL_MIN, xl = 0.0, cl = 0.0;
+    for (int i = 0; i < d; i++) {
+      double y = g->vd1[i], ex = 3.0 * (g->vd[i] - g->vdp[i]) + g->vdpp[i];
+      sv = dmax(sv, fabs(y)), xv = dmax(xv, fabs(y - ex)), cv = dmax(cv, fabs(y - g->vd[i]));
+    }
+    for (int i = 0; i < k; i++) {
+      double y = g->lam1[i], ex = 3.0 * (lam[i] - g->lamp[i]) + g->lampp[i];
+      sl = dmax(sl, fabs(y)), xl = dmax(xl, fabs(y - ex)), cl = dmax(cl, fabs(y - lam[i]));
+    }
+    g->guess_extrap = dmax(xv / sv, xl / sl) < dmax(cv / sv, cl / sl);
   }
   memcpy(g->vdpp, g->vdp, (size_t)d * sizeof(double));
   memcpy(g->vdp, g->vd, (size_t)d * sizeof(double));
