@@ -44,8 +44,9 @@ typedef struct {
   /* guess (the Newton start of the unknowns v'_{n+1}, lambda_{n+1}, eta):
    * GUESS_CONSTANT the last step's values; GUESS_EXTRAPOLATE their
    * quadratic extrapolation through the last three steps of the same h;
-   * GUESS_AUTO whichever of the two came closer to the last step's
-   * solution (genalpha.c, ga_predict and ga_keep_guess_history) */
+   * GUESS_AUTO the extrapolation where it came at most half as far from
+   * the last step's solution (genalpha.c, ga_predict and
+   * ga_keep_guess_history) */
   int guess;
   double *vdp, *vdpp;         /* v'_{n-1}, v'_{n-2} (after the commit of step n) */
   double *lamp, *lampp;       /* lambda_{n-1}, lambda_{n-2} */
@@ -53,6 +54,7 @@ typedef struct {
   double hist_h;              /* the step size of that history */
   int hist_n;                 /* consecutive committed steps of size hist_h (the history is whole from 2) */
   int guess_extrap;           /* GUESS_AUTO: extrapolate in the next step */
+  int extrapolated;           /* this step's predictor extrapolated (a failed solve retries without) */
   int start_pending;          /* perturbed start not yet applied (needs h) */
   /* the step being solved */
   double h, t1, bp, gp;       /* step, t_{n+1}, beta', gamma' */

@@ -38,9 +38,10 @@ const lv_param_info ga_options[] = {
     {"guess", "auto",
      "the Newton start of v'_{n+1}, lambda_{n+1} (and eta at index 2): constant = the last step's values (the "
      "papers' predictor); extrapolate = their quadratic extrapolation through the last three steps of the same "
-     "h (constant until there are three); auto = whichever of the two came closer to the last step's "
-     "solution (index 3; index 2 takes constant, where extrapolation saved no iteration).  Changes the "
-     "iteration counts, not the converged step; sigma = 0 with the exact corrector and newton-start=scheme "
+     "h (constant until there are three); auto = the extrapolation where it came at most half as far as the "
+     "constant start from the last step's solution (index 3; index 2 takes constant, where extrapolation "
+     "saved no iteration); a solve that fails from an extrapolation is repeated from the constant start.  "
+     "Changes the iteration counts, not the converged step; sigma = 0 with the exact corrector and newton-start=scheme "
      "only (auto means constant otherwise)"},
     {"newton-start", "scheme",
      "ablation, the start of each step's Newton iteration: scheme (v'_{n+1}, lambda_{n+1}, eta by the guess "
