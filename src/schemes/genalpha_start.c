@@ -21,6 +21,7 @@ int ga_init(lv_stepper *st) {
   g->next_proj = 0;
   g->mc_valid = g->g1_valid = 0;
   memset(g->dqc, 0, (size_t)g->nv * sizeof(double)); /* sigma: no previous correction */
+  g->hist_n = 0, g->guess_extrap = 0; /* guess: no steps to extrapolate from yet */
   return 0;
 }
 
