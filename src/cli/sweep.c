@@ -67,7 +67,7 @@ typedef struct {
   char *name;        /* column name: scheme, step, t-end, param.K, opt.K, sample */
   const char *key;   /* K for param./opt. (inside name) */
   char **values;
-  int n;
+  int n, cap; /* values held, and room for */
 } sweep_axis;
 
 struct sweep_study {
@@ -149,10 +149,17 @@ static void study_free(sweep_study *s) {
 
 /* ------------------------------------------------------------ the study file */
 
+/* The room doubles: an axis of 10^6 samples (the limit) made one
+ * reallocation per value, which copies the whole array under
+ * AddressSanitizer (the study fuzz harness spent minutes on one input). */
 static int push_value(sweep_axis *a, const char *v) {
-  char **g = realloc(a->values, sizeof *g * (size_t)(a->n + 1));
-  if (!g) return cli_error("out of memory."), CLI_FAILED;
-  a->values = g;
+  if (a->n == a->cap) {
+    int cap = a->cap ? 2 * a->cap : 8;
+    char **g = realloc(a->values, sizeof *g * (size_t)cap);
+    if (!g) return cli_error("out of memory."), CLI_FAILED;
+    a->values = g;
+    a->cap = cap;
+  }
   if (!(a->values[a->n] = xprintf("%s", v))) return CLI_FAILED;
   a->n++;
   return CLI_OK;
