@@ -266,6 +266,13 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
  * of G) asks this first. */
 int lv_newton_factorises_first(const lv_newton *nw, int reuse);
 
+/* A failed solve that another start or a smaller step may mend (the
+ * integrator's halving, the schemes' restarts from another Newton start):
+ * no convergence, divergence, a singular or non-finite Newton system. */
+static inline int lv_newton_failed(int rc) {
+  return rc == LV_ENEWTON || rc == LV_EDIVERGE || rc == LV_ESINGULAR || rc == LV_ENONFINITE;
+}
+
 /* A solve restarted from another start (EM, the VI theta family): its work
  * is added to the first attempt's, its final figures replace them. */
 static inline void lv_newton_stats_add_restart(lv_newton_stats *ns, const lv_newton_stats *again) {

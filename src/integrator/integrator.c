@@ -417,7 +417,7 @@ static int step_recursive(lv_integrator *it, double h, int level) {
     return 0;
   }
   it->stats.failed_solves++;
-  int recoverable = rc == LV_ENEWTON || rc == LV_EDIVERGE || rc == LV_ESINGULAR || rc == LV_ENONFINITE;
+  int recoverable = lv_newton_failed(rc);
   if (!recoverable || level >= it->max_halvings) return rc;
   it->stats.halvings++;
   LV_CHECK(step_recursive(it, h / 2, level + 1));
