@@ -318,6 +318,14 @@ static int ga_guess_extrapolates(const genalpha *g, double h) {
 
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 
+/* *older takes *old's buffer, *old the former *older's with x copied in. */
+static void ga_rotate(double **older, double **old, const double *x, int n) {
+  double *freed = *older;
+  *older = *old;
+  *old = freed;
+  memcpy(freed, x, (size_t)n * sizeof(double));
+}
+
 /* At the commit of a step of size h (v', lambda, eta of step n still in
  * g->vd, s->lambda, s->gamma; the solution in g->vd1, g->lam1, g->eta):
  * auto's choice for the next step, then the history shifted by one step.
@@ -347,14 +355,11 @@ static void ga_keep_guess_history(genalpha *g, double h) {
      * "half as far", as from the constant start) */
     g->guess_extrap = dmax(xv / sv, xl / sl) < 0.5 * dmax(cv / sv, cl / sl);
   }
-  memcpy(g->vdpp, g->vdp, (size_t)d * sizeof(double));
-  memcpy(g->vdp, g->vd, (size_t)d * sizeof(double));
-  memcpy(g->lampp, g->lamp, (size_t)k * sizeof(double));
-  memcpy(g->lamp, lam, (size_t)k * sizeof(double));
-  if (g->index == 2) {
-    memcpy(g->etapp, g->etap, (size_t)k * sizeof(double));
-    memcpy(g->etap, eta, (size_t)k * sizeof(double));
-  }
+  /* shifted by rotating the two buffers: step n-1's becomes n-2's, and
+   * step n is copied into the freed one (one copy per vector, not two) */
+  ga_rotate(&g->vdpp, &g->vdp, g->vd, d);
+  ga_rotate(&g->lampp, &g->lamp, lam, k);
+  if (g->index == 2) ga_rotate(&g->etapp, &g->etap, eta, k);
   g->hist_h = h;
   if (g->hist_n < 2) g->hist_n++;
 }

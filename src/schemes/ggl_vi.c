@@ -555,12 +555,16 @@ static int theta_guess(vi *V, int guess, int *taylor) {
     if (k > 0) LV_CHECK(lv_model_GT_apply_add(V->m, s->q, s->lambda, V->tmp));
     lv_mass_inv_mul(&V->mass, V->tmp, V->w);
     if (guess == VI_GUESS_AUTO) {
+      /* inline maxima (libm's fmax is a call per element), written so that
+       * a NaN is kept: NaN in w fails the test below, h v^n then (fmax
+       * would have dropped it, and the Taylor start would have failed its
+       * solve first) */
       double dmax = 0.0, wmax = 0.0;
       for (int i = 0; i < d; i++) {
-        dmax = fmax(dmax, fabs(V->x[i]));
-        wmax = fmax(wmax, fabs(V->w[i]));
+        double xa = fabs(V->x[i]), wa = fabs(V->w[i]);
+        if (!(xa <= dmax)) dmax = xa;
+        if (!(wa <= wmax)) wmax = wa;
       }
-      /* NaN in w fails the test: h v^n then */
       if (!(0.5 * h * h * wmax <= 0.01 * dmax)) return 0;
     }
     for (int i = 0; i < d; i++) V->x[i] -= 0.5 * h * h * V->w[i];
