@@ -30,6 +30,48 @@ if [ "$st" -eq 1 ] && [ "$rows" -gt 10 ] && data term.csv | awk -F, 'NR > 1 && N
   ok "SIGTERM after $rows steps: exit 1, CSV complete, summary printed"
 else bad "SIGTERM (status $st, $rows rows, $(cat err.txt))"; fi
 
+# --- SIGTERMs after the stop.  timeout(1) sends two (to the program, then
+# to its process group; the test above goes through it), and the second
+# used to find the default action back before the summary (exit 143, no
+# summary: 20 runs in 20 with two kills back to back).  Made deterministic:
+# the summary JSON goes to a FIFO, so after the stop the run waits in its
+# open until the test reads it, and the further signals are sent then.  A
+# second one is absorbed (exit 1, summary and JSON written); a third kills,
+# as without a handler.
+late_terms() { # $1: SIGTERMs after the stop; sets st, and sum.json from the FIFO
+  rm -f sum.fifo sum.json
+  mkfifo sum.fifo || return 1
+  "$L" run pendulum3d --scheme rattle --step 0.0001 --t-end 100000 --summary sum.fifo >out.txt 2>err.txt &
+  pid=$!
+  (sleep 60 && kill -KILL $pid 2>/dev/null) &
+  dog=$!
+  n=0 # its handler is installed (SigCgt bit 15) ...
+  while [ -r /proc/$pid/status ] && ! term_caught && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
+  sleep 0.2
+  kill -TERM $pid 2>/dev/null
+  n=0 # ... and it has stopped: the summary's open waits for a reader
+  while ! grep -q 'interrupted at t = ' err.txt && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
+  sleep 0.2
+  k=1
+  while [ $k -le "$1" ]; do kill -TERM $pid 2>/dev/null; sleep 0.1; k=$((k + 1)); done
+  timeout 10 cat sum.fifo >sum.json
+  wait $pid; st=$?
+  kill $dog 2>/dev/null
+  return 0
+}
+term_caught() {
+  m=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null)
+  [ -n "$m" ] && [ $((0x${m#${m%????}} & 0x4000)) -ne 0 ]
+}
+if late_terms 1; then
+  if [ "$st" -eq 1 ] && grep -q '^rattle .*LV_ESTOPPED' out.txt && grep -q 'LV_ESTOPPED' sum.json; then
+    ok "a second SIGTERM after the stop: exit 1, summary and JSON written"
+  else bad "a second SIGTERM after the stop (status $st, $(cat err.txt))"; fi
+  late_terms 2
+  [ "$st" -eq 143 ] && ok "a third SIGTERM kills the program (status 143)" ||
+    bad "a third SIGTERM (status $st, $(cat err.txt))"
+else skip "mkfifo is not available here"; fi
+
 # --- Ctrl-C inside BLieDF's start-up (seconds of sub-steps on a long chain)
 # stops it at once; it used to run the start-up to its end (187 s once).
 # The signal goes out once the run has installed its handler, which it does

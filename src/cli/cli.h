@@ -231,6 +231,21 @@ void cli_reference_free(cli_reference *ref);
 /* Set by SIGINT; the output callback stops the run cleanly. */
 extern volatile int cli_interrupted;
 
+/* What the commands' SIGINT / SIGTERM handlers do first: cli_interrupted
+ * set; the third such signal kills the program as the default action would. */
+void cli_note_signal(int sig);
+
+/* Puts back the SIGINT and SIGTERM handlers a command replaced with its own
+ * (run, sweep) -- unless a signal has interrupted it: its handler then stays
+ * until the program exits and a second signal only marks the interrupt
+ * again, so the summary and the exit status 1 still come (a third kills,
+ * cli_note_signal).  timeout(1) sends SIGTERM to the program and then to
+ * its process group, i.e. twice, microseconds apart; with the default action
+ * back after the stop the second killed the program before its summary
+ * (exit 143, 20 runs in 20). */
+struct sigaction;
+void cli_signals_restore(const struct sigaction *oldint, const struct sigaction *oldterm);
+
 /* livens theory genalpha ... (src/cli/theory.c); argv[0] is "theory". */
 int cmd_theory(int argc, char **argv);
 

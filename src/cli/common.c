@@ -330,10 +330,29 @@ static int output(const lv_integrator *it, lv_output_event ev, void *ctx) {
  * can run for many seconds before the first step boundary). */
 static lv_integrator *volatile cli_running = NULL;
 
-static void on_sigint(int sig) {
-  (void)sig;
+/* SIGINT and SIGTERM received while a command's handler was installed; at
+ * the third the program dies of it, as without a handler (a way out of a
+ * summary that cannot be written, e.g. to a FIFO nobody reads). */
+static volatile sig_atomic_t cli_signals = 0;
+
+void cli_note_signal(int sig) {
   cli_interrupted = 1;
+  if (++cli_signals >= 3) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+  }
+}
+
+static void on_sigint(int sig) {
+  cli_note_signal(sig);
   if (cli_running) lv_integrator_request_stop(cli_running);
+}
+
+void cli_signals_restore(const struct sigaction *oldint, const struct sigaction *oldterm) {
+  cli_running = NULL; /* the handler no longer reaches the run (it may be freed next) */
+  if (cli_interrupted) return;
+  sigaction(SIGINT, oldint, NULL);
+  sigaction(SIGTERM, oldterm, NULL);
 }
 
 /* Why @p scheme refuses @p model (LV_ENOTIMPL from lv_integrator_new): the
@@ -451,6 +470,8 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   struct sigaction sa, old, oldterm;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint;
+  /* a signal after the stop must not fail the summary's writes (EINTR) */
+  sa.sa_flags = SA_RESTART;
   cli_running = it;
   sigaction(SIGINT, &sa, &old);
   sigaction(SIGTERM, &sa, &oldterm);
@@ -459,9 +480,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
      * history from the checkpoint; the CSV and the summary start there. */
     rc = lv_integrator_checkpoint_read(it, r->resume);
     if (rc) {
-      sigaction(SIGINT, &old, NULL);
-      sigaction(SIGTERM, &oldterm, NULL);
-      cli_running = NULL;
+      cli_signals_restore(&old, &oldterm);
       char why[400];
       lv_integrator_error_detail(it, why, sizeof why);
       cli_error("cannot resume: %s.", rc == LV_EINPUT || rc == LV_EIO ? why : lv_strerror(rc));
@@ -476,9 +495,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
   }
   /* Options are validated by the scheme at init (values, not only names). */
   if (rc == LV_EINPUT || rc == LV_EUNKNOWN) {
-    sigaction(SIGINT, &old, NULL);
-    sigaction(SIGTERM, &oldterm, NULL);
-    cli_running = NULL;
+    cli_signals_restore(&old, &oldterm);
     char why[256];
     lv_integrator_error_detail(it, why, sizeof why);
     cli_error("invalid option value for scheme '%s': %s.", r->scheme, why);
@@ -491,9 +508,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
    * is the force exactly the inertial term?) refuses it at init: the same
    * usage error as a refusal by flags, with the scheme's reason. */
   if (rc == LV_ENOTIMPL) {
-    sigaction(SIGINT, &old, NULL);
-    sigaction(SIGTERM, &oldterm, NULL);
-    cli_running = NULL;
+    cli_signals_restore(&old, &oldterm);
     char why[256];
     lv_integrator_error_detail(it, why, sizeof why);
     cli_error("scheme '%s' cannot run model '%s': %s.", r->scheme, lv_model_name(model), why);
@@ -503,9 +518,7 @@ int cli_execute(const cli_run *r, lv_model *model, FILE *csv, int progress, cli_
     return CLI_USAGE;
   }
   if (!rc) rc = lv_integrator_run_until(it, r->t_end);
-  sigaction(SIGINT, &old, NULL);
-  sigaction(SIGTERM, &oldterm, NULL);
-  cli_running = NULL;
+  cli_signals_restore(&old, &oldterm);
   res->status = rc;
   lv_diag_get_summary(diag, &res->sum);
   lv_integrator_get_stats(it, &res->st);

@@ -1131,8 +1131,7 @@ static int choose_seed(sweep_study *s, int create) {
 /* Between cases (cli_execute has its own handler inside one) SIGINT and
  * SIGTERM only mark the sweep interrupted: no case starts after them. */
 static void on_signal(int sig) {
-  (void)sig;
-  cli_interrupted = 1;
+  cli_note_signal(sig);
 }
 
 static const char sweep_usage[] =
@@ -1271,8 +1270,7 @@ int cli_sweep(int argc, char **argv) {
                   ndone + run, s.ncases, s.path);
     }
   }
-  sigaction(SIGINT, &oldint, NULL);
-  sigaction(SIGTERM, &oldterm, NULL);
+  cli_signals_restore(&oldint, &oldterm);
   if (lockfd >= 0) close(lockfd);
   free(pending);
   study_free(&s);
