@@ -46,7 +46,7 @@ late_terms() { # $1: SIGTERMs after the stop; sets st, and sum.json from the FIF
   (sleep 60 && kill -KILL $pid 2>/dev/null) &
   dog=$!
   n=0 # its handler is installed (SigCgt bit 15) ...
-  while [ -r /proc/$pid/status ] && ! term_caught && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
+  while [ -r /proc/$pid/status ] && ! sig_caught 0x4000 && [ $n -lt 3000 ]; do sleep 0.01; n=$((n + 1)); done
   sleep 0.2
   kill -TERM $pid 2>/dev/null
   n=0 # ... and it has stopped: the summary's open waits for a reader
@@ -59,9 +59,15 @@ late_terms() { # $1: SIGTERMs after the stop; sets st, and sum.json from the FIF
   kill $dog 2>/dev/null
   return 0
 }
-term_caught() {
+# $1: one signal's bit of SigCgt (2: SIGINT, 0x4000: SIGTERM); true once the
+# run ($pid) handles it.  Only once $pid is livens: before its exec it is a
+# fork of this shell, whose own handlers count too (a SIGINT sent then went
+# to the shell's handler and the run went on to status 0, seen once).
+lv_exe=$(readlink -f "$L")
+sig_caught() {
+  [ "$(readlink /proc/$pid/exe 2>/dev/null)" = "$lv_exe" ] || return 1
   m=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null)
-  [ -n "$m" ] && [ $((0x${m#${m%????}} & 0x4000)) -ne 0 ]
+  [ -n "$m" ] && [ $((0x${m#${m%????}} & $1)) -ne 0 ]
 }
 if late_terms 1; then
   if [ "$st" -eq 1 ] && grep -q '^rattle .*LV_ESTOPPED' out.txt && grep -q 'LV_ESTOPPED' sum.json; then
@@ -83,13 +89,9 @@ else skip "mkfifo is not available here"; fi
 pid=$!
 (sleep 120 && kill -KILL $pid 2>/dev/null) &
 dog=$!
-caught() { # the run's SIGINT handler is installed (bit 2 of SigCgt)
-  m=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$pid/status 2>/dev/null)
-  [ -n "$m" ] && [ $((0x${m#${m%??}} & 2)) -ne 0 ]
-}
 if [ -r /proc/$pid/status ]; then
   n=0
-  while ! caught && [ $n -lt 6000 ] && kill -0 $pid 2>/dev/null; do sleep 0.01; n=$((n + 1)); done
+  while ! sig_caught 2 && [ $n -lt 6000 ] && kill -0 $pid 2>/dev/null; do sleep 0.01; n=$((n + 1)); done
   s0=$(date +%s)
   kill -INT $pid
   wait $pid; st=$?
