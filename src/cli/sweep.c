@@ -1128,12 +1128,6 @@ static int choose_seed(sweep_study *s, int create) {
 
 /* ------------------------------------------------------------ the command */
 
-/* Between cases (cli_execute has its own handler inside one) SIGINT and
- * SIGTERM only mark the sweep interrupted: no case starts after them. */
-static void on_signal(int sig) {
-  cli_note_signal(sig);
-}
-
 static const char sweep_usage[] =
     "'sweep' needs one study FILE (usage: livens sweep FILE [--out DIR] [--jobs N] [--list]).";
 
@@ -1239,7 +1233,9 @@ int cli_sweep(int argc, char **argv) {
   int interrupted = 0;
   struct sigaction sa, oldint, oldterm;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
+  /* Between cases (cli_execute has its own handler inside one) SIGINT and
+   * SIGTERM only mark the sweep interrupted: no case starts after them. */
+  sa.sa_handler = cli_note_signal;
   sigaction(SIGINT, &sa, &oldint);
   sigaction(SIGTERM, &sa, &oldterm);
   if (!rc && !list) {

@@ -821,7 +821,7 @@ static int em_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   int tries[2], ntries = 0;
   if (E->guess == EM_GUESS_TAYLOR) tries[ntries++] = EM_GUESS_ADVANCED;
   if (E->retry) tries[ntries++] = E->guess == EM_GUESS_SIMPLE ? EM_GUESS_ADVANCED : EM_GUESS_SIMPLE;
-  for (int t = 0; t < ntries && rc && lv_newton_failed(rc); t++) {
+  for (int t = 0; t < ntries && lv_newton_failed(rc); t++) {
     lv_newton_stats ns2;
     memset(&ns2, 0, sizeof ns2);
     LV_CHECK(em_guess(E, tries[t]));

@@ -461,7 +461,7 @@ static int ga_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   if (g->nstart_exudyn) /* Exudyn's residual norm for its test only (ga_units) */
     lv_newton_set_units(g->nw, st->newton.stop == LV_NEWTON_STOP_REDUCTION ? ga_units : NULL);
   int rc = lv_newton_solve(g->nw, &pb, 1, ns);
-  if (rc && g->extrapolated && lv_newton_failed(rc)) {
+  if (g->extrapolated && lv_newton_failed(rc)) {
     /* Once more from the constant start: an extrapolation can land where
      * Newton does not converge although the constant start does (the chain,
      * N = 1000, gravity 98.1, h = 0.01: step 28 under guess=auto).  auto

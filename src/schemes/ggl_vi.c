@@ -608,7 +608,7 @@ static int vi_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   V->cached = 0;
   *lv_newton_opts(V->nw) = st->newton;
   int rc = lv_newton_solve(V->nw, &pb, 1, ns);
-  if (rc && taylor && lv_newton_failed(rc)) {
+  if (taylor && lv_newton_failed(rc)) {
     /* once more from the previous step's values (see theta_guess) */
     lv_newton_stats ns2;
     memset(&ns2, 0, sizeof ns2);
