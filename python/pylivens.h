@@ -214,12 +214,7 @@ static void pylv_finish(pylv_recorder *r, lv_integrator *it) { pylv_output(it, L
 /* Add a dense row-major nr x nc matrix, every entry (zeros too, so sparse
  * patterns stay fixed), into a sink. */
 static int pylv_sink_add_dense(lv_sink *s, const double *a, int nr, int nc) {
-  for (int i = 0; i < nr; i++)
-    for (int j = 0; j < nc; j++) {
-      int rc = lv_sink_add(s, i, j, a[(size_t)i * (size_t)nc + (size_t)j]);
-      if (rc) return rc;
-    }
-  return 0;
+  return lv_sink_add_block(s, 0, 0, nr, nc, a, nc);
 }
 
 #endif

@@ -619,6 +619,135 @@ START_TEST(test_blk_rows) {
 }
 END_TEST
 
+/* lv_sink_add_block: every sink of the kit that takes a block in one call
+ * (the Newton-matrix block sinks on both back-ends, transposed or scaled
+ * by rows; the merged and grouped captures, first capture and replay)
+ * ends with the same bits, flags and status as one add per entry in the
+ * block's order -- with a non-finite entry, and with a block that leaves
+ * the sink half-way (LV_EINPUT after the same entries). */
+typedef struct {
+  int nb, i0[6], j0[6], nr[6], nc[6];
+  double v[6][16];
+  int per_entry; /* 1: lv_sink_add of each entry, row by row */
+  double scale;  /* set as the sink's scale before the first block (1: as it is) */
+  int status;    /* the first failed add's status */
+} blocks;
+
+static int fill_blocks(void *ctx, lv_sink *s) {
+  blocks *b = ctx;
+  b->status = 0;
+  if (b->scale != 1.0) s->scale = b->scale;
+  for (int k = 0; k < b->nb && !b->status; k++) {
+    if (!b->per_entry) {
+      b->status = lv_sink_add_block(s, b->i0[k], b->j0[k], b->nr[k], b->nc[k], b->v[k], b->nc[k]);
+      continue;
+    }
+    for (int r = 0; r < b->nr[k] && !b->status; r++)
+      for (int c = 0; c < b->nc[k] && !b->status; c++)
+        b->status = s->add(s, b->i0[k] + r, b->j0[k] + c, b->v[k][r * b->nc[k] + c]);
+  }
+  return b->status;
+}
+
+/* nb random blocks inside an m x m sink (variant 1: one value NaN;
+ * variant 2: the last block reaches one row past the sink) */
+static void make_blocks(blocks *b, int m, unsigned long long *st, int variant) {
+  b->nb = 6;
+  for (int k = 0; k < b->nb; k++) {
+    b->nr[k] = 1 + tu_randint(st, 3);
+    b->nc[k] = 1 + tu_randint(st, 4);
+    b->i0[k] = tu_randint(st, m - b->nr[k] + 1);
+    b->j0[k] = tu_randint(st, m - b->nc[k] + 1);
+    for (int e = 0; e < 16; e++) b->v[k][e] = tu_rand(st) - 0.5;
+  }
+  if (variant == 1) b->v[2][1 % (b->nr[2] * b->nc[2])] = NAN;
+  if (variant == 2) b->i0[5] = m - b->nr[5] + 1;
+}
+
+START_TEST(test_add_block) {
+  const int m = 6, n = 9, r0 = 2, c0 = 1;
+  double rs[6] = {0.25, 1.0 / 3.0, 7.0, -1.5, 0.125, 3.0};
+  for (int variant = 0; variant < 3; variant++)
+    for (int seed = 0; seed < 8; seed++) {
+      unsigned long long st = tu_seed(100 + 10 * (unsigned long long)variant + (unsigned long long)seed);
+      blocks B;
+      make_blocks(&B, m, &st, variant);
+      B.scale = 1.0;
+      /* the Newton-matrix block sinks: dense and sparse, plain, transposed, by rows */
+      for (int kind = 0; kind < 6; kind++) {
+        lv_assembly S[2];
+        int status[2], bad[2];
+        for (int pe = 0; pe < 2; pe++) {
+          ck_assert_int_eq(lv_assembly_init(&S[pe], n, kind % 2 == 0), 0);
+          lv_assembly_begin(&S[pe]);
+          lv_blk_sink bs;
+          lv_sink *sk = kind < 2   ? lv_blk(&bs, &S[pe], r0, c0, m, m, -0.7, 0, NULL)
+                        : kind < 4 ? lv_blk(&bs, &S[pe], r0, c0, m, m, 1.3, 1, NULL)
+                                   : lv_blk_rows(&bs, &S[pe], r0, c0, m, m, -0.7, rs);
+          B.per_entry = pe;
+          status[pe] = fill_blocks(&B, sk);
+          bad[pe] = bs.bad;
+          if (S[pe].dense) continue;
+          ck_assert_int_eq(lv_assembly_finish(&S[pe]), 0);
+        }
+        ck_assert_int_eq(status[0], status[1]);
+        ck_assert_int_eq(status[0], variant == 2 ? LV_EINPUT : 0);
+        ck_assert_int_eq(bad[0], bad[1]);
+        ck_assert_int_eq(bad[0], variant != 0);
+        ck_assert_int_eq(S[0].nonfinite, S[1].nonfinite);
+        if (kind % 2 == 0) {
+          ck_assert_int_eq(memcmp(S[0].D, S[1].D, (size_t)n * (size_t)n * sizeof(double)), 0);
+        } else {
+          ck_assert_int_eq(S[0].nnz, S[1].nnz);
+          ck_assert_int_eq(memcmp(S[0].Ap, S[1].Ap, (size_t)(n + 1) * sizeof(int)), 0);
+          ck_assert_int_eq(memcmp(S[0].Ai, S[1].Ai, (size_t)S[0].nnz * sizeof(int)), 0);
+          ck_assert_int_eq(memcmp(S[0].Ax, S[1].Ax, (size_t)S[0].nnz * sizeof(double)), 0);
+        }
+        for (int pe = 0; pe < 2; pe++) lv_assembly_free(&S[pe]);
+      }
+      if (variant == 2) continue; /* a capture refuses the callback's status as a whole */
+      /* the captures: merged, grouped by row and by column; three fills each
+       * (the first records, the others replay).  Disjoint blocks, so that a
+       * grouped capture holds no position twice and replays by assignment,
+       * and a sink scale of 0.5 set by the callback's first fill */
+      for (int k = 0; k < B.nb; k++) {
+        B.nr[k] = 1 + tu_randint(&st, 2);
+        B.nc[k] = 1 + tu_randint(&st, 3);
+        B.i0[k] = 2 * (k % 3);
+        B.j0[k] = 3 * (k / 3);
+      }
+      for (int group = 0; group < 3; group++) {
+        lv_spm A[2];
+        for (int pe = 0; pe < 2; pe++) {
+          if (group == 0)
+            lv_spm_init(&A[pe], m, m);
+          else
+            lv_spm_init_grouped(&A[pe], group == 2);
+          B.per_entry = pe;
+          long ver = 0;
+          for (int rep = 0; rep < 3; rep++) {
+            B.scale = group == 0 && rep == 2 ? 0.5 : 1.0; /* merged: a replay through a scaled sink */
+            ck_assert_int_eq(lv_spm_fill(&A[pe], m, m, fill_blocks, &B), 0);
+            if (rep == 0) ver = A[pe].version;
+            ck_assert_int_eq(A[pe].version, ver); /* replayed: no new pattern */
+            for (int k = 0; k < B.nb; k++) B.v[k][0] += 0.125; /* new values, same positions */
+          }
+          for (int k = 0; k < B.nb; k++) B.v[k][0] -= 3 * 0.125;
+        }
+        ck_assert_int_eq(A[0].nnz, A[1].nnz);
+        ck_assert_int_eq(A[0].version > 0, 1);
+        if (group) ck_assert(A[0].nodup && A[1].nodup);
+        ck_assert_int_eq(A[0].flag, A[1].flag);
+        ck_assert_int_eq(memcmp(A[0].val, A[1].val, (size_t)A[0].nnz * sizeof(double)), 0);
+        ck_assert_int_eq(A[0].rec.rcnt, A[1].rec.rcnt);
+        if (A[0].rec.cv && A[1].rec.cv)
+          ck_assert_int_eq(memcmp(A[0].rec.cv, A[1].rec.cv, A[0].rec.rcnt * sizeof(double)), 0);
+        for (int pe = 0; pe < 2; pe++) lv_spm_free(&A[pe]);
+      }
+    }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("spmat");
   TCase *tc = tu_tcase(s, "spmat", 0.1);
@@ -626,6 +755,7 @@ int main(void) {
   tcase_add_test(tc, test_merged_replay);
   tcase_add_test(tc, test_merged_coded_replay);
   tcase_add_test(tc, test_blk_rows);
+  tcase_add_test(tc, test_add_block);
   tcase_add_test(tc, test_grouped);
   tcase_add_test(tc, test_blk_product);
   tcase_add_test(tc, test_product_put);

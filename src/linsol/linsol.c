@@ -95,6 +95,7 @@ lv_sink lv_linsol_sink(lv_linsol *ls) {
   s.ld = 0;
   s.transpose = 0;
   s.scale = 1.0;
+  s.add_block = NULL;
   return s;
 }
 

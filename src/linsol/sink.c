@@ -18,6 +18,7 @@ lv_sink lv_sink_dense(double *a, int ld, int nrows, int ncols) {
   s.ld = ld;
   s.transpose = 0;
   s.scale = 1.0;
+  s.add_block = NULL;
   return s;
 }
 
@@ -43,6 +44,7 @@ lv_sink lv_sink_view(lv_sink *parent, int row0, int col0, int nrows, int ncols,
   s.ld = 0;
   s.transpose = transpose;
   s.scale = scale;
+  s.add_block = NULL;
   return s;
 }
 

@@ -779,6 +779,29 @@ static void jloc_init(const mbs_sys *S, const mbs_joint *J, jloc *L) {
 
 static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->voff + k : L->e[1]->voff + k - L->off[1]; }
 
+/* A local n x n matrix (row-major, n = L->n) into the sink at the global
+ * positions jloc_global(a), jloc_global(b): one block per pair of slots.
+ * Within every row and every column the adds come in the order of one add
+ * per entry, row by row; two distinct elements never share a position, so
+ * every sink sums the same values (one element in both slots: entry by
+ * entry, as the positions coincide). */
+static int add_local_square(lv_sink *s, const jloc *L, const double *Hl) {
+  int n = L->n;
+  if (L->e[0] == L->e[1]) {
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(s, jloc_global(L, a), jloc_global(L, b), Hl[a * n + b]));
+    return 0;
+  }
+  for (int sa = 0; sa < 2; sa++) {
+    const mbs_elem *ea = L->e[sa];
+    for (int sb = 0; ea->nv && sb < 2; sb++) {
+      const mbs_elem *eb = L->e[sb];
+      if (eb->nv) LV_CHECK(lv_sink_add_block(s, ea->voff, eb->voff, ea->nv, eb->nv, Hl + L->off[sa] * n + L->off[sb], n));
+    }
+  }
+  return 0;
+}
+
 #define NLOC (2 * MBS_NV_MAX)
 
 /* The distinct maps of a joint's rows (each evaluated once per call), and
@@ -1211,8 +1234,7 @@ static int cb_d2V(const double *q, lv_sink *H, void *u) {
       double mg[3] = {-e->m * S->grav[0], -e->m * S->grav[1], -e->m * S->grav[2]}, r[3], A[9];
       mbs_rt_mul(q + e->qoff + 3, mg, r);
       lv_hat3(r, A);
-      for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(H, e->voff + i, e->voff + 3 + j, A[3 * i + j]));
+      LV_CHECK(lv_sink_add_block(H, e->voff, e->voff + 3, 3, 3, A, 3));
     }
   return 0;
 }
@@ -1278,16 +1300,17 @@ static int cb_force_dv(double t, const double *q, const double *v, lv_sink *C, v
       A[6 + j] = (-W1) * Jb[j] + W0 * Jb[3 + j];
     }
     int o = e->voff + 3;
-    for (int i = 0; i < 3; i++)
-      for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(C, o + i, o + j, -(A[3 * i + j] - B[3 * i + j])));
-    if (S->form == MBS_SE3) { /* d(-m Omega x U): -m Omega~ on U, m U~ on Omega */
+    double Cb[9];
+    for (int i = 0; i < 9; i++) Cb[i] = -(A[i] - B[i]);
+    LV_CHECK(lv_sink_add_block(C, o, o, 3, 3, Cb, 3));
+    if (S->form == MBS_SE3) { /* d(-m Omega x U): -m Omega~ on U, m U~ on Omega, one 3 x 6 block (each
+                               * position added once: the sums of one add per entry in any order) */
+      double CU[3][6];
       lv_hat3(W, A);
       lv_hat3(v + e->voff, B);
       for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-          LV_CHECK(lv_sink_add(C, e->voff + i, e->voff + j, -e->m * A[3 * i + j]));
-          LV_CHECK(lv_sink_add(C, e->voff + i, o + j, e->m * B[3 * i + j]));
-        }
+        for (int j = 0; j < 3; j++) CU[i][j] = -e->m * A[3 * i + j], CU[i][3 + j] = e->m * B[3 * i + j];
+      LV_CHECK(lv_sink_add_block(C, e->voff, e->voff, 3, 6, CU[0], 6));
     }
   }
   return 0;
@@ -1403,13 +1426,13 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
         double nB[3][3];
         for (int a = 0; a < 3; a++)
           for (int b = 0; b < 3; b++) nB[a][b] = -B[a][b];
-        for (int ka = 0; ka < 2; ka++)
-          for (int a = 0; a < 3; a++) {
-            const int ri = o[ka] + a;
-            const double *b0 = ka ? nB[a] : B[a], *b1 = ka ? B[a] : nB[a];
-            for (int b = 0; b < 3; b++) LV_CHECK(lv_sink_add(H, ri, o[0] + b, b0[b]));
-            for (int b = 0; b < 3; b++) LV_CHECK(lv_sink_add(H, ri, o[1] + b, b1[b]));
-          }
+        /* four 3 x 3 blocks: within every row and every column the adds of
+         * one per entry in the same order (the particles' positions are
+         * disjoint) */
+        for (int ka = 0; ka < 2; ka++) {
+          LV_CHECK(lv_sink_add_block(H, o[ka], o[0], 3, 3, ka ? nB[0] : B[0], 3));
+          LV_CHECK(lv_sink_add_block(H, o[ka], o[1], 3, 3, ka ? B[0] : nB[0], 3));
+        }
         continue;
       }
       for (int ka = 0; ka < 2; ka++)
@@ -1435,8 +1458,7 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
       memcpy(t.X, p->X[sl], sizeof t.X);
       mbs_map_hess(S->form, e, q + e->qoff, &t, f, sl ? -1.0 : 1.0, Hl + L.off[sl] * n + L.off[sl], n);
     }
-    for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(H, jloc_global(&L, a), jloc_global(&L, b), Hl[a * n + b]));
+    LV_CHECK(add_local_square(H, &L, Hl));
   }
   return mbs_torsion_d2V(S, q, H);
 }

@@ -171,6 +171,7 @@ static int finite_add(lv_sink *s, int i, int j, double v) {
 static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
   f->sink = *inner;
   f->sink.add = finite_add;
+  f->sink.add_block = NULL; /* every entry through finite_add */
   f->inner = inner;
   f->nonfinite = 0;
   f->outside = 0;

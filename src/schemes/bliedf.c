@@ -142,7 +142,7 @@ typedef struct {
   int flag; /* a non-finite value or an add out of bounds */
 } rec_sink;
 
-static int rec_add(lv_sink *s, int i, int j, double v) {
+LV_ALWAYS_INLINE int rec_add1(lv_sink *s, int i, int j, double v) {
   rec_sink *r = (rec_sink *)s;
   if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return r->flag = 1, LV_EINPUT;
   if (!isfinite(v)) r->flag = 1;
@@ -163,8 +163,18 @@ static int rec_add(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
+static int rec_add(lv_sink *s, int i, int j, double v) { return rec_add1(s, i, j, v); }
+
+/* lv_sink_add_block: rec_add of each entry in the block's order, inlined */
+static int rec_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  for (int r = 0; r < nrows; r++)
+    for (int c = 0; c < ncols; c++) LV_CHECK(rec_add1(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]));
+  return 0;
+}
+
 static lv_sink *rec_begin(rec_sink *r, int nrows, int ncols) {
   r->sink.add = rec_add;
+  r->sink.add_block = rec_add_block;
   r->sink.target = r;
   r->sink.row0 = r->sink.col0 = r->sink.ld = r->sink.transpose = 0;
   r->sink.nrows = nrows;

@@ -148,7 +148,7 @@ typedef struct {
   double *val;
 } cap_sink;
 
-static int cap_add(lv_sink *s, int i, int j, double v) {
+LV_ALWAYS_INLINE int cap_add1(lv_sink *s, int i, int j, double v) {
   cap_sink *c = (cap_sink *)s;
   if (i < 0 || j < 0 || i >= s->nrows || j >= s->ncols) return LV_EINPUT;
   if (!isfinite(v)) {
@@ -184,9 +184,19 @@ static int cap_add(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
+static int cap_add(lv_sink *s, int i, int j, double v) { return cap_add1(s, i, j, v); }
+
+/* lv_sink_add_block: cap_add of each entry in the block's order, inlined */
+static int cap_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  for (int r = 0; r < nrows; r++)
+    for (int c = 0; c < ncols; c++) LV_CHECK(cap_add1(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]));
+  return 0;
+}
+
 static void cap_init(cap_sink *c, int nrows, int ncols) {
   memset(c, 0, sizeof *c);
   c->s.add = cap_add;
+  c->s.add_block = cap_add_block;
   c->s.target = c;
   c->s.nrows = nrows;
   c->s.ncols = ncols;

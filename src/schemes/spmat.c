@@ -250,6 +250,60 @@ static int spm_add_coded_chk(lv_sink *s, int i, int j, double v) {
   return coded_add(s, i, j, v, 1);
 }
 
+/* lv_sink_add_block of a capture, entry by entry: each entry as the
+ * sink's add would take it, the add read again per entry (a replay hands
+ * the sink back to the general add mid-capture). */
+static int spm_block_each(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  for (int r = 0; r < nrows; r++)
+    for (int c = 0; c < ncols; c++) LV_CHECK(s->add(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]));
+  return 0;
+}
+
+/* The block's positions are the recording's next ones (adds cnt ..). */
+static int block_on_recording(const lv_recorder *r, int i0, int j0, int nrows, int ncols) {
+  if (!r->match || !r->ri || nrows <= 0 || ncols <= 0 || (size_t)nrows * (size_t)ncols > r->rcnt - r->cnt) return 0;
+  const int *ri = r->ri + r->cnt, *rj = r->rj + r->cnt;
+  int ok = 1;
+  for (int a = 0; a < nrows; a++)
+    for (int c = 0; c < ncols; c++, ri++, rj++) ok &= (*ri == i0 + a) & (*rj == j0 + c);
+  return ok;
+}
+
+/* lv_sink_add_block of a capture on its recording (merged_add's and
+ * replay_add's short paths): the positions compared in one pass, then the
+ * values into their slots in the block's order -- the same slots, sums and
+ * flags as one add per entry.  Anything else: entry by entry. */
+static int spm_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  lv_spm *A = (lv_spm *)s;
+  lv_recorder *r = &A->rec;
+  int (*f)(lv_sink *, int, int, double) = s->add;
+  int merged = f == spm_add_merged || f == spm_add_merged_chk, replay = f == spm_add_replay || f == spm_add_replay_chk;
+  int check = f == spm_add_merged_chk || f == spm_add_replay_chk;
+  if (!(merged || replay) || (s->transpose | s->row0 | s->col0) || (replay && s->scale != 1.0) ||
+      (replay && (i0 < 0 || j0 < 0 || nrows > A->nrows - i0 || ncols > A->ncols - j0)) ||
+      !block_on_recording(r, i0, j0, nrows, ncols))
+    return spm_block_each(s, i0, j0, nrows, ncols, a, lda);
+  size_t k = r->cnt;
+  const int *map = r->map;
+  double chk = 0.0, sc = s->scale;
+  for (int rr = 0; rr < nrows; rr++) {
+    const double *ar = a + (size_t)rr * (size_t)lda;
+    for (int c = 0; c < ncols; c++, k++) {
+      double v = ar[c];
+      chk += v - v;
+      if (replay) {
+        r->cv[k] = v;
+        A->val[map[k]] = v;
+      } else {
+        A->val[map[k]] += sc * v;
+      }
+    }
+  }
+  r->cnt = k;
+  if (check && chk != 0.0) A->flag = 1;
+  return 0;
+}
+
 lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.add = A->nodup ? spm_add_assign : spm_add;
   A->sink.target = A;
@@ -259,6 +313,7 @@ lv_sink *lv_spm_begin(lv_spm *A) {
   A->sink.ld = 0;
   A->sink.transpose = 0;
   A->sink.scale = 1.0;
+  A->sink.add_block = spm_add_block;
   A->bad = 0;
   A->flag = 0;
   A->rec.keep = A->group != LV_SPM_MERGED; /* the call-order sequence is read from grouped captures only */
@@ -1031,7 +1086,10 @@ static inline int blk_outside(lv_sink *s, int i, int j) {
   return 1;
 }
 
-int lv_blk_add(lv_sink *s, int i, int j, double v) {
+/* Each add's body once, inlined into the add and into its block add (one
+ * call per block: the same operations on the same entries in the same
+ * order as one add per entry). */
+LV_ALWAYS_INLINE int blk_add1(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
   if (blk_outside(s, i, j)) return LV_EINPUT;
   if (!isfinite(v)) b->bad = 1;
@@ -1039,7 +1097,7 @@ int lv_blk_add(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
-int lv_blk_add_dense(lv_sink *s, int i, int j, double v) {
+LV_ALWAYS_INLINE int blk_add1_dense(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
   if (blk_outside(s, i, j)) return LV_EINPUT;
   if (!isfinite(v)) b->bad = 1;
@@ -1047,7 +1105,7 @@ int lv_blk_add_dense(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
-int lv_blk_add_rows(lv_sink *s, int i, int j, double v) {
+LV_ALWAYS_INLINE int blk_add1_rows(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
   if (blk_outside(s, i, j)) return LV_EINPUT;
   if (!isfinite(v)) b->bad = 1;
@@ -1063,7 +1121,7 @@ int lv_blk_add_rows(lv_sink *s, int i, int j, double v) {
 
 /* One finiteness test on the hot path: a non-finite v makes x non-finite
  * (f * inf is inf or NaN), so v is tested only then. */
-int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v) {
+LV_ALWAYS_INLINE int blk_add1_rows_dense(lv_sink *s, int i, int j, double v) {
   lv_blk_sink *b = (lv_blk_sink *)s;
   if (blk_outside(s, i, j)) return LV_EINPUT;
   double x = b->scale * b->rowscale[i] * v;
@@ -1072,5 +1130,80 @@ int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v) {
     if (!isfinite(v)) b->bad = 1;
   }
   b->D0[(size_t)i + (size_t)j * (size_t)b->A->n] += x;
+  return 0;
+}
+
+int lv_blk_add(lv_sink *s, int i, int j, double v) { return blk_add1(s, i, j, v); }
+int lv_blk_add_dense(lv_sink *s, int i, int j, double v) { return blk_add1_dense(s, i, j, v); }
+int lv_blk_add_rows(lv_sink *s, int i, int j, double v) { return blk_add1_rows(s, i, j, v); }
+int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v) { return blk_add1_rows_dense(s, i, j, v); }
+
+#define LV_BLK_BLOCK(storage, name, add1)                                                                      \
+  storage int name(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {              \
+    for (int r = 0; r < nrows; r++) {                                                                         \
+      const double *ar = a + (size_t)r * (size_t)lda;                                                         \
+      for (int c = 0; c < ncols; c++) {                                                                       \
+        int rc = add1(s, i0 + r, j0 + c, ar[c]);                                                              \
+        if (rc) return rc;                                                                                    \
+      }                                                                                                       \
+    }                                                                                                         \
+    return 0;                                                                                                 \
+  }
+LV_BLK_BLOCK(, lv_blk_add_block, blk_add1)
+LV_BLK_BLOCK(, lv_blk_add_block_rows, blk_add1_rows)
+LV_BLK_BLOCK(static, blk_block_each_dense, blk_add1_dense)
+LV_BLK_BLOCK(static, blk_block_each_rows_dense, blk_add1_rows_dense)
+
+/* A block inside the sink's extent (else entry by entry: the same status
+ * after the same entries). */
+static inline int blk_block_inside(const lv_sink *s, int i0, int j0, int nrows, int ncols) {
+  return i0 >= 0 && j0 >= 0 && nrows >= 0 && ncols >= 0 && nrows <= s->nrows - i0 && ncols <= s->ncols - j0;
+}
+
+/* The dense back-end's blocks written out: per entry the value, position
+ * and order of blk_add1_dense / blk_add1_rows_dense, the bounds tested
+ * once, the finiteness as one sum (x - x is +0 for a finite x) and the
+ * flags then set as the adds would have set them. */
+static void blk_block_flags(lv_blk_sink *b, int nrows, int ncols, const double *a, int lda) {
+  b->A->nonfinite = 1;
+  for (int r = 0; r < nrows; r++)
+    for (int c = 0; c < ncols; c++)
+      if (!isfinite(a[(size_t)r * (size_t)lda + (size_t)c])) b->bad = 1;
+}
+
+int lv_blk_add_block_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  lv_blk_sink *b = (lv_blk_sink *)s;
+  if (b->F || !blk_block_inside(s, i0, j0, nrows, ncols)) return blk_block_each_dense(s, i0, j0, nrows, ncols, a, lda);
+  const size_t n = (size_t)b->A->n, rs = b->transpose ? n : 1, cs = b->transpose ? 1 : n; /* strides of i and j */
+  double *D0 = b->A->D + (size_t)b->r0 + (size_t)b->c0 * n, chk = 0.0;
+  const double f = b->scale;
+  for (int r = 0; r < nrows; r++) {
+    const double *ar = a + (size_t)r * (size_t)lda;
+    double *Dr = D0 + (size_t)(i0 + r) * rs + (size_t)j0 * cs;
+    for (int c = 0; c < ncols; c++) {
+      double x = f * ar[c];
+      chk += x - x;
+      Dr[(size_t)c * cs] += x;
+    }
+  }
+  if (chk != 0.0) blk_block_flags(b, nrows, ncols, a, lda);
+  return 0;
+}
+
+int lv_blk_add_block_rows_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  lv_blk_sink *b = (lv_blk_sink *)s;
+  if (!blk_block_inside(s, i0, j0, nrows, ncols)) return blk_block_each_rows_dense(s, i0, j0, nrows, ncols, a, lda);
+  const size_t n = (size_t)b->A->n;
+  double chk = 0.0;
+  for (int r = 0; r < nrows; r++) {
+    const double f = b->scale * b->rowscale[i0 + r], *ar = a + (size_t)r * (size_t)lda;
+    double *Dr = b->D0 + (size_t)(i0 + r) + (size_t)j0 * n;
+    for (int c = 0; c < ncols; c++) {
+      double x = f * ar[c];
+      chk += x - x;
+      Dr[(size_t)c * n] += x;
+    }
+  }
+  if (chk != 0.0) blk_block_flags(b, nrows, ncols, a, lda);
   return 0;
 }

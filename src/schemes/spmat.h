@@ -283,12 +283,16 @@ LV_ALWAYS_INLINE void lv_blk_put(lv_assembly *A, int r0, int c0, double scale, i
 
 int lv_blk_add(lv_sink *s, int i, int j, double v); /* the sink's add */
 int lv_blk_add_dense(lv_sink *s, int i, int j, double v); /* the same on the dense back-end */
+/* their lv_sink_add_block: the adds of the block's entries in its order,
+ * without a call per entry */
+int lv_blk_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda);
+int lv_blk_add_block_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda);
 
 static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols, double scale,
                               int transpose, const lv_spm *F) {
   /* every other field zero, without a memset call */
   *b = (lv_blk_sink){.sink = {.add = A->dense ? lv_blk_add_dense : lv_blk_add, .nrows = nrows, .ncols = ncols,
-                              .scale = 1.0},
+                              .scale = 1.0, .add_block = A->dense ? lv_blk_add_block_dense : lv_blk_add_block},
                      .A = A, .r0 = r0, .c0 = c0, .transpose = transpose, .scale = scale, .F = F};
   return &b->sink;
 }
@@ -303,11 +307,13 @@ static inline lv_sink *lv_blk(lv_blk_sink *b, lv_assembly *A, int r0, int c0, in
  * sum: the same matrix up to round-off). */
 int lv_blk_add_rows(lv_sink *s, int i, int j, double v);
 int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v); /* the same on the dense back-end, rowscale set */
+int lv_blk_add_block_rows(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda);
+int lv_blk_add_block_rows_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda);
 static inline lv_sink *lv_blk_rows(lv_blk_sink *b, lv_assembly *A, int r0, int c0, int nrows, int ncols,
                                    double scale, const double *rowscale) {
   int dn = A->dense && rowscale;
   *b = (lv_blk_sink){.sink = {.add = dn ? lv_blk_add_rows_dense : lv_blk_add_rows, .nrows = nrows, .ncols = ncols,
-                              .scale = 1.0},
+                              .scale = 1.0, .add_block = dn ? lv_blk_add_block_rows_dense : lv_blk_add_block_rows},
                      .A = A, .r0 = r0, .c0 = c0, .scale = scale, .rowscale = rowscale,
                      .D0 = dn ? A->D + (size_t)r0 + (size_t)c0 * (size_t)A->n : NULL};
   return &b->sink;
