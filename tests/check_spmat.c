@@ -723,25 +723,36 @@ START_TEST(test_add_block) {
             lv_spm_init(&A[pe], m, m);
           else
             lv_spm_init_grouped(&A[pe], group == 2);
-          B.per_entry = pe;
-          long ver = 0;
-          for (int rep = 0; rep < 3; rep++) {
-            B.scale = group == 0 && rep == 2 ? 0.5 : 1.0; /* merged: a replay through a scaled sink */
-            ck_assert_int_eq(lv_spm_fill(&A[pe], m, m, fill_blocks, &B), 0);
-            if (rep == 0) ver = A[pe].version;
-            ck_assert_int_eq(A[pe].version, ver); /* replayed: no new pattern */
-            for (int k = 0; k < B.nb; k++) B.v[k][0] += 0.125; /* new values, same positions */
-          }
-          for (int k = 0; k < B.nb; k++) B.v[k][0] -= 3 * 0.125;
         }
-        ck_assert_int_eq(A[0].nnz, A[1].nnz);
-        ck_assert_int_eq(A[0].version > 0, 1);
-        if (group) ck_assert(A[0].nodup && A[1].nodup);
-        ck_assert_int_eq(A[0].flag, A[1].flag);
-        ck_assert_int_eq(memcmp(A[0].val, A[1].val, (size_t)A[0].nnz * sizeof(double)), 0);
-        ck_assert_int_eq(A[0].rec.rcnt, A[1].rec.rcnt);
-        if (A[0].rec.cv && A[1].rec.cv)
-          ck_assert_int_eq(memcmp(A[0].rec.cv, A[1].rec.cv, A[0].rec.rcnt * sizeof(double)), 0);
+        /* rep 0 records, 1 and 2 replay (2 through a scaled sink when
+         * merged), 3 leaves the recording inside block 4 (one column fewer:
+         * its second row comes where its first row's last entry was
+         * recorded) and records anew, 4 records the first sequence again,
+         * 5 replays it */
+        B.nr[4] = 2, B.nc[4] = 2 + (B.nc[4] > 2);
+        for (int rep = 0; rep < 6; rep++) {
+          int nc4 = B.nc[4];
+          if (rep == 3) B.nc[4] = nc4 - 1;
+          for (int pe = 0; pe < 2; pe++) {
+            B.per_entry = pe;
+            B.scale = group == 0 && rep == 2 ? 0.5 : 1.0;
+            long ver = A[pe].version;
+            ck_assert_int_eq(lv_spm_fill(&A[pe], m, m, fill_blocks, &B), 0);
+            if (rep == 1 || rep == 2 || rep == 5) ck_assert_int_eq(A[pe].version, ver); /* replayed: no new pattern */
+            if (rep == 3 || rep == 4) ck_assert_int_ne(A[pe].version, ver);
+          }
+          if (rep == 3) B.nc[4] = nc4;
+          ck_assert_int_eq(A[0].nnz, A[1].nnz);
+          ck_assert_int_eq(A[0].rec.recorded, A[1].rec.recorded);
+          if (group) ck_assert(A[0].nodup && A[1].nodup);
+          ck_assert_int_eq(A[0].flag, A[1].flag);
+          ck_assert_int_eq(memcmp(A[0].val, A[1].val, (size_t)A[0].nnz * sizeof(double)), 0);
+          ck_assert_int_eq(A[0].rec.rcnt, A[1].rec.rcnt);
+          if (A[0].rec.cv && A[1].rec.cv)
+            ck_assert_int_eq(memcmp(A[0].rec.cv, A[1].rec.cv, A[0].rec.rcnt * sizeof(double)), 0);
+          for (int k = 0; k < B.nb; k++) B.v[k][0] += 0.125; /* new values */
+        }
+        ck_assert_int_eq(A[0].rec.recorded, 3);
         for (int pe = 0; pe < 2; pe++) lv_spm_free(&A[pe]);
       }
     }

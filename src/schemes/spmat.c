@@ -250,52 +250,53 @@ static int spm_add_coded_chk(lv_sink *s, int i, int j, double v) {
   return coded_add(s, i, j, v, 1);
 }
 
-/* lv_sink_add_block of a capture, entry by entry: each entry as the
- * sink's add would take it, the add read again per entry (a replay hands
- * the sink back to the general add mid-capture). */
-static int spm_block_each(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
-  for (int r = 0; r < nrows; r++)
-    for (int c = 0; c < ncols; c++) LV_CHECK(s->add(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]));
+/* lv_sink_add_block of a capture, entry by entry from entry (r0, c0) of
+ * the block on: each entry as the sink's add would take it, the add read
+ * again per entry (a replay hands the sink back to the general add
+ * mid-capture). */
+static int spm_block_each(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda, int r0, int c0) {
+  for (int r = r0; r < nrows; r++, c0 = 0)
+    for (int c = c0; c < ncols; c++) LV_CHECK(s->add(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]));
   return 0;
 }
 
-/* The block's positions are the recording's next ones (adds cnt ..). */
-static int block_on_recording(const lv_recorder *r, int i0, int j0, int nrows, int ncols) {
-  if (!r->match || !r->ri || nrows <= 0 || ncols <= 0 || (size_t)nrows * (size_t)ncols > r->rcnt - r->cnt) return 0;
-  const int *ri = r->ri + r->cnt, *rj = r->rj + r->cnt;
-  int ok = 1;
-  for (int a = 0; a < nrows; a++)
-    for (int c = 0; c < ncols; c++, ri++, rj++) ok &= (*ri == i0 + a) & (*rj == j0 + c);
-  return ok;
-}
-
-/* lv_sink_add_block of a capture on its recording (merged_add's and
- * replay_add's short paths): the positions compared in one pass, then the
- * values into their slots in the block's order -- the same slots, sums and
- * flags as one add per entry.  Anything else: entry by entry. */
+/* lv_sink_add_block of a capture on its recording: merged_add's and
+ * replay_add's short paths with their tests made once per block (the add
+ * in use, the sink's transform, the block inside the matrix), each entry's
+ * position compared with the recorded one and its value put into its
+ * slot -- the same slots, sums and flags as one add per entry.  The first
+ * entry off the recording and the rest go entry by entry (the entries
+ * before it were on the recording: exactly the adds' work). */
 static int spm_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
   lv_spm *A = (lv_spm *)s;
   lv_recorder *r = &A->rec;
   int (*f)(lv_sink *, int, int, double) = s->add;
   int merged = f == spm_add_merged || f == spm_add_merged_chk, replay = f == spm_add_replay || f == spm_add_replay_chk;
   int check = f == spm_add_merged_chk || f == spm_add_replay_chk;
-  if (!(merged || replay) || (s->transpose | s->row0 | s->col0) || (replay && s->scale != 1.0) ||
-      (replay && (i0 < 0 || j0 < 0 || nrows > A->nrows - i0 || ncols > A->ncols - j0)) ||
-      !block_on_recording(r, i0, j0, nrows, ncols))
-    return spm_block_each(s, i0, j0, nrows, ncols, a, lda);
+  if (!(merged || replay) || !r->match || !r->ri || (s->transpose | s->row0 | s->col0) ||
+      (replay && s->scale != 1.0) || i0 < 0 || j0 < 0 || nrows > A->nrows - i0 || ncols > A->ncols - j0)
+    return spm_block_each(s, i0, j0, nrows, ncols, a, lda, 0, 0);
+  const size_t end = r->rcnt;
+  const int *ri = r->ri, *rj = r->rj, *map = r->map;
+  double *val = A->val, *cv = r->cv, chk = 0.0;
+  const double sc = s->scale;
   size_t k = r->cnt;
-  const int *map = r->map;
-  double chk = 0.0, sc = s->scale;
   for (int rr = 0; rr < nrows; rr++) {
     const double *ar = a + (size_t)rr * (size_t)lda;
+    const int i = i0 + rr;
     for (int c = 0; c < ncols; c++, k++) {
-      double v = ar[c];
+      if (LV_UNLIKELY(k >= end || ri[k] != i || rj[k] != j0 + c)) {
+        r->cnt = k;
+        if (check && chk != 0.0) A->flag = 1;
+        return spm_block_each(s, i0, j0, nrows, ncols, a, lda, rr, c);
+      }
+      const double v = ar[c];
       chk += v - v;
       if (replay) {
-        r->cv[k] = v;
-        A->val[map[k]] = v;
+        cv[k] = v;
+        val[map[k]] = v;
       } else {
-        A->val[map[k]] += sc * v;
+        val[map[k]] += sc * v;
       }
     }
   }

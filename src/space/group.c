@@ -13,9 +13,7 @@ static const double I3[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
 /* Add a 3x3 row-major block at (r0, c0), all nine entries (zeros included)
  * so that the sparsity pattern does not depend on v. */
 static int add_block3(lv_sink *T, int r0, int c0, const double *B, int ldb) {
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) LV_CHECK(lv_sink_add(T, r0 + i, c0 + j, B[ldb * i + j]));
-  return 0;
+  return lv_sink_add_block(T, r0, c0, 3, 3, B, ldb);
 }
 
 static void copy_n(const double *x, double *y, int n) {
