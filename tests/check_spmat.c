@@ -664,6 +664,44 @@ static void make_blocks(blocks *b, int m, unsigned long long *st, int variant) {
   if (variant == 2) b->i0[5] = m - b->nr[5] + 1;
 }
 
+/* a copy of a sink whose add is replaced: every entry through that add */
+typedef struct {
+  lv_sink s;
+  int n;
+} count_copy;
+static int count_copy_add(lv_sink *s, int i, int j, double v) {
+  (void)i, (void)j, (void)v;
+  ((count_copy *)s)->n++;
+  return 0;
+}
+
+START_TEST(test_add_block_copy) {
+  const double blk[6] = {1, 2, 3, 4, 5, 6};
+  double rs[4] = {1, 2, 3, 4};
+  for (int kind = 0; kind < 5; kind++) {
+    lv_assembly S;
+    ck_assert_int_eq(lv_assembly_init(&S, 4, kind != 1), 0);
+    lv_assembly_begin(&S);
+    lv_blk_sink bs;
+    lv_spm A;
+    lv_spm_init(&A, 4, 4);
+    lv_sink *orig = kind < 2 ? lv_blk(&bs, &S, 0, 0, 4, 4, 1.0, 0, NULL)
+                    : kind == 2 ? lv_blk_rows(&bs, &S, 0, 0, 4, 4, 1.0, rs)
+                    : kind == 3 ? lv_blk(&bs, &S, 0, 0, 4, 4, 1.0, 1, NULL)
+                                : lv_spm_begin(&A);
+    count_copy c = {*orig, 0};
+    c.s.add = count_copy_add;
+    ck_assert_ptr_nonnull(c.s.add_block);
+    ck_assert_int_eq(lv_sink_add_block(&c.s, 1, 0, 2, 3, blk, 3), 0);
+    ck_assert_int_eq(c.n, 6);
+    if (S.dense)
+      for (int k = 0; k < 16; k++) ck_assert(S.D[k] == 0.0);
+    lv_spm_free(&A);
+    lv_assembly_free(&S);
+  }
+}
+END_TEST
+
 START_TEST(test_add_block) {
   const int m = 6, n = 9, r0 = 2, c0 = 1;
   double rs[6] = {0.25, 1.0 / 3.0, 7.0, -1.5, 0.125, 3.0};
@@ -767,6 +805,7 @@ int main(void) {
   tcase_add_test(tc, test_merged_coded_replay);
   tcase_add_test(tc, test_blk_rows);
   tcase_add_test(tc, test_add_block);
+  tcase_add_test(tc, test_add_block_copy);
   tcase_add_test(tc, test_grouped);
   tcase_add_test(tc, test_blk_product);
   tcase_add_test(tc, test_product_put);

@@ -41,8 +41,11 @@ struct lv_sink {
   int ld;          /**< leading dimension of a dense column-major target */
   int transpose;   /**< non-zero: (i, j) is written at (j, i) */
   double scale;    /**< every value is multiplied by this */
-  /** optional: add a whole dense block at once (see lv_sink_add_block);
-   *  NULL: lv_sink_add_block adds its entries one by one through add */
+  /** optional: add a whole dense block at once, as add would take its
+   *  entries (see lv_sink_add_block); NULL: one add per entry.  The
+   *  library's own fall back to one add per entry when add is no longer
+   *  the one they were set with (a copy of the sink whose add was
+   *  replaced) */
   int (*add_block)(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda);
 };
 /** @var lv_sink::row0
@@ -60,6 +63,18 @@ static inline int lv_sink_add(lv_sink *s, int i, int j, double v) {
   return s->add(s, i, j, v);
 }
 
+/** lv_sink_add_block without a sink's add_block: one lv_sink_add per
+ *  entry, row by row.  The same as lv_sink_add_block on every sink. */
+static inline int lv_sink_add_block_each(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a,
+                                         int lda) {
+  for (int r = 0; r < nrows; r++)
+    for (int c = 0; c < ncols; c++) {
+      int rc = s->add(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]);
+      if (rc) return rc;
+    }
+  return 0;
+}
+
 /** Accumulate the @p nrows x @p ncols block @p a (row-major: entry (r, c)
  *  at a[r * lda + c]) at block positions (@p i0 + r, @p j0 + c): exactly
  *  lv_sink_add of every entry, row by row and along each row, in that order
@@ -71,12 +86,7 @@ static inline int lv_sink_add(lv_sink *s, int i, int j, double v) {
 static inline int lv_sink_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a,
                                     int lda) {
   if (s->add_block) return s->add_block(s, i0, j0, nrows, ncols, a, lda);
-  for (int r = 0; r < nrows; r++)
-    for (int c = 0; c < ncols; c++) {
-      int rc = s->add(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]);
-      if (rc) return rc;
-    }
-  return 0;
+  return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda);
 }
 
 /** Sink accumulating into a dense column-major nrows x ncols array with

@@ -1139,8 +1139,11 @@ int lv_blk_add_dense(lv_sink *s, int i, int j, double v) { return blk_add1_dense
 int lv_blk_add_rows(lv_sink *s, int i, int j, double v) { return blk_add1_rows(s, i, j, v); }
 int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v) { return blk_add1_rows_dense(s, i, j, v); }
 
-#define LV_BLK_BLOCK(storage, name, add1)                                                                      \
+/* A block sink's add_block, one inlined add per entry; a copy of the sink
+ * whose add was replaced goes through that add. */
+#define LV_BLK_BLOCK(storage, name, add1, addfn)                                                               \
   storage int name(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {              \
+    if (s->add != addfn) return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda);                      \
     for (int r = 0; r < nrows; r++) {                                                                         \
       const double *ar = a + (size_t)r * (size_t)lda;                                                         \
       for (int c = 0; c < ncols; c++) {                                                                       \
@@ -1150,10 +1153,10 @@ int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v) { return blk_add1_
     }                                                                                                         \
     return 0;                                                                                                 \
   }
-LV_BLK_BLOCK(, lv_blk_add_block, blk_add1)
-LV_BLK_BLOCK(, lv_blk_add_block_rows, blk_add1_rows)
-LV_BLK_BLOCK(static, blk_block_each_dense, blk_add1_dense)
-LV_BLK_BLOCK(static, blk_block_each_rows_dense, blk_add1_rows_dense)
+LV_BLK_BLOCK(, lv_blk_add_block, blk_add1, lv_blk_add)
+LV_BLK_BLOCK(, lv_blk_add_block_rows, blk_add1_rows, lv_blk_add_rows)
+LV_BLK_BLOCK(static, blk_block_each_dense, blk_add1_dense, lv_blk_add_dense)
+LV_BLK_BLOCK(static, blk_block_each_rows_dense, blk_add1_rows_dense, lv_blk_add_rows_dense)
 
 /* A block inside the sink's extent (else entry by entry: the same status
  * after the same entries). */
@@ -1174,7 +1177,8 @@ static void blk_block_flags(lv_blk_sink *b, int nrows, int ncols, const double *
 
 int lv_blk_add_block_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if (b->F || !blk_block_inside(s, i0, j0, nrows, ncols)) return blk_block_each_dense(s, i0, j0, nrows, ncols, a, lda);
+  if (s->add != lv_blk_add_dense || b->F || !blk_block_inside(s, i0, j0, nrows, ncols))
+    return blk_block_each_dense(s, i0, j0, nrows, ncols, a, lda);
   const size_t n = (size_t)b->A->n, rs = b->transpose ? n : 1, cs = b->transpose ? 1 : n; /* strides of i and j */
   double *D0 = b->A->D + (size_t)b->r0 + (size_t)b->c0 * n, chk = 0.0;
   const double f = b->scale;
@@ -1193,7 +1197,8 @@ int lv_blk_add_block_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, con
 
 int lv_blk_add_block_rows_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
   lv_blk_sink *b = (lv_blk_sink *)s;
-  if (!blk_block_inside(s, i0, j0, nrows, ncols)) return blk_block_each_rows_dense(s, i0, j0, nrows, ncols, a, lda);
+  if (s->add != lv_blk_add_rows_dense || !blk_block_inside(s, i0, j0, nrows, ncols))
+    return blk_block_each_rows_dense(s, i0, j0, nrows, ncols, a, lda);
   const size_t n = (size_t)b->A->n;
   double chk = 0.0;
   for (int r = 0; r < nrows; r++) {
