@@ -266,6 +266,22 @@ int lv_newton_polish_with(lv_newton *nw, const lv_newton_problem *pb, lv_newton_
  * of G) asks this first. */
 int lv_newton_factorises_first(const lv_newton *nw, int reuse);
 
+/* A sink's add_block as one add per entry in the block's order, the add's
+ * body (add1, an always-inline function) inlined; a copy of the sink whose
+ * add is no longer addfn goes through that add (lv_linsol.h). */
+#define LV_SINK_ADD_BLOCK_INLINE(storage, name, add1, addfn)                                                  \
+  storage int name(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {              \
+    if (s->add != addfn) return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda);                      \
+    for (int r = 0; r < nrows; r++) {                                                                         \
+      const double *ar = a + (size_t)r * (size_t)lda;                                                         \
+      for (int c = 0; c < ncols; c++) {                                                                       \
+        int rc = add1(s, i0 + r, j0 + c, ar[c]);                                                              \
+        if (rc) return rc;                                                                                    \
+      }                                                                                                       \
+    }                                                                                                         \
+    return 0;                                                                                                 \
+  }
+
 /* A failed solve that another start or a smaller step may mend (the
  * integrator's halving, the schemes' restarts from another Newton start):
  * no convergence, divergence, a singular or non-finite Newton system. */

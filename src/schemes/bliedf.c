@@ -166,12 +166,7 @@ LV_ALWAYS_INLINE int rec_add1(lv_sink *s, int i, int j, double v) {
 static int rec_add(lv_sink *s, int i, int j, double v) { return rec_add1(s, i, j, v); }
 
 /* lv_sink_add_block: rec_add of each entry in the block's order, inlined */
-static int rec_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
-  if (s->add != rec_add) return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda); /* a copy with its own add */
-  for (int r = 0; r < nrows; r++)
-    for (int c = 0; c < ncols; c++) LV_CHECK(rec_add1(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]));
-  return 0;
-}
+LV_SINK_ADD_BLOCK_INLINE(static, rec_add_block, rec_add1, rec_add)
 
 static lv_sink *rec_begin(rec_sink *r, int nrows, int ncols) {
   r->sink.add = rec_add;

@@ -187,12 +187,7 @@ LV_ALWAYS_INLINE int cap_add1(lv_sink *s, int i, int j, double v) {
 static int cap_add(lv_sink *s, int i, int j, double v) { return cap_add1(s, i, j, v); }
 
 /* lv_sink_add_block: cap_add of each entry in the block's order, inlined */
-static int cap_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
-  if (s->add != cap_add) return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda); /* a copy with its own add */
-  for (int r = 0; r < nrows; r++)
-    for (int c = 0; c < ncols; c++) LV_CHECK(cap_add1(s, i0 + r, j0 + c, a[(size_t)r * (size_t)lda + (size_t)c]));
-  return 0;
-}
+LV_SINK_ADD_BLOCK_INLINE(static, cap_add_block, cap_add1, cap_add)
 
 static void cap_init(cap_sink *c, int nrows, int ncols) {
   memset(c, 0, sizeof *c);

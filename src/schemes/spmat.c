@@ -1139,24 +1139,10 @@ int lv_blk_add_dense(lv_sink *s, int i, int j, double v) { return blk_add1_dense
 int lv_blk_add_rows(lv_sink *s, int i, int j, double v) { return blk_add1_rows(s, i, j, v); }
 int lv_blk_add_rows_dense(lv_sink *s, int i, int j, double v) { return blk_add1_rows_dense(s, i, j, v); }
 
-/* A block sink's add_block, one inlined add per entry; a copy of the sink
- * whose add was replaced goes through that add. */
-#define LV_BLK_BLOCK(storage, name, add1, addfn)                                                               \
-  storage int name(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {              \
-    if (s->add != addfn) return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda);                      \
-    for (int r = 0; r < nrows; r++) {                                                                         \
-      const double *ar = a + (size_t)r * (size_t)lda;                                                         \
-      for (int c = 0; c < ncols; c++) {                                                                       \
-        int rc = add1(s, i0 + r, j0 + c, ar[c]);                                                              \
-        if (rc) return rc;                                                                                    \
-      }                                                                                                       \
-    }                                                                                                         \
-    return 0;                                                                                                 \
-  }
-LV_BLK_BLOCK(, lv_blk_add_block, blk_add1, lv_blk_add)
-LV_BLK_BLOCK(, lv_blk_add_block_rows, blk_add1_rows, lv_blk_add_rows)
-LV_BLK_BLOCK(static, blk_block_each_dense, blk_add1_dense, lv_blk_add_dense)
-LV_BLK_BLOCK(static, blk_block_each_rows_dense, blk_add1_rows_dense, lv_blk_add_rows_dense)
+LV_SINK_ADD_BLOCK_INLINE(, lv_blk_add_block, blk_add1, lv_blk_add)
+LV_SINK_ADD_BLOCK_INLINE(, lv_blk_add_block_rows, blk_add1_rows, lv_blk_add_rows)
+LV_SINK_ADD_BLOCK_INLINE(static, blk_block_each_dense, blk_add1_dense, lv_blk_add_dense)
+LV_SINK_ADD_BLOCK_INLINE(static, blk_block_each_rows_dense, blk_add1_rows_dense, lv_blk_add_rows_dense)
 
 /* A block inside the sink's extent (else entry by entry: the same status
  * after the same entries). */
@@ -1175,15 +1161,15 @@ static void blk_block_flags(lv_blk_sink *b, int nrows, int ncols, const double *
       if (!isfinite(a[(size_t)r * (size_t)lda + (size_t)c])) b->bad = 1;
 }
 
-int lv_blk_add_block_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
-  lv_blk_sink *b = (lv_blk_sink *)s;
-  if (s->add != lv_blk_add_dense || b->F || !blk_block_inside(s, i0, j0, nrows, ncols))
-    return blk_block_each_dense(s, i0, j0, nrows, ncols, a, lda);
-  const size_t n = (size_t)b->A->n, rs = b->transpose ? n : 1, cs = b->transpose ? 1 : n; /* strides of i and j */
-  double *D0 = b->A->D + (size_t)b->r0 + (size_t)b->c0 * n, chk = 0.0;
-  const double f = b->scale;
+/* Both dense block adds: entry (r, c) times f_r (the scale, times
+ * rowscale[i0 + r] if given) added at D0 + (i0 + r) rs + (j0 + c) cs, D0
+ * the block's (0, 0) in the dense matrix. */
+LV_ALWAYS_INLINE int blk_block_dense(lv_blk_sink *b, double *D0, size_t rs, size_t cs, const double *rowscale, int i0,
+                                     int j0, int nrows, int ncols, const double *a, int lda) {
+  double chk = 0.0;
+  const double sc = b->scale; /* read once: the stores into D could alias it as far as the compiler knows */
   for (int r = 0; r < nrows; r++) {
-    const double *ar = a + (size_t)r * (size_t)lda;
+    const double f = rowscale ? sc * rowscale[i0 + r] : sc, *ar = a + (size_t)r * (size_t)lda;
     double *Dr = D0 + (size_t)(i0 + r) * rs + (size_t)j0 * cs;
     for (int c = 0; c < ncols; c++) {
       double x = f * ar[c];
@@ -1195,21 +1181,18 @@ int lv_blk_add_block_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, con
   return 0;
 }
 
+int lv_blk_add_block_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  lv_blk_sink *b = (lv_blk_sink *)s;
+  if (s->add != lv_blk_add_dense || b->F || !blk_block_inside(s, i0, j0, nrows, ncols))
+    return blk_block_each_dense(s, i0, j0, nrows, ncols, a, lda);
+  const size_t n = (size_t)b->A->n; /* the strides of i and j */
+  return blk_block_dense(b, b->A->D + (size_t)b->r0 + (size_t)b->c0 * n, b->transpose ? n : 1, b->transpose ? 1 : n, NULL,
+                         i0, j0, nrows, ncols, a, lda);
+}
+
 int lv_blk_add_block_rows_dense(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
   lv_blk_sink *b = (lv_blk_sink *)s;
   if (s->add != lv_blk_add_rows_dense || !blk_block_inside(s, i0, j0, nrows, ncols))
     return blk_block_each_rows_dense(s, i0, j0, nrows, ncols, a, lda);
-  const size_t n = (size_t)b->A->n;
-  double chk = 0.0;
-  for (int r = 0; r < nrows; r++) {
-    const double f = b->scale * b->rowscale[i0 + r], *ar = a + (size_t)r * (size_t)lda;
-    double *Dr = b->D0 + (size_t)(i0 + r) + (size_t)j0 * n;
-    for (int c = 0; c < ncols; c++) {
-      double x = f * ar[c];
-      chk += x - x;
-      Dr[(size_t)c * n] += x;
-    }
-  }
-  if (chk != 0.0) blk_block_flags(b, nrows, ncols, a, lda);
-  return 0;
+  return blk_block_dense(b, b->D0, 1, (size_t)b->A->n, b->rowscale, i0, j0, nrows, ncols, a, lda);
 }
