@@ -720,7 +720,8 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
     double chk = 0.0;
     for (int i = 0; i < C->nrows; i++) {
       double f = rowscale ? scale * rowscale[i] : scale;
-      double *row = S->D + (size_t)(r0 + i) + (size_t)c0 * n;
+      /* no pointer into D unless the assembly is dense (D is NULL otherwise) */
+      double *row = S->dense ? S->D + (size_t)(r0 + i) + (size_t)c0 * n : NULL;
       for (int p = cp[i]; p < cp[i + 1]; p++) {
         double acc = 0.0;
         for (int t = pp[p]; t < pp[p + 1]; t++) acc += av[pa[t]] * (dg ? dg[pk[t]] * bv[pb[t]] : bv[pb[t]]);
