@@ -51,11 +51,19 @@ for h in runfile options plot main sysfile checkpoint study; do
   cp "$top"/tests/fuzz/seeds_$h/* "$corpus"/ 2>/dev/null || true
   # replay inputs that crashed once (any file there, hidden ones included)
   past=$(find "$top/tests/fuzz/regressions/$h" -type f 2>/dev/null || true)
-  if [ -n "$past" ] && ! "$out/fuzz_$h" $past >"$out/replay_$h.log" 2>&1; then
+  if [ -n "$past" ] && ! "$out/fuzz_$h" -close_fd_mask=3 $past >"$out/replay_$h.log" 2>&1; then
     tail -30 "$out/replay_$h.log"; echo "fuzz: a kept regression input crashes $h again"; exit 1
   fi
   echo "fuzz: $h for $secs s"
-  "$out/fuzz_$h" -max_total_time="$secs" -max_len=4096 -artifact_prefix="$out/crash_$h-" "$corpus" 2>"$out/fuzz_$h.log" ||
-    { tail -40 "$out/fuzz_$h.log"; echo "fuzz: $h found a crash (input in $out)"; exit 1; }
+  "$out/fuzz_$h" -close_fd_mask=3 -max_total_time="$secs" -max_len=4096 -artifact_prefix="$out/crash_$h-" "$corpus" 2>"$out/fuzz_$h.log" ||
+    { grep -m1 'INFO: Seed:' "$out/fuzz_$h.log" || true
+      # the report from its first line on (sanitizer, libFuzzer's deadly
+      # signal, leak, timeout or out-of-memory), else the log's end
+      awk 'f || /==[0-9]+==|libFuzzer:|runtime error/ { f = 1; print }' "$out/fuzz_$h.log" | head -120 | grep . ||
+        tail -40 "$out/fuzz_$h.log"
+      # the input itself, so a crash seen only in CI's log can be replayed
+      # (base64 -d > x; fuzz_$h x) and kept in tests/fuzz/regressions/$h
+      for c in "$out/crash_$h-"*; do [ -f "$c" ] && { echo "fuzz: input $c (base64):"; base64 "$c" | head -c 16384; }; done
+      echo "fuzz: $h found a crash (input in $out)"; exit 1; }
   grep -E '^#[0-9]+.*DONE' "$out/fuzz_$h.log" | tail -1
 done
