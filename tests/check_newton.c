@@ -214,12 +214,12 @@ START_TEST(test_polish) {
   /* at the root, a floor of 1e-6 alternating in sign */
   p.floor = 1e-6;
   double x0[2] = {p.x[0], p.x[1]}, xs[2];
-  lv_newton_polish_policy chk = {4, LV_POLISH_CHECKED, 0.25, p.x, xs, 0.0, 0, 0};
+  lv_newton_polish_policy chk = {4, LV_POLISH_CHECKED, 0.25, p.x, xs, 0.0, 0, 0, 0};
   ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &chk, &st), 0);
   ck_assert_int_eq(chk.rolled_back, 1);
   ck_assert(p.x[0] == x0[0] && p.x[1] == x0[1]);
   /* without xsave the copy is kept in the solver's own vector: the same */
-  lv_newton_polish_policy chk0 = {4, LV_POLISH_CHECKED, 0.25, p.x, NULL, 0.0, 0, 0};
+  lv_newton_polish_policy chk0 = {4, LV_POLISH_CHECKED, 0.25, p.x, NULL, 0.0, 0, 0, 0};
   ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &chk0, &st), 0);
   ck_assert_int_eq(chk0.rolled_back, 1);
   ck_assert(p.x[0] == x0[0] && p.x[1] == x0[1]);
@@ -230,7 +230,7 @@ START_TEST(test_polish) {
   ck_assert_double_lt(st.residual_norm, 1e-5);
   ck_assert_double_gt(st.residual_norm, 1e-6); /* 2e-6: one correction, kept, then at the floor */
   /* a policy needing x without one is refused */
-  lv_newton_polish_policy bad = {4, LV_POLISH_CHECKED, 0.25, NULL, xs, 0.0, 0, 0};
+  lv_newton_polish_policy bad = {4, LV_POLISH_CHECKED, 0.25, NULL, xs, 0.0, 0, 0, 0};
   ck_assert_int_eq(lv_newton_polish_with(nw, &pb, &bad, &st), LV_EINPUT);
   lv_newton_free(nw);
 }
