@@ -62,7 +62,7 @@ for h in runfile options plot main sysfile checkpoint study; do
       awk 'f || /==[0-9]+==|libFuzzer:|runtime error/ { f = 1; print }' "$out/fuzz_$h.log" | head -120 | grep . ||
         tail -40 "$out/fuzz_$h.log"
       # the input itself, so a crash seen only in CI's log can be replayed
-      # (base64 -d > x; fuzz_$h x) and kept in tests/fuzz/regressions/$h
+      # (base64 -d > x; fuzz_$h "$PWD/x") and kept in tests/fuzz/regressions/$h
       for c in "$out/crash_$h-"*; do [ -f "$c" ] && { echo "fuzz: input $c (base64):"; base64 "$c" | head -c 16384; }; done
       echo "fuzz: $h found a crash (input in $out)"; exit 1; }
   grep -E '^#[0-9]+.*DONE' "$out/fuzz_$h.log" | tail -1
