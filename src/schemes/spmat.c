@@ -718,22 +718,31 @@ LV_ALWAYS_INLINE int product_put_(lv_assembly *S, int r0, int c0, lv_spm *C, con
     size_t n = (size_t)S->n;
     int rc = 0;
     double chk = 0.0;
-    for (int i = 0; i < C->nrows; i++) {
-      double f = rowscale ? scale * rowscale[i] : scale;
-      /* no pointer into D unless the assembly is dense (D is NULL otherwise) */
-      double *row = S->dense ? S->D + (size_t)(r0 + i) + (size_t)c0 * n : NULL;
-      for (int p = cp[i]; p < cp[i + 1]; p++) {
-        double acc = 0.0;
-        for (int t = pp[p]; t < pp[p + 1]; t++) acc += av[pa[t]] * (dg ? dg[pk[t]] * bv[pb[t]] : bv[pb[t]]);
-        double v = f * acc;
-        if (S->dense) {
+#define PLANNED_SLOT_SUM(p, acc)                                                                                    \
+  for (int t = pp[p]; t < pp[p + 1]; t++) acc += av[pa[t]] * (dg ? dg[pk[t]] * bv[pb[t]] : bv[pb[t]])
+    if (S->dense) {
+      for (int i = 0; i < C->nrows; i++) {
+        double f = rowscale ? scale * rowscale[i] : scale;
+        double *row = S->D + (size_t)(r0 + i) + (size_t)c0 * n;
+        for (int p = cp[i]; p < cp[i + 1]; p++) {
+          double acc = 0.0;
+          PLANNED_SLOT_SUM(p, acc);
+          double v = f * acc;
           chk += v - v;
           row[(size_t)cc[p] * n] += v;
-        } else if (!rc) {
-          rc = lv_assembly_add(S, r0 + i, c0 + cc[p], v);
+        }
+      }
+    } else { /* D is NULL here: no pointer into it is formed */
+      for (int i = 0; i < C->nrows && !rc; i++) {
+        double f = rowscale ? scale * rowscale[i] : scale;
+        for (int p = cp[i]; p < cp[i + 1] && !rc; p++) {
+          double acc = 0.0;
+          PLANNED_SLOT_SUM(p, acc);
+          rc = lv_assembly_add(S, r0 + i, c0 + cc[p], f * acc);
         }
       }
     }
+#undef PLANNED_SLOT_SUM
     if (chk != 0.0) S->nonfinite = 1;
     return rc;
   }
