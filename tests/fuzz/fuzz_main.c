@@ -12,7 +12,6 @@
  * plot writes its gnuplot script but never runs gnuplot
  * (LIVENS_PLOT_NO_EXEC). */
 #define _POSIX_C_SOURCE 200809L
-#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,6 @@
  * Bounded like the main harness: a private temporary directory, and inputs
  * naming a model library are skipped (loading one runs its code by design). */
 #define _POSIX_C_SOURCE 200809L
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

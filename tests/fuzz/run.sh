@@ -57,9 +57,10 @@ for h in runfile options plot main sysfile checkpoint study; do
   echo "fuzz: $h for $secs s"
   "$out/fuzz_$h" -close_fd_mask=3 -max_total_time="$secs" -max_len=4096 -artifact_prefix="$out/crash_$h-" "$corpus" 2>"$out/fuzz_$h.log" ||
     { grep -m1 'INFO: Seed:' "$out/fuzz_$h.log" || true
-      # the report from its first line on (sanitizer, libFuzzer's deadly
-      # signal, leak, timeout or out-of-memory), else the log's end
-      awk 'f || /==[0-9]+==|libFuzzer:|runtime error/ { f = 1; print }' "$out/fuzz_$h.log" | head -120 | grep . ||
+      # the report from its first line on (a sanitizer's ERROR or runtime
+      # error; libFuzzer's deadly signal, timeout, out-of-memory or exit,
+      # which it prints as ==PID== ERROR: libFuzzer: ...), else the log's end
+      awk 'f || /==[0-9]+== ?ERROR|runtime error/ { f = 1; print }' "$out/fuzz_$h.log" | head -120 | grep . ||
         tail -40 "$out/fuzz_$h.log"
       # the input itself, so a crash seen only in CI's log can be replayed
       # (base64 -d > x; fuzz_$h "$PWD/x") and kept in tests/fuzz/regressions/$h
