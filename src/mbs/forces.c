@@ -166,6 +166,17 @@ static int add_torsion(lv_mbs *s, int damper, int a, const double Aa[3], int b, 
   T->k = k;
   row_dot(&T->rows[0], 1, p1, m);
   row_dot(&T->rows[1], 1, p2, m);
+  /* indexed once here: the evaluations only read the rows, so a model
+   * shared between threads stays unwritten */
+  mbs_joint J;
+  memset(&J, 0, sizeof J);
+  J.u = T->u;
+  J.el[0] = a, J.el[1] = b;
+  J.nrows = 2;
+  J.rows = T->rows;
+  mbs_joint_index(&J);
+  T->nu = J.nu;
+  T->simple = J.simple;
   return 0;
 }
 
@@ -301,20 +312,23 @@ static int glob(const mbs_sys *S, const int el[2], int c) {
   return c < a->nv ? a->voff + c : b->voff + c - a->nv;
 }
 
+/* A local square matrix of the two elements el into sink s (mbs_add_pair_square). */
+static int add_pair(const mbs_sys *S, const int el[2], lv_sink *s, const double *Hl) {
+  return mbs_add_pair_square(s, &S->el[el[0]], &S->el[el[1]], Hl);
+}
+
 /* phi, dphi (n) and, if Hp, Hphi (n x n, row-major) of torsion T at q. */
 static int torsion_eval(const mbs_sys *S, const mbs_torsion *T, const double *q, double *phi, double *dphi,
                         double *Hp, int *n) {
-  mbs_joint J;
-  mbs_row rows[2]; /* a copy: indexing writes the rows, and the model may be shared between threads */
-  memcpy(rows, T->rows, sizeof rows);
-  mbs_term u[MBS_UNIQ]; /* room for the distinct maps (mbs_joint.u) */
+  mbs_joint J; /* the rows as indexed when the torsion was added (add_torsion) */
   memset(&J, 0, sizeof J);
-  J.u = u;
+  J.u = (mbs_term *)T->u;
+  J.nu = T->nu;
+  J.simple = T->simple;
   J.kind = "torsion";
   J.el[0] = T->el[0], J.el[1] = T->el[1];
   J.nrows = 2;
-  J.rows = rows;
-  mbs_joint_index(&J);
+  J.rows = (mbs_row *)T->rows;
   double cs[2], G[2 * NL];
   int nl;
   mbs_joint_eval(S, &J, q, NULL, cs, G, NULL, &nl);
@@ -408,8 +422,7 @@ static int bushing_d2V(const mbs_sys *S, const double *q, lv_sink *H) {
       for (int b = 0; b < n; b++)
         Hl[a * n + b] = B->k[0] * Dr[a] * Dr[b] + B->k[1] * Dr[n + a] * Dr[n + b] + B->k[2] * Dr[2 * n + a] * Dr[2 * n + b];
     bushing_hess(S, B, q, l, Hl, n, off);
-    for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(H, glob(S, B->el, a), glob(S, B->el, b), Hl[a * n + b]));
+    LV_CHECK(add_pair(S, B->el, H, Hl));
   }
   return 0;
 }
@@ -438,16 +451,16 @@ static int bushing_f(const mbs_sys *S, const double *q, const double *v, double 
 
 /* df/dv = -Dr^T C Dr */
 static int bushing_dv(const mbs_sys *S, const double *q, lv_sink *C) {
-  double r[3], Dr[3 * NL];
+  double r[3], Dr[3 * NL], Hl[NL * NL];
   int n, off[2];
   for (int k = 0; k < S->nbu; k++) {
     const mbs_bushing *B = &S->bu[k];
     bushing_eval(S, B, q, r, Dr, &n, off);
     for (int a = 0; a < n; a++)
       for (int b = 0; b < n; b++)
-        LV_CHECK(lv_sink_add(C, glob(S, B->el, a), glob(S, B->el, b),
-                             -(B->c[0] * Dr[a] * Dr[b] + B->c[1] * Dr[n + a] * Dr[n + b] +
-                               B->c[2] * Dr[2 * n + a] * Dr[2 * n + b])));
+        Hl[a * n + b] = -(B->c[0] * Dr[a] * Dr[b] + B->c[1] * Dr[n + a] * Dr[n + b] +
+                          B->c[2] * Dr[2 * n + a] * Dr[2 * n + b]);
+    LV_CHECK(add_pair(S, B->el, C, Hl));
   }
   return 0;
 }
@@ -479,8 +492,7 @@ static int bushing_dq(const mbs_sys *S, const double *q, const double *v, lv_sin
         Hl[a * n + b] = -(B->c[0] * Dr[a] * Cr[b] + B->c[1] * Dr[n + a] * Cr[n + b] +
                           B->c[2] * Dr[2 * n + a] * Cr[2 * n + b]);
     bushing_hess(S, B, q, F, Hl, n, off);
-    for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(K, glob(S, B->el, a), glob(S, B->el, b), Hl[a * n + b]));
+    LV_CHECK(add_pair(S, B->el, K, Hl));
   }
   return 0;
 }
@@ -519,8 +531,8 @@ int mbs_torsion_d2V(const mbs_sys *S, const double *q, lv_sink *H) {
     if (T->damper) continue;
     LV_CHECK(torsion_eval(S, T, q, &phi, dphi, Hp, &n));
     for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++)
-        LV_CHECK(lv_sink_add(H, glob(S, T->el, a), glob(S, T->el, b), T->k * (dphi[a] * dphi[b] + phi * Hp[a * n + b])));
+      for (int b = 0; b < n; b++) Hp[a * n + b] = T->k * (dphi[a] * dphi[b] + phi * Hp[a * n + b]);
+    LV_CHECK(add_pair(S, T->el, H, Hp));
   }
   return 0;
 }
@@ -581,7 +593,7 @@ int mbs_forces_f(const mbs_sys *S, double t, const double *q, const double *v, d
 
 int mbs_forces_dv(const mbs_sys *S, double t, const double *q, const double *v, lv_sink *C) {
   (void)t, (void)v;
-  double dphi[NL], phi;
+  double dphi[NL], Hl[NL * NL], phi;
   int n;
   LV_CHECK(bushing_dv(S, q, C));
   for (int k = 0; k < S->nts; k++) {
@@ -589,8 +601,8 @@ int mbs_forces_dv(const mbs_sys *S, double t, const double *q, const double *v, 
     if (!T->damper) continue;
     LV_CHECK(torsion_eval(S, T, q, &phi, dphi, NULL, &n));
     for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++)
-        LV_CHECK(lv_sink_add(C, glob(S, T->el, a), glob(S, T->el, b), -T->k * dphi[a] * dphi[b]));
+      for (int b = 0; b < n; b++) Hl[a * n + b] = -T->k * dphi[a] * dphi[b];
+    LV_CHECK(add_pair(S, T->el, C, Hl));
   }
   return 0;
 }
@@ -610,8 +622,8 @@ int mbs_forces_dq(const mbs_sys *S, double t, const double *q, const double *v, 
       for (int a = 0; a < n; a++) vHp[b] += v[glob(S, T->el, a)] * Hp[a * n + b];
     }
     for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++)
-        LV_CHECK(lv_sink_add(K, glob(S, T->el, a), glob(S, T->el, b), -T->k * (dphi[a] * vHp[b] + w * Hp[a * n + b])));
+      for (int b = 0; b < n; b++) Hp[a * n + b] = -T->k * (dphi[a] * vHp[b] + w * Hp[a * n + b]);
+    LV_CHECK(add_pair(S, T->el, K, Hp));
   }
   double D[3 * MBS_NV_MAX], y[3], F[3], l[3], Hb[MBS_NV_MAX * MBS_NV_MAX], Tx[9];
   for (int k = 0; k < S->nld; k++) {
@@ -649,8 +661,7 @@ int mbs_forces_dq(const mbs_sys *S, double t, const double *q, const double *v, 
       mbs_map_hess(S->form, e, q + e->qoff, &tt, l, 1.0, Hb, nv);
     }
     int o = L->torque ? 3 : 0; /* a torque's block: the rotation coordinates only */
-    for (int a = o; a < nv; a++)
-      for (int b = o; b < nv; b++) LV_CHECK(lv_sink_add(K, e->voff + a, e->voff + b, Hb[a * nv + b]));
+    LV_CHECK(lv_sink_add_block(K, e->voff + o, e->voff + o, nv - o, nv - o, Hb + o * nv + o, nv));
   }
   return 0;
 }

@@ -780,25 +780,30 @@ static void jloc_init(const mbs_sys *S, const mbs_joint *J, jloc *L) {
 static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->voff + k : L->e[1]->voff + k - L->off[1]; }
 
 /* A local n x n matrix (row-major, n = L->n) into the sink at the global
- * positions jloc_global(a), jloc_global(b): one block per pair of slots.
- * Within every row and every column the adds come in the order of one add
- * per entry, row by row; two distinct elements never share a position, so
- * every sink sums the same values (one element in both slots: entry by
- * entry, as the positions coincide). */
+ * positions jloc_global(a), jloc_global(b) (mbs_add_pair_square). */
 static int add_local_square(lv_sink *s, const jloc *L, const double *Hl) {
-  int n = L->n;
-  if (L->e[0] == L->e[1]) {
+  return mbs_add_pair_square(s, L->e[0], L->e[1], Hl);
+}
+
+/* One block per pair of elements with coordinates.  Within every row and
+ * every column the adds come in the order of one add per entry, row by
+ * row; two distinct elements never share a position, so every sink sums
+ * the same values (one element in both places: entry by entry, as the
+ * positions coincide). */
+int mbs_add_pair_square(lv_sink *s, const mbs_elem *ea, const mbs_elem *eb, const double *Hl) {
+  const mbs_elem *e[2] = {ea, eb};
+  int n = ea->nv + eb->nv, off[2] = {0, ea->nv};
+  if (ea == eb) {
     for (int a = 0; a < n; a++)
-      for (int b = 0; b < n; b++) LV_CHECK(lv_sink_add(s, jloc_global(L, a), jloc_global(L, b), Hl[a * n + b]));
+      for (int b = 0; b < n; b++)
+        LV_CHECK(lv_sink_add(s, ea->voff + (a < off[1] ? a : a - off[1]), ea->voff + (b < off[1] ? b : b - off[1]),
+                             Hl[a * n + b]));
     return 0;
   }
-  for (int sa = 0; sa < 2; sa++) {
-    const mbs_elem *ea = L->e[sa];
-    for (int sb = 0; ea->nv && sb < 2; sb++) {
-      const mbs_elem *eb = L->e[sb];
-      if (eb->nv) LV_CHECK(lv_sink_add_block(s, ea->voff, eb->voff, ea->nv, eb->nv, Hl + L->off[sa] * n + L->off[sb], n));
-    }
-  }
+  for (int sa = 0; sa < 2; sa++)
+    for (int sb = 0; e[sa]->nv && sb < 2; sb++)
+      if (e[sb]->nv)
+        LV_CHECK(lv_sink_add_block(s, e[sa]->voff, e[sb]->voff, e[sa]->nv, e[sb]->nv, Hl + off[sa] * n + off[sb], n));
   return 0;
 }
 

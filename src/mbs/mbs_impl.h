@@ -327,7 +327,9 @@ typedef struct mbs_torsion {
   int el[2];
   int damper; /* 0: spring V = 1/2 k phi^2; 1: damper f = -k phi' dphi */
   double k;
-  mbs_row rows[2];
+  mbs_row rows[2]; /* indexed when added (mbs_joint_index), read-only after */
+  mbs_term u[MBS_UNIQ]; /* their distinct maps */
+  int nu, simple;
 } mbs_torsion;
 
 typedef struct mbs_load {
@@ -364,6 +366,11 @@ int mbs_fail(lv_mbs *s, int rc, const char *fmt, ...);
 /* joint_eval of mbs.c on joint J (its terms indexed by mbs_joint_index):
  * c, G (nrows x n), H(gam) (n x n), local to the joint's two elements */
 void mbs_joint_index(mbs_joint *J);
+/* Hl (n x n, row-major, n = ea->nv + eb->nv: ea's tangent columns, then
+ * eb's) added at the elements' global tangent positions: one block add per
+ * pair of elements with coordinates, the values and, within every row and
+ * column, the order of one add per entry */
+int mbs_add_pair_square(lv_sink *s, const mbs_elem *ea, const mbs_elem *eb, const double *Hl);
 void mbs_joint_eval(const mbs_sys *S, const mbs_joint *J, const double *q, const double *gam, double *c,
                     double *G, double *H, int *n);
 
