@@ -225,6 +225,73 @@ START_TEST(test_sink_outside_block) {
 }
 END_TEST
 
+/* Blocks through the checked evaluators (lv_sink_add_block on the finite
+ * wrapper, forwarded to the dense sink's block add when every entry is
+ * finite and inside): the same matrix as one add per entry, and a bad
+ * block still names its first bad entry in row-major order. */
+static int block_mode;
+static int mass_block(const double *q, lv_sink *M, void *u) {
+  (void)q, (void)u;
+  /* 3 x 3, leading dimension 4 (the fourth column is not part of it) */
+  double B[12] = {2.0, 0.25, -0.5, 99.0, 0.75, 3.0, 0.125, 99.0, -1.5, 0.375, 4.0, 99.0};
+  if (block_mode == 0) return lv_sink_add_block(M, 0, 0, 3, 3, B, 4);
+  if (block_mode == 1) { /* the same entries one by one */
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        int rc = lv_sink_add(M, i, j, B[4 * i + j]);
+        if (rc) return rc;
+      }
+    return 0;
+  }
+  if (block_mode == 2) {
+    B[4 * 1 + 2] = NAN;
+    return lv_sink_add_block(M, 0, 0, 3, 3, B, 4);
+  }
+  return lv_sink_add_block(M, 1, 1, 2, 3, B, 4); /* (1, 3) and (2, 3) outside */
+}
+START_TEST(test_sink_blocks) {
+  lv_model *m = make(1, 0);
+  lv_model_set_mass(m, mass_block, 1);
+  double q[3] = {0.6, 0.3, 0.7}, A[9], E[9];
+  const char *cb = NULL;
+  int row = -1, col = -1;
+  for (int tr = 0; tr < 2; tr++) { /* transposed: entry by entry */
+    memset(A, 0, sizeof A), memset(E, 0, sizeof E);
+    lv_sink sa = lv_sink_dense(A, 3, 3, 3), se = lv_sink_dense(E, 3, 3, 3);
+    sa.transpose = se.transpose = tr;
+    sa.scale = se.scale = 1.5;
+    block_mode = 0;
+    ck_assert_int_eq(lv_model_mass(m, q, &sa), 0);
+    block_mode = 1;
+    ck_assert_int_eq(lv_model_mass(m, q, &se), 0);
+    ck_assert_mem_eq(A, E, sizeof A);
+  }
+  block_mode = 2;
+  lv_sink sa = lv_sink_dense(A, 3, 3, 3);
+  ck_assert_int_eq(lv_model_mass(m, q, &sa), LV_ENONFINITE);
+  ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_ENONFINITE);
+  ck_assert_str_eq(cb, "mass");
+  ck_assert_int_eq(row, 1);
+  ck_assert_int_eq(col, 2);
+  block_mode = 3;
+  ck_assert_int_eq(lv_model_mass(m, q, &sa), LV_EINPUT);
+  ck_assert_int_eq(lv_model_last_error(m, &cb, &row, &col), LV_EINPUT);
+  ck_assert_int_eq(row, 1);
+  ck_assert_int_eq(col, 3);
+  /* the dense sink's own block add: offsets and scale as per entry, a
+   * block reaching outside refused */
+  double D[16] = {0}, F[16] = {0}, B[6] = {1.0, 2.0, 3.0, 4.0, 5.0, 6.0};
+  lv_sink sd = lv_sink_dense(D, 4, 3, 3), sf = lv_sink_dense(F, 4, 3, 3);
+  sd.row0 = sf.row0 = 1, sd.col0 = sf.col0 = 1, sd.scale = sf.scale = -0.5;
+  ck_assert_int_eq(lv_sink_add_block(&sd, 1, 0, 2, 3, B, 3), 0);
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) ck_assert_int_eq(lv_sink_add(&sf, 1 + i, j, B[3 * i + j]), 0);
+  ck_assert_mem_eq(D, F, sizeof D);
+  ck_assert_int_eq(lv_sink_add_block(&sd, 2, 0, 2, 3, B, 3), LV_EINPUT);
+  lv_model_free(m);
+}
+END_TEST
+
 /* The matrix-free products call the callback without the per-entry
  * finite wrapper and check y once: an entry outside the block (status
  * ignored) and a non-finite entry must still be named as by the checked
@@ -681,6 +748,7 @@ int main(void) {
   tcase_add_test(tc, test_fd_per_component);
   tcase_add_test(tc, test_potential_needs_V);
   tcase_add_test(tc, test_sink_outside_block);
+  tcase_add_test(tc, test_sink_blocks);
   tcase_add_test(tc, test_products_checked);
   tcase_add_test(tc, test_genalpha_beta_range);
   tcase_add_test(tc, test_registry_params);

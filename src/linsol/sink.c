@@ -8,6 +8,21 @@ static int dense_add(lv_sink *s, int i, int j, double v) {
   return 0;
 }
 
+/* A block inside an untransposed dense sink in one pass (each entry
+ * += scale v, as dense_add); anything else entry by entry. */
+static int dense_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  if (s->add != dense_add || s->transpose || i0 < 0 || j0 < 0 || nrows > s->nrows - i0 || ncols > s->ncols - j0)
+    return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda);
+  const size_t ld = (size_t)s->ld;
+  double *T = (double *)s->target + (size_t)(s->row0 + i0) + (size_t)(s->col0 + j0) * ld;
+  const double sc = s->scale;
+  for (int r = 0; r < nrows; r++) {
+    const double *ar = a + (size_t)r * (size_t)lda;
+    for (int c = 0; c < ncols; c++) T[(size_t)r + (size_t)c * ld] += sc * ar[c];
+  }
+  return 0;
+}
+
 lv_sink lv_sink_dense(double *a, int ld, int nrows, int ncols) {
   lv_sink s;
   s.add = dense_add;
@@ -18,7 +33,7 @@ lv_sink lv_sink_dense(double *a, int ld, int nrows, int ncols) {
   s.ld = ld;
   s.transpose = 0;
   s.scale = 1.0;
-  s.add_block = NULL;
+  s.add_block = dense_add_block;
   return s;
 }
 

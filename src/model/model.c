@@ -168,10 +168,34 @@ static int finite_add(lv_sink *s, int i, int j, double v) {
   return rc;
 }
 
+/* A block with finite_add's checks: when every entry is finite and the
+ * block lies inside the inner sink's bounds (untransposed, where every
+ * sink's bounds are 0 <= i < nrows, 0 <= j < ncols), the inner sink's own
+ * block add; otherwise entry by entry, which stops at and names the first
+ * bad entry as before. */
+static int finite_add_block(lv_sink *s, int i0, int j0, int nrows, int ncols, const double *a, int lda) {
+  finite_sink *f = (finite_sink *)s;
+  lv_sink *in = f->inner;
+  if (s->add != finite_add || !in->add_block || in->transpose || i0 < 0 || j0 < 0 || nrows > in->nrows - i0 ||
+      ncols > in->ncols - j0)
+    return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda);
+  double chk = 0.0;
+  for (int r = 0; r < nrows; r++)
+    for (int c = 0; c < ncols; c++) {
+      double x = a[(size_t)r * (size_t)lda + (size_t)c];
+      chk += x - x;
+    }
+  if (chk != 0.0) return lv_sink_add_block_each(s, i0, j0, nrows, ncols, a, lda);
+  int rc = in->add_block(in, i0, j0, nrows, ncols, a, lda);
+  /* refused inside its bounds: the entry is not known (the sentence says so) */
+  if (rc == LV_EINPUT && !f->outside) f->outside = 1, f->orow = f->ocol = -1;
+  return rc;
+}
+
 static lv_sink *finite_wrap(finite_sink *f, lv_sink *inner) {
   f->sink = *inner;
   f->sink.add = finite_add;
-  f->sink.add_block = NULL; /* every entry through finite_add */
+  f->sink.add_block = finite_add_block;
   f->inner = inner;
   f->nonfinite = 0;
   f->outside = 0;
