@@ -779,12 +779,6 @@ static void jloc_init(const mbs_sys *S, const mbs_joint *J, jloc *L) {
 
 static int jloc_global(const jloc *L, int k) { return k < L->off[1] ? L->e[0]->voff + k : L->e[1]->voff + k - L->off[1]; }
 
-/* A local n x n matrix (row-major, n = L->n) into the sink at the global
- * positions jloc_global(a), jloc_global(b) (mbs_add_pair_square). */
-static int add_local_square(lv_sink *s, const jloc *L, const double *Hl) {
-  return mbs_add_pair_square(s, L->e[0], L->e[1], Hl);
-}
-
 /* One block per pair of elements with coordinates.  Within every row and
  * every column the adds come in the order of one add per entry, row by
  * row; two distinct elements never share a position, so every sink sums
@@ -1463,7 +1457,7 @@ static int cb_d2V_springs(const double *q, lv_sink *H, void *u) {
       memcpy(t.X, p->X[sl], sizeof t.X);
       mbs_map_hess(S->form, e, q + e->qoff, &t, f, sl ? -1.0 : 1.0, Hl + L.off[sl] * n + L.off[sl], n);
     }
-    LV_CHECK(add_local_square(H, &L, Hl));
+    LV_CHECK(mbs_add_pair_square(H, L.e[0], L.e[1], Hl)); /* at jloc_global(a), jloc_global(b) */
   }
   return mbs_torsion_d2V(S, q, H);
 }
