@@ -153,19 +153,19 @@ static int assemble(genalpha *g, lv_assembly *A) {
   } else if (g->has_force) {
     LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DV, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -cg, 0, NULL), &b.bad));
   }
-  if (g->has_dV) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_D2V, 0.0, g->q1, NULL, NULL, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), &b.bad));
-  if (g->has_force) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DQ, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -sb, 0, &g->T), &b.bad));
+  if (g->has_dV) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_D2V, 0.0, g->q1, NULL, NULL, lv_blk(&b, A, 0, 0, d, d, sb, 0, g->Tf), &b.bad));
+  if (g->has_force) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DQ, g->t1, g->q1, g->v1, NULL, lv_blk(&b, A, 0, 0, d, d, -sb, 0, g->Tf), &b.bad));
   /* newton-matrix=exudyn (ablation) leaves out what Exudyn's Jacobian
    * (CSystem::JacobianODE2RHS, JacobianAE: only C_q and C_q^T; the mass
    * matrix times beta') does not contain */
   int all = !g->nmat_exudyn;
-  if (k > 0 && all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_HESSIAN, 0.0, g->q1, NULL, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), &b.bad));
+  if (k > 0 && all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_HESSIAN, 0.0, g->q1, NULL, g->lam1, lv_blk(&b, A, 0, 0, d, d, sb, 0, g->Tf), &b.bad));
   if (!g->mass_constant && all)
-    LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, &g->T), 1.0));
+    LV_CHECK(lv_fd_mass_dq(m, g->q1, g->vd1, lv_blk(&b, A, 0, 0, d, d, sb, 0, g->Tf), 1.0));
   if (k == 0) return 0;
   int cl = g->index == 2 ? d + k : d; /* column of the lambda block */
   lv_blk_seq(A, &g->G1, 0, cl, 1.0, 1, NULL); /* G^T */
-  lv_blk_seq(A, &g->G1, d, 0, 1.0, 0, &g->T); /* G T */
+  lv_blk_seq(A, &g->G1, d, 0, 1.0, 0, g->Tf); /* G T */
   if (g->index != 2) return 0;
   /* (1,zeta): (M + (gamma'/beta') C_t) B_n^T */
   lv_blk_seq(A, &g->Mc, 0, d, 1.0, 0, &g->Bn);
@@ -173,7 +173,7 @@ static int assemble(genalpha *g, lv_assembly *A) {
   /* (3,1): s3 (gamma' G + Z(q; v) T);  (3,zeta): s3 gamma' G B_n^T */
   double s3 = g->s3, sgp = g->s3 * g->gp;
   lv_blk_seq(A, &g->G1, d + k, 0, sgp, 0, NULL);
-  if (all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_CURVATURE, 0.0, g->q1, NULL, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, &g->T), &b.bad));
+  if (all) LV_CHECK(lv_model_matrix_flagged(m, LV_MX_CURVATURE, 0.0, g->q1, NULL, g->v1, lv_blk(&b, A, d + k, 0, k, d, s3, 0, g->Tf), &b.bad));
   lv_blk_seq(A, &g->G1, d + k, d, sgp, 0, &g->Bn);
   return 0;
 }
@@ -181,8 +181,14 @@ static int assemble(genalpha *g, lv_assembly *A) {
 static int ga_jacobian(void *ctx, lv_linsol *ls) {
   genalpha *g = ctx;
   for (int i = 0; i < g->nv; i++) g->hdq[i] = g->h * g->dq[i];
+  g->Tf = &g->T;
   if (g->sigma != 0.0) { /* sigma-scheme: T -> F (exact) or P (paper) */
     LV_CHECK(ga_sigma_newton_tangent(g));
+  } else if (lv_space_is_linear(g->sp)) {
+    /* on R^n T = I (lv_space_tangent writes 1.0 on the diagonal): the
+     * blocks times T are the blocks themselves, bit for bit (v * 1.0 ==
+     * v), without building T and going through its rows, as BLieDF */
+    g->Tf = NULL;
   } else {
     LV_CHECK(lv_spm_tangent(g->sp, g->hdq, &g->T));
   }
@@ -599,6 +605,7 @@ int lv_genalpha_newton_matrix(lv_stepper *st, double h, const double *x, int sim
   if (!rc && simplified) {
     for (int i = 0; i < d; i++) g->hdq[i] = g->h * g->dq[i];
     rc = lv_spm_fill(&g->T, d, d, fill_identity, NULL);
+    g->Tf = &g->T;
     if (!rc) rc = iterate_matrices(g);
     if (!rc) rc = assemble(g, lv_linsol_assembly(ls));
   }

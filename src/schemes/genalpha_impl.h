@@ -65,6 +65,8 @@ typedef struct {
   double *bnz;                /* B_n^T zeta, nv */
   double *vstart, *astart;    /* perturbed starting values */
   lv_spm T;                      /* tangent operator T(h Dq) */
+  const lv_spm *Tf;              /* the q-derivative blocks' right factor in the Newton matrix: &T, or
+                                    NULL where T = I (R^n without the sigma-modification) */
   lv_spm Bn;                     /* G(q_n), keyed by column: rows of B_n^T */
   lv_spm G1;                     /* G(q_{n+1}) at the current iterate */
   lv_spm Mc;                     /* M (recorded once if constant, else per iterate) */
