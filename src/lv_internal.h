@@ -108,9 +108,9 @@ int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt
 /* A direct product with the constraint Jacobian, for a layer whose G is
  * cheaper to apply than to stream entry by entry through a sink (the
  * multibody layer): f(q, x, y, mode, user) adds op(G(q)) x to y (y is
- * zeroed by the caller), op(G) = G or, with LV_GPROD_T in mode, G^T, and
- * with LV_GPROD_ABS the entries and x in absolute value (the *_abs
- * products).  It must add the entries the matrix callback G gives, in the
+ * zeroed by the caller; x and y do not overlap), op(G) = G or, with
+ * LV_GPROD_T in mode, G^T, and with LV_GPROD_ABS the entries and x in
+ * absolute value (the *_abs products).  It must add the entries the matrix callback G gives, in the
  * same order, so both paths agree to the bit.  lv_model_G_apply,
  * lv_model_GT_apply and their *_abs forms use it when set, checking the
  * result once for finiteness; a non-finite result or a failure runs the

@@ -1636,19 +1636,15 @@ static int pp_joint(const mbs_sys *S, const mbs_joint *J) {
  * their coordinate counts n[s] (3, or 2 for a planar particle) */
 static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const double *q, double d[3], int o[2],
                                      int n[2]) {
+  (void)S;
   const mbs_row *R = J->rows;
-  const double *y[2];
-  double pad[2][3];
+  double y[2][3]; /* constant indices once unrolled: kept in registers */
   for (int k = 0; k < 2; k++) {
-    const mbs_elem *e = &S->el[J->el[k]];
-    int gr = e->kind == MBS_GROUND;
-    o[k] = gr ? -1 : e->voff;
-    n[k] = gr ? 3 : e->pdim;
-    y[k] = gr ? R->t[k].X : q + e->qoff;
-    if (n[k] != 3) { /* a planar particle: (x, y, 0) */
-      pad[k][0] = y[k][0], pad[k][1] = y[k][1], pad[k][2] = 0.0;
-      y[k] = pad[k];
-    }
+    o[k] = J->ppo[k];
+    n[k] = J->ppn[k];
+    const double *p = o[k] < 0 ? R->t[k].X : q + J->ppq[k];
+    y[k][0] = p[0], y[k][1] = p[1];
+    y[k][2] = n[k] == 3 ? p[2] : 0.0; /* a planar particle: (x, y, 0) */
   }
   for (int i = 0; i < 3; i++) d[i] = y[0][i] - y[1][i];
   return R;
@@ -1701,10 +1697,21 @@ static int pp_H(const mbs_joint *J, const int o[2], const int n[2], double gam, 
   return 0;
 }
 
-/* the CSR lists ppoff, ppj of the pp joints at each element */
+/* the pp joints' slots (mbs_joint.ppo, ppn, ppq), and the CSR lists
+ * ppoff, ppj of the pp joints at each element */
 static int pp_lists(mbs_sys *S) {
   int n = 0;
-  for (int k = 0; k < S->nj; k++) n += S->j[k].pp;
+  for (int k = 0; k < S->nj; k++) {
+    mbs_joint *J = &S->j[k];
+    n += J->pp;
+    for (int sl = 0; J->pp && sl < 2; sl++) {
+      const mbs_elem *e = &S->el[J->el[sl]];
+      int gr = e->kind == MBS_GROUND;
+      J->ppo[sl] = gr ? -1 : e->voff;
+      J->ppn[sl] = gr ? 3 : e->pdim;
+      J->ppq[sl] = gr ? -1 : e->qoff;
+    }
+  }
   if (!n) return 0;
   S->ppoff = lv_calloc((size_t)S->nel + 1, sizeof(int));
   S->ppj = lv_calloc((size_t)(2 * n), sizeof(int));
@@ -1737,11 +1744,8 @@ static int pp_Z(const mbs_joint *J, const int o[2], const int n[2], const double
 /* the tangent offsets of a joint's slots (-1: ground) and their
  * coordinate counts */
 static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2], int n[2]) {
-  for (int k = 0; k < 2; k++) {
-    const mbs_elem *e = &S->el[J->el[k]];
-    o[k] = e->kind == MBS_GROUND ? -1 : e->voff;
-    n[k] = e->kind == MBS_GROUND ? 3 : e->pdim;
-  }
+  (void)S;
+  for (int k = 0; k < 2; k++) o[k] = J->ppo[k], n[k] = J->ppn[k];
 }
 
 /* ---- configuration cache ----
@@ -1877,7 +1881,8 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
 }
 
 /* y += op(G) x directly (lv_model_set_G_product): cb_G's entries in cb_G's
- * order, without a sink call per entry.  gp_walk is instantiated once per
+ * order, without a sink call per entry (x and y never overlap: the model's
+ * products are called with the scheme's distinct vectors).  gp_walk is instantiated once per
  * mode (a constant there), so the per-entry switch folds away. */
 typedef struct {
   const double *x;
@@ -1910,10 +1915,23 @@ GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, doubl
       double d[3];
       int o[2], n[2];
       const mbs_row *R = pp_diff(S, J, q, d, o, n);
+      const double ds = R->ds;
+      if (mode & LV_GPROD_T) { /* gp_add's sums with x[row0] read once (x and y do not overlap) */
+        const double xr = x[J->row0], axr = fabs(xr);
+        for (int s = 0; s < 2; s++) {
+          if (o[s] < 0) continue;
+          double *ys = y + o[s];
+          for (int i = 0; i < n[s]; i++) {
+            double f = ds * d[i], a = s ? -f : f;
+            ys[i] += (mode & LV_GPROD_ABS) ? fabs(a) * axr : a * xr;
+          }
+        }
+        continue;
+      }
       for (int s = 0; s < 2; s++) {
         if (o[s] < 0) continue;
         for (int i = 0; i < n[s]; i++) {
-          double f = R->ds * d[i];
+          double f = ds * d[i];
           gp_add(&P, J->row0, o[s] + i, s ? -f : f);
         }
       }

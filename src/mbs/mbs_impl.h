@@ -162,6 +162,10 @@ typedef struct {
    * callbacks write its rows directly (mbs.c, pp_*), without joint_eval,
    * masks or scatter lists */
   int pp;
+  /* a pp joint's slots as its callbacks read them (set in pp_lists, at
+   * build): the tangent offset (-1: the ground), the number of coordinates
+   * (3 at the ground, else the particle's pdim) and the coordinate offset */
+  int ppo[2], ppn[2], ppq[2];
   /* every row linear in the maps with one non-zero component per term
    * (g_i = us e_uk, no P, not a distance row: spherical, revolute and
    * prismatic point rows), set with ix: joint_eval's short path, where G's
