@@ -22,6 +22,7 @@
  * factorisation (the same matrix).  mu is kept as the next Newton guess. */
 #include "lv_internal.h"
 #include "schemes/history.h"
+#include "schemes/spmat.h"
 
 typedef struct {
   const lv_model *m;
@@ -38,6 +39,8 @@ typedef struct {
   double *vprev;      /* v_{n-1}, for the predictor */
   double hprev;       /* the step that led from v_{n-1} to v_n (either sign); 0: no history */
   double *saved;      /* vprev, mu at the last save (halving), nv + nc */
+  lv_spm Mc;          /* M, captured at the first saddle-point matrix (constant: RATTLE's precondition) */
+  int mc_valid;
   double saved_hprev;
 } rattle;
 
@@ -68,14 +71,30 @@ static int stage1_scale(void *ctx, double *sc) {
   return lv_model_G_apply_abs(m, R->q1, R->q1, sc + d);
 }
 
-static int saddle(const lv_model *m, const double *qT, const double *qG, lv_linsol *ls) {
-  lv_sink A = lv_linsol_sink(ls);
-  return lv_model_saddle(m, qT, qT, qG, &A);
+/* [M, G(qT)^T; G(qG), 0] into the solver's assembly: lv_model_saddle's
+ * blocks, entries and order, written by block sinks (one add per entry)
+ * instead of through the checked wrapper, a view and the solver's sink
+ * (three calls per entry); a non-finite entry is named as there
+ * (lv_model_matrix_flagged).  The constant M is captured once and replayed
+ * in its callback's order. */
+static int saddle(rattle *R, const double *qT, const double *qG, lv_linsol *ls) {
+  const lv_model *m = R->m;
+  int d = R->d, k = R->k;
+  lv_assembly *A = lv_linsol_assembly(ls);
+  if (!R->mc_valid) {
+    LV_CHECK(lv_spm_mass_matrix(m, qT, &R->Mc));
+    R->mc_valid = 1;
+  }
+  lv_blk_seq(A, &R->Mc, 0, 0, 1.0, 0, NULL);
+  if (k == 0) return 0;
+  lv_blk_sink b;
+  LV_CHECK(lv_model_matrix_flagged(m, LV_MX_G, 0.0, qT, NULL, NULL, lv_blk(&b, A, 0, d, k, d, 1.0, 1, NULL), &b.bad));
+  return lv_model_matrix_flagged(m, LV_MX_G, 0.0, qG, NULL, NULL, lv_blk(&b, A, d, 0, k, d, 1.0, 0, NULL), &b.bad);
 }
 
 static int stage1_jacobian(void *ctx, lv_linsol *ls) {
   rattle *R = ctx;
-  return saddle(R->m, R->s->q, R->q1, ls);
+  return saddle(R, R->s->q, R->q1, ls);
 }
 
 static int stage1_update(void *ctx, const double *dx) {
@@ -91,6 +110,7 @@ static void rattle_destroy(lv_stepper *st) {
   if (!R) return;
   lv_newton_free(R->nw);
   lv_linsol_free(R->vel);
+  lv_spm_free(&R->Mc);
   free(R->saved);
   free(R->q1);
   free(R->sl);
@@ -120,6 +140,7 @@ static int rattle_create(lv_stepper *st) {
   R->b = lv_calloc((size_t)n, sizeof(double));
   R->mu = lv_calloc((size_t)k, sizeof(double));
   R->vprev = lv_calloc((size_t)d, sizeof(double));
+  lv_spm_init_grouped(&R->Mc, 0);
   if (!R->q1 || !R->sl || !R->c || !R->tmp || !R->b || (k && !R->mu) || !R->vprev) return LV_ENOMEM;
   LV_CHECK(lv_newton_new(&R->nw, n, st->linsol_kind));
   lv_newton_set_scale(R->nw, stage1_scale);
@@ -152,7 +173,7 @@ static int rattle_init(lv_stepper *st) {
   R->hprev = 0.0;
   if (R->k == 0) return 0;
   LV_CHECK(lv_linsol_begin(R->vel));
-  LV_CHECK(saddle(R->m, st->state->q, st->state->q, R->vel));
+  LV_CHECK(saddle(R, st->state->q, st->state->q, R->vel));
   LV_CHECK(lv_linsol_factor(R->vel));
   LV_CHECK(node_multiplier(R, st->state->q, st->state->v, st->state->lambda));
   memcpy(R->mu, st->state->lambda, (size_t)R->k * sizeof(double));
@@ -198,7 +219,7 @@ static int rattle_step(lv_stepper *st, double h, lv_newton_stats *ns) {
   for (int i = 0; i < d; i++) R->b[i] = phalf[i] - 0.5 * h * R->tmp[i];
   for (int i = 0; i < k; i++) R->b[d + i] = 0.0;
   LV_CHECK(lv_linsol_begin(R->vel));
-  LV_CHECK(saddle(m, R->q1, R->q1, R->vel));
+  LV_CHECK(saddle(R, R->q1, R->q1, R->vel));
   LV_CHECK(lv_linsol_factor(R->vel));
   ns->factorizations++;
   LV_CHECK(lv_linsol_solve(R->vel, R->b));
