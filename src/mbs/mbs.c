@@ -1916,25 +1916,45 @@ GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, doubl
       int o[2], n[2];
       const mbs_row *R = pp_diff(S, J, q, d, o, n);
       const double ds = R->ds;
-      if (mode & LV_GPROD_T) { /* gp_add's sums with x[row0] read once (x and y do not overlap) */
-        const double xr = x[J->row0], axr = fabs(xr);
-        for (int s = 0; s < 2; s++) {
-          if (o[s] < 0) continue;
-          double *ys = y + o[s];
-          for (int i = 0; i < n[s]; i++) {
-            double f = ds * d[i], a = s ? -f : f;
-            ys[i] += (mode & LV_GPROD_ABS) ? fabs(a) * axr : a * xr;
+      if (mode & LV_GPROD_T) {
+        /* gp_add's sums: slot 0 adds t_i = (ds d_i) x[row0], slot 1 adds
+         * (-ds d_i) x[row0] = -t_i (rounding is symmetric), i.e. subtracts
+         * t_i; with LV_GPROD_ABS both add |ds d_i| |x[row0]|.  x[row0] is
+         * read once and each product formed once (x and y do not overlap). */
+        const double xr = x[J->row0];
+        double t[3];
+        for (int i = 0; i < 3; i++) {
+          double f = ds * d[i];
+          t[i] = (mode & LV_GPROD_ABS) ? fabs(f) * fabs(xr) : f * xr;
+        }
+        if (o[0] >= 0) {
+          double *ys = y + o[0];
+          ys[0] += t[0], ys[1] += t[1];
+          if (n[0] == 3) ys[2] += t[2];
+        }
+        if (o[1] >= 0) {
+          double *ys = y + o[1];
+          if (mode & LV_GPROD_ABS) {
+            ys[0] += t[0], ys[1] += t[1];
+            if (n[1] == 3) ys[2] += t[2];
+          } else {
+            ys[0] -= t[0], ys[1] -= t[1];
+            if (n[1] == 3) ys[2] -= t[2];
           }
         }
         continue;
       }
+      /* G x: gp_add's sums into y[row0], in the same order, kept in a local */
+      double acc = y[J->row0];
       for (int s = 0; s < 2; s++) {
         if (o[s] < 0) continue;
+        const double *xs = x + o[s];
         for (int i = 0; i < n[s]; i++) {
-          double f = ds * d[i];
-          gp_add(&P, J->row0, o[s] + i, s ? -f : f);
+          double f = ds * d[i], a = s ? -f : f;
+          acc += (mode & LV_GPROD_ABS) ? fabs(a) * fabs(xs[i]) : a * xs[i];
         }
       }
+      y[J->row0] = acc;
       continue;
     }
     const struct mbs_jmat *X = J->x;
