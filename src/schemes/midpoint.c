@@ -14,6 +14,7 @@
  * needs the index-1 formulation (lambda from the acceleration-level
  * constraint inside every residual); RATTLE is the constrained baseline. */
 #include "lv_internal.h"
+#include "schemes/spmat.h"
 
 typedef struct {
   const lv_model *m;
@@ -22,6 +23,8 @@ typedef struct {
   double h, t;
   lv_newton *nw;
   double *v1, *qm, *vm, *tmp, *tmp2;
+  lv_spm Mc;          /* M, captured at the first Newton matrix (constant: the scheme's precondition) */
+  int mc_valid;
 } midpoint;
 
 /* q_mid and v_mid of the current iterate. */
@@ -46,23 +49,30 @@ static int mp_residual(void *ctx, double *r) {
   return 0;
 }
 
-/* d r / d v1 = M + h^2/4 d2V(q_mid) - h (h/4 df/dq + 1/2 df/dv). */
+/* d r / d v1 = M + h^2/4 d2V(q_mid) - h (h/4 df/dq + 1/2 df/dv), written
+ * into the solver's assembly by block sinks (one add per entry; a
+ * non-finite entry named by lv_model_matrix_flagged), M replayed from one
+ * capture in its callback's order. */
 static int mp_jacobian(void *ctx, lv_linsol *ls) {
   midpoint *P = ctx;
   const lv_model *m = P->m;
   int d = P->d;
   mid_points(P);
-  lv_sink A = lv_linsol_sink(ls);
-  lv_sink bm = lv_sink_view(&A, 0, 0, d, d, 1.0, 0);
-  LV_CHECK(lv_model_mass(m, P->s->q, &bm));
-  lv_sink bk = lv_sink_view(&A, 0, 0, d, d, 0.25 * P->h * P->h, 0);
-  LV_CHECK(lv_model_hess_potential(m, P->qm, &bk));
+  lv_assembly *A = lv_linsol_assembly(ls);
+  if (!P->mc_valid) {
+    LV_CHECK(lv_spm_mass_matrix(m, P->s->q, &P->Mc));
+    P->mc_valid = 1;
+  }
+  lv_blk_seq(A, &P->Mc, 0, 0, 1.0, 0, NULL);
+  lv_blk_sink b;
+  double hh = 0.25 * P->h * P->h;
+  LV_CHECK(lv_model_matrix_flagged(m, LV_MX_D2V, 0.0, P->qm, NULL, NULL, lv_blk(&b, A, 0, 0, d, d, hh, 0, NULL), &b.bad));
   if (lv_model_has_force(m)) {
     double tm = P->t + 0.5 * P->h;
-    lv_sink fq = lv_sink_view(&A, 0, 0, d, d, -0.25 * P->h * P->h, 0);
-    LV_CHECK(lv_model_force_dq(m, tm, P->qm, P->vm, &fq));
-    lv_sink fv = lv_sink_view(&A, 0, 0, d, d, -0.5 * P->h, 0);
-    LV_CHECK(lv_model_force_dv(m, tm, P->qm, P->vm, &fv));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DQ, tm, P->qm, P->vm, NULL, lv_blk(&b, A, 0, 0, d, d, -hh, 0, NULL),
+                                     &b.bad));
+    LV_CHECK(lv_model_matrix_flagged(m, LV_MX_FORCE_DV, tm, P->qm, P->vm, NULL,
+                                     lv_blk(&b, A, 0, 0, d, d, -0.5 * P->h, 0, NULL), &b.bad));
   }
   return 0;
 }
@@ -77,6 +87,7 @@ static void mp_destroy(lv_stepper *st) {
   midpoint *P = st->priv;
   if (!P) return;
   lv_newton_free(P->nw);
+  lv_spm_free(&P->Mc);
   free(P->v1);
   free(P->qm);
   free(P->vm);
@@ -103,6 +114,7 @@ static int mp_create(lv_stepper *st) {
   P->vm = lv_calloc((size_t)d, sizeof(double));
   P->tmp = lv_calloc((size_t)d, sizeof(double));
   P->tmp2 = lv_calloc((size_t)d, sizeof(double));
+  lv_spm_init_grouped(&P->Mc, 0);
   if (!P->v1 || !P->qm || !P->vm || !P->tmp || !P->tmp2) return LV_ENOMEM;
   LV_CHECK(lv_newton_new(&P->nw, d, st->linsol_kind));
   st->linsol = lv_newton_linsol(P->nw);
