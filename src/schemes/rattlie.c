@@ -54,6 +54,7 @@
 #include "lv_internal.h"
 #include "model/saddle.h"
 #include "schemes/history.h"
+#include "schemes/spmat.h"
 
 typedef struct {
   const lv_model *m;
@@ -229,26 +230,30 @@ static int stage1_jacobian(void *ctx, lv_linsol *ls) {
   const lv_model *m = R->m;
   int d = R->d, k = R->k;
   double h = R->h;
-  lv_sink A = lv_linsol_sink(ls);
+  /* the blocks' sinks pass their entries to a block sink over the whole
+   * matrix, which adds them to the solver's assembly (a non-finite product
+   * fails the factorisation, as lv_linsol_add's status did the assembly) */
+  lv_assembly *As = lv_linsol_assembly(ls);
+  lv_blk_sink whole, gb;
+  lv_sink *A = lv_blk(&whole, As, 0, 0, d + k, d + k, 1.0, 0, NULL);
   scaled(d, h, R->vh, R->b);
   /* P T^{-1} P M */
   LV_CHECK(tangent_blocks(R, R->b, 1, R->Ti));
-  blk_sink s1 = make_sink(left_mass_add, &A, R, R->Ti, 1.0, 0, d, d);
+  blk_sink s1 = make_sink(left_mass_add, A, R, R->Ti, 1.0, 0, d, d);
   LV_CHECK(lv_model_mass(m, R->s->q, &s1.base));
   /* h P D_u(T(u)^{-1} x), x = P M v_h */
   if (R->nonlin) {
     LV_CHECK(lv_model_mass_apply(m, R->s->q, R->vh, R->tmp));
     perm_apply(R, R->tmp, R->x);
-    blk_sink s2 = make_sink(perm_rows_add, &A, R, NULL, h, 0, d, d);
+    blk_sink s2 = make_sink(perm_rows_add, A, R, NULL, h, 0, d, d);
     LV_CHECK(lv_space_tangent_inv_deriv(R->sp, R->b, R->x, R->tmp2, &s2.base));
   }
   if (!k) return 0;
-  lv_sink GT = lv_sink_view(&A, 0, d, k, d, 1.0, 1);
-  LV_CHECK(lv_model_constraint_jac(m, R->s->q, &GT));
+  LV_CHECK(lv_model_matrix_flagged(m, LV_MX_G, 0.0, R->s->q, NULL, NULL, lv_blk(&gb, As, 0, d, k, d, 1.0, 1, NULL), &gb.bad));
   /* G(q_{n+1}) T(h v_h) */
   LV_CHECK(lv_space_compose_exp(R->sp, R->s->q, h, R->vh, R->q1));
   LV_CHECK(tangent_blocks(R, R->b, 0, R->Tb));
-  blk_sink s3 = make_sink(right_tangent_add, &A, R, R->Tb, 1.0, d, k, d);
+  blk_sink s3 = make_sink(right_tangent_add, A, R, R->Tb, 1.0, d, k, d);
   return lv_model_constraint_jac(m, R->q1, &s3.base);
 }
 
