@@ -1221,11 +1221,17 @@ static int grav_dV_setup(mbs_sys *S) {
 
 static int cb_d2V(const double *q, lv_sink *H, void *u) {
   const mbs_sys *S = u;
-  /* zero; directors keep a fixed, non-empty pattern (as gyro_top.c did),
-   * the Lie group and R^n formulations add only se3's blocks (as
-   * heavy_top.c did) */
+  /* zero; directors keep a fixed, non-empty pattern at their bodies'
+   * coordinates (as gyro_top.c did; a particle's coordinates carry no
+   * entry, as in the hand-written chain, so a chain of 10^4 particles
+   * writes no 3 10^4 zeros per Newton matrix), the Lie group and R^n
+   * formulations add only se3's blocks (as heavy_top.c did) */
   if (S->form == MBS_DIRECTORS)
-    for (int i = 0; i < S->nv; i++) LV_CHECK(lv_sink_add(H, i, i, 0.0));
+    for (int k = 1; k < S->nel; k++) {
+      const mbs_elem *e = &S->el[k];
+      if (e->kind != MBS_BODY) continue;
+      for (int i = e->voff; i < e->voff + e->nv; i++) LV_CHECK(lv_sink_add(H, i, i, 0.0));
+    }
   if (S->form == MBS_SE3) /* D_Omega(R^T (-m g)) = (R^T (-m g))~ on the U rows */
     for (int k = 1; k < S->nel; k++) {
       const mbs_elem *e = &S->el[k];
