@@ -1640,9 +1640,7 @@ static int pp_joint(const mbs_sys *S, const mbs_joint *J) {
 
 /* d = y_0 - y_1, the tangent offsets o[s] of the slots (-1: ground) and
  * their coordinate counts n[s] (3, or 2 for a planar particle) */
-static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const double *q, double d[3], int o[2],
-                                     int n[2]) {
-  (void)S;
+static inline const mbs_row *pp_diff(const mbs_joint *J, const double *q, double d[3], int o[2], int n[2]) {
   const mbs_row *R = J->rows;
   double y[2][3]; /* constant indices once unrolled: kept in registers */
   for (int k = 0; k < 2; k++) {
@@ -1656,10 +1654,10 @@ static inline const mbs_row *pp_diff(const mbs_sys *S, const mbs_joint *J, const
   return R;
 }
 
-static int pp_G(const mbs_sys *S, const mbs_joint *J, const double *q, lv_sink *G) {
+static int pp_G(const mbs_joint *J, const double *q, lv_sink *G) {
   double d[3];
   int o[2], n[2];
-  const mbs_row *R = pp_diff(S, J, q, d, o, n);
+  const mbs_row *R = pp_diff(J, q, d, o, n);
   for (int k = 0; k < 2; k++) {
     if (o[k] < 0) continue;
     for (int i = 0; i < n[k]; i++) {
@@ -1749,8 +1747,7 @@ static int pp_Z(const mbs_joint *J, const int o[2], const int n[2], const double
 
 /* the tangent offsets of a joint's slots (-1: ground) and their
  * coordinate counts */
-static inline void pp_offsets(const mbs_sys *S, const mbs_joint *J, int o[2], int n[2]) {
-  (void)S;
+static inline void pp_offsets(const mbs_joint *J, int o[2], int n[2]) {
   for (int k = 0; k < 2; k++) o[k] = J->ppo[k], n[k] = J->ppn[k];
 }
 
@@ -1806,7 +1803,7 @@ static void eval_g(const mbs_sys *S, const double *q, double *g, double *Gc) {
     if (J->pp) {
       double d[3];
       int o[2], n[2];
-      const mbs_row *R = pp_diff(S, J, q, d, o, n);
+      const mbs_row *R = pp_diff(J, q, d, o, n);
       g[J->row0] = 0.5 * R->ds * (mbs_dot3(d, d) - R->L2);
       continue;
     }
@@ -1868,7 +1865,7 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
-      LV_CHECK(pp_G(S, J, q, G));
+      LV_CHECK(pp_G(J, q, G));
       continue;
     }
     const struct mbs_jmat *X = J->x;
@@ -1888,8 +1885,9 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
 
 /* y += op(G) x directly (lv_model_set_G_product): cb_G's entries in cb_G's
  * order, without a sink call per entry (x and y never overlap: the model's
- * products are called with the scheme's distinct vectors).  gp_walk is instantiated once per
- * mode (a constant there), so the per-entry switch folds away. */
+ * products are called with the scheme's distinct vectors).  gp_walk is
+ * instantiated once per mode (a constant there), so the per-entry switch
+ * folds away. */
 typedef struct {
   const double *x;
   double *y;
@@ -1920,7 +1918,7 @@ GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, doubl
     if (J->pp) {
       double d[3];
       int o[2], n[2];
-      const mbs_row *R = pp_diff(S, J, q, d, o, n);
+      const mbs_row *R = pp_diff(J, q, d, o, n);
       const double ds = R->ds;
       if (mode & LV_GPROD_T) {
         /* gp_add's sums: slot 0 adds t_i = (ds d_i) x[row0], slot 1 adds
@@ -2017,7 +2015,7 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
       int o[2], n[2];
-      pp_offsets(S, J, o, n);
+      pp_offsets(J, o, n);
       LV_CHECK(pp_H(J, o, n, gam[J->row0], H));
       continue;
     }
@@ -2051,7 +2049,7 @@ GP_INLINE int hp_walk(const mbs_sys *S, const double *q, const double *gam, cons
     const mbs_joint *J = &S->j[k];
     if (J->pp) { /* pp_H */
       int o[2], n[2];
-      pp_offsets(S, J, o, n);
+      pp_offsets(J, o, n);
       double sc = gam[J->row0] * J->rows[0].ds;
       if (o[0] < 0 || o[1] < 0) continue;
       for (int i = 0; i < (n[0] < n[1] ? n[0] : n[1]); i++) {
@@ -2088,7 +2086,7 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
       int o[2], n[2];
-      pp_offsets(S, J, o, n);
+      pp_offsets(J, o, n);
       LV_CHECK(pp_Z(J, o, n, w, Z));
       continue;
     }
