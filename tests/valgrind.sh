@@ -1,6 +1,7 @@
 #!/bin/sh
 # make check's unit suites under valgrind memcheck (not part of CI's default
-# path: about 10 minutes on 2 cores).  Builds statically in build-vg/ so
+# path: over an hour on 2 cores -- 90 minutes on 2026-11-29 with a benchmark
+# on the other core).  Builds statically in build-vg/ so
 # valgrind sees the test programs themselves, not libtool wrappers, and runs
 # Check in no-fork mode so every test is inside the traced process.
 set -eu
