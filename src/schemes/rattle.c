@@ -39,9 +39,9 @@ typedef struct {
   double *vprev;      /* v_{n-1}, for the predictor */
   double hprev;       /* the step that led from v_{n-1} to v_n (either sign); 0: no history */
   double *saved;      /* vprev, mu at the last save (halving), nv + nc */
+  double saved_hprev;
   lv_spm Mc;          /* M, captured at the first saddle-point matrix (constant: RATTLE's precondition) */
   int mc_valid;
-  double saved_hprev;
 } rattle;
 
 static int stage1_residual(void *ctx, double *r) {
