@@ -457,12 +457,16 @@ static void outer(int d, int c, double f, const double *wo, const double *x, dou
 static void add_dense_rows(lv_assembly *S, int d, const double *B, double scale, const double *rowscale) {
   size_t n = (size_t)S->n;
   int bad = 0;
-  for (int i = 0; i < d; i++) {
-    double f = scale * rowscale[i], *row = S->D + (size_t)i;
-    for (int j = 0; j < d; j++) {
-      double v = f * B[i + (size_t)j * d];
+  /* column by column (B and D are column-major: both read in order);
+   * every entry is added once, so the order of the entries does not
+   * change a bit */
+  for (int j = 0; j < d; j++) {
+    const double *b = B + (size_t)j * d;
+    double *col = S->D + (size_t)j * n;
+    for (int i = 0; i < d; i++) {
+      double v = (scale * rowscale[i]) * b[i];
       bad |= !isfinite(v);
-      row[(size_t)j * n] += v;
+      col[i] += v;
     }
   }
   if (bad) S->nonfinite = 1;
