@@ -122,6 +122,7 @@ typedef struct {
   double *v0, *gx, *gvx;  /* M^-1 p, and (non-quadratic g only) g(q), G(q) v */
   /* cache at the iterate */
   int cached;
+  int gz_valid; /* sGz holds G(z) of the iterate (em_gz): captured where a matrix or O(nnz) pass needs it */
   double *y, *z, *u, *DGV, *tmp, *tmp2, *w;
   double *r_last; /* the residual em_residual last wrote, while x has not moved since (else NULL) */
   double *beta, *betav;   /* Gonzalez coefficients of g and g^v (non-quadratic g) */
@@ -151,10 +152,30 @@ typedef struct {
 
 /* ------------------------------------------------------------ residual */
 
+/* y = G(z)^T x straight from the model (lv_model_GT_apply_add), as the
+ * residual needs it at every iterate: sGz's capture (em_gz) is made only
+ * where a Newton matrix or a pass over its entries follows.  The model
+ * sums the terms of each column in its callback's order, the captured
+ * matrix in ascending rows: the same bits for a callback that writes its
+ * rows in order, each position once (the multibody layer and the built-in
+ * models), the same values to round-off otherwise. */
+static int gz_transpose_apply(em *E, const double *x, double *y) {
+  memset(y, 0, (size_t)E->d * sizeof(double));
+  return lv_model_GT_apply_add(E->m, E->z, x, y);
+}
+
+/* sGz = G(z) at the iterate (em_eval done), captured once per iterate. */
+static int em_gz(em *E) {
+  if (!E->gz_valid) {
+    LV_CHECK(lv_spm_constraint_jac(E->m, E->z, &E->sGz));
+    E->gz_valid = 1;
+  }
+  return 0;
+}
+
 /* Everything residual and Newton matrix share, at the iterate x. */
 static int em_eval(em *E) {
   if (E->cached) return 0;
-  const lv_model *m = E->m;
   int d = E->d, k = E->k;
   const double *q = E->s->q, *dl = E->x, *b = E->x + d + k;
   for (int i = 0; i < d; i++) {
@@ -162,10 +183,10 @@ static int em_eval(em *E) {
     E->z[i] = q[i] + 0.5 * dl[i];
   }
   memcpy(E->u, dl, (size_t)d * sizeof(double));
+  E->gz_valid = 0;
   if (k > 0) {
-    LV_CHECK(lv_spm_constraint_jac(m, E->z, &E->sGz));
     if (E->kind == EM_GGL) { /* u = Delta - M^-1 G(z)^T b */
-      lv_spm_matvec_t(&E->sGz, 1.0, b, 0, E->tmp);
+      LV_CHECK(gz_transpose_apply(E, b, E->tmp));
       lv_mass_inv_mul(&E->mass, E->tmp, E->w);
       for (int i = 0; i < d; i++) E->u[i] -= E->w[i];
     }
@@ -183,6 +204,7 @@ static int em_corrections(em *E, const double *gy) {
   int d = E->d, k = E->k;
   double h = E->h;
   const double *dl = E->x;
+  LV_CHECK(em_gz(E));
   LV_CHECK(lv_dg_orbit(E->dg, E->z, dl, E->wo));
   double dd = lv_vdot(d, E->wo, dl);
   double *br = E->tmp2, *sc = E->tmp2 + k, *zd = E->tmp2 + 2 * k, *t = E->w, *v1 = E->tmp;
@@ -236,6 +258,7 @@ static int em_symproject(em *E, double *f) {
   double *zu = E->sf + d, *gb = E->tmp, *au = E->w;
   double dd = lv_vdot(d, dl, dl);
   if (ggl) {
+    LV_CHECK(em_gz(E));
     lv_spm_matvec_t(&E->sGz, 1.0, b, 0, gb); /* G(z)^T b */
     for (int i = 0; i < d; i++) zu[i] = E->z[i] + E->u[i];
   }
@@ -276,6 +299,7 @@ static int em_symproject(em *E, double *f) {
  * iterate, before projection (em_eval done) */
 static int em_constraint_force(em *E, double *f) {
   int d = E->d, k = E->k;
+  LV_CHECK(em_gz(E));
   lv_spm_matvec_t(&E->sGz, 1.0, E->x + d, 0, f);
   if (E->kind == EM_GGL) {
     LV_CHECK(lv_model_hessian_apply(E->m, E->z, E->x + d + k, E->u, E->w));
@@ -345,7 +369,7 @@ static int em_residual(void *ctx, double *r) {
       LV_CHECK(em_symproject(E, E->sf));
       for (int i = 0; i < d; i++) r[i] += E->sf[i];
     } else { /* the same terms, added to r one by one (the paper's scheme, as before) */
-      lv_spm_matvec_t(&E->sGz, 1.0, a, 0, E->w);
+      LV_CHECK(gz_transpose_apply(E, a, E->w));
       for (int i = 0; i < d; i++) r[i] += E->w[i];
       if (E->kind == EM_GGL) {
         LV_CHECK(lv_model_hessian_apply(E->m, E->z, b, E->u, E->w));
@@ -486,6 +510,7 @@ static int em_jacobian(void *ctx, lv_linsol *ls) {
   LV_CHECK(em_eval(E));
   const lv_model *m = E->m;
   int d = E->d, k = E->k, ggl = E->kind == EM_GGL;
+  if (k > 0) LV_CHECK(em_gz(E));
   double h = E->h;
   const double *a = E->x + d, *b = E->x + d + k;
   int nonquad = k > 0 && !lv_dgrad_constraints_quadratic(E->dg);
