@@ -830,6 +830,13 @@ static void joint_index_terms(mbs_joint *J) {
     }
     if (R->quad || R->dist) J->simple = 0;
   }
+  /* the spherical joint's layout: row r = c0 + us_0 y_0[r] + us_1 y_1[r]
+   * on the joint's two maps, one on each slot */
+  J->pair3 = J->simple && J->nrows == 3 && J->nu == 2 && J->u[0].slot != J->u[1].slot;
+  for (int r = 0; r < J->nrows && J->pair3; r++) {
+    const mbs_row *R = &J->rows[r];
+    if (R->nt != 2 || R->ix[0] != 0 || R->ix[1] != 1 || R->uk[0] != r || R->uk[1] != r) J->pair3 = 0;
+  }
 }
 
 /* joint_eval of a simple joint (mbs_joint.simple): the same
@@ -925,6 +932,75 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
     }
 }
 
+/* joint_eval_simple of a joint in the spherical layout (mbs_joint.pair3):
+ * the same sums in the same order with the rows' indices known (term t of
+ * row r reads component r of map t, which sits on slot t's own columns, so
+ * every entry of G, Z and of the maps' H weights gets one add onto its
+ * zero, as there). */
+static void joint_eval_pair3(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q,
+                             const double *gam, const double *w, double *c, double *G, double *H, double *Z) {
+  double Y[2][3], DD[2][3 * MBS_NV_MAX];
+  const mbs_elem *e[2] = {L->e[J->u[0].slot], L->e[J->u[1].slot]};
+  const int ld = L->n;
+  for (int t = 0; (c || G) && t < 2; t++) {
+    if (e[t]->kind == MBS_GROUND) { /* y = X, no coordinates */
+      memcpy(Y[t], J->u[t].X, sizeof Y[t]);
+      continue;
+    }
+    mbs_map(F, e[t], q + e[t]->qoff, &J->u[t], Y[t], G ? DD[t] : NULL);
+  }
+  const mbs_row *R = J->rows;
+  if (c)
+    for (int r = 0; r < 3; r++) c[r] = (R[r].c0 + R[r].us[0] * Y[0][r]) + R[r].us[1] * Y[1][r];
+  /* the two slots' columns are all of G's (ld = nv_a + nv_b): each entry
+   * is its zero plus its one term, written at once */
+  for (int t = 0; G && t < 2; t++) {
+    const int n = e[t]->nv;
+    double *Gt = G + L->off[J->u[t].slot];
+    for (int r = 0; r < 3; r++, Gt += ld) {
+      const double us = R[r].us[t], *Dk = DD[t] + r * n;
+      if (n == 6) { /* a rigid body of the Lie group formulations: unrolled */
+        Gt[0] = 0.0 + us * Dk[0], Gt[1] = 0.0 + us * Dk[1], Gt[2] = 0.0 + us * Dk[2];
+        Gt[3] = 0.0 + us * Dk[3], Gt[4] = 0.0 + us * Dk[4], Gt[5] = 0.0 + us * Dk[5];
+      } else {
+        for (int k = 0; k < n; k++) Gt[k] = 0.0 + us * Dk[k];
+      }
+    }
+  }
+  /* Z: us times row r of the curvature D_q(D w) of a body's map; a constant
+   * map (a particle's) has none, its columns stay zero */
+  for (int t = 0; Z && t < 2; t++) {
+    const int n = e[t]->nv;
+    double *Zt = Z + L->off[J->u[t].slot], CZ[3 * MBS_NV_MAX];
+    if (e[t]->kind == MBS_BODY) {
+      memset(CZ, 0, (size_t)(3 * n) * sizeof(double));
+      mbs_map_curv(F, e[t], q + e[t]->qoff, &J->u[t], w + e[t]->voff, CZ, n);
+    }
+    for (int r = 0; r < 3; r++, Zt += ld) {
+      const double us = R[r].us[t], *Ck = CZ + r * n;
+      if (e[t]->kind != MBS_BODY) {
+        for (int k = 0; k < n; k++) Zt[k] = 0.0;
+      } else if (n == 6) {
+        Zt[0] = 0.0 + us * Ck[0], Zt[1] = 0.0 + us * Ck[1], Zt[2] = 0.0 + us * Ck[2];
+        Zt[3] = 0.0 + us * Ck[3], Zt[4] = 0.0 + us * Ck[4], Zt[5] = 0.0 + us * Ck[5];
+      } else {
+        for (int k = 0; k < n; k++) Zt[k] = 0.0 + us * Ck[k];
+      }
+    }
+  }
+  if (!H) return;
+  for (int k = 0; k < ld * ld; k++) H[k] = 0.0;
+  for (int t = 0; t < 2; t++) {
+    if (!e[t]->nv) continue;
+    double LH[3] = {0.0, 0.0, 0.0};
+    int used = 0;
+    for (int r = 0; r < 3; r++)
+      if (gam[r] != 0.0) LH[r] += gam[r] * R[r].us[t], used = 1;
+    int o = L->off[J->u[t].slot];
+    if (used) mbs_map_hess_nz(F, e[t], q + e[t]->qoff, &J->u[t], LH, 1.0, H + o * ld + o, ld); /* H zeroed above */
+  }
+}
+
 /* c (nrows), and if given: G (nrows x n), H(gam) (n x n), Z(w) (nrows x n)
  * local, row-major, leading dimension L->n; gam is the joint's part of
  * gamma, w the global tangent vector.
@@ -935,7 +1011,10 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
 static void joint_eval(mbs_formulation F, const mbs_joint *J, const jloc *L, const double *q, const double *gam,
                        const double *w, double *c, double *G, double *H, double *Z) {
   if (J->simple && F != MBS_DIRECTORS) {
-    joint_eval_simple(F, J, L, q, gam, w, c, G, H, Z);
+    if (J->pair3)
+      joint_eval_pair3(F, J, L, q, gam, w, c, G, H, Z);
+    else
+      joint_eval_simple(F, J, L, q, gam, w, c, G, H, Z);
     return;
   }
   /* each distinct map once: y, and D either as kc (x) I3 (kr = 1, the

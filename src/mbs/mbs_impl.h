@@ -171,6 +171,7 @@ typedef struct {
    * prismatic point rows), set with ix: joint_eval's short path, where G's
    * rows are sums of rows of D and H needs no D at all */
   int simple;
+  int pair3; /* simple, in the spherical layout (joint_index_terms): joint_eval_pair3 */
   int coff; /* offset of its local G in the configuration cache (mbs_sys.serial) */
   struct mbs_jmat *x; /* set at build for the joints other than pp ones (NULL: none) */
 } mbs_joint;
