@@ -932,6 +932,21 @@ static void joint_eval_simple(mbs_formulation F, const mbs_joint *J, const jloc 
     }
 }
 
+/* Rows r = 0, 1, 2 of a spherical-layout joint's G or Z on the n columns of
+ * its map t: us_rt times row r of A (3 x n), onto the entry's zero (0.0 +
+ * keeps the simple path's bits, -0 included). */
+static inline void pair3_rows(double *out, int ld, const mbs_row *R, int t, const double *A, int n) {
+  for (int r = 0; r < 3; r++, out += ld) {
+    const double us = R[r].us[t], *a = A + r * n;
+    if (n == 6) { /* a rigid body of the Lie group formulations: unrolled */
+      out[0] = 0.0 + us * a[0], out[1] = 0.0 + us * a[1], out[2] = 0.0 + us * a[2];
+      out[3] = 0.0 + us * a[3], out[4] = 0.0 + us * a[4], out[5] = 0.0 + us * a[5];
+    } else {
+      for (int k = 0; k < n; k++) out[k] = 0.0 + us * a[k];
+    }
+  }
+}
+
 /* joint_eval_simple of a joint in the spherical layout (mbs_joint.pair3):
  * the same sums in the same order with the rows' indices known (term t of
  * row r reads component r of map t, which sits on slot t's own columns, so
@@ -952,41 +967,21 @@ static void joint_eval_pair3(mbs_formulation F, const mbs_joint *J, const jloc *
   const mbs_row *R = J->rows;
   if (c)
     for (int r = 0; r < 3; r++) c[r] = (R[r].c0 + R[r].us[0] * Y[0][r]) + R[r].us[1] * Y[1][r];
-  /* the two slots' columns are all of G's (ld = nv_a + nv_b): each entry
-   * is its zero plus its one term, written at once */
-  for (int t = 0; G && t < 2; t++) {
-    const int n = e[t]->nv;
-    double *Gt = G + L->off[J->u[t].slot];
-    for (int r = 0; r < 3; r++, Gt += ld) {
-      const double us = R[r].us[t], *Dk = DD[t] + r * n;
-      if (n == 6) { /* a rigid body of the Lie group formulations: unrolled */
-        Gt[0] = 0.0 + us * Dk[0], Gt[1] = 0.0 + us * Dk[1], Gt[2] = 0.0 + us * Dk[2];
-        Gt[3] = 0.0 + us * Dk[3], Gt[4] = 0.0 + us * Dk[4], Gt[5] = 0.0 + us * Dk[5];
-      } else {
-        for (int k = 0; k < n; k++) Gt[k] = 0.0 + us * Dk[k];
-      }
-    }
-  }
-  /* Z: us times row r of the curvature D_q(D w) of a body's map; a constant
-   * map (a particle's) has none, its columns stay zero */
+  /* the two slots' columns are all of G's and Z's (ld = nv_a + nv_b) */
+  for (int t = 0; G && t < 2; t++) pair3_rows(G + L->off[J->u[t].slot], ld, R, t, DD[t], e[t]->nv);
+  /* Z: the curvature D_q(D w) of a body's map; a constant map (a
+   * particle's) has none, its columns stay zero */
   for (int t = 0; Z && t < 2; t++) {
     const int n = e[t]->nv;
     double *Zt = Z + L->off[J->u[t].slot], CZ[3 * MBS_NV_MAX];
-    if (e[t]->kind == MBS_BODY) {
-      memset(CZ, 0, (size_t)(3 * n) * sizeof(double));
-      mbs_map_curv(F, e[t], q + e[t]->qoff, &J->u[t], w + e[t]->voff, CZ, n);
+    if (e[t]->kind != MBS_BODY) {
+      for (int r = 0; r < 3; r++)
+        for (int k = 0; k < n; k++) Zt[r * ld + k] = 0.0;
+      continue;
     }
-    for (int r = 0; r < 3; r++, Zt += ld) {
-      const double us = R[r].us[t], *Ck = CZ + r * n;
-      if (e[t]->kind != MBS_BODY) {
-        for (int k = 0; k < n; k++) Zt[k] = 0.0;
-      } else if (n == 6) {
-        Zt[0] = 0.0 + us * Ck[0], Zt[1] = 0.0 + us * Ck[1], Zt[2] = 0.0 + us * Ck[2];
-        Zt[3] = 0.0 + us * Ck[3], Zt[4] = 0.0 + us * Ck[4], Zt[5] = 0.0 + us * Ck[5];
-      } else {
-        for (int k = 0; k < n; k++) Zt[k] = 0.0 + us * Ck[k];
-      }
-    }
+    memset(CZ, 0, (size_t)(3 * n) * sizeof(double));
+    mbs_map_curv(F, e[t], q + e[t]->qoff, &J->u[t], w + e[t]->voff, CZ, n);
+    pair3_rows(Zt, ld, R, t, CZ, n);
   }
   if (!H) return;
   for (int k = 0; k < ld * ld; k++) H[k] = 0.0;
