@@ -734,10 +734,7 @@ static int bl_jacobian(void *ctx, lv_linsol *ls) {
    * building T and going through its rows (the chain N = 100: 5 % of a step) */
   const lv_spm *T = B->linear ? NULL : &B->T;
   if (T) LV_CHECK(lv_spm_tangent(B->sp, B->hd, &B->T));
-  if (!B->mc_valid) {
-    LV_CHECK(lv_spm_mass_matrix(m, B->q1, &B->Mc));
-    B->mc_valid = B->mass_constant;
-  }
+  LV_CHECK(lv_spm_mass_matrix_once(m, B->q1, &B->Mc, &B->mc_valid, B->mass_constant));
   if (k > 0) LV_CHECK(g1_record(B));
   /* index 2 uses df/dv in two blocks: recorded once */
   int cv = B->has_force && B->index == 2 && k > 0;

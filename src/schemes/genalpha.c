@@ -47,11 +47,7 @@
 
 /* M(q_{n+1}) of the current iterate (once if constant). */
 static int iterate_mass(genalpha *g) {
-  if (!g->mc_valid) {
-    LV_CHECK(lv_spm_mass_matrix(g->m, g->q1, &g->Mc));
-    g->mc_valid = g->mass_constant;
-  }
-  return 0;
+  return lv_spm_mass_matrix_once(g->m, g->q1, &g->Mc, &g->mc_valid, g->mass_constant);
 }
 
 /* G(q_{n+1}) and M(q_{n+1}) of the current iterate, one callback each. */

@@ -59,10 +59,7 @@ static int mp_jacobian(void *ctx, lv_linsol *ls) {
   int d = P->d;
   mid_points(P);
   lv_assembly *A = lv_linsol_assembly(ls);
-  if (!P->mc_valid) {
-    LV_CHECK(lv_spm_mass_matrix(m, P->s->q, &P->Mc));
-    P->mc_valid = 1;
-  }
+  LV_CHECK(lv_spm_mass_matrix_once(m, P->s->q, &P->Mc, &P->mc_valid, 1));
   lv_blk_seq(A, &P->Mc, 0, 0, 1.0, 0, NULL);
   lv_blk_sink b;
   double hh = 0.25 * P->h * P->h;

@@ -81,10 +81,7 @@ static int saddle(rattle *R, const double *qT, const double *qG, lv_linsol *ls) 
   const lv_model *m = R->m;
   int d = R->d, k = R->k;
   lv_assembly *A = lv_linsol_assembly(ls);
-  if (!R->mc_valid) {
-    LV_CHECK(lv_spm_mass_matrix(m, qT, &R->Mc));
-    R->mc_valid = 1;
-  }
+  LV_CHECK(lv_spm_mass_matrix_once(m, qT, &R->Mc, &R->mc_valid, 1));
   lv_blk_seq(A, &R->Mc, 0, 0, 1.0, 0, NULL);
   if (k == 0) return 0;
   lv_blk_sink b;

@@ -137,6 +137,16 @@ int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G);
 int lv_spm_model_matrix(lv_spm *A, int nrows, int ncols, const lv_model *m, int which, double t, const double *q,
                         const double *v, const double *x);
 int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M);
+/* lv_spm_mass_matrix unless *valid says M already holds it; then *valid =
+ * keep (the scheme's "M is constant": captured once and replayed, else
+ * captured again at the next call).  Inline: the schemes ask at every
+ * residual. */
+static inline int lv_spm_mass_matrix_once(const lv_model *m, const double *q, lv_spm *M, int *valid, int keep) {
+  if (*valid) return 0;
+  LV_CHECK(lv_spm_mass_matrix(m, q, M));
+  *valid = keep;
+  return 0;
+}
 int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T);
 
 /* T = A^T, C = A B (pattern rebuilt only when an operand's changed). */
