@@ -120,6 +120,17 @@ int lv_model_invariant_potential(const lv_model *m, const double *pi, double *vt
 #define LV_GPROD_ABS 2
 typedef int (*lv_gprod_fn)(const double *q, const double *x, double *y, int mode, void *user);
 int lv_model_set_G_product(lv_model *m, lv_gprod_fn f);
+/* G's entries as values: f(q, v, cap, user) writes the first cap of the
+ * values the matrix callback G adds, in its order, into v and returns how
+ * many it adds (the same count at every q: the positions do not depend on
+ * q).  A capture holding the recording of G's adds takes the values into
+ * its slots without a sink call per entry (lv_spm_constraint_jac).
+ * lv_model_G_values returns the count, or 0 when the model has no such
+ * function; the values are not checked (the capture checks them).
+ * lv_model_set_constraints clears it. */
+typedef size_t (*lv_gvals_fn)(const double *q, double *v, size_t cap, void *user);
+int lv_model_set_G_values(lv_model *m, lv_gvals_fn f);
+size_t lv_model_G_values(const lv_model *m, const double *q, double *v, size_t cap);
 /* The same for the constraint Hessian H(q; gamma) = sum_k gamma_k D^2 g_k:
  * f(q, gamma, x, y, mode, user) adds op(H(q; gamma)) x to y (zeroed by the
  * caller), the entries of the matrix callback's sink in its order, so that

@@ -33,6 +33,7 @@
 #include "livens/livens.h"
 #include "lv_internal.h" /* lv_model_ninv */
 #include "mbs/mbs_impl.h" /* mbs_map_hess, mbs_map_hess_nz */
+#include "schemes/spmat.h" /* lv_spm_constraint_jac */
 #include "refmodels.h"
 #include "testutil.h"
 
@@ -1890,6 +1891,83 @@ START_TEST(test_direct_G_products) {
 }
 END_TEST
 
+/* ============================================== G's values */
+
+/* A sink that keeps every add (position and value) in call order. */
+typedef struct {
+  lv_sink s;
+  int n, cap;
+  int *i, *j;
+  double *v;
+} list_sink;
+
+static int list_add(lv_sink *s, int i, int j, double a) {
+  list_sink *L = (list_sink *)s;
+  ck_assert_int_lt(L->n, L->cap);
+  L->i[L->n] = i, L->j[L->n] = j, L->v[L->n++] = s->scale * a;
+  return 0;
+}
+
+static int bits_equal(double a, double b) {
+  return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* The multibody layer's G values (lv_model_set_G_values: the G callback's
+ * entries in its order) against the callback's adds, bit for bit and as
+ * many; and lv_spm_constraint_jac, which takes them into a capture holding
+ * the callback's recording, against a fresh capture through the callback
+ * at the same configuration, merged and grouped, bit for bit; a NaN
+ * configuration still fails with LV_ENONFINITE naming G (the callback's
+ * capture after the values are refused). */
+START_TEST(test_G_values) {
+  const char *keys[1] = {gprod_models[_i][1]}, *vals[1] = {gprod_models[_i][2]};
+  lv_kv kv = {keys[0] ? 1 : 0, keys, vals};
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create(gprod_models[_i][0], &kv, &m), 0);
+  int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
+  double *q1 = calloc((size_t)nq, sizeof(double)), *q2 = calloc((size_t)nq, sizeof(double));
+  for (int i = 0; i < nq; i++) {
+    q1[i] = lv_model_q0(m)[i] + 0.1 * sin(1.7 * i + 0.3);
+    q2[i] = lv_model_q0(m)[i] - 0.07 * cos(0.8 * i + 0.1);
+  }
+  list_sink L = {0};
+  L.cap = 4 * nc * nv + 64;
+  L.i = calloc((size_t)L.cap, sizeof(int)), L.j = calloc((size_t)L.cap, sizeof(int));
+  L.v = calloc((size_t)L.cap, sizeof(double));
+  L.s.add = list_add, L.s.nrows = nc, L.s.ncols = nv, L.s.scale = 1.0;
+  ck_assert_int_eq(lv_model_constraint_jac(m, q2, &L.s), 0);
+  double *v = calloc((size_t)L.cap, sizeof(double));
+  ck_assert_uint_eq(lv_model_G_values(m, q2, v, (size_t)L.cap), (size_t)L.n);
+  for (int k = 0; k < L.n; k++) ck_assert_msg(bits_equal(v[k], L.v[k]), "entry %d: %.17g vs %.17g", k, v[k], L.v[k]);
+  ck_assert_uint_eq(lv_model_G_values(m, q2, v, 1), (size_t)L.n); /* the count, whatever the room */
+  for (int grouped = 0; grouped < 2; grouped++) {
+    lv_spm A, B;
+    if (grouped) {
+      lv_spm_init_grouped(&A, 0), lv_spm_init_grouped(&B, 0);
+    } else {
+      lv_spm_init(&A, nc, nv), lv_spm_init(&B, nc, nv);
+    }
+    ck_assert_int_eq(lv_spm_constraint_jac(m, q1, &A), 0); /* records */
+    ck_assert_ptr_eq(A.gsrc, m);
+    ck_assert_int_eq(lv_spm_constraint_jac(m, q2, &A), 0); /* from the values */
+    ck_assert_int_eq(lv_spm_model_matrix(&B, nc, nv, m, LV_MX_G, 0.0, q2, NULL, NULL), 0); /* the callback */
+    ck_assert_int_eq(A.nnz, B.nnz);
+    for (int k = 0; k < A.nnz; k++)
+      ck_assert_msg(bits_equal(A.val[k], B.val[k]), "slot %d: %.17g vs %.17g", k, A.val[k], B.val[k]);
+    ck_assert_int_eq(A.version, A.rec.version); /* replayed: the pattern kept */
+    for (int i = 0; i < nq; i++) q1[i] = NAN;
+    ck_assert_int_eq(lv_spm_constraint_jac(m, q1, &A), LV_ENONFINITE);
+    const char *cb = NULL;
+    ck_assert_int_eq(lv_model_last_error(m, &cb, NULL, NULL), LV_ENONFINITE);
+    ck_assert_str_eq(cb, "G");
+    for (int i = 0; i < nq; i++) q1[i] = lv_model_q0(m)[i] + 0.1 * sin(1.7 * i + 0.3);
+    lv_spm_free(&A), lv_spm_free(&B);
+  }
+  free(q1), free(q2), free(L.i), free(L.j), free(L.v), free(v);
+  lv_model_free(m);
+}
+END_TEST
+
 /* ============================================== direct H products */
 
 /* y[i] += a x[j] (or |a| |x[j]|): the product sink of the model layer,
@@ -2022,6 +2100,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_refusals);
   tcase_add_test(tc, test_rotation_helpers);
   tcase_add_loop_test(tc, test_direct_G_products, 0, N_GPROD);
+  tcase_add_loop_test(tc, test_G_values, 0, N_GPROD);
   tcase_add_loop_test(tc, test_direct_H_products, 0, N_GPROD);
   tcase_add_test(tc, test_map_hess_nz_bits);
   tc = tu_tcase(s, "dynamics", 0.9);

@@ -1957,6 +1957,52 @@ static int cb_G(const double *q, lv_sink *G, void *u) {
   return 0;
 }
 
+/* cb_G's entries in cb_G's order as values (lv_model_set_G_values): the
+ * first cap into v, the count returned.  A capture of G that holds cb_G's
+ * recording takes them into its slots without a sink call per entry. */
+static size_t cb_Gvals(const double *q, double *v, size_t cap, void *u) {
+  const mbs_sys *S = u;
+  double Gl[6 * NLOC];
+  size_t n = 0;
+#define GV_PUT(a) \
+  do { \
+    if (n < cap) v[n] = (a); \
+    n++; \
+  } while (0)
+  if (S->serial) cache_G(S, q);
+  for (int k = 0; k < S->nj; k++) {
+    const mbs_joint *J = &S->j[k];
+    if (J->pp) { /* pp_G's entries */
+      double d[3];
+      int o[2], nn[2];
+      const mbs_row *R = pp_diff(J, q, d, o, nn);
+      for (int t = 0; t < 2; t++) {
+        if (o[t] < 0) continue;
+        for (int i = 0; i < nn[t]; i++) {
+          double f = R->ds * d[i];
+          GV_PUT(t ? -f : f);
+        }
+      }
+      continue;
+    }
+    const struct mbs_jmat *X = J->x;
+    if (X->lin) {
+      for (int e = 0; e < X->nG; e++) GV_PUT(lin_G_entry(X, e, q));
+      continue;
+    }
+    const double *Gj = joint_G_local(S, J, q, Gl);
+    for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) GV_PUT(Gj[e[0]]);
+  }
+  if (S->form == MBS_EP) /* mbs_vec_norm_G's entries */
+    for (int b = 1; b < S->nel; b++) {
+      const mbs_elem *e = &S->el[b];
+      if (e->kind != MBS_BODY) continue;
+      for (int i = 0; i < 4; i++) GV_PUT(q[e->qoff + 3 + i]);
+    }
+#undef GV_PUT
+  return n;
+}
+
 /* y += op(G) x directly (lv_model_set_G_product): cb_G's entries in cb_G's
  * order, without a sink call per entry (x and y never overlap: the model's
  * products are called with the scheme's distinct vectors).  gp_walk is
@@ -2658,6 +2704,7 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
     rc = lv_model_set_force(m, cb_force_all, cb_force_dq_all, cb_force_dv_all);
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && nc > 0) rc = lv_model_set_G_product(m, cb_Gprod);
+  if (!rc && nc > 0) rc = lv_model_set_G_values(m, cb_Gvals);
   if (!rc && nc > 0) rc = lv_model_set_H_product(m, cb_Hprod);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
   if (!rc) rc = lv_model_set_initial(m, q0, v0);

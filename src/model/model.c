@@ -78,6 +78,7 @@ int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G, lv_mat
   m->g_curvature = curvature;
   m->Gprod = NULL; /* a product of the previous G */
   m->Hprod = NULL; /* ... and H */
+  m->Gvals = NULL; /* ... and G's values */
   return 0;
 }
 
@@ -91,6 +92,17 @@ int lv_model_set_G_product(lv_model *m, lv_gprod_fn f) {
   if (!m || (f && !m->G)) return LV_EINPUT;
   m->Gprod = f;
   return 0;
+}
+
+int lv_model_set_G_values(lv_model *m, lv_gvals_fn f) {
+  if (!m || (f && !m->G)) return LV_EINPUT;
+  m->Gvals = f;
+  return 0;
+}
+
+size_t lv_model_G_values(const lv_model *m, const double *q, double *v, size_t cap) {
+  if (!m->Gvals || m->nc == 0) return 0;
+  return m->Gvals(q, v, cap, m->user);
 }
 
 int lv_model_set_driving(lv_model *m, lv_drive_fn c) {

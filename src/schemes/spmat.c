@@ -406,8 +406,53 @@ static int cap_tangent(void *ctx, lv_sink *s) {
   return lv_space_tangent(c->sp, c->x, s);
 }
 
+/* G(q) into a capture holding the recording of this model's G callback
+ * (gsrc, gver), with kept positions, from the model's G values
+ * (lv_model_G_values: the callback's entries in its order) instead of a
+ * sink add per entry: lv_spm_begin, each value put as the add that
+ * lv_spm_begin installed puts it (the grouped replay assigns the slot and
+ * keeps the value, the merged add sums onto the zeroed slots, value times
+ * the sink's scale 1), and lv_spm_end on the replayed recording -- the
+ * same slots, bits and state as the callback's capture.  1 when done; 0
+ * when not taken (no values, another recording or count, a non-finite
+ * value: the callback's capture then follows, and names the entry). */
+enum { GVALS_STACK = 256 };
+static int constraint_jac_values(const lv_model *m, const double *q, lv_spm *A) {
+  lv_recorder *r = &A->rec;
+  const size_t n = r->rcnt;
+  if (A->gsrc != m || A->gver != r->version || !r->version || !r->ri || !r->map || n == 0 ||
+      A->nrows != lv_model_nc(m) || A->ncols != lv_model_nv(m))
+    return 0;
+  double buf[GVALS_STACK];
+  int replay = A->group && A->nodup && r->cv; /* lv_spm_begin's spm_add_replay */
+  if (!replay && (A->group || n > GVALS_STACK)) return 0;
+  double *v = replay ? r->cv : buf;
+  if (lv_model_G_values(m, q, v, n) != n) return 0;
+  lv_spm_begin(A);
+  if (replay ? A->sink.add != spm_add_replay : A->sink.add != spm_add_merged) return 0; /* not reached: begin's choice */
+  const int *map = r->map;
+  double *val = A->val, chk = 0.0;
+  if (replay)
+    for (size_t k = 0; k < n; k++) chk += v[k] - v[k], val[map[k]] = v[k];
+  else
+    for (size_t k = 0; k < n; k++) chk += v[k] - v[k], val[map[k]] += 1.0 * v[k];
+  if (chk != 0.0) return 0; /* the callback's capture puts every slot again */
+  r->cnt = n;
+  return lv_spm_end(A, 0) == 0;
+}
+
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
-  return lv_spm_model_matrix(G, lv_model_nc(m), lv_model_nv(m), m, LV_MX_G, 0.0, q, NULL, NULL);
+  if (constraint_jac_values(m, q, G)) return 0;
+  long ver = G->rec.version;
+  int rc = lv_spm_model_matrix(G, lv_model_nc(m), lv_model_nv(m), m, LV_MX_G, 0.0, q, NULL, NULL);
+  /* a recording made here, or replayed from one made here, is this G's */
+  if (!rc && (G->rec.version != ver || (G->gsrc == m && G->gver == ver))) {
+    G->gsrc = m;
+    G->gver = G->rec.version;
+  } else if (rc) {
+    G->gsrc = NULL;
+  }
+  return rc;
 }
 
 int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M) {
