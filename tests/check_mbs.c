@@ -1968,6 +1968,46 @@ START_TEST(test_G_values) {
 }
 END_TEST
 
+/* The schemes that take G's values (generalized-alpha and BLieDF through
+ * their captures of G, EM and VI-A through lv_spm_constraint_jac) step
+ * exactly as with the G callback alone: the same model built twice, one
+ * without G values, 300 steps each; q, v and the multipliers bit for bit. */
+static const char *const gvals_runs[][4] = {
+    {"heavy-top", "genalpha", NULL, NULL}, {"heavy-top", "genalpha", "index", "2"},
+    {"heavy-top", "bliedf2", NULL, NULL},  {"heavy-top", "bliedf2", "index", "2"},
+    {"four-particle", "em", NULL, NULL},   {"four-particle", "vi-a", NULL, NULL},
+    {"rigid-chain", "genalpha", NULL, NULL}, {"slider-crank", "bliedf2", NULL, NULL},
+};
+#define N_GVALS_RUNS (int)(sizeof gvals_runs / sizeof gvals_runs[0])
+
+START_TEST(test_G_values_schemes) {
+  const char *const *c = gvals_runs[_i];
+  lv_model *ms[2];
+  for (int k = 0; k < 2; k++) ck_assert_int_eq(lv_model_create(c[0], NULL, &ms[k]), 0);
+  ck_assert_int_eq(lv_model_set_G_values(ms[1], NULL), 0);
+  double *q[2], *v[2], *l[2];
+  int nq = lv_model_nq(ms[0]), nv = lv_model_nv(ms[0]), nc = lv_model_nc(ms[0]);
+  for (int k = 0; k < 2; k++) {
+    lv_integrator *it;
+    ck_assert_int_eq(lv_integrator_new(&it, ms[k], c[1], 1e-3), 0);
+    if (c[2]) ck_assert_int_eq(lv_integrator_set_option(it, c[2], c[3]), 0);
+    ck_assert_int_eq(lv_integrator_init(it, 0.0, NULL, NULL), 0);
+    ck_assert_int_eq(lv_integrator_run_until(it, 0.3), 0);
+    const lv_state *y = lv_integrator_state(it);
+    q[k] = malloc((size_t)nq * sizeof(double)), v[k] = malloc((size_t)nv * sizeof(double));
+    l[k] = malloc((size_t)nc * sizeof(double));
+    memcpy(q[k], y->q, (size_t)nq * sizeof(double));
+    memcpy(v[k], y->v, (size_t)nv * sizeof(double));
+    memcpy(l[k], y->lambda, (size_t)nc * sizeof(double));
+    lv_integrator_free(it);
+  }
+  ck_assert_msg(memcmp(q[0], q[1], (size_t)nq * sizeof(double)) == 0, "%s %s: q differs", c[0], c[1]);
+  ck_assert_msg(memcmp(v[0], v[1], (size_t)nv * sizeof(double)) == 0, "%s %s: v differs", c[0], c[1]);
+  ck_assert_msg(memcmp(l[0], l[1], (size_t)nc * sizeof(double)) == 0, "%s %s: lambda differs", c[0], c[1]);
+  for (int k = 0; k < 2; k++) free(q[k]), free(v[k]), free(l[k]), lv_model_free(ms[k]);
+}
+END_TEST
+
 /* ============================================== direct H products */
 
 /* y[i] += a x[j] (or |a| |x[j]|): the product sink of the model layer,
@@ -2101,6 +2141,7 @@ static Suite *mbs_suite(void) {
   tcase_add_test(tc, test_rotation_helpers);
   tcase_add_loop_test(tc, test_direct_G_products, 0, N_GPROD);
   tcase_add_loop_test(tc, test_G_values, 0, N_GPROD);
+  tcase_add_loop_test(tc, test_G_values_schemes, 0, N_GVALS_RUNS);
   tcase_add_loop_test(tc, test_direct_H_products, 0, N_GPROD);
   tcase_add_test(tc, test_map_hess_nz_bits);
   tc = tu_tcase(s, "dynamics", 0.9);

@@ -140,6 +140,7 @@ typedef struct {
   size_t n, cap;
   int bad;
   int flag; /* a non-finite value or an add out of bounds */
+  int full; /* n is the count of a whole, clean recording (rec_values may refill it) */
 } rec_sink;
 
 LV_ALWAYS_INLINE int rec_add1(lv_sink *s, int i, int j, double v) {
@@ -661,13 +662,30 @@ static int mass_apply(const bliedf *B, const double *q, const double *x, double 
 }
 
 /* G(q_{n+1}) of the current iterate into G1, once per iterate. */
+/* The recorded adds' values again from the model's G values
+ * (lv_model_G_values: the callback's entries in its order, at positions
+ * that do not depend on q), after a whole recording of as many: 1 when
+ * done (all finite), 0 when the callback must record instead. */
+static int rec_values(rec_sink *r, const lv_model *m, const double *q) {
+  if (!r->full || r->n == 0 || lv_model_G_values(m, q, r->rv, r->n) != r->n) return 0;
+  double chk = 0.0;
+  for (size_t c = 0; c < r->n; c++) chk += r->rv[c] - r->rv[c];
+  return chk == 0.0;
+}
+
 static int g1_record(bliedf *B) {
   if (B->g1_id == B->it_id) return 0;
   B->g1_id = -1;
+  if (rec_values(&B->G1, B->m, B->q1)) {
+    B->g1_id = B->it_id;
+    return 0;
+  }
+  B->G1.full = 0;
   int rc = lv_model_matrix_flagged(B->m, LV_MX_G, 0.0, B->q1, NULL, NULL, rec_begin(&B->G1, B->nc, B->nv),
                                    &B->G1.flag);
   if (B->G1.bad) return B->G1.bad;
   LV_CHECK(rc);
+  B->G1.full = !B->G1.flag;
   B->g1_id = B->it_id;
   return 0;
 }
