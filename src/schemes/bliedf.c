@@ -661,7 +661,6 @@ static int mass_apply(const bliedf *B, const double *q, const double *x, double 
   return 0;
 }
 
-/* G(q_{n+1}) of the current iterate into G1, once per iterate. */
 /* The recorded adds' values again from the model's G values
  * (lv_model_G_values: the callback's entries in its order, at positions
  * that do not depend on q), after a whole recording of as many: 1 when
@@ -673,6 +672,7 @@ static int rec_values(rec_sink *r, const lv_model *m, const double *q) {
   return chk == 0.0;
 }
 
+/* G(q_{n+1}) of the current iterate into G1, once per iterate. */
 static int g1_record(bliedf *B) {
   if (B->g1_id == B->it_id) return 0;
   B->g1_id = -1;
