@@ -1948,7 +1948,7 @@ START_TEST(test_G_values) {
       lv_spm_init(&A, nc, nv), lv_spm_init(&B, nc, nv);
     }
     ck_assert_int_eq(lv_spm_constraint_jac(m, q1, &A), 0); /* records */
-    ck_assert_ptr_eq(A.gsrc, m);
+    ck_assert_ptr_eq(A.vsrc, m);
     ck_assert_int_eq(lv_spm_constraint_jac(m, q2, &A), 0); /* from the values */
     ck_assert_int_eq(lv_spm_model_matrix(&B, nc, nv, m, LV_MX_G, 0.0, q2, NULL, NULL), 0); /* the callback */
     ck_assert_int_eq(A.nnz, B.nnz);

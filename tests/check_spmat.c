@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "schemes/spmat.h"
+#include "space/group.h"
 #include "testutil.h"
 
 /* A callback writing a fixed list of triplets. */
@@ -38,6 +39,99 @@ static double csr_at(const lv_spm *A, int i, int j) {
     if (A->ci[p] == j) return A->val[p];
   return 0.0;
 }
+
+/* A sink that lists its adds (the values in call order). */
+typedef struct {
+  lv_sink sink;
+  int n;
+  double v[256];
+} listing;
+
+static int listing_add(lv_sink *s, int i, int j, double v) {
+  (void)i, (void)j;
+  listing *l = (listing *)s;
+  if (l->n < 256) l->v[l->n] = v;
+  l->n++;
+  return 0;
+}
+
+typedef struct {
+  const lv_space *sp;
+  const double *w;
+} tangent_ctx;
+
+static int fill_tangent(void *ctx, lv_sink *s) {
+  const tangent_ctx *c = ctx;
+  return lv_space_tangent(c->sp, c->w, s);
+}
+
+static int bits_same(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* lv_space_tangent_values: the values lv_space_tangent adds, in number and
+ * order, bit for bit, on every kind of factor and on a product of them, at
+ * rotation vectors from zero through tiny to beyond pi; and a grouped or
+ * merged capture of T on its own recording (lv_spm_tangent) takes them
+ * into the slots a fresh callback capture fills, bit for bit. */
+START_TEST(test_tangent_values) {
+  static const lv_factor_kind kinds[] = {LV_FACTOR_RN, LV_FACTOR_SO3, LV_FACTOR_S3, LV_FACTOR_R3SO3, LV_FACTOR_SE3,
+                                         LV_FACTOR_UDQ};
+  const int nk = (int)(sizeof kinds / sizeof kinds[0]);
+  static const double scales[] = {0.0, 1e-9, 1e-3, 0.7, 4.0};
+  for (int s = 0; s <= nk; s++) { /* each kind alone, then all of them (R^2 between) */
+    lv_space *sp = NULL;
+    ck_assert_int_eq(lv_space_new(&sp), 0);
+    for (int k = 0; k < nk; k++)
+      if (s == nk || k == s) {
+        ck_assert_int_eq(lv_space_add(sp, kinds[k], 4), 0);
+        if (s == nk) ck_assert_int_eq(lv_space_add(sp, LV_FACTOR_RN, 2), 0);
+      }
+    int nv = lv_space_nv(sp);
+    double w[64];
+    ck_assert_int_le(nv, 64);
+    for (int c = 0; c < (int)(sizeof scales / sizeof scales[0]); c++) {
+      for (int i = 0; i < nv; i++) w[i] = scales[c] * (0.3 + 0.1 * i) * (i % 2 ? -1.0 : 1.0);
+      listing L = {.sink = {.add = listing_add, .nrows = nv, .ncols = nv, .scale = 1.0}};
+      ck_assert_int_eq(lv_space_tangent(sp, w, &L.sink), 0);
+      ck_assert_int_le(L.n, 256);
+      double v[256];
+      ck_assert_uint_eq(lv_space_tangent_values(sp, w, v, 256), (size_t)L.n);
+      for (int k = 0; k < L.n; k++)
+        ck_assert_msg(bits_same(v[k], L.v[k]), "space %d case %d entry %d: %.17g vs %.17g", s, c, k, v[k], L.v[k]);
+      /* too little room: the count, nothing written past it */
+      double small[4] = {-1.0, -1.0, -1.0, -1.0};
+      ck_assert_uint_eq(lv_space_tangent_values(sp, w, small, 2), (size_t)L.n);
+      ck_assert(small[2] == -1.0 && small[3] == -1.0);
+      for (int grouped = 0; grouped < 2; grouped++) {
+        lv_spm A, B;
+        if (grouped)
+          lv_spm_init_grouped(&A, 0), lv_spm_init_grouped(&B, 0);
+        else
+          lv_spm_init(&A, nv, nv), lv_spm_init(&B, nv, nv);
+        double w1[64];
+        for (int i = 0; i < nv; i++) w1[i] = 0.5 - w[i];
+        ck_assert_int_eq(lv_spm_tangent(sp, w1, &A), 0); /* records */
+        ck_assert_ptr_eq(A.vsrc, sp);
+        long ver = A.version;
+        ck_assert_int_eq(lv_spm_tangent(sp, w, &A), 0); /* from the values */
+        ck_assert_int_eq(A.version, ver);                /* the pattern kept */
+        /* the callback's capture on its own recording (a first capture
+         * sums onto +0, a replay assigns: a -0 differs between the two) */
+        tangent_ctx tc = {sp, w1};
+        ck_assert_int_eq(lv_spm_fill(&B, nv, nv, fill_tangent, &tc), 0);
+        tc.w = w;
+        ck_assert_int_eq(lv_spm_fill(&B, nv, nv, fill_tangent, &tc), 0);
+        ck_assert_int_eq(A.nnz, B.nnz);
+        for (int k = 0; k < A.nnz; k++)
+          ck_assert_msg(bits_same(A.val[k], B.val[k]), "space %d case %d %s slot %d: %.17g vs %.17g", s, c,
+                        grouped ? "grouped" : "merged", k, A.val[k], B.val[k]);
+        lv_spm_free(&A);
+        lv_spm_free(&B);
+      }
+    }
+    lv_space_free(sp);
+  }
+}
+END_TEST
 
 START_TEST(test_merged_capture) {
   lv_spm A;
@@ -801,6 +895,7 @@ int main(void) {
   Suite *s = suite_create("spmat");
   TCase *tc = tu_tcase(s, "spmat", 0.1);
   tcase_add_test(tc, test_merged_capture);
+  tcase_add_test(tc, test_tangent_values);
   tcase_add_test(tc, test_merged_replay);
   tcase_add_test(tc, test_merged_coded_replay);
   tcase_add_test(tc, test_blk_rows);

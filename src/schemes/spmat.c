@@ -1,6 +1,7 @@
 /* Sparse-matrix kit of the schemes' Newton-matrix assembly (see spmat.h). */
 #include <float.h>
 #include "schemes/spmat.h"
+#include "space/group.h"
 
 /* the per-entry adds of lv_spm_product_put and lv_spm_put inlined whatever the
  * compiler's size heuristics (as lv_spm_put was before the recorder's
@@ -406,28 +407,31 @@ static int cap_tangent(void *ctx, lv_sink *s) {
   return lv_space_tangent(c->sp, c->x, s);
 }
 
-/* G(q) into a capture holding the recording of this model's G callback
- * (gsrc, gver), with kept positions, from the model's G values
- * (lv_model_G_values: the callback's entries in its order) instead of a
- * sink add per entry: lv_spm_begin, each value put as the add that
- * lv_spm_begin installed puts it (the grouped replay assigns the slot and
- * keeps the value, the merged add sums onto the zeroed slots, value times
- * the sink's scale 1), and lv_spm_end on the replayed recording -- the
- * same slots, bits and state as the callback's capture.  1 when done; 0
- * when not taken (no values, another recording or count, a non-finite
- * value: the callback's capture then follows, and names the entry). */
-enum { GVALS_STACK = 256 };
-static int constraint_jac_values(const lv_model *m, const double *q, lv_spm *A) {
+/* A capture holding the recording its source's callback made (vsrc,
+ * vver: a model's G, a space's tangent), with kept positions, from the
+ * source's values (the callback's entries in its order: lv_model_G_values,
+ * lv_space_tangent_values) instead of a sink add per entry: lv_spm_begin,
+ * each value put as the add that lv_spm_begin installed puts it (the
+ * grouped replay assigns the slot and keeps the value, the merged add sums
+ * onto the zeroed slots, value times the sink's scale 1), and lv_spm_end on
+ * the replayed recording -- the same slots, bits and state as the
+ * callback's capture.  values(ctx, v, cap) returns the count and writes
+ * them when they fit.  1 when done; 0 when not taken (another recording or
+ * count, a non-finite value: the callback's capture then follows, and names
+ * the entry). */
+enum { VALS_STACK = 256 };
+typedef size_t (*values_fn)(const void *src, const double *x, double *v, size_t cap);
+static int capture_values(lv_spm *A, const void *src, int nrows, int ncols, values_fn values, const double *x) {
   lv_recorder *r = &A->rec;
   const size_t n = r->rcnt;
-  if (A->gsrc != m || A->gver != r->version || !r->version || !r->ri || !r->map || n == 0 ||
-      A->nrows != lv_model_nc(m) || A->ncols != lv_model_nv(m))
+  if (A->vsrc != src || A->vver != r->version || !r->version || !r->ri || !r->map || n == 0 || A->nrows != nrows ||
+      A->ncols != ncols)
     return 0;
-  double buf[GVALS_STACK];
+  double buf[VALS_STACK];
   int replay = A->group && A->nodup && r->cv; /* lv_spm_begin's spm_add_replay */
-  if (!replay && (A->group || n > GVALS_STACK)) return 0;
+  if (!replay && (A->group || n > VALS_STACK)) return 0;
   double *v = replay ? r->cv : buf;
-  if (lv_model_G_values(m, q, v, n) != n) return 0;
+  if (values(src, x, v, n) != n) return 0;
   lv_spm_begin(A);
   if (replay ? A->sink.add != spm_add_replay : A->sink.add != spm_add_merged) return 0; /* not reached: begin's choice */
   const int *map = r->map;
@@ -441,17 +445,26 @@ static int constraint_jac_values(const lv_model *m, const double *q, lv_spm *A) 
   return lv_spm_end(A, 0) == 0;
 }
 
+/* After a capture by src's callback: a recording made there, or replayed
+ * from one made there, is src's (capture_values may take its values). */
+static void tag_values(lv_spm *A, const void *src, long ver_before, int rc) {
+  if (!rc && (A->rec.version != ver_before || (A->vsrc == src && A->vver == ver_before))) {
+    A->vsrc = src;
+    A->vver = A->rec.version;
+  } else if (rc) {
+    A->vsrc = NULL;
+  }
+}
+
+static size_t G_values(const void *m, const double *q, double *v, size_t cap) {
+  return lv_model_G_values(m, q, v, cap);
+}
+
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
-  if (constraint_jac_values(m, q, G)) return 0;
+  if (capture_values(G, m, lv_model_nc(m), lv_model_nv(m), G_values, q)) return 0;
   long ver = G->rec.version;
   int rc = lv_spm_model_matrix(G, lv_model_nc(m), lv_model_nv(m), m, LV_MX_G, 0.0, q, NULL, NULL);
-  /* a recording made here, or replayed from one made here, is this G's */
-  if (!rc && (G->rec.version != ver || (G->gsrc == m && G->gver == ver))) {
-    G->gsrc = m;
-    G->gver = G->rec.version;
-  } else if (rc) {
-    G->gsrc = NULL;
-  }
+  tag_values(G, m, ver, rc);
   return rc;
 }
 
@@ -460,9 +473,18 @@ int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M) {
   return lv_spm_fill(M, lv_model_nv(m), lv_model_nv(m), cap_mass, &c);
 }
 
+static size_t T_values(const void *sp, const double *w, double *v, size_t cap) {
+  return lv_space_tangent_values(sp, w, v, cap);
+}
+
 int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T) {
+  int nv = lv_space_nv(sp);
+  if (capture_values(T, sp, nv, nv, T_values, w)) return 0;
+  long ver = T->rec.version;
   cap_ctx c = {NULL, sp, w};
-  return lv_spm_fill(T, lv_space_nv(sp), lv_space_nv(sp), cap_tangent, &c);
+  int rc = lv_spm_fill(T, nv, nv, cap_tangent, &c);
+  tag_values(T, sp, ver, rc);
+  return rc;
 }
 
 /* ------------------------------------------------------------ transpose */

@@ -69,10 +69,11 @@ struct lv_spm {
   int bad;          /* the running capture failed (an add out of bounds, no memory) */
   int flag;         /* the running capture met a non-finite value or an add out of bounds */
   lv_recorder rec;  /* capture: the add sequence, cached (linsol/recorder.h) */
-  /* the model whose G callback made the recording (rec.version gver):
-   * lv_spm_constraint_jac then takes that model's G values into the slots */
-  const lv_model *gsrc;
-  long gver;
+  /* the model whose G callback, or the space whose tangent, made the
+   * recording (rec.version vver): lv_spm_constraint_jac and lv_spm_tangent
+   * then take that source's values into the slots */
+  const void *vsrc;
+  long vver;
   /* transposes and products: the operands and versions the pattern was built from */
   const lv_spm *opA, *opB;
   long verA, verB;

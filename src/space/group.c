@@ -133,6 +133,11 @@ static int rn_tangent(const double *v, lv_sink *T, int o, int n) {
   for (int j = 0; j < n; j++) LV_CHECK(lv_sink_add(T, o + j, o + j, 1.0));
   return 0;
 }
+static int rn_tangent_values(const double *v, double *out, int n) {
+  (void)v;
+  for (int j = 0; out && j < n; j++) out[j] = 1.0;
+  return n;
+}
 static void rn_tangent_apply(const double *v, const double *x, double *y, int n) {
   (void)v;
   copy_n(x, y, n);
@@ -164,6 +169,11 @@ static int so3_tangent(const double *v, lv_sink *T, int o, int n) {
   double M[9];
   lv_so3_tangent(v, M);
   return add_block3(T, o, o, M, 3);
+}
+static int so3_tangent_values(const double *v, double *out, int n) {
+  (void)n;
+  if (out) lv_so3_tangent(v, out);
+  return 9;
 }
 static void so3_tangent_apply(const double *v, const double *x, double *y, int n) {
   (void)n;
@@ -286,6 +296,14 @@ static int r3so3_tangent(const double *v, lv_sink *T, int o, int n) {
   lv_so3_tangent(v + 3, M);
   return add_block3(T, o + 3, o + 3, M, 3);
 }
+static int r3so3_tangent_values(const double *v, double *out, int n) {
+  (void)n;
+  if (out) {
+    out[0] = out[1] = out[2] = 1.0;
+    lv_so3_tangent(v + 3, out + 3);
+  }
+  return 12;
+}
 static void r3so3_tangent_apply(const double *v, const double *x, double *y, int n) {
   (void)n;
   for (int j = 0; j < 3; j++) y[j] = x[j];
@@ -355,6 +373,18 @@ static int se3_tangent(const double *v, lv_sink *T, int o, int n) {
   LV_CHECK(add_block3(T, o, o, M, 6));
   LV_CHECK(add_block3(T, o, o + 3, M + 3, 6));
   return add_block3(T, o + 3, o + 3, M + 21, 6);
+}
+static int se3_tangent_values(const double *v, double *out, int n) {
+  (void)n;
+  if (out) { /* se3_tangent's three 3 x 3 blocks of M, row by row */
+    double M[36];
+    lv_lg_se3_tangent(v, M);
+    static const int at[3] = {0, 3, 21};
+    for (int b = 0; b < 3; b++)
+      for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++) out[9 * b + 3 * r + c] = M[at[b] + 6 * r + c];
+  }
+  return 27;
 }
 static void se3_tangent_apply(const double *v, const double *x, double *y, int n) {
   (void)n;
@@ -459,7 +489,8 @@ static double udq_dir_scale(const double *q, int j, int n) {
 /* Rotation groups share the tangent maps of SO(3) (S^3 is its double
  * cover, with the same algebra and coordinates). */
 #define ROTATION_TANGENT                                                                  \
-  .rb = 0, .rk = 3, .tangent = so3_tangent, .tangent_apply = so3_tangent_apply,          \
+  .rb = 0, .rk = 3, .tangent = so3_tangent, .tangent_values = so3_tangent_values,       \
+  .tangent_apply = so3_tangent_apply,                                                    \
   .tangent_inv_apply = so3_tangent_inv_apply, .tangent_inv_deriv = so3_tangent_inv_deriv, \
   .ad = so3_ad, .dir_scale = rot_dir_scale
 #define ROTATION_BLOCKS                                                                  \
@@ -468,7 +499,8 @@ static double udq_dir_scale(const double *q, int j, int n) {
 
 static const lv_group GROUPS[] = {
     [LV_FACTOR_RN] = {.name = "R", .identity = rn_identity, .compose_exp = rn_compose_exp,
-                      .log = rn_log, .tangent = rn_tangent, .tangent_apply = rn_tangent_apply,
+                      .log = rn_log, .tangent = rn_tangent, .tangent_values = rn_tangent_values,
+                      .tangent_apply = rn_tangent_apply,
                       .tangent_inv_apply = rn_tangent_apply,
                       .tangent_inv_deriv = rn_tangent_inv_deriv, .ad = rn_ad,
                       .normalize = rn_normalize, .dir_scale = rn_dir_scale},
@@ -482,14 +514,15 @@ static const lv_group GROUPS[] = {
     [LV_FACTOR_R3SO3] = {.name = "R^3xSO(3)", .power_parens = 1, .nq = 12, .nv = 6, .rb = 3, .rk = 3,
                          ROTATION_BLOCKS, .identity = r3so3_identity,
                          .compose_exp = r3so3_compose_exp, .log = r3so3_log,
-                         .tangent = r3so3_tangent, .tangent_apply = r3so3_tangent_apply,
+                         .tangent = r3so3_tangent, .tangent_values = r3so3_tangent_values,
+                         .tangent_apply = r3so3_tangent_apply,
                          .tangent_inv_apply = r3so3_tangent_inv_apply,
                          .tangent_inv_deriv = r3so3_tangent_inv_deriv, .ad = r3so3_ad,
                          .normalize = xr_normalize, .dir_scale = xr_dir_scale, .pose = xr_pose,
                          .set_pose = xr_set_pose},
     [LV_FACTOR_SE3] = {.name = "SE(3)", .nq = 12, .nv = 6, .rb = 0, .rk = 6,
                        .pattern = SE3_PATTERN, .identity = r3so3_identity,
-                       .compose_exp = se3_compose_exp, .log = se3_log, .tangent = se3_tangent,
+                       .compose_exp = se3_compose_exp, .log = se3_log, .tangent = se3_tangent, .tangent_values = se3_tangent_values,
                        .tangent_apply = se3_tangent_apply,
                        .tangent_inv_apply = se3_tangent_inv_apply,
                        .tangent_inv_deriv = se3_tangent_inv_deriv, .ad = se3_ad,
@@ -500,7 +533,7 @@ static const lv_group GROUPS[] = {
     /* the double cover of SE(3): SE(3)'s algebra, coordinates and blocks */
     [LV_FACTOR_UDQ] = {.name = "UDQ", .nq = 8, .nv = 6, .rb = 0, .rk = 6, .pattern = SE3_PATTERN,
                        .identity = udq_identity, .compose_exp = udq_compose_exp, .log = udq_log,
-                       .tangent = se3_tangent, .tangent_apply = se3_tangent_apply,
+                       .tangent = se3_tangent, .tangent_values = se3_tangent_values, .tangent_apply = se3_tangent_apply,
                        .tangent_inv_apply = se3_tangent_inv_apply,
                        .tangent_inv_deriv = se3_tangent_inv_deriv, .ad = se3_ad,
                        .normalize = udq_normalize, .dir_scale = udq_dir_scale,

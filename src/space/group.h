@@ -42,6 +42,9 @@ typedef struct lv_group {
   /* T(v) added into the sink at rows/columns o.. (the positions of
    * lv_space_tangent: independent of v) */
   int (*tangent)(const double *v, struct lv_sink *T, int o, int n);
+  /* the entries tangent adds, in its order, into out (NULL: none
+   * written); returns their count (lv_space_tangent_values) */
+  int (*tangent_values)(const double *v, double *out, int n);
   /* y = T(v) x, y = T(v)^-1 x (y may alias x) */
   void (*tangent_apply)(const double *v, const double *x, double *y, int n);
   void (*tangent_inv_apply)(const double *v, const double *x, double *y, int n);
@@ -78,6 +81,11 @@ typedef struct lv_group {
 const lv_group *lv_group_of(lv_factor_kind kind);
 /** The table entry of factor i (NULL if out of range). */
 const lv_group *lv_space_factor_group(const lv_space *sp, int i);
+/** The values lv_space_tangent(sp, v, T) adds, in its order, into out
+ *  (each factor's where they fit in cap); returns their count.  A capture holding the
+ *  recording of this space's tangent takes them into its slots without a
+ *  sink add per entry (lv_spm_tangent). */
+size_t lv_space_tangent_values(const lv_space *sp, const double *v, double *out, size_t cap);
 /** The finite-difference scale of tangent direction j: the largest size of
  *  the coordinates it moves, at least 1 (1 for rotations). */
 double lv_space_dir_scale(const lv_space *sp, const double *q, int j);

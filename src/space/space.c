@@ -236,6 +236,17 @@ int lv_space_tangent(const lv_space *sp, const double *v, struct lv_sink *T) {
   return 0;
 }
 
+size_t lv_space_tangent_values(const lv_space *sp, const double *v, double *out, size_t cap) {
+  size_t n = 0;
+  for (int i = 0; sp && v && i < sp->nf; i++) {
+    const factor *f = &sp->f[i];
+    size_t c = (size_t)f->g->tangent_values(v + f->v_off, NULL, f->nv); /* the count alone */
+    if (out && c <= cap && n <= cap - c) f->g->tangent_values(v + f->v_off, out + n, f->nv);
+    n += c;
+  }
+  return n;
+}
+
 int lv_space_tangent_apply(const lv_space *sp, const double *v, const double *x, double *y) {
   if (!sp || !v || !x || !y) return LV_EINPUT;
   for (int i = 0; i < sp->nf; i++) {
