@@ -81,10 +81,10 @@ typedef struct lv_group {
 const lv_group *lv_group_of(lv_factor_kind kind);
 /** The table entry of factor i (NULL if out of range). */
 const lv_group *lv_space_factor_group(const lv_space *sp, int i);
-/** The values lv_space_tangent(sp, v, T) adds, in its order, into out
- *  (each factor's where they fit in cap); returns their count.  A capture holding the
- *  recording of this space's tangent takes them into its slots without a
- *  sink add per entry (lv_spm_tangent). */
+/** The values lv_space_tangent(sp, v, T) adds, in its order, into out (a
+ *  factor's only where all of them fit in cap); returns their count.  A
+ *  capture holding the recording of this space's tangent takes them into
+ *  its slots without a sink add per entry (lv_spm_tangent). */
 size_t lv_space_tangent_values(const lv_space *sp, const double *v, double *out, size_t cap);
 /** The finite-difference scale of tangent direction j: the largest size of
  *  the coordinates it moves, at least 1 (1 for rotations). */
