@@ -503,15 +503,6 @@ void mbs_vec_norm_g(const mbs_sys *S, const double *q, double *g) {
   }
 }
 
-int mbs_vec_norm_G(const mbs_sys *S, const double *q, lv_sink *G) {
-  for (int b = 1; b < S->nel; b++) {
-    const mbs_elem *e = &S->el[b];
-    if (e->kind != MBS_BODY) continue;
-    for (int i = 0; i < 4; i++) LV_CHECK(lv_sink_add(G, e->nrow, e->voff + 3 + i, q[e->qoff + 3 + i]));
-  }
-  return 0;
-}
-
 int mbs_vec_norm_H(const mbs_sys *S, const double *gam, lv_sink *H) {
   for (int b = 1; b < S->nel; b++) {
     const mbs_elem *e = &S->el[b];

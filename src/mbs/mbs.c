@@ -1728,20 +1728,6 @@ static inline const mbs_row *pp_diff(const mbs_joint *J, const double *q, double
   return R;
 }
 
-static int pp_G(const mbs_joint *J, const double *q, lv_sink *G) {
-  double d[3];
-  int o[2], n[2];
-  const mbs_row *R = pp_diff(J, q, d, o, n);
-  for (int k = 0; k < 2; k++) {
-    if (o[k] < 0) continue;
-    for (int i = 0; i < n[k]; i++) {
-      double f = R->ds * d[i];
-      LV_CHECK(lv_sink_add(G, J->row0, o[k] + i, k ? -f : f));
-    }
-  }
-  return 0;
-}
-
 /* H's diagonal blocks: one entry per coordinate of each particle, the sum
  * over its distance joints (as many entries as a hand-written chain adds) */
 /* the diagonal entry of particle e's block: the sum over its pp joints
@@ -1932,75 +1918,86 @@ static inline const double *joint_G_local(const mbs_sys *S, const mbs_joint *J, 
   return Gl;
 }
 
-static int cb_G(const double *q, lv_sink *G, void *u) {
-  const mbs_sys *S = u;
+#if defined(__GNUC__)
+#define GP_INLINE static inline __attribute__((always_inline))
+#else
+#define GP_INLINE static inline
+#endif
+
+/* G's entries in the one order every use of them follows (cb_G through a
+ * sink, cb_Gvals as values, gp_walk as products): joint by joint, a
+ * distance joint between particles as ds [d^T, -d^T] on its slots (or
+ * through the caller's pp: gp_walk's fused products), a linear-form joint
+ * from its coefficients, any other from its local G (the configuration
+ * cache's for a cached model), in its scatter list's order; then the Euler
+ * parameters' norm rows.  emit(ctx, i, j, v) takes each entry; the walker
+ * is instantiated per use (emit and pp constants there, inlined). */
+typedef int (*g_emit_fn)(void *ctx, int i, int j, double v);
+typedef void (*g_pp_fn)(void *ctx, const mbs_joint *J, const double *q);
+
+GP_INLINE int g_walk(const mbs_sys *S, const double *q, void *ctx, const g_emit_fn emit, const g_pp_fn pp) {
   double Gl[6 * NLOC];
   if (S->serial) cache_G(S, q);
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
-      LV_CHECK(pp_G(J, q, G));
-      continue;
-    }
-    const struct mbs_jmat *X = J->x;
-    if (X->lin) {
-      for (int e = 0; e < X->nG; e++) {
-        double v = lin_G_entry(X, e, q);
-        LV_CHECK(lv_sink_add(G, X->sG[3 * e + 1], X->sG[3 * e + 2], v));
+      if (pp) {
+        pp(ctx, J, q);
+        continue;
       }
-      continue;
-    }
-    const double *Gj = joint_G_local(S, J, q, Gl);
-    for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) LV_CHECK(lv_sink_add(G, e[1], e[2], Gj[e[0]]));
-  }
-  if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_G(S, q, G));
-  return 0;
-}
-
-/* cb_G's entries in cb_G's order as values (lv_model_set_G_values): the
- * first cap into v, the count returned.  A capture of G that holds cb_G's
- * recording takes them into its slots without a sink call per entry. */
-static size_t cb_Gvals(const double *q, double *v, size_t cap, void *u) {
-  const mbs_sys *S = u;
-  double Gl[6 * NLOC];
-  size_t n = 0;
-#define GV_PUT(a) \
-  do { \
-    if (n < cap) v[n] = (a); \
-    n++; \
-  } while (0)
-  if (S->serial) cache_G(S, q);
-  for (int k = 0; k < S->nj; k++) {
-    const mbs_joint *J = &S->j[k];
-    if (J->pp) { /* pp_G's entries */
       double d[3];
-      int o[2], nn[2];
-      const mbs_row *R = pp_diff(J, q, d, o, nn);
+      int o[2], n[2];
+      const mbs_row *R = pp_diff(J, q, d, o, n);
       for (int t = 0; t < 2; t++) {
         if (o[t] < 0) continue;
-        for (int i = 0; i < nn[t]; i++) {
+        for (int i = 0; i < n[t]; i++) {
           double f = R->ds * d[i];
-          GV_PUT(t ? -f : f);
+          LV_CHECK(emit(ctx, J->row0, o[t] + i, t ? -f : f));
         }
       }
       continue;
     }
     const struct mbs_jmat *X = J->x;
     if (X->lin) {
-      for (int e = 0; e < X->nG; e++) GV_PUT(lin_G_entry(X, e, q));
+      for (int e = 0; e < X->nG; e++) LV_CHECK(emit(ctx, X->sG[3 * e + 1], X->sG[3 * e + 2], lin_G_entry(X, e, q)));
       continue;
     }
     const double *Gj = joint_G_local(S, J, q, Gl);
-    for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) GV_PUT(Gj[e[0]]);
+    for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) LV_CHECK(emit(ctx, e[1], e[2], Gj[e[0]]));
   }
-  if (S->form == MBS_EP) /* mbs_vec_norm_G's entries */
+  if (S->form == MBS_EP) /* one norm row per body: q's four Euler parameters */
     for (int b = 1; b < S->nel; b++) {
       const mbs_elem *e = &S->el[b];
       if (e->kind != MBS_BODY) continue;
-      for (int i = 0; i < 4; i++) GV_PUT(q[e->qoff + 3 + i]);
+      for (int i = 0; i < 4; i++) LV_CHECK(emit(ctx, e->nrow, e->voff + 3 + i, q[e->qoff + 3 + i]));
     }
-#undef GV_PUT
-  return n;
+  return 0;
+}
+
+GP_INLINE int g_emit_sink(void *ctx, int i, int j, double v) { return lv_sink_add(ctx, i, j, v); }
+
+static int cb_G(const double *q, lv_sink *G, void *u) { return g_walk(u, q, G, g_emit_sink, NULL); }
+
+/* cb_G's entries in cb_G's order as values (lv_model_set_G_values): the
+ * first cap into v, the count returned.  A capture of G that holds cb_G's
+ * recording takes them into its slots without a sink call per entry. */
+typedef struct {
+  double *v;
+  size_t n, cap;
+} g_values;
+
+GP_INLINE int g_emit_value(void *ctx, int i, int j, double a) {
+  (void)i, (void)j;
+  g_values *g = ctx;
+  if (g->n < g->cap) g->v[g->n] = a;
+  g->n++;
+  return 0;
+}
+
+static size_t cb_Gvals(const double *q, double *v, size_t cap, void *u) {
+  g_values g = {v, 0, cap};
+  g_walk(u, q, &g, g_emit_value, NULL);
+  return g.n;
 }
 
 /* y += op(G) x directly (lv_model_set_G_product): cb_G's entries in cb_G's
@@ -2014,12 +2011,6 @@ typedef struct {
   int mode;
 } gprod;
 
-#if defined(__GNUC__)
-#define GP_INLINE static inline __attribute__((always_inline))
-#else
-#define GP_INLINE static inline
-#endif
-
 GP_INLINE void gp_add(const gprod *P, int i, int j, double a) {
   switch (P->mode) {
   case 0: P->y[i] += a * P->x[j]; break;
@@ -2029,75 +2020,66 @@ GP_INLINE void gp_add(const gprod *P, int i, int j, double a) {
   }
 }
 
-GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, double *y, const int mode) {
-  const gprod P = {x, y, mode};
-  double Gl[6 * NLOC];
-  if (S->serial) cache_G(S, q);
-  for (int k = 0; k < S->nj; k++) {
-    const mbs_joint *J = &S->j[k];
-    if (J->pp) {
-      double d[3];
-      int o[2], n[2];
-      const mbs_row *R = pp_diff(J, q, d, o, n);
-      const double ds = R->ds;
-      if (mode & LV_GPROD_T) {
-        /* gp_add's sums: slot 0 adds t_i = (ds d_i) x[row0], slot 1 adds
-         * (-ds d_i) x[row0] = -t_i (rounding is symmetric), i.e. subtracts
-         * t_i; with LV_GPROD_ABS both add |ds d_i| |x[row0]|.  x[row0] is
-         * read once and each product formed once (x and y do not overlap). */
-        const double xr = x[J->row0];
-        double t[3];
-        for (int i = 0; i < 3; i++) {
-          double f = ds * d[i];
-          t[i] = (mode & LV_GPROD_ABS) ? fabs(f) * fabs(xr) : f * xr;
-        }
-        if (o[0] >= 0) {
-          double *ys = y + o[0];
-          ys[0] += t[0], ys[1] += t[1];
-          if (n[0] == 3) ys[2] += t[2];
-        }
-        if (o[1] >= 0) {
-          double *ys = y + o[1];
-          if (mode & LV_GPROD_ABS) {
-            ys[0] += t[0], ys[1] += t[1];
-            if (n[1] == 3) ys[2] += t[2];
-          } else {
-            ys[0] -= t[0], ys[1] -= t[1];
-            if (n[1] == 3) ys[2] -= t[2];
-          }
-        }
-        continue;
-      }
-      /* G x: gp_add's sums into y[row0], in the same order, kept in a local */
-      double acc = y[J->row0];
-      for (int s = 0; s < 2; s++) {
-        if (o[s] < 0) continue;
-        const double *xs = x + o[s];
-        for (int i = 0; i < n[s]; i++) {
-          double f = ds * d[i], a = s ? -f : f;
-          acc += (mode & LV_GPROD_ABS) ? fabs(a) * fabs(xs[i]) : a * xs[i];
-        }
-      }
-      y[J->row0] = acc;
-      continue;
+GP_INLINE int gp_emit(void *ctx, int i, int j, double a) {
+  gp_add(ctx, i, j, a);
+  return 0;
+}
+
+/* A distance joint between particles in g_walk's sums, each product formed
+ * once (x and y do not overlap). */
+GP_INLINE void gp_pp(void *ctx, const mbs_joint *J, const double *q) {
+  const gprod *P = ctx;
+  const double *x = P->x;
+  double *y = P->y;
+  const int mode = P->mode;
+  double d[3];
+  int o[2], n[2];
+  const mbs_row *R = pp_diff(J, q, d, o, n);
+  const double ds = R->ds;
+  if (mode & LV_GPROD_T) {
+    /* gp_add's sums: slot 0 adds t_i = (ds d_i) x[row0], slot 1 adds
+     * (-ds d_i) x[row0] = -t_i (rounding is symmetric), i.e. subtracts
+     * t_i; with LV_GPROD_ABS both add |ds d_i| |x[row0]|.  x[row0] is
+     * read once and each product formed once. */
+    const double xr = x[J->row0];
+    double t[3];
+    for (int i = 0; i < 3; i++) {
+      double f = ds * d[i];
+      t[i] = (mode & LV_GPROD_ABS) ? fabs(f) * fabs(xr) : f * xr;
     }
-    const struct mbs_jmat *X = J->x;
-    if (X->lin) {
-      for (int e = 0; e < X->nG; e++) {
-        double v = lin_G_entry(X, e, q);
-        gp_add(&P, X->sG[3 * e + 1], X->sG[3 * e + 2], v);
-      }
-      continue;
+    if (o[0] >= 0) {
+      double *ys = y + o[0];
+      ys[0] += t[0], ys[1] += t[1];
+      if (n[0] == 3) ys[2] += t[2];
     }
-    const double *Gj = joint_G_local(S, J, q, Gl);
-    for (const int *e = X->sG; e < X->sG + 3 * X->nG; e += 3) gp_add(&P, e[1], e[2], Gj[e[0]]);
+    if (o[1] >= 0) {
+      double *ys = y + o[1];
+      if (mode & LV_GPROD_ABS) {
+        ys[0] += t[0], ys[1] += t[1];
+        if (n[1] == 3) ys[2] += t[2];
+      } else {
+        ys[0] -= t[0], ys[1] -= t[1];
+        if (n[1] == 3) ys[2] -= t[2];
+      }
+    }
+    return;
   }
-  if (S->form == MBS_EP) /* the norm rows of mbs_vec_norm_G */
-    for (int b = 1; b < S->nel; b++) {
-      const mbs_elem *e = &S->el[b];
-      if (e->kind != MBS_BODY) continue;
-      for (int i = 0; i < 4; i++) gp_add(&P, e->nrow, e->voff + 3 + i, q[e->qoff + 3 + i]);
+  /* G x: gp_add's sums into y[row0], in the same order, kept in a local */
+  double acc = y[J->row0];
+  for (int s = 0; s < 2; s++) {
+    if (o[s] < 0) continue;
+    const double *xs = x + o[s];
+    for (int i = 0; i < n[s]; i++) {
+      double f = ds * d[i], a = s ? -f : f;
+      acc += (mode & LV_GPROD_ABS) ? fabs(a) * fabs(xs[i]) : a * xs[i];
     }
+  }
+  y[J->row0] = acc;
+}
+
+GP_INLINE void gp_walk(const mbs_sys *S, const double *q, const double *x, double *y, const int mode) {
+  gprod P = {x, y, mode};
+  g_walk(S, q, &P, gp_emit, gp_pp);
 }
 
 static int cb_Gprod(const double *q, const double *x, double *y, int mode, void *u) {
