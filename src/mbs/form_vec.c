@@ -503,15 +503,6 @@ void mbs_vec_norm_g(const mbs_sys *S, const double *q, double *g) {
   }
 }
 
-int mbs_vec_norm_H(const mbs_sys *S, const double *gam, lv_sink *H) {
-  for (int b = 1; b < S->nel; b++) {
-    const mbs_elem *e = &S->el[b];
-    if (e->kind != MBS_BODY) continue;
-    for (int i = 0; i < 4; i++) LV_CHECK(lv_sink_add(H, e->voff + 3 + i, e->voff + 3 + i, gam[e->nrow]));
-  }
-  return 0;
-}
-
 int mbs_vec_norm_Z(const mbs_sys *S, const double *w, lv_sink *Z) {
   for (int b = 1; b < S->nel; b++) {
     const mbs_elem *e = &S->el[b];

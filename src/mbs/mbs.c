@@ -1728,10 +1728,8 @@ static inline const mbs_row *pp_diff(const mbs_joint *J, const double *q, double
   return R;
 }
 
-/* H's diagonal blocks: one entry per coordinate of each particle, the sum
- * over its distance joints (as many entries as a hand-written chain adds) */
-/* the diagonal entry of particle e's block: the sum over its pp joints
- * (cb_H through pp_H_diag and the direct product hp_walk) */
+/* H's diagonal block on particle e: one entry per coordinate (as many as
+ * a hand-written chain adds), the sum over its distance joints (h_walk) */
 static inline double pp_diag_sum(const mbs_sys *S, int e, const double *gam) {
   double s = 0.0;
   for (int k = S->ppoff[e]; k < S->ppoff[e + 1]; k++) {
@@ -1739,26 +1737,6 @@ static inline double pp_diag_sum(const mbs_sys *S, int e, const double *gam) {
     s += gam[J->row0] * J->rows[0].ds;
   }
   return s;
-}
-
-static int pp_H_diag(const mbs_sys *S, const double *gam, lv_sink *H) {
-  for (int e = 1; e < S->nel; e++) {
-    if (S->ppoff[e + 1] == S->ppoff[e]) continue;
-    double s = pp_diag_sum(S, e, gam);
-    for (int i = 0; i < S->el[e].pdim; i++) LV_CHECK(lv_sink_add(H, S->el[e].voff + i, S->el[e].voff + i, s));
-  }
-  return 0;
-}
-
-/* ... and the off-diagonal blocks of a joint between two particles */
-static int pp_H(const mbs_joint *J, const int o[2], const int n[2], double gam, lv_sink *H) {
-  double s = gam * J->rows[0].ds;
-  if (o[0] < 0 || o[1] < 0) return 0;
-  for (int i = 0; i < (n[0] < n[1] ? n[0] : n[1]); i++) {
-    LV_CHECK(lv_sink_add(H, o[0] + i, o[1] + i, -s));
-    LV_CHECK(lv_sink_add(H, o[1] + i, o[0] + i, -s));
-  }
-  return 0;
 }
 
 /* the pp joints' slots (mbs_joint.ppo, ppn, ppq), and the CSR lists
@@ -2109,66 +2087,63 @@ static inline void joint_H_local(const mbs_sys *S, const mbs_joint *J, const dou
   joint_eval(S->form, J, &L, q, gam + J->row0, NULL, NULL, NULL, Hl, NULL);
 }
 
-static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
-  const mbs_sys *S = u;
+/* H(q; gam)'s entries in the one order cb_H and hp_walk follow: the
+ * particles' diagonal blocks (each coordinate's sum over its distance
+ * joints, pp_diag_sum), then joint by joint the off-diagonal blocks of a
+ * distance joint between particles (-gam ds on both, entry by entry), a
+ * linear-form joint from its coefficients, any other from its local H in
+ * its scatter list's order; then the Euler parameters' norm rows (gam of
+ * the row on the four parameters' diagonal).  emit as g_walk's. */
+GP_INLINE int h_walk(const mbs_sys *S, const double *q, const double *gam, void *ctx, const g_emit_fn emit) {
   double Hl[NLOC * NLOC];
-  if (S->ppoff) LV_CHECK(pp_H_diag(S, gam, H));
+  if (S->ppoff)
+    for (int e = 1; e < S->nel; e++) {
+      if (S->ppoff[e + 1] == S->ppoff[e]) continue;
+      double s = pp_diag_sum(S, e, gam);
+      for (int i = 0; i < S->el[e].pdim; i++) LV_CHECK(emit(ctx, S->el[e].voff + i, S->el[e].voff + i, s));
+    }
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
       int o[2], n[2];
       pp_offsets(J, o, n);
-      LV_CHECK(pp_H(J, o, n, gam[J->row0], H));
-      continue;
-    }
-    const struct mbs_jmat *X = J->x;
-    if (X->lin) {
-      for (int e = 0; e < X->nH; e++) LV_CHECK(lv_sink_add(H, X->sH[3 * e + 1], X->sH[3 * e + 2], lin_H_entry(X, e, gam)));
-      continue;
-    }
-    joint_H_local(S, J, q, gam, Hl);
-    for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) LV_CHECK(lv_sink_add(H, e[1], e[2], Hl[e[0]]));
-  }
-  if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_H(S, gam, H));
-  return 0;
-}
-
-/* y += op(H(q; gam)) x directly (lv_model_set_H_product): cb_H's entries
- * in cb_H's order through gp_add (per mode, as gp_walk).  The Euler
- * parameters' norm rows are left to the sink path (status 1). */
-GP_INLINE int hp_walk(const mbs_sys *S, const double *q, const double *gam, const double *x, double *y,
-                      const int mode) {
-  const gprod P = {x, y, mode};
-  double Hl[NLOC * NLOC];
-  if (S->form == MBS_EP) return 1;
-  if (S->ppoff) /* pp_H_diag */
-    for (int e = 1; e < S->nel; e++) {
-      if (S->ppoff[e + 1] == S->ppoff[e]) continue;
-      double sum = pp_diag_sum(S, e, gam);
-      for (int i = 0; i < S->el[e].pdim; i++) gp_add(&P, S->el[e].voff + i, S->el[e].voff + i, sum);
-    }
-  for (int k = 0; k < S->nj; k++) {
-    const mbs_joint *J = &S->j[k];
-    if (J->pp) { /* pp_H */
-      int o[2], n[2];
-      pp_offsets(J, o, n);
-      double sc = gam[J->row0] * J->rows[0].ds;
+      double s = gam[J->row0] * J->rows[0].ds;
       if (o[0] < 0 || o[1] < 0) continue;
       for (int i = 0; i < (n[0] < n[1] ? n[0] : n[1]); i++) {
-        gp_add(&P, o[0] + i, o[1] + i, -sc);
-        gp_add(&P, o[1] + i, o[0] + i, -sc);
+        LV_CHECK(emit(ctx, o[0] + i, o[1] + i, -s));
+        LV_CHECK(emit(ctx, o[1] + i, o[0] + i, -s));
       }
       continue;
     }
     const struct mbs_jmat *X = J->x;
     if (X->lin) {
-      for (int e = 0; e < X->nH; e++) gp_add(&P, X->sH[3 * e + 1], X->sH[3 * e + 2], lin_H_entry(X, e, gam));
+      for (int e = 0; e < X->nH; e++) LV_CHECK(emit(ctx, X->sH[3 * e + 1], X->sH[3 * e + 2], lin_H_entry(X, e, gam)));
       continue;
     }
     joint_H_local(S, J, q, gam, Hl);
-    for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) gp_add(&P, e[1], e[2], Hl[e[0]]);
+    for (const int *e = X->sH; e < X->sH + 3 * X->nH; e += 3) LV_CHECK(emit(ctx, e[1], e[2], Hl[e[0]]));
   }
+  if (S->form == MBS_EP)
+    for (int b = 1; b < S->nel; b++) {
+      const mbs_elem *e = &S->el[b];
+      if (e->kind != MBS_BODY) continue;
+      for (int i = 0; i < 4; i++) LV_CHECK(emit(ctx, e->voff + 3 + i, e->voff + 3 + i, gam[e->nrow]));
+    }
   return 0;
+}
+
+static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
+  return h_walk(u, q, gam, H, g_emit_sink);
+}
+
+/* y += op(H(q; gam)) x directly (lv_model_set_H_product): h_walk's entries
+ * through gp_add (per mode, as gp_walk).  The Euler parameters' norm rows
+ * are left to the sink path (status 1). */
+GP_INLINE int hp_walk(const mbs_sys *S, const double *q, const double *gam, const double *x, double *y,
+                      const int mode) {
+  if (S->form == MBS_EP) return 1;
+  gprod P = {x, y, mode};
+  return h_walk(S, q, gam, &P, gp_emit);
 }
 
 static int cb_Hprod(const double *q, const double *gam, const double *x, double *y, int mode, void *u) {
