@@ -131,6 +131,16 @@ int lv_model_set_G_product(lv_model *m, lv_gprod_fn f);
 typedef size_t (*lv_gvals_fn)(const double *q, double *v, size_t cap, void *user);
 int lv_model_set_G_values(lv_model *m, lv_gvals_fn f);
 size_t lv_model_G_values(const lv_model *m, const double *q, double *v, size_t cap);
+/* The same for the constraint Hessian's callback, H(q; gamma), and the
+ * curvature's, Z(q; w): f(q, gamma or w, v, cap, user), the positions
+ * depending on neither argument; a capture of H or Z (lv_spm_model_matrix,
+ * LV_MX_HESSIAN, LV_MX_CURVATURE) holding the recording of the callback's
+ * adds takes them.  lv_model_set_constraints clears both. */
+typedef size_t (*lv_hvals_fn)(const double *q, const double *x, double *v, size_t cap, void *user);
+int lv_model_set_H_values(lv_model *m, lv_hvals_fn f);
+size_t lv_model_H_values(const lv_model *m, const double *q, const double *gam, double *v, size_t cap);
+int lv_model_set_Z_values(lv_model *m, lv_hvals_fn f);
+size_t lv_model_Z_values(const lv_model *m, const double *q, const double *w, double *v, size_t cap);
 /* The same for the constraint Hessian H(q; gamma) = sum_k gamma_k D^2 g_k:
  * f(q, gamma, x, y, mode, user) adds op(H(q; gamma)) x to y (zeroed by the
  * caller), the entries of the matrix callback's sink in its order, so that

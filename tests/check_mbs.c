@@ -1968,10 +1968,95 @@ START_TEST(test_G_values) {
 }
 END_TEST
 
+/* The same for H(q; gam)'s and Z(q; w)'s values (lv_model_set_H_values,
+ * lv_model_set_Z_values) and the captures of H and Z by
+ * lv_spm_model_matrix, which take them; the reference capture is the
+ * callback's through lv_spm_fill (a replay: a grouped first capture sums
+ * onto +0 where a replay assigns, which differs for a -0 entry). */
+typedef struct {
+  const lv_model *m;
+  int which;
+  const double *q, *x;
+} hz_ctx;
+
+static int fill_hz(void *ctx, lv_sink *s) {
+  const hz_ctx *c = ctx;
+  return c->which == LV_MX_HESSIAN ? lv_model_constraint_hessian(c->m, c->q, c->x, s)
+                                   : lv_model_constraint_curvature(c->m, c->q, c->x, s);
+}
+
+static void check_hz_values(lv_model *m, int which) {
+  int nq = lv_model_nq(m), nv = lv_model_nv(m), nc = lv_model_nc(m);
+  int hess = which == LV_MX_HESSIAN, nr = hess ? nv : nc, nx = hess ? nc : nv;
+  double *q1 = calloc((size_t)nq, sizeof(double)), *q2 = calloc((size_t)nq, sizeof(double));
+  double *x1 = calloc((size_t)nx, sizeof(double)), *x2 = calloc((size_t)nx, sizeof(double));
+  for (int i = 0; i < nq; i++) {
+    q1[i] = lv_model_q0(m)[i] + 0.1 * sin(1.7 * i + 0.3);
+    q2[i] = lv_model_q0(m)[i] - 0.07 * cos(0.8 * i + 0.1);
+  }
+  for (int r = 0; r < nx; r++) x1[r] = 0.3 + sin(2.1 * r), x2[r] = -1.7 + cos(0.9 * r);
+  list_sink L = {0};
+  L.cap = 4 * nv * nv + 64;
+  L.i = calloc((size_t)L.cap, sizeof(int)), L.j = calloc((size_t)L.cap, sizeof(int));
+  L.v = calloc((size_t)L.cap, sizeof(double));
+  L.s.add = list_add, L.s.nrows = nr, L.s.ncols = nv, L.s.scale = 1.0;
+  hz_ctx c = {m, which, q2, x2};
+  ck_assert_int_eq(fill_hz(&c, &L.s), 0);
+  double *v = calloc((size_t)L.cap, sizeof(double));
+  size_t (*values)(const lv_model *, const double *, const double *, double *, size_t) =
+      hess ? lv_model_H_values : lv_model_Z_values;
+  ck_assert_uint_eq(values(m, q2, x2, v, (size_t)L.cap), (size_t)L.n);
+  for (int k = 0; k < L.n; k++)
+    ck_assert_msg(bits_equal(v[k], L.v[k]), "%s entry %d: %.17g vs %.17g", hess ? "H" : "Z", k, v[k], L.v[k]);
+  ck_assert_uint_eq(values(m, q2, x2, v, 1), (size_t)L.n); /* the count, whatever the room */
+  for (int grouped = 0; grouped < 2; grouped++) {
+    lv_spm A, B;
+    if (grouped) {
+      lv_spm_init_grouped(&A, 0), lv_spm_init_grouped(&B, 0);
+    } else {
+      lv_spm_init(&A, nr, nv), lv_spm_init(&B, nr, nv);
+    }
+    ck_assert_int_eq(lv_spm_model_matrix(&A, nr, nv, m, which, 0.0, q1, NULL, x1), 0); /* records */
+    ck_assert_ptr_eq(A.vsrc, m);
+    ck_assert_int_eq(A.vkind, which);
+    long ver = A.version;
+    ck_assert_int_eq(lv_spm_model_matrix(&A, nr, nv, m, which, 0.0, q2, NULL, x2), 0); /* from the values */
+    ck_assert_int_eq(A.version, ver); /* replayed: the pattern kept */
+    c.q = q1, c.x = x1;
+    ck_assert_int_eq(lv_spm_fill(&B, nr, nv, fill_hz, &c), 0);
+    c.q = q2, c.x = x2;
+    ck_assert_int_eq(lv_spm_fill(&B, nr, nv, fill_hz, &c), 0); /* the callback's replay */
+    ck_assert_int_eq(A.nnz, B.nnz);
+    for (int k = 0; k < A.nnz; k++)
+      ck_assert_msg(bits_equal(A.val[k], B.val[k]), "%s %s slot %d: %.17g vs %.17g", hess ? "H" : "Z",
+                    grouped ? "grouped" : "merged", k, A.val[k], B.val[k]);
+    for (int r = 0; r < nx; r++) x1[r] = NAN;
+    ck_assert_int_eq(lv_spm_model_matrix(&A, nr, nv, m, which, 0.0, q1, NULL, x1), LV_ENONFINITE);
+    const char *cb = NULL;
+    ck_assert_int_eq(lv_model_last_error(m, &cb, NULL, NULL), LV_ENONFINITE);
+    ck_assert_str_eq(cb, hess ? "constraint Hessian" : "constraint curvature");
+    for (int r = 0; r < nx; r++) x1[r] = 0.3 + sin(2.1 * r);
+    lv_spm_free(&A), lv_spm_free(&B);
+  }
+  free(q1), free(q2), free(x1), free(x2), free(L.i), free(L.j), free(L.v), free(v);
+}
+
+START_TEST(test_HZ_values) {
+  const char *keys[1] = {gprod_models[_i][1]}, *vals[1] = {gprod_models[_i][2]};
+  lv_kv kv = {keys[0] ? 1 : 0, keys, vals};
+  lv_model *m = NULL;
+  ck_assert_int_eq(lv_model_create(gprod_models[_i][0], &kv, &m), 0);
+  check_hz_values(m, LV_MX_HESSIAN);
+  check_hz_values(m, LV_MX_CURVATURE);
+  lv_model_free(m);
+}
+END_TEST
+
 /* The schemes that take G's values (generalized-alpha and BLieDF through
- * their captures of G, EM and VI-A through lv_spm_constraint_jac) step
- * exactly as with the G callback alone: the same model built twice, one
- * without G values, 300 steps each; q, v and the multipliers bit for bit. */
+ * their captures of G, EM and VI-A through lv_spm_constraint_jac, and
+ * their captures of H and Z) step exactly as with the callbacks alone: the
+ * same model built twice, one without G, H and Z values, 300 steps each;
+ * q, v and the multipliers bit for bit. */
 static const char *const gvals_runs[][4] = {
     {"heavy-top", "genalpha", NULL, NULL}, {"heavy-top", "genalpha", "index", "2"},
     {"heavy-top", "bliedf2", NULL, NULL},  {"heavy-top", "bliedf2", "index", "2"},
@@ -1985,6 +2070,8 @@ START_TEST(test_G_values_schemes) {
   lv_model *ms[2];
   for (int k = 0; k < 2; k++) ck_assert_int_eq(lv_model_create(c[0], NULL, &ms[k]), 0);
   ck_assert_int_eq(lv_model_set_G_values(ms[1], NULL), 0);
+  ck_assert_int_eq(lv_model_set_H_values(ms[1], NULL), 0);
+  ck_assert_int_eq(lv_model_set_Z_values(ms[1], NULL), 0);
   double *q[2], *v[2], *l[2];
   int nq = lv_model_nq(ms[0]), nv = lv_model_nv(ms[0]), nc = lv_model_nc(ms[0]);
   for (int k = 0; k < 2; k++) {
@@ -2142,6 +2229,7 @@ static Suite *mbs_suite(void) {
   tcase_add_loop_test(tc, test_direct_G_products, 0, N_GPROD);
   tcase_add_loop_test(tc, test_G_values, 0, N_GPROD);
   tcase_add_loop_test(tc, test_G_values_schemes, 0, N_GVALS_RUNS);
+  tcase_add_loop_test(tc, test_HZ_values, 0, N_GPROD);
   tcase_add_loop_test(tc, test_direct_H_products, 0, N_GPROD);
   tcase_add_test(tc, test_map_hess_nz_bits);
   tc = tu_tcase(s, "dynamics", 0.9);

@@ -503,11 +503,3 @@ void mbs_vec_norm_g(const mbs_sys *S, const double *q, double *g) {
   }
 }
 
-int mbs_vec_norm_Z(const mbs_sys *S, const double *w, lv_sink *Z) {
-  for (int b = 1; b < S->nel; b++) {
-    const mbs_elem *e = &S->el[b];
-    if (e->kind != MBS_BODY) continue;
-    for (int i = 0; i < 4; i++) LV_CHECK(lv_sink_add(Z, e->nrow, e->voff + 3 + i, w[e->voff + 3 + i]));
-  }
-  return 0;
-}

@@ -1772,17 +1772,6 @@ static int pp_lists(mbs_sys *S) {
   return 0;
 }
 
-static int pp_Z(const mbs_joint *J, const int o[2], const int n[2], const double *w, lv_sink *Z) {
-  double ds = J->rows[0].ds, z[3];
-  for (int i = 0; i < 3; i++)
-    z[i] = ds * ((o[0] >= 0 && i < n[0] ? w[o[0] + i] : 0.0) - (o[1] >= 0 && i < n[1] ? w[o[1] + i] : 0.0));
-  for (int k = 0; k < 2; k++) {
-    if (o[k] < 0) continue;
-    for (int i = 0; i < n[k]; i++) LV_CHECK(lv_sink_add(Z, J->row0, o[k] + i, k ? -z[i] : z[i]));
-  }
-  return 0;
-}
-
 /* the tangent offsets of a joint's slots (-1: ground) and their
  * coordinate counts */
 static inline void pp_offsets(const mbs_joint *J, int o[2], int n[2]) {
@@ -2136,6 +2125,14 @@ static int cb_H(const double *q, const double *gam, lv_sink *H, void *u) {
   return h_walk(u, q, gam, H, g_emit_sink);
 }
 
+/* cb_H's entries in cb_H's order as values (lv_model_set_H_values), as
+ * cb_Gvals gives G's */
+static size_t cb_Hvals(const double *q, const double *gam, double *v, size_t cap, void *u) {
+  g_values g = {v, 0, cap};
+  h_walk(u, q, gam, &g, g_emit_value);
+  return g.n;
+}
+
 /* y += op(H(q; gam)) x directly (lv_model_set_H_product): h_walk's entries
  * through gp_add (per mode, as gp_walk).  The Euler parameters' norm rows
  * are left to the sink path (status 1). */
@@ -2156,15 +2153,25 @@ static int cb_Hprod(const double *q, const double *gam, const double *x, double 
   }
 }
 
-static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
-  const mbs_sys *S = u;
+/* Z(q; w)'s entries in the one order cb_Z and cb_Zvals follow: joint by
+ * joint, a distance joint between particles as ds (w_0 - w_1)^T [I, -I] on
+ * its slots, a linear-form joint from its coefficients, any other from its
+ * local Z in its scatter list's order; then the Euler parameters' norm
+ * rows (w on the four parameters).  emit as g_walk's. */
+GP_INLINE int z_walk(const mbs_sys *S, const double *q, const double *w, void *ctx, const g_emit_fn emit) {
   double Zl[6 * NLOC];
   for (int k = 0; k < S->nj; k++) {
     const mbs_joint *J = &S->j[k];
     if (J->pp) {
       int o[2], n[2];
       pp_offsets(J, o, n);
-      LV_CHECK(pp_Z(J, o, n, w, Z));
+      double ds = J->rows[0].ds, z[3];
+      for (int i = 0; i < 3; i++)
+        z[i] = ds * ((o[0] >= 0 && i < n[0] ? w[o[0] + i] : 0.0) - (o[1] >= 0 && i < n[1] ? w[o[1] + i] : 0.0));
+      for (int t = 0; t < 2; t++) {
+        if (o[t] < 0) continue;
+        for (int i = 0; i < n[t]; i++) LV_CHECK(emit(ctx, J->row0, o[t] + i, t ? -z[i] : z[i]));
+      }
       continue;
     }
     const struct mbs_jmat *X = J->x;
@@ -2172,17 +2179,31 @@ static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) {
       for (int e = 0; e < X->nZ; e++) {
         double v = 0.0;
         for (int t = X->Zs[e]; t < X->Zs[e + 1]; t++) v += X->Zk[t] * w[X->Zi[t]];
-        LV_CHECK(lv_sink_add(Z, X->sZ[3 * e + 1], X->sZ[3 * e + 2], v));
+        LV_CHECK(emit(ctx, X->sZ[3 * e + 1], X->sZ[3 * e + 2], v));
       }
       continue;
     }
     jloc L;
     jloc_init(S, J, &L);
     joint_eval(S->form, J, &L, q, NULL, w, NULL, NULL, NULL, Zl);
-    for (const int *e = X->sZ; e < X->sZ + 3 * X->nZ; e += 3) LV_CHECK(lv_sink_add(Z, e[1], e[2], Zl[e[0]]));
+    for (const int *e = X->sZ; e < X->sZ + 3 * X->nZ; e += 3) LV_CHECK(emit(ctx, e[1], e[2], Zl[e[0]]));
   }
-  if (S->form == MBS_EP) LV_CHECK(mbs_vec_norm_Z(S, w, Z));
+  if (S->form == MBS_EP)
+    for (int b = 1; b < S->nel; b++) {
+      const mbs_elem *e = &S->el[b];
+      if (e->kind != MBS_BODY) continue;
+      for (int i = 0; i < 4; i++) LV_CHECK(emit(ctx, e->nrow, e->voff + 3 + i, w[e->voff + 3 + i]));
+    }
   return 0;
+}
+
+static int cb_Z(const double *q, const double *w, lv_sink *Z, void *u) { return z_walk(u, q, w, Z, g_emit_sink); }
+
+/* cb_Z's entries in cb_Z's order as values (lv_model_set_Z_values) */
+static size_t cb_Zvals(const double *q, const double *w, double *v, size_t cap, void *u) {
+  g_values g = {v, 0, cap};
+  z_walk(u, q, w, &g, g_emit_value);
+  return g.n;
 }
 
 /* Generators xi(q) of the declared symmetries, left-trivialised. */
@@ -2662,6 +2683,8 @@ int lv_mbs_build(lv_mbs *s, const char *name, lv_model **out) {
   if (!rc && nc > 0) rc = lv_model_set_constraints(m, cb_g, cb_G, cb_H, cb_Z);
   if (!rc && nc > 0) rc = lv_model_set_G_product(m, cb_Gprod);
   if (!rc && nc > 0) rc = lv_model_set_G_values(m, cb_Gvals);
+  if (!rc && nc > 0) rc = lv_model_set_H_values(m, cb_Hvals);
+  if (!rc && nc > 0) rc = lv_model_set_Z_values(m, cb_Zvals);
   if (!rc && nc > 0) rc = lv_model_set_H_product(m, cb_Hprod);
   if (!rc && S->nsym > 0) rc = lv_model_set_symmetries(m, S->nsym, cb_sym);
   if (!rc) rc = lv_model_set_initial(m, q0, v0);

@@ -312,9 +312,8 @@ void mbs_vec_force(mbs_formulation f, const mbs_elem *e, const double *qb, const
 int mbs_vec_force_jac(mbs_formulation f, const mbs_elem *e, const double *qb, const double *vb, int dq,
                       lv_sink *K);
 /* euler-parameters: the rows 1/2 (|p|^2 - 1) = 0 of every body (row
- * e->nrow), their Z(w) (their G and H(gam): mbs.c's g_walk and h_walk) */
+ * e->nrow), their G, H(gam) and Z(w): mbs.c's g_walk, h_walk, z_walk) */
 void mbs_vec_norm_g(const mbs_sys *S, const double *q, double *g);
-int mbs_vec_norm_Z(const mbs_sys *S, const double *w, lv_sink *Z);
 
 /* System files (sysfile.c, issue 15): lv_mbs_load on the @p len bytes at
  * @p text, @p name standing for the file in the sentences (the fuzz

@@ -79,6 +79,8 @@ int lv_model_set_constraints(lv_model *m, lv_vector_fn g, lv_matrix_fn G, lv_mat
   m->Gprod = NULL; /* a product of the previous G */
   m->Hprod = NULL; /* ... and H */
   m->Gvals = NULL; /* ... and G's values */
+  m->Hvals = NULL; /* ... and H's */
+  m->Zvals = NULL; /* ... and Z's */
   return 0;
 }
 
@@ -103,6 +105,28 @@ int lv_model_set_G_values(lv_model *m, lv_gvals_fn f) {
 size_t lv_model_G_values(const lv_model *m, const double *q, double *v, size_t cap) {
   if (!m->Gvals || m->nc == 0) return 0;
   return m->Gvals(q, v, cap, m->user);
+}
+
+int lv_model_set_H_values(lv_model *m, lv_hvals_fn f) {
+  if (!m || (f && !m->g_hessian)) return LV_EINPUT;
+  m->Hvals = f;
+  return 0;
+}
+
+size_t lv_model_H_values(const lv_model *m, const double *q, const double *gam, double *v, size_t cap) {
+  if (!m->Hvals || m->nc == 0) return 0;
+  return m->Hvals(q, gam, v, cap, m->user);
+}
+
+int lv_model_set_Z_values(lv_model *m, lv_hvals_fn f) {
+  if (!m || (f && !m->g_curvature)) return LV_EINPUT;
+  m->Zvals = f;
+  return 0;
+}
+
+size_t lv_model_Z_values(const lv_model *m, const double *q, const double *w, double *v, size_t cap) {
+  if (!m->Zvals || m->nc == 0) return 0;
+  return m->Zvals(q, w, v, cap, m->user);
 }
 
 int lv_model_set_driving(lv_model *m, lv_drive_fn c) {

@@ -27,6 +27,8 @@ struct lv_model {
   lv_matrix_w_fn g_hessian, g_curvature;
   lv_gprod_fn Gprod; /* direct G products (lv_model_set_G_product), or NULL */
   lv_gvals_fn Gvals; /* G's entries as values (lv_model_set_G_values), or NULL */
+  lv_hvals_fn Hvals; /* H(q; gamma)'s entries as values (lv_model_set_H_values), or NULL */
+  lv_hvals_fn Zvals; /* Z(q; w)'s entries as values (lv_model_set_Z_values), or NULL */
   lv_hprod_fn Hprod; /* direct H(q; gamma) products (lv_model_set_H_product), or NULL */
   lv_drive_fn drive; /* driving constraints g(q) = c(t) (NULL: scleronomic) */
   int nsym;

@@ -393,11 +393,6 @@ static int cap_model(void *ctx, lv_sink *s) {
   return lv_model_matrix_flagged(c->m, c->which, c->t, c->q, c->v, c->x, s, &A->flag);
 }
 
-int lv_spm_model_matrix(lv_spm *A, int nrows, int ncols, const lv_model *m, int which, double t, const double *q,
-                        const double *v, const double *x) {
-  mx_ctx c = {m, which, t, q, v, x};
-  return lv_spm_fill(A, nrows, ncols, cap_model, &c);
-}
 static int cap_mass(void *ctx, lv_sink *s) {
   const cap_ctx *c = ctx;
   return lv_model_mass(c->m, c->x, s);
@@ -407,31 +402,32 @@ static int cap_tangent(void *ctx, lv_sink *s) {
   return lv_space_tangent(c->sp, c->x, s);
 }
 
-/* A capture holding the recording its source's callback made (vsrc,
- * vver: a model's G, a space's tangent), with kept positions, from the
- * source's values (the callback's entries in its order: lv_model_G_values,
- * lv_space_tangent_values) instead of a sink add per entry: lv_spm_begin,
- * each value put as the add that lv_spm_begin installed puts it (the
- * grouped replay assigns the slot and keeps the value, the merged add sums
- * onto the zeroed slots, value times the sink's scale 1), and lv_spm_end on
- * the replayed recording -- the same slots, bits and state as the
- * callback's capture.  values(ctx, v, cap) returns the count and writes
- * them when they fit.  1 when done; 0 when not taken (another recording or
- * count, a non-finite value: the callback's capture then follows, and names
- * the entry). */
-enum { VALS_STACK = 256 };
-typedef size_t (*values_fn)(const void *src, const double *x, double *v, size_t cap);
-static int capture_values(lv_spm *A, const void *src, int nrows, int ncols, values_fn values, const double *x) {
+/* A capture holding the recording its source's callback made (vsrc, vkind,
+ * vver: a model's G, H or Z, a space's tangent), with kept positions, from
+ * the source's values (the callback's entries in its order:
+ * lv_model_G_values, _H_values, _Z_values, lv_space_tangent_values)
+ * instead of a sink add per entry: lv_spm_begin, each value put as the add
+ * that lv_spm_begin installed puts it (the grouped replay assigns the slot
+ * and keeps the value, the merged add sums onto the zeroed slots, value
+ * times the sink's scale 1), and lv_spm_end on the replayed recording --
+ * the same slots, bits and state as the callback's capture.  values(src,
+ * a, b, v, cap) returns the count and writes them when they fit.  1 when
+ * done; 0 when not taken (another recording, kind or count, a non-finite
+ * value: the callback's capture then follows, and names the entry). */
+enum { VALS_STACK = 256, VALS_TANGENT = -1 };
+typedef size_t (*values_fn)(const void *src, const double *a, const double *b, double *v, size_t cap);
+static int capture_values(lv_spm *A, const void *src, int kind, int nrows, int ncols, values_fn values,
+                          const double *a, const double *b) {
   lv_recorder *r = &A->rec;
   const size_t n = r->rcnt;
-  if (A->vsrc != src || A->vver != r->version || !r->version || !r->ri || !r->map || n == 0 || A->nrows != nrows ||
-      A->ncols != ncols)
+  if (A->vsrc != src || A->vkind != kind || A->vver != r->version || !r->version || !r->ri || !r->map || n == 0 ||
+      A->nrows != nrows || A->ncols != ncols)
     return 0;
   double buf[VALS_STACK];
   int replay = A->group && A->nodup && r->cv; /* lv_spm_begin's spm_add_replay */
   if (!replay && (A->group || n > VALS_STACK)) return 0;
   double *v = replay ? r->cv : buf;
-  if (values(src, x, v, n) != n) return 0;
+  if (values(src, a, b, v, n) != n) return 0;
   lv_spm_begin(A);
   if (replay ? A->sink.add != spm_add_replay : A->sink.add != spm_add_merged) return 0; /* not reached: begin's choice */
   const int *map = r->map;
@@ -445,26 +441,50 @@ static int capture_values(lv_spm *A, const void *src, int nrows, int ncols, valu
   return lv_spm_end(A, 0) == 0;
 }
 
-/* After a capture by src's callback: a recording made there, or replayed
- * from one made there, is src's (capture_values may take its values). */
-static void tag_values(lv_spm *A, const void *src, long ver_before, int rc) {
-  if (!rc && (A->rec.version != ver_before || (A->vsrc == src && A->vver == ver_before))) {
+/* After a capture by src's callback of this kind: a recording made there,
+ * or replayed from one made there, is src's (capture_values may take its
+ * values). */
+static void tag_values(lv_spm *A, const void *src, int kind, long ver_before, int rc) {
+  if (!rc && (A->rec.version != ver_before || (A->vsrc == src && A->vkind == kind && A->vver == ver_before))) {
     A->vsrc = src;
+    A->vkind = kind;
     A->vver = A->rec.version;
   } else if (rc) {
     A->vsrc = NULL;
   }
 }
 
-static size_t G_values(const void *m, const double *q, double *v, size_t cap) {
+static size_t H_values(const void *m, const double *q, const double *gam, double *v, size_t cap) {
+  return lv_model_H_values(m, q, gam, v, cap);
+}
+
+static size_t Z_values(const void *m, const double *q, const double *w, double *v, size_t cap) {
+  return lv_model_Z_values(m, q, w, v, cap);
+}
+
+int lv_spm_model_matrix(lv_spm *A, int nrows, int ncols, const lv_model *m, int which, double t, const double *q,
+                        const double *v, const double *x) {
+  mx_ctx c = {m, which, t, q, v, x};
+  values_fn vf = which == LV_MX_HESSIAN ? H_values : which == LV_MX_CURVATURE ? Z_values : NULL;
+  if (!vf) return lv_spm_fill(A, nrows, ncols, cap_model, &c);
+  /* H(q; x), Z(q; x): the model's values into a capture of its own recording */
+  if (capture_values(A, m, which, nrows, ncols, vf, q, x)) return 0;
+  long ver = A->rec.version;
+  int rc = lv_spm_fill(A, nrows, ncols, cap_model, &c);
+  tag_values(A, m, which, ver, rc);
+  return rc;
+}
+
+static size_t G_values(const void *m, const double *q, const double *unused, double *v, size_t cap) {
+  (void)unused;
   return lv_model_G_values(m, q, v, cap);
 }
 
 int lv_spm_constraint_jac(const lv_model *m, const double *q, lv_spm *G) {
-  if (capture_values(G, m, lv_model_nc(m), lv_model_nv(m), G_values, q)) return 0;
+  if (capture_values(G, m, LV_MX_G, lv_model_nc(m), lv_model_nv(m), G_values, q, NULL)) return 0;
   long ver = G->rec.version;
   int rc = lv_spm_model_matrix(G, lv_model_nc(m), lv_model_nv(m), m, LV_MX_G, 0.0, q, NULL, NULL);
-  tag_values(G, m, ver, rc);
+  tag_values(G, m, LV_MX_G, ver, rc);
   return rc;
 }
 
@@ -473,17 +493,18 @@ int lv_spm_mass_matrix(const lv_model *m, const double *q, lv_spm *M) {
   return lv_spm_fill(M, lv_model_nv(m), lv_model_nv(m), cap_mass, &c);
 }
 
-static size_t T_values(const void *sp, const double *w, double *v, size_t cap) {
+static size_t T_values(const void *sp, const double *w, const double *unused, double *v, size_t cap) {
+  (void)unused;
   return lv_space_tangent_values(sp, w, v, cap);
 }
 
 int lv_spm_tangent(const lv_space *sp, const double *w, lv_spm *T) {
   int nv = lv_space_nv(sp);
-  if (capture_values(T, sp, nv, nv, T_values, w)) return 0;
+  if (capture_values(T, sp, VALS_TANGENT, nv, nv, T_values, w, NULL)) return 0;
   long ver = T->rec.version;
   cap_ctx c = {NULL, sp, w};
   int rc = lv_spm_fill(T, nv, nv, cap_tangent, &c);
-  tag_values(T, sp, ver, rc);
+  tag_values(T, sp, VALS_TANGENT, ver, rc);
   return rc;
 }
 

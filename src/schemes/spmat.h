@@ -69,10 +69,12 @@ struct lv_spm {
   int bad;          /* the running capture failed (an add out of bounds, no memory) */
   int flag;         /* the running capture met a non-finite value or an add out of bounds */
   lv_recorder rec;  /* capture: the add sequence, cached (linsol/recorder.h) */
-  /* the model whose G callback, or the space whose tangent, made the
-   * recording (rec.version vver): lv_spm_constraint_jac and lv_spm_tangent
+  /* the model whose G, H or Z callback (vkind: LV_MX_G, LV_MX_HESSIAN,
+   * LV_MX_CURVATURE), or the space whose tangent (vkind -1), made the recording (rec.version
+   * vver): lv_spm_constraint_jac, lv_spm_model_matrix and lv_spm_tangent
    * then take that source's values into the slots */
   const void *vsrc;
+  int vkind;
   long vver;
   /* transposes and products: the operands and versions the pattern was built from */
   const lv_spm *opA, *opB;
