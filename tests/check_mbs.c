@@ -1908,6 +1908,23 @@ static int list_add(lv_sink *s, int i, int j, double a) {
   return 0;
 }
 
+/* A listing sink of cap adds on an nrows x ncols matrix (freed by the caller). */
+static void list_init(list_sink *L, int cap, int nrows, int ncols) {
+  *L = (list_sink){.cap = cap};
+  L->i = calloc((size_t)cap, sizeof(int)), L->j = calloc((size_t)cap, sizeof(int));
+  L->v = calloc((size_t)cap, sizeof(double));
+  L->s.add = list_add, L->s.nrows = nrows, L->s.ncols = ncols, L->s.scale = 1.0;
+}
+
+/* Two empty captures, merged (nrows x ncols) or grouped by row. */
+static void init_pair(lv_spm *A, lv_spm *B, int grouped, int nrows, int ncols) {
+  if (grouped) {
+    lv_spm_init_grouped(A, 0), lv_spm_init_grouped(B, 0);
+  } else {
+    lv_spm_init(A, nrows, ncols), lv_spm_init(B, nrows, ncols);
+  }
+}
+
 static int bits_equal(double a, double b) {
   return memcmp(&a, &b, sizeof a) == 0;
 }
@@ -1930,11 +1947,8 @@ START_TEST(test_G_values) {
     q1[i] = lv_model_q0(m)[i] + 0.1 * sin(1.7 * i + 0.3);
     q2[i] = lv_model_q0(m)[i] - 0.07 * cos(0.8 * i + 0.1);
   }
-  list_sink L = {0};
-  L.cap = 4 * nc * nv + 64;
-  L.i = calloc((size_t)L.cap, sizeof(int)), L.j = calloc((size_t)L.cap, sizeof(int));
-  L.v = calloc((size_t)L.cap, sizeof(double));
-  L.s.add = list_add, L.s.nrows = nc, L.s.ncols = nv, L.s.scale = 1.0;
+  list_sink L;
+  list_init(&L, 4 * nc * nv + 64, nc, nv);
   ck_assert_int_eq(lv_model_constraint_jac(m, q2, &L.s), 0);
   double *v = calloc((size_t)L.cap, sizeof(double));
   ck_assert_uint_eq(lv_model_G_values(m, q2, v, (size_t)L.cap), (size_t)L.n);
@@ -1942,11 +1956,7 @@ START_TEST(test_G_values) {
   ck_assert_uint_eq(lv_model_G_values(m, q2, v, 1), (size_t)L.n); /* the count, whatever the room */
   for (int grouped = 0; grouped < 2; grouped++) {
     lv_spm A, B;
-    if (grouped) {
-      lv_spm_init_grouped(&A, 0), lv_spm_init_grouped(&B, 0);
-    } else {
-      lv_spm_init(&A, nc, nv), lv_spm_init(&B, nc, nv);
-    }
+    init_pair(&A, &B, grouped, nc, nv);
     ck_assert_int_eq(lv_spm_constraint_jac(m, q1, &A), 0); /* records */
     ck_assert_ptr_eq(A.vsrc, m);
     ck_assert_int_eq(lv_spm_constraint_jac(m, q2, &A), 0); /* from the values */
@@ -1995,11 +2005,8 @@ static void check_hz_values(lv_model *m, int which) {
     q2[i] = lv_model_q0(m)[i] - 0.07 * cos(0.8 * i + 0.1);
   }
   for (int r = 0; r < nx; r++) x1[r] = 0.3 + sin(2.1 * r), x2[r] = -1.7 + cos(0.9 * r);
-  list_sink L = {0};
-  L.cap = 4 * nv * nv + 64;
-  L.i = calloc((size_t)L.cap, sizeof(int)), L.j = calloc((size_t)L.cap, sizeof(int));
-  L.v = calloc((size_t)L.cap, sizeof(double));
-  L.s.add = list_add, L.s.nrows = nr, L.s.ncols = nv, L.s.scale = 1.0;
+  list_sink L;
+  list_init(&L, 4 * nv * nv + 64, nr, nv);
   hz_ctx c = {m, which, q2, x2};
   ck_assert_int_eq(fill_hz(&c, &L.s), 0);
   double *v = calloc((size_t)L.cap, sizeof(double));
@@ -2011,11 +2018,7 @@ static void check_hz_values(lv_model *m, int which) {
   ck_assert_uint_eq(values(m, q2, x2, v, 1), (size_t)L.n); /* the count, whatever the room */
   for (int grouped = 0; grouped < 2; grouped++) {
     lv_spm A, B;
-    if (grouped) {
-      lv_spm_init_grouped(&A, 0), lv_spm_init_grouped(&B, 0);
-    } else {
-      lv_spm_init(&A, nr, nv), lv_spm_init(&B, nr, nv);
-    }
+    init_pair(&A, &B, grouped, nr, nv);
     ck_assert_int_eq(lv_spm_model_matrix(&A, nr, nv, m, which, 0.0, q1, NULL, x1), 0); /* records */
     ck_assert_ptr_eq(A.vsrc, m);
     ck_assert_int_eq(A.vkind, which);
